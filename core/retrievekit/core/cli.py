@@ -1,0 +1,223 @@
+"""The ``retrievekit`` command line: ``bench``, ``report`` and ``demo``.
+
+Example:
+    $ retrievekit bench --dataset scifact --data-dir ../shared/data --method bm25 --limit 50 --out bm25.json
+    $ retrievekit report bm25.json dense.json --out report.md --png report.png
+    $ retrievekit demo
+
+In Python (returns the exit code instead of exiting):
+    >>> main(["report"])  # doctest: +SKIP
+    2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError, RetrieveKitError
+
+__all__ = ["build_parser", "main", "parse_options", "write_json_atomic"]
+
+DATA_DIR_ENV = "RETRIEVEKIT_DATA_DIR"
+LLM_CHOICES = ("smollm2", "qwen0.5b")
+
+
+def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """Parse ``key=value`` strings; values are read as JSON when they parse (numbers, booleans, lists), else kept as text.
+
+    Example:
+        >>> parse_options(["budget=4000", "mode=fast", "use_llm=true", "alpha=0.5"])
+        {'budget': 4000, 'mode': 'fast', 'use_llm': True, 'alpha': 0.5}
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InvalidInputError(f"--option expects key=value, got {pair!r}")
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
+
+
+def write_json_atomic(data: Any, path: str | Path) -> Path:
+    """Write ``data`` as indented JSON via a temporary file in the same folder and ``os.replace``.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = write_json_atomic({"a": 1}, pathlib.Path(tempfile.mkdtemp()) / "r.json")
+        >>> p.read_text().startswith("{")
+        True
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, ensure_ascii=False, default=str)
+            f.write("\n")
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser (method choices come from the registry at call time).
+
+    Example:
+        >>> build_parser().parse_args(["report", "a.json"]).files
+        ['a.json']
+    """
+    from retrievekit.core.eval.datasets import DATASETS
+    from retrievekit.core.retriever import available_methods
+
+    parser = argparse.ArgumentParser(
+        prog="retrievekit", description="LLM-native retrieval methods: benchmarks and demo."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{bench,report,demo}")
+    env_dir = os.environ.get(DATA_DIR_ENV)
+
+    bench = sub.add_parser("bench", help="run one method over one dataset and write a JSON result")
+    bench.add_argument("--dataset", required=True, choices=DATASETS)
+    bench.add_argument(
+        "--data-dir",
+        default=env_dir,
+        required=env_dir is None,
+        help=f"folder laid out like shared/data (default: ${DATA_DIR_ENV})",
+    )
+    bench.add_argument("--split", default="dev", help="which questions (default: dev)")
+    bench.add_argument("--method", required=True, choices=available_methods())
+    bench.add_argument("--limit", type=int, default=None, help="first N queries only")
+    bench.add_argument("--llm", choices=LLM_CHOICES, default=None, help="local LLM for LLM-based methods")
+    bench.add_argument("--k", type=int, default=100, help="hits per query (default: 100)")
+    bench.add_argument("--work-dir", default=None, help="folder for cached indexes")
+    bench.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="method option (repeatable)")
+    bench.add_argument("--out", required=True, help="result JSON file")
+    bench.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    report = sub.add_parser("report", help="compare bench results: markdown table and bar chart")
+    report.add_argument("files", nargs="+", help="result JSON files from `retrievekit bench`")
+    report.add_argument("--out", default=None, help="markdown file (default: print)")
+    report.add_argument("--png", default=None, help="bar chart PNG")
+    report.add_argument("--metrics", nargs="+", default=None, help="metric columns, e.g. ndcg@10 recall@100")
+
+    demo = sub.add_parser(
+        "demo", help="index retrievekit's own docs and answer a few questions with every method (offline)"
+    )
+    demo.add_argument(
+        "--method",
+        dest="methods",
+        action="append",
+        choices=available_methods(),
+        default=None,
+        help="method to show (repeatable; default: every registered method that runs offline)",
+    )
+    demo.add_argument("--k", type=int, default=3, help="hits per question (default: 3)")
+    demo.add_argument(
+        "--llm",
+        choices=LLM_CHOICES,
+        default="smollm2",
+        help="local LLM that writes an answer from the retrieved context (default: smollm2)",
+    )
+    demo.add_argument("--no-llm", dest="llm", action="store_const", const=None, help="skip the LLM answer")
+    demo.add_argument("--work-dir", default=None, help="where to cache the demo indexes (default: a temp folder)")
+    demo.add_argument(
+        "--question",
+        dest="questions",
+        action="append",
+        default=None,
+        help="your own question (repeatable; default: four built-in questions)",
+    )
+    return parser
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from retrievekit.core.eval.datasets import load_dataset
+    from retrievekit.core.eval.report import compare
+    from retrievekit.core.eval.runner import run_benchmark
+
+    if args.limit is not None and args.limit < 1:
+        raise InvalidInputError(f"--limit must be >= 1, got {args.limit}")
+    options = parse_options(args.option)
+    dataset = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit)
+    result = run_benchmark(
+        dataset,
+        args.method,
+        k=args.k,
+        llm=args.llm,
+        work_dir=args.work_dir,
+        options=options,
+        progress=not args.no_progress,
+    )
+    out = write_json_atomic(result, args.out)
+    print(compare([result]), end="")
+    if result.get("n_failed"):
+        print(f"warning: {result['n_failed']} queries failed (counted as empty rankings); see 'failures' in {out}")
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from retrievekit.core.eval.report import compare, load_results, plot
+
+    results = load_results(args.files)
+    table = compare(results, metrics=args.metrics)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(table, encoding="utf-8")
+        print(f"wrote {out}")
+    else:
+        print(table, end="")
+    if args.png:
+        print(f"wrote {plot(results, args.png, metrics=args.metrics)}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from retrievekit.core.demo import main as demo_main
+
+    return demo_main(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``retrievekit`` command; returns the exit code.
+
+    A :class:`~retrievekit.core.errors.RetrieveKitError` prints
+    ``retrievekit: error: ...`` to stderr and returns 2 (no traceback).
+
+    Example:
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stderr(io.StringIO()):
+        ...     main(["report", "/nonexistent.json"])
+        2
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        return int(e.code) if isinstance(e.code, int) else 2
+    handlers = {"bench": _cmd_bench, "report": _cmd_report, "demo": _cmd_demo}
+    try:
+        return handlers[args.command](args)
+    except RetrieveKitError as e:
+        print(f"retrievekit: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("retrievekit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

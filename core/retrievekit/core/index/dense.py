@@ -1,0 +1,302 @@
+"""Dense index: Chroma collection + an embedder (all-MiniLM-L6-v2 by default).
+
+Works over any Chroma client: an embedded ``PersistentClient`` folder (the
+default, written atomically: built in a temp folder and renamed into place),
+an in-memory ``EphemeralClient`` (no path), or a Chroma server via
+``chromadb.HttpClient`` (pass ``client=``) when one machine is not enough.
+The collection's metadata records the format version and the embedder, so an
+index built with another model or by another tool is refused with
+:class:`IndexFormatError` rather than silently returning wrong neighbours.
+
+Example:
+    >>> from retrievekit.core.types import Passage
+    >>> idx = DenseIndex.build([Passage(id="a", text="cats purr"), Passage(id="b", text="stock markets")])  # doctest: +SKIP
+    >>> idx.search("kittens", k=1)[0].id                                                               # doctest: +SKIP
+    'a'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
+from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
+from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
+from retrievekit.core.retriever import check_corpus, check_k, check_query
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject, ScoredHit, object_from_dict, object_to_dict
+
+__all__ = ["DenseIndex"]
+
+FORMAT = "dense"
+FORMAT_VERSION = 1
+_OBJ_KEY = "rk_object"
+
+
+def _chromadb() -> Any:
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    try:
+        import chromadb
+    except ImportError as e:
+        raise MissingDependencyError("chromadb", 'pip install torch==2.13.0 "retrievekit[dense]"') from e
+    return chromadb
+
+
+def persistent_client(path: str | os.PathLike[str]) -> Any:
+    """An embedded Chroma ``PersistentClient`` on ``path`` with telemetry off.
+
+    Example:
+        >>> import tempfile
+        >>> persistent_client(tempfile.mkdtemp()).heartbeat() > 0   # doctest: +SKIP
+        True
+    """
+    chromadb = _chromadb()
+    return chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
+
+
+class DenseIndex:
+    """Nearest-neighbour search over embedded objects in a Chroma collection (cosine).
+
+    Scores are cosine similarities in [-1, 1].
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from retrievekit.core.types import Passage
+        >>> d = pathlib.Path(tempfile.mkdtemp()) / "dense"
+        >>> DenseIndex.build([Passage(id="a", text="cats purr")], path=d)             # doctest: +SKIP
+        >>> DenseIndex.open(d).search("cat", k=1)[0].id                              # doctest: +SKIP
+        'a'
+    """
+
+    def __init__(self, collection: Any, embedder: Embedder, *, client: Any = None, path: Path | None = None) -> None:
+        self.collection = collection
+        self.embedder = embedder
+        self.client = client
+        self.path = path
+
+    # ------------------------------------------------------------------ build / open
+    @classmethod
+    def build(
+        cls,
+        objects: Iterable[DataObject],
+        path: str | os.PathLike[str] | None = None,
+        *,
+        client: Any = None,
+        collection_name: str = "retrievekit",
+        embedder: Embedder | None = None,
+        batch_size: int = 256,
+        overwrite: bool = False,
+        progress: bool = False,
+    ) -> DenseIndex:
+        """Embed and index objects.
+
+        Args:
+            objects: the corpus.
+            path: folder for an embedded ``PersistentClient`` (built atomically). None with no ``client``: in memory.
+            client: an existing Chroma client (e.g. ``chromadb.HttpClient(host, port)`` for a server).
+            collection_name: Chroma collection name (3–512 characters).
+            embedder: defaults to all-MiniLM-L6-v2 from its wheel.
+            batch_size: objects embedded and added per batch.
+            overwrite: replace an existing index/collection of that name instead of failing.
+            progress: show a progress bar while embedding.
+
+        Example:
+            >>> DenseIndex.build([])
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
+        """
+        objs = check_corpus(objects)
+        if not 3 <= len(collection_name) <= 512:
+            raise InvalidInputError("collection_name must be 3-512 characters (a Chroma rule)")
+        emb = embedder or MiniLMEmbedder.default()
+        if client is not None and path is not None:
+            raise InvalidInputError("pass either path= (embedded Chroma) or client= (e.g. a Chroma server), not both")
+        if client is not None:
+            existing = [c.name if hasattr(c, "name") else c for c in client.list_collections()]
+            if collection_name in existing:
+                if not overwrite:
+                    raise InvalidInputError(f"collection {collection_name!r} already exists (pass overwrite=True)")
+                client.delete_collection(collection_name)
+            col = cls._create(client, collection_name, emb)
+            idx = cls(col, emb, client=client)
+            idx.add(objs, batch_size=batch_size, progress=progress)
+            return idx
+        if path is None:
+            client = _chromadb().EphemeralClient(settings=_chromadb().Settings(anonymized_telemetry=False))
+            if collection_name in [c.name for c in client.list_collections()]:
+                client.delete_collection(collection_name)
+            col = cls._create(client, collection_name, emb)
+            idx = cls(col, emb, client=client)
+            idx.add(objs, batch_size=batch_size, progress=progress)
+            return idx
+        final = Path(path)
+        if final.exists() and any(final.iterdir()) and not overwrite:
+            raise InvalidInputError(f"{final} exists and is not empty (pass overwrite=True to replace it)")
+        with atomic_folder(final) as tmp:
+            tmp_client = persistent_client(tmp / "chroma")
+            col = cls._create(tmp_client, collection_name, emb)
+            cls(col, emb, client=tmp_client).add(objs, batch_size=batch_size, progress=progress)
+            n = col.count()
+            if hasattr(tmp_client, "close"):
+                tmp_client.close()
+            _clear_chroma_cache()
+            write_manifest(tmp, FORMAT, FORMAT_VERSION, {"collection": collection_name, "embedder": emb.name, "dim": emb.dim, "n_objects": n})
+        return cls.open(final, embedder=emb)
+
+    @staticmethod
+    def _create(client: Any, name: str, emb: Embedder) -> Any:
+        meta = {"retrievekit_format": FORMAT, "retrievekit_format_version": FORMAT_VERSION, "embedder": emb.name, "dim": emb.dim}
+        return client.create_collection(name, configuration={"hnsw": {"space": "cosine"}}, metadata=meta, embedding_function=None)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        client: Any = None,
+        collection_name: str | None = None,
+        embedder: Embedder | None = None,
+    ) -> DenseIndex:
+        """Reopen an index from its folder, or a collection on a Chroma client/server.
+
+        Raises :class:`IndexFormatError` for a missing, foreign or newer-version index, or an embedder mismatch.
+
+        Example:
+            >>> import tempfile
+            >>> DenseIndex.open(tempfile.mkdtemp())
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+        """
+        if path is not None:
+            manifest = read_manifest(path, FORMAT, FORMAT_VERSION)
+            collection_name = collection_name or manifest.get("collection", "retrievekit")
+            chroma_dir = Path(path) / "chroma"
+            if not (chroma_dir / "chroma.sqlite3").is_file():
+                raise IndexFormatError(f"{path}: the Chroma database (chroma/chroma.sqlite3) is missing")
+            client = persistent_client(chroma_dir)
+        elif client is None:
+            raise InvalidInputError("pass path= or client=")
+        name = collection_name or "retrievekit"
+        try:
+            col = client.get_collection(name, embedding_function=None)
+        except Exception as e:  # chroma raises NotFoundError / ValueError depending on version
+            raise IndexFormatError(f"no Chroma collection {name!r} ({type(e).__name__}: {e})") from e
+        meta = col.metadata or {}
+        if meta.get("retrievekit_format") != FORMAT:
+            raise IndexFormatError(f"Chroma collection {name!r} was not written by retrievekit (no retrievekit_format metadata)")
+        version = meta.get("retrievekit_format_version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise IndexFormatError(f"collection {name!r} has format version {version!r}; this retrievekit reads up to {FORMAT_VERSION}")
+        emb = embedder or MiniLMEmbedder.default()
+        if meta.get("embedder") != emb.name or meta.get("dim") != emb.dim:
+            raise IndexFormatError(
+                f"collection {name!r} was embedded with {meta.get('embedder')!r} (dim {meta.get('dim')}), "
+                f"but the embedder given is {emb.name!r} (dim {emb.dim}); pass the matching embedder or rebuild"
+            )
+        return cls(col, emb, client=client, path=Path(path) if path is not None else None)
+
+    # ------------------------------------------------------------------ use
+    def __len__(self) -> int:
+        return int(self.collection.count())
+
+    def add(self, objects: Sequence[DataObject], *, batch_size: int = 256, progress: bool = False) -> None:
+        """Embed and add objects (ids must be new).
+
+        Example:
+            >>> idx.add([Passage(id="c", text="new text")])   # doctest: +SKIP
+        """
+        objs = check_corpus(objects)
+        ids = [o.id for o in objs]
+        clash = self.collection.get(ids=ids, include=[])["ids"]
+        if clash:
+            raise InvalidInputError(f"{len(clash)} object ids already in the index, e.g. {clash[0]!r}")
+        step = max(1, min(batch_size, _max_batch(self.client)))
+        bar = _progress(len(objs), progress)
+        for start in range(0, len(objs), step):
+            part = objs[start : start + step]
+            vecs = self.embedder.embed_documents([o.index_text() for o in part])
+            self.collection.add(
+                ids=[o.id for o in part],
+                embeddings=vecs.tolist(),
+                metadatas=[{_OBJ_KEY: json.dumps(object_to_dict(o), ensure_ascii=False)} for o in part],
+            )
+            bar.update(len(part))
+        bar.close()
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """Top-``k`` objects by cosine similarity.
+
+        Example:
+            >>> idx.search("question", k=3)   # doctest: +SKIP
+            [...]
+        """
+        q = check_query(query)
+        check_k(k)
+        trace = trace if trace is not None else Trace()
+        with trace.stage("dense"):
+            with trace.stage("dense.embed"):
+                vec = np.asarray(self.embedder.embed_query(q), dtype=np.float32)
+            n = min(k, len(self))
+            if n == 0:
+                return []
+            res = self.collection.query(query_embeddings=[vec.tolist()], n_results=n, include=["distances", "metadatas"])
+        hits = []
+        rows = sorted(zip(res["distances"][0], res["ids"][0], res["metadatas"][0], strict=True), key=lambda r: (r[0], r[1]))
+        for rank, (dist, _id, meta) in enumerate(rows):
+            hits.append(ScoredHit(obj=object_from_dict(json.loads(meta[_OBJ_KEY])), score=1.0 - float(dist), rank=rank))
+        return hits
+
+
+def _max_batch(client: Any) -> int:
+    try:
+        return int(client.get_max_batch_size())
+    except Exception:
+        return 1000
+
+
+def _clear_chroma_cache() -> None:
+    try:
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+    except Exception:  # pragma: no cover - internal API moved
+        pass
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="embedding", unit="obj")
+
+
+def remove_index(path: str | os.PathLike[str]) -> None:
+    """Delete an index folder (only if it is a retrievekit dense index).
+
+    Example:
+        >>> remove_index("/nonexistent")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: index folder /nonexistent does not exist
+    """
+    read_manifest(path, FORMAT, FORMAT_VERSION)
+    _clear_chroma_cache()
+    shutil.rmtree(path)

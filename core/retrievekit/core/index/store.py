@@ -1,0 +1,194 @@
+"""Versioned, atomically written index folders.
+
+An index folder holds ``manifest.json`` (format name, format version, the
+retrievekit version that wrote it, free fields) and ``objects.jsonl`` (the
+indexed objects). Folders are written into a sibling temp folder and swapped
+in with a rename, so a crash mid-write never leaves a half-written index and
+never destroys the previous one.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> from retrievekit.core.types import Passage
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "idx"
+    >>> with atomic_folder(d) as tmp:
+    ...     write_manifest(tmp, "demo", 1, {"n": 1})
+    ...     write_objects(tmp, [Passage(id="a", text="x")])
+    >>> read_manifest(d, "demo", 1)["n"], [o.id for o in read_objects(d)]
+    (1, ['a'])
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
+
+__all__ = ["MANIFEST", "OBJECTS", "atomic_folder", "atomic_write_text", "read_manifest", "read_objects", "write_manifest", "write_objects"]
+
+MANIFEST = "manifest.json"
+OBJECTS = "objects.jsonl"
+
+
+def _package_version() -> str:
+    from retrievekit.core import __version__
+
+    return __version__
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write a text file atomically (temp file in the same folder, fsync, rename).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.json"
+        >>> atomic_write_text(p, "{}"); p.read_text()
+        '{}'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temp folder beside ``path``; on success it replaces ``path`` in one rename.
+
+    On an exception the temp folder is removed and ``path`` is untouched.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
+        >>> with atomic_folder(d) as tmp:
+        ...     _ = (tmp / "f.txt").write_text("hi")
+        >>> (d / "f.txt").read_text()
+        'hi'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old: Path | None = None
+    if path.exists():
+        old = path.with_name(f".{path.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(path, old)
+    os.replace(tmp, path)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def write_manifest(folder: Path, fmt: str, version: int, fields: dict[str, Any]) -> None:
+    """Write ``manifest.json`` with the format name/version and extra fields.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> write_manifest(d, "bm25", 1, {}); sorted(json.loads((d / MANIFEST).read_text()))
+        ['format', 'format_version', 'retrievekit_version']
+    """
+    data = {"format": f"retrievekit.{fmt}", "format_version": version, "retrievekit_version": _package_version(), **fields}
+    atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
+
+
+def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int) -> dict[str, Any]:
+    """Read and check a manifest; raise :class:`IndexFormatError` if missing, foreign, corrupt or too new.
+
+    Example:
+        >>> import tempfile
+        >>> read_manifest(tempfile.mkdtemp(), "bm25", 1)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise IndexFormatError(f"index folder {folder} does not exist")
+    mpath = folder / MANIFEST
+    if not mpath.is_file():
+        raise IndexFormatError(f"{folder} is not a retrievekit index folder (no {MANIFEST})")
+    try:
+        data = json.loads(mpath.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise IndexFormatError(f"{mpath} is corrupt: {e}") from e
+    if not isinstance(data, dict):
+        raise IndexFormatError(f"{mpath} is corrupt: not a JSON object")
+    want = f"retrievekit.{fmt}"
+    if data.get("format") != want:
+        raise IndexFormatError(f"{folder} holds a {data.get('format')!r} index, not {want!r}")
+    version = data.get("format_version")
+    if not isinstance(version, int) or version < 1:
+        raise IndexFormatError(f"{mpath} is corrupt: bad format_version {version!r}")
+    if version > max_version:
+        raise IndexFormatError(
+            f"{folder} was written with {want} format version {version} (retrievekit "
+            f"{data.get('retrievekit_version')}); this retrievekit reads up to version {max_version}: upgrade retrievekit"
+        )
+    return data
+
+
+def write_objects(folder: Path, objects: Iterable[DataObject]) -> int:
+    """Write objects as JSON lines; returns how many.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from retrievekit.core.types import Passage
+        >>> write_objects(pathlib.Path(tempfile.mkdtemp()), [Passage(id="a", text="x")])
+        1
+    """
+    n = 0
+    with open(folder / OBJECTS, "w", encoding="utf-8") as f:
+        for obj in objects:
+            f.write(json.dumps(object_to_dict(obj), ensure_ascii=False) + "\n")
+            n += 1
+        f.flush()
+        os.fsync(f.fileno())
+    return n
+
+
+def read_objects(folder: str | os.PathLike[str], expected: int | None = None) -> list[DataObject]:
+    """Read ``objects.jsonl``; raise :class:`IndexFormatError` when missing, corrupt or truncated.
+
+    Example:
+        >>> import tempfile
+        >>> read_objects(tempfile.mkdtemp())
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ... has no objects.jsonl
+    """
+    path = Path(folder) / OBJECTS
+    if not path.is_file():
+        raise IndexFormatError(f"index folder {folder} has no {OBJECTS}")
+    out: list[DataObject] = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                try:
+                    out.append(object_from_dict(json.loads(line)))
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+                    raise IndexFormatError(f"{path} is corrupt at line {i + 1}: {e}") from e
+    except UnicodeDecodeError as e:
+        raise IndexFormatError(f"{path} is corrupt: not UTF-8") from e
+    if expected is not None and len(out) != expected:
+        raise IndexFormatError(f"{path} holds {len(out)} objects but the manifest says {expected} (truncated?)")
+    return out

@@ -1,0 +1,509 @@
+"""JSON out of chat LLMs: schema prompt, lenient parse with repair, validation, retry.
+
+The parse/repair steps are pure functions (unit-testable without a model):
+
+* :func:`strip_code_fences` -- take the body of a Markdown code fence;
+* :func:`extract_json_block` -- cut the first balanced ``{...}`` / ``[...]`` out of surrounding prose
+  (closing it when the reply was truncated);
+* :func:`repair_json_text` -- single quotes, Python ``True/False/None``, trailing commas, unquoted keys;
+* :func:`parse_json_lenient` -- all of the above in order, returning the value and the repairs it needed;
+* :func:`validate_json` -- validate against a pydantic model or a JSON-schema dict.
+
+:class:`ChatLLMBase` builds ``complete_json`` on top of any ``complete``: it puts the schema in the prompt,
+parses with repair, validates, retries with the validation error, and finally raises
+:class:`~retrievekit.core.errors.LLMOutputError` -- the caller decides on the fallback. Every repair and
+retry is recorded with ``trace.note``.
+
+Example:
+    >>> parse_json_lenient("Sure! ```json\\n{'a': True, 'b': [1, 2,],}\\n```").value
+    {'a': True, 'b': [1, 2]}
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+from retrievekit.core.errors import InvalidInputError, LLMOutputError
+from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, as_messages
+from retrievekit.core.trace import Trace
+
+__all__ = [
+    "ChatLLMBase",
+    "ParsedJson",
+    "build_json_messages",
+    "estimate_tokens",
+    "extract_json_block",
+    "json_instruction",
+    "parse_json_lenient",
+    "repair_json_text",
+    "schema_to_json",
+    "strip_code_fences",
+    "validate_json",
+]
+
+_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
+_MAX_ERROR_CHARS = 600
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (``len(text) // 4``, at least 1 for non-empty text) for APIs that report none.
+
+    Example:
+        >>> estimate_tokens("one two three four"), estimate_tokens("")
+        (4, 0)
+    """
+    if not text:
+        return 0
+    return max(1, len(text) // 4)
+
+
+def strip_code_fences(text: str) -> str:
+    """Return the body of the first Markdown code fence in ``text`` (or ``text`` unchanged when it has none).
+
+    An opening fence without a closing one (a truncated reply) yields everything after the opening.
+
+    Example:
+        >>> strip_code_fences('Here:\\n```json\\n{"a": 1}\\n```\\nDone.')
+        '{"a": 1}'
+        >>> strip_code_fences("no fence")
+        'no fence'
+    """
+    m = _FENCE_RE.search(text)
+    if m is None:
+        return text
+    return m.group(2).strip()
+
+
+def extract_json_block(text: str) -> str | None:
+    """Return the first balanced JSON object or array in ``text``, or ``None`` when there is none.
+
+    Brackets inside (single- or double-quoted) strings are ignored. When the text ends before the value is
+    closed (a truncated reply), the open string and brackets are closed.
+
+    Example:
+        >>> extract_json_block('The answer is {"ids": [1, 2]} as requested.')
+        '{"ids": [1, 2]}'
+        >>> extract_json_block('{"a": [1, 2')
+        '{"a": [1, 2]}'
+        >>> extract_json_block("no json here") is None
+        True
+    """
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return None
+    start = min(starts)
+    stack: list[str] = []
+    quote: str | None = None
+    escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote is not None:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack[-1] != ch:
+                # Mismatched closer: give up on balance and return what we have so far, closed.
+                break
+            stack.pop()
+            if not stack:
+                return text[start : i + 1]
+    else:
+        i = len(text)
+    body = text[start:i].rstrip()
+    if quote is not None:
+        body += quote
+    body = body.rstrip().rstrip(",:")
+    return body + "".join(reversed(stack))
+
+
+def _rewrite_single_quoted(body: str) -> str:
+    """Turn the inside of a single-quoted string into the inside of a double-quoted JSON string."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append("'" if nxt == "'" else ch + nxt)
+            i += 2
+            continue
+        out.append('\\"' if ch == '"' else ch)
+        i += 1
+    return "".join(out)
+
+
+_PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
+_BARE_WORD_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
+
+
+def repair_json_text(text: str) -> tuple[str, list[str]]:
+    """Fix common non-JSON habits of LLMs outside strings; returns the new text and the repairs made.
+
+    Handles single-quoted strings, Python ``True``/``False``/``None``, trailing commas and unquoted
+    object keys. Text inside double-quoted strings is never touched.
+
+    Example:
+        >>> repair_json_text("{'a': True, b: None, 'c': [1, 2,],}")
+        ('{"a": true, "b": null, "c": [1, 2]}', ['single quotes', 'Python literals', 'unquoted keys', 'trailing commas'])
+        >>> repair_json_text('{"ok": "it\\'s True"}')
+        ('{"ok": "it\\'s True"}', [])
+    """
+    out: list[str] = []
+    repairs: set[str] = set()
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+            continue
+        if ch == "'":
+            j = i + 1
+            while j < n and text[j] != "'":
+                j += 2 if text[j] == "\\" else 1
+            out.append('"' + _rewrite_single_quoted(text[i + 1 : j]) + '"')
+            repairs.add("single quotes")
+            i = j + 1
+            continue
+        if ch == ",":
+            j = i + 1
+            while j < n and text[j].isspace():
+                j += 1
+            if j < n and text[j] in "}]":
+                repairs.add("trailing commas")
+                i += 1
+                continue
+            out.append(ch)
+            i += 1
+            continue
+        m = _BARE_WORD_RE.match(text, i) if (ch.isalpha() or ch in "_$") else None
+        if m is not None:
+            word = m.group(0)
+            j = m.end()
+            while j < n and text[j].isspace():
+                j += 1
+            prev = "".join(out).rstrip()[-1:]
+            if j < n and text[j] == ":" and prev in ("{", ","):
+                out.append(f'"{word}"')
+                repairs.add("unquoted keys")
+            elif word in _PY_LITERALS:
+                out.append(_PY_LITERALS[word])
+                repairs.add("Python literals")
+            else:
+                out.append(word)
+            i = m.end()
+            continue
+        out.append(ch)
+        i += 1
+    order = ["single quotes", "Python literals", "unquoted keys", "trailing commas"]
+    return "".join(out), [r for r in order if r in repairs]
+
+
+@dataclass(frozen=True)
+class ParsedJson:
+    """Result of :func:`parse_json_lenient`: the value and the repairs it needed (empty when none).
+
+    Example:
+        >>> ParsedJson(value=[1], repairs=()).repairs
+        ()
+    """
+
+    value: Any
+    repairs: tuple[str, ...] = field(default=())
+
+
+def _try_loads(text: str) -> tuple[bool, Any]:
+    try:
+        return True, json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        return False, None
+
+
+def parse_json_lenient(text: str) -> ParsedJson:
+    """Parse an LLM reply as JSON, repairing it step by step; raise ``LLMOutputError`` when nothing parses.
+
+    Steps, each tried only when the previous text does not parse: strict ``json.loads``; strip a code fence;
+    cut out the first balanced object/array (closing a truncated one); rewrite quotes, literals, commas, keys.
+
+    Example:
+        >>> parse_json_lenient('{"a": 1}')
+        ParsedJson(value={'a': 1}, repairs=())
+        >>> parse_json_lenient("Answer: {'a': 1,}").repairs
+        ('extracted JSON from surrounding text', 'single quotes', 'trailing commas')
+        >>> parse_json_lenient("I cannot help with that.")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.LLMOutputError: reply contains no JSON object or array
+    """
+    if not isinstance(text, str):
+        raise LLMOutputError(f"reply must be text, got {type(text).__name__}", raw=repr(text))
+    repairs: list[str] = []
+    current = text.strip()
+    ok, value = _try_loads(current)
+    if ok:
+        return ParsedJson(value, ())
+    unfenced = strip_code_fences(current)
+    if unfenced != current:
+        repairs.append("stripped code fence")
+        current = unfenced
+        ok, value = _try_loads(current)
+        if ok:
+            return ParsedJson(value, tuple(repairs))
+    block = extract_json_block(current)
+    if block is None:
+        raise LLMOutputError("reply contains no JSON object or array", raw=text)
+    if block != current:
+        repairs.append("extracted JSON from surrounding text" if current.find(block) >= 0 else "closed truncated JSON")
+        current = block
+        ok, value = _try_loads(current)
+        if ok:
+            return ParsedJson(value, tuple(repairs))
+    fixed, fixes = repair_json_text(current)
+    ok, value = _try_loads(fixed)
+    if ok:
+        return ParsedJson(value, tuple(repairs + fixes))
+    try:
+        json.loads(fixed)
+    except (json.JSONDecodeError, ValueError, RecursionError) as e:
+        detail = str(e)
+    raise LLMOutputError(f"reply is not valid JSON even after repair ({detail})", raw=text)
+
+
+def schema_to_json(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
+    """JSON schema of a pydantic model class, or the dict itself.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> class A(BaseModel):
+        ...     x: int
+        >>> schema_to_json(A)["required"]
+        ['x']
+    """
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    if isinstance(schema, dict):
+        return schema
+    raise InvalidInputError(f"schema must be a pydantic model class or a JSON-schema dict, got {schema!r}")
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def _mini_validate(value: Any, schema: dict[str, Any], path: str = "$") -> None:
+    """A small JSON-schema subset (type, enum, const, properties, required, items) used without ``jsonschema``."""
+    types = schema.get("type")
+    if types is not None:
+        names = [types] if isinstance(types, str) else list(types)
+        ok = False
+        for t in names:
+            py = _JSON_TYPES.get(t, (object,))
+            if isinstance(value, bool) and t in ("integer", "number"):
+                continue
+            if isinstance(value, py):
+                ok = True
+        if not ok:
+            raise ValueError(f"{path}: expected {types}, got {type(value).__name__}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise ValueError(f"{path}: {value!r} is not one of {schema['enum']}")
+    if "const" in schema and value != schema["const"]:
+        raise ValueError(f"{path}: expected {schema['const']!r}")
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            if key not in value:
+                raise ValueError(f"{path}: missing required property {key!r}")
+        for key, sub in schema.get("properties", {}).items():
+            if key in value and isinstance(sub, dict):
+                _mini_validate(value[key], sub, f"{path}.{key}")
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for k, item in enumerate(value):
+            _mini_validate(item, schema["items"], f"{path}[{k}]")
+
+
+def validate_json(value: Any, schema: type[BaseModel] | dict[str, Any]) -> Any:
+    """Validate parsed JSON against ``schema``; return the validated value or raise ``ValueError``.
+
+    A pydantic model class yields a model instance; a JSON-schema dict yields ``value`` itself (checked with
+    ``jsonschema`` when installed, else with a small built-in subset: type, enum, const, properties, required, items).
+
+    Example:
+        >>> validate_json({"x": 1}, {"type": "object", "required": ["x"]})
+        {'x': 1}
+        >>> validate_json({}, {"type": "object", "required": ["x"]})
+        Traceback (most recent call last):
+        ...
+        ValueError: ...'x' is a required property...
+    """
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_validate(value)
+    if not isinstance(schema, dict):
+        raise InvalidInputError(f"schema must be a pydantic model class or a JSON-schema dict, got {schema!r}")
+    try:
+        jsonschema: Any = importlib.import_module("jsonschema")
+    except ImportError:  # pragma: no cover - jsonschema ships with outlines/chromadb
+        _mini_validate(value, schema)
+        return value
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as e:
+        where = "/".join(str(p) for p in e.absolute_path) or "$"
+        raise ValueError(f"{where}: {e.message}") from e
+    return value
+
+
+def json_instruction(schema: dict[str, Any]) -> str:
+    """The instruction appended to a prompt to ask for JSON matching ``schema``.
+
+    Example:
+        >>> "JSON schema" in json_instruction({"type": "object"})
+        True
+    """
+    return (
+        "Reply with a single JSON value that conforms to this JSON schema, and nothing else "
+        "(no explanations, no code fences):\n" + json.dumps(schema, ensure_ascii=False)
+    )
+
+
+def build_json_messages(prompt: str | Sequence[ChatMessage], schema: dict[str, Any]) -> list[ChatMessage]:
+    """Append the JSON instruction to the last user turn (or add a user turn when the last one is not a user's).
+
+    Example:
+        >>> msgs = build_json_messages("Rate this.", {"type": "integer"})
+        >>> len(msgs), msgs[0].content.startswith("Rate this.")
+        (1, True)
+    """
+    msgs = as_messages(prompt)
+    instruction = json_instruction(schema)
+    if msgs[-1].role == "user":
+        return [*msgs[:-1], ChatMessage("user", msgs[-1].content.rstrip() + "\n\n" + instruction)]
+    return [*msgs, ChatMessage("user", instruction)]
+
+
+class ChatLLMBase:
+    """Base class for chat LLMs: subclasses implement ``complete``; ``complete_json`` comes for free.
+
+    ``complete`` must record its call with ``trace.record_llm_call`` when a trace is given.
+    ``complete_json`` asks for JSON with the schema in the prompt, parses with repair, validates with pydantic
+    (or ``jsonschema`` for a dict schema), retries up to ``retries`` times with the error in the conversation,
+    and raises :class:`~retrievekit.core.errors.LLMOutputError` when every attempt failed. Repairs are noted as
+    ``"json_repair"`` events, retries as ``"json_retry"``, the final failure as ``"json_failed"``.
+
+    Example:
+        >>> from retrievekit.core.trace import Trace
+        >>> class Scripted(ChatLLMBase):
+        ...     def __init__(self, replies):
+        ...         self.replies = list(replies)
+        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        ...         text = self.replies.pop(0)
+        ...         self._record(trace, 10, 5)
+        ...         return Completion(text, 10, 5)
+        >>> t = Trace()
+        >>> r = Scripted(["oops", "{'n': 3,}"]).complete_json("Count.", {"type": "object"}, trace=t)
+        >>> r.value, r.repaired, r.attempts, t.llm_calls, [e.kind for e in t.events]
+        ({'n': 3}, True, 2, 2, ['json_retry', 'json_repair'])
+    """
+
+    def complete(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        trace: Trace | None = None,
+    ) -> Completion:
+        """Return the model's reply to ``prompt`` (implemented by subclasses)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _record(trace: Trace | None, prompt_tokens: int, completion_tokens: int) -> None:
+        """Record one LLM call in ``trace`` when given."""
+        if trace is not None:
+            trace.record_llm_call(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+    def complete_json(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        schema: type[BaseModel] | dict[str, Any],
+        *,
+        max_tokens: int = 256,
+        trace: Trace | None = None,
+        retries: int = 2,
+    ) -> JsonResult:
+        """Ask for JSON matching ``schema``; parse with repair, validate, retry; raise ``LLMOutputError`` at the end.
+
+        Example:
+            >>> class Bad(ChatLLMBase):
+            ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+            ...         return Completion("no")
+            >>> Bad().complete_json("x", {"type": "object"}, retries=0)
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.LLMOutputError: LLM reply did not match the schema after 1 attempt(s): ...
+        """
+        return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+
+    def _complete_json_by_repair(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        schema: type[BaseModel] | dict[str, Any],
+        *,
+        max_tokens: int,
+        trace: Trace | None,
+        retries: int,
+    ) -> JsonResult:
+        if retries < 0:
+            raise InvalidInputError(f"retries must be >= 0, got {retries}")
+        messages = build_json_messages(prompt, schema_to_json(schema))
+        attempts = retries + 1
+        last_error, last_raw = "", ""
+        for attempt in range(1, attempts + 1):
+            raw = self.complete(messages, max_tokens=max_tokens, temperature=0.0, trace=trace).text
+            try:
+                parsed = parse_json_lenient(raw)
+                value = validate_json(parsed.value, schema)
+            except (LLMOutputError, ValueError) as e:
+                last_error, last_raw = str(e)[:_MAX_ERROR_CHARS], raw
+                if trace is not None:
+                    kind = "json_retry" if attempt < attempts else "json_failed"
+                    trace.note(kind, f"attempt {attempt}/{attempts}: {last_error}", raw=raw[:_MAX_ERROR_CHARS])
+                messages = [
+                    *messages,
+                    ChatMessage("assistant", raw),
+                    ChatMessage(
+                        "user",
+                        f"That reply was not valid: {last_error}\n"
+                        "Reply again with only the corrected JSON value, nothing else.",
+                    ),
+                ]
+                continue
+            if parsed.repairs and trace is not None:
+                trace.note("json_repair", "repaired LLM JSON: " + ", ".join(parsed.repairs), attempt=attempt)
+            return JsonResult(value=value, raw=raw, repaired=bool(parsed.repairs), attempts=attempt)
+        raise LLMOutputError(
+            f"LLM reply did not match the schema after {attempts} attempt(s): {last_error}", raw=last_raw
+        )

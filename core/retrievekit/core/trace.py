@@ -1,0 +1,143 @@
+"""Per-query traces: LLM calls, tokens, seconds per stage, and recorded fallbacks.
+
+Every method fills a :class:`Trace` so users (and ``retrievekit bench``) can
+see what a query cost and where it degraded gracefully.
+
+Example:
+    >>> t = Trace()
+    >>> with t.stage("retrieve"):
+    ...     pass
+    >>> t.record_llm_call(prompt_tokens=12, completion_tokens=3)
+    >>> t.note("fallback", "LLM reply was not JSON; used the uncropped chunk")
+    >>> t.llm_calls, t.prompt_tokens, sorted(t.stage_seconds)
+    (1, 12, ['retrieve'])
+    >>> t.events[0].kind
+    'fallback'
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Trace", "TraceEvent"]
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """Something noteworthy that happened during a query (a fallback, a repair, a drop).
+
+    Example:
+        >>> TraceEvent(kind="repair", message="stripped code fence").kind
+        'repair'
+    """
+
+    kind: str
+    message: str
+    stage: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Trace:
+    """Mutable per-query account of cost and events.
+
+    Attributes:
+        llm_calls: number of LLM calls (chat or scoring) made.
+        prompt_tokens: total prompt tokens sent.
+        completion_tokens: total tokens generated.
+        stage_seconds: wall seconds per named stage (nested stages both count).
+        events: fallbacks, repairs and other recorded decisions, in order.
+
+    Example:
+        >>> a, b = Trace(), Trace()
+        >>> a.record_llm_call(1, 1); b.record_llm_call(2, 2)
+        >>> a.merge(b).llm_calls
+        2
+    """
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    events: list[TraceEvent] = field(default_factory=list)
+    _stack: list[str] = field(default_factory=list, repr=False)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time a named stage; repeated stages accumulate.
+
+        Example:
+            >>> t = Trace()
+            >>> with t.stage("a"):
+            ...     pass
+            >>> t.stage_seconds["a"] >= 0
+            True
+        """
+        start = time.perf_counter()
+        self._stack.append(name)
+        try:
+            yield
+        finally:
+            self._stack.pop()
+            self.stage_seconds[name] = self.stage_seconds.get(name, 0.0) + (time.perf_counter() - start)
+
+    def record_llm_call(self, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
+        """Count one LLM call and its tokens.
+
+        Example:
+            >>> t = Trace(); t.record_llm_call(5, 2); t.completion_tokens
+            2
+        """
+        self.llm_calls += 1
+        self.prompt_tokens += int(prompt_tokens)
+        self.completion_tokens += int(completion_tokens)
+
+    def note(self, kind: str, message: str, **data: Any) -> None:
+        """Record an event (a fallback, a repair, a dropped chunk) in the current stage.
+
+        Example:
+            >>> t = Trace(); t.note("fallback", "used BM25"); t.events[0].message
+            'used BM25'
+        """
+        self.events.append(TraceEvent(kind=kind, message=message, stage=self._stack[-1] if self._stack else None, data=data))
+
+    @property
+    def total_seconds(self) -> float:
+        """Seconds of top-level stages (the sum of all stage times can double-count nesting)."""
+        return sum(self.stage_seconds.values())
+
+    def merge(self, other: Trace) -> Trace:
+        """Add another trace's counts, stage times and events into this one; returns self.
+
+        Example:
+            >>> Trace().merge(Trace()).llm_calls
+            0
+        """
+        self.llm_calls += other.llm_calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        for k, v in other.stage_seconds.items():
+            self.stage_seconds[k] = self.stage_seconds.get(k, 0.0) + v
+        self.events.extend(other.events)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe view.
+
+        Example:
+            >>> sorted(Trace().to_dict())
+            ['completion_tokens', 'events', 'llm_calls', 'prompt_tokens', 'stage_seconds']
+        """
+        return {
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "stage_seconds": dict(self.stage_seconds),
+            "events": [
+                {"kind": e.kind, "message": e.message, "stage": e.stage, "data": e.data} for e in self.events
+            ],
+        }

@@ -1,0 +1,117 @@
+"""LangChain edge: any retrievekit retriever as a ``langchain_core`` ``BaseRetriever``.
+
+Example:
+    >>> from langchain_core.documents import Document
+    >>> r = RetrieveKitRetriever.from_documents([Document(page_content="Paris is in France.")], method="bm25")
+    >>> r.invoke("Where is Paris?")[0].page_content
+    'Paris is in France.'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks.manager import dispatch_custom_event
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field
+
+from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_k
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject, Passage
+
+__all__ = ["RetrieveKitRetriever", "documents_to_objects", "object_to_document"]
+
+
+def documents_to_objects(docs: Sequence[Document]) -> list[DataObject]:
+    """Convert LangChain documents to retrievekit passages (id = ``doc.id`` or a hash of the text).
+
+    Example:
+        >>> documents_to_objects([Document(page_content="hi", id="d1")])[0].id
+        'd1'
+    """
+    out: list[DataObject] = []
+    for d in docs:
+        did = d.id or hashlib.sha1(d.page_content.encode("utf-8")).hexdigest()[:16]
+        meta: dict[str, Any] = {}
+        for k, v in (d.metadata or {}).items():
+            try:
+                json.dumps(v)
+                meta[str(k)] = v
+            except (TypeError, ValueError):
+                meta[str(k)] = str(v)
+        out.append(Passage(id=did, text=d.page_content, metadata=meta))
+    return out
+
+
+def object_to_document(obj: DataObject, score: float | None = None) -> Document:
+    """Convert a retrievekit object to a ``Document`` (score in ``metadata['score']``).
+
+    Example:
+        >>> object_to_document(Passage(id="a", text="x"), 0.5).metadata["score"]
+        0.5
+    """
+    meta = dict(obj.metadata)
+    meta.setdefault("retrievekit_kind", obj.kind)
+    if obj.title:
+        meta.setdefault("title", obj.title)
+    if score is not None:
+        meta["score"] = score
+    return Document(page_content=obj.text, metadata=meta, id=obj.id)
+
+
+class RetrieveKitRetriever(BaseRetriever):
+    """Wrap any retrievekit retriever for LangChain (``invoke``, ``batch``, chains).
+
+    ``k`` is set on construction and can be overridden per call:
+    ``retriever.invoke(query, k=3)``. The query's trace is sent as a custom
+    callback event ``retrievekit_trace`` (visible in ``astream_events``) and
+    kept in ``last_trace``.
+
+    Example:
+        >>> from retrievekit.core.index import BM25Index
+        >>> core = BM25Index.build([Passage(id="a", text="red apples"), Passage(id="b", text="green pears")])
+        >>> [d.id for d in RetrieveKitRetriever(retriever=core, k=1).invoke("pears")]
+        ['b']
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    retriever: Any = Field(description="a retrievekit core retriever (search(query, k, trace=))")
+    k: int = 4
+    last_trace: Trace | None = Field(default=None, exclude=True)
+
+    @classmethod
+    def from_documents(
+        cls,
+        documents: Sequence[Document],
+        *,
+        method: str = "hybrid",
+        work_dir: str | os.PathLike[str] | None = None,
+        k: int = 4,
+        **options: Any,
+    ) -> RetrieveKitRetriever:
+        """Build a registered method (``bm25``, ``dense``, ``hybrid``, ...) over LangChain documents.
+
+        Example:
+            >>> RetrieveKitRetriever.from_documents([Document(page_content="x")], method="bm25").k
+            4
+        """
+        ctx = MethodContext(corpus=documents_to_objects(documents), work_dir=Path(work_dir) if work_dir else None, options=options)
+        return cls(retriever=build_method(method, ctx), k=k)
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        core: Retriever = self.retriever
+        trace = Trace()
+        hits = core.search(query, check_k(k if k is not None else self.k), trace=trace)
+        self.last_trace = trace
+        dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": run_manager.get_child()})
+        return [object_to_document(h.obj, h.score) for h in hits]

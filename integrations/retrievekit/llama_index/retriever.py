@@ -1,0 +1,151 @@
+"""LlamaIndex edge: any retrievekit retriever as a ``llama_index`` ``BaseRetriever``.
+
+Example:
+    >>> from llama_index.core import Document
+    >>> r = RetrieveKitRetriever.from_documents([Document(text="Paris is in France.")], method="bm25")
+    >>> r.retrieve("Where is Paris?")[0].node.get_content()
+    'Paris is in France.'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
+
+from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_k
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject, Passage
+
+__all__ = ["RetrieveKitRetriever", "RetrieveKitTraceEvent", "nodes_to_objects", "object_to_node"]
+
+dispatcher = get_dispatcher(__name__)
+
+
+class RetrieveKitTraceEvent(BaseEvent):
+    """Emitted after every retrieval with the query's trace (LLM calls, tokens, seconds, fallbacks).
+
+    Example:
+        >>> RetrieveKitTraceEvent(query="q", trace={"llm_calls": 0}).class_name()
+        'RetrieveKitTraceEvent'
+    """
+
+    query: str
+    trace: dict[str, Any]
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Event name."""
+        return "RetrieveKitTraceEvent"
+
+
+def _json_safe(meta: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in meta.items():
+        try:
+            json.dumps(v)
+            out[str(k)] = v
+        except (TypeError, ValueError):
+            out[str(k)] = str(v)
+    return out
+
+
+def nodes_to_objects(nodes: Sequence[BaseNode]) -> list[DataObject]:
+    """Convert LlamaIndex nodes/documents to retrievekit passages (id = node id, metadata kept JSON-safe).
+
+    Example:
+        >>> nodes_to_objects([TextNode(id_="n1", text="hi")])[0].id
+        'n1'
+    """
+    out: list[DataObject] = []
+    for n in nodes:
+        text = n.get_content()
+        nid = n.node_id or hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+        out.append(Passage(id=nid, text=text, metadata=_json_safe(dict(n.metadata or {}))))
+    return out
+
+
+def object_to_node(obj: DataObject) -> TextNode:
+    """Convert a retrievekit object to a ``TextNode`` (same id; kind and title in metadata).
+
+    Example:
+        >>> object_to_node(Passage(id="a", text="x", title="T")).metadata["title"]
+        'T'
+    """
+    meta = dict(obj.metadata)
+    meta.setdefault("retrievekit_kind", obj.kind)
+    if obj.title:
+        meta.setdefault("title", obj.title)
+    return TextNode(id_=obj.id, text=obj.text, metadata=meta)
+
+
+class RetrieveKitRetriever(BaseRetriever):
+    """Wrap any retrievekit retriever (``search(query, k, trace=)``) for LlamaIndex.
+
+    Use it anywhere LlamaIndex takes a retriever, e.g.
+    ``RetrieverQueryEngine.from_args(RetrieveKitRetriever(...), llm=...)``.
+    After each call, ``last_trace`` holds the query's :class:`~retrievekit.core.trace.Trace`,
+    and a :class:`RetrieveKitTraceEvent` is dispatched to LlamaIndex instrumentation handlers.
+
+    Args:
+        retriever: a core retriever (``BM25Index``, ``DenseIndex``, ``HybridRetriever``, ...).
+        similarity_top_k: how many nodes to return.
+
+    Example:
+        >>> from retrievekit.core.index import BM25Index
+        >>> core = BM25Index.build([Passage(id="a", text="red apples")])
+        >>> RetrieveKitRetriever(core, similarity_top_k=1).retrieve("apples")[0].node.node_id
+        'a'
+    """
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        *,
+        similarity_top_k: int = 10,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self._core = retriever
+        self.similarity_top_k = check_k(similarity_top_k)
+        self.last_trace: Trace | None = None
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @classmethod
+    def from_documents(
+        cls,
+        documents: Sequence[BaseNode],
+        *,
+        method: str = "hybrid",
+        work_dir: str | os.PathLike[str] | None = None,
+        similarity_top_k: int = 10,
+        **options: Any,
+    ) -> RetrieveKitRetriever:
+        """Build a registered method (``bm25``, ``dense``, ``hybrid``, ...) over LlamaIndex documents/nodes.
+
+        ``work_dir`` caches the built indexes on disk (reopened when the corpus is unchanged).
+
+        Example:
+            >>> from llama_index.core import Document
+            >>> RetrieveKitRetriever.from_documents([Document(text="x")], method="bm25").similarity_top_k
+            10
+        """
+        from pathlib import Path
+
+        ctx = MethodContext(corpus=nodes_to_objects(documents), work_dir=Path(work_dir) if work_dir else None, options=options)
+        return cls(build_method(method, ctx), similarity_top_k=similarity_top_k)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        trace = Trace()
+        hits = self._core.search(query_bundle.query_str, self.similarity_top_k, trace=trace)
+        self.last_trace = trace
+        dispatcher.event(RetrieveKitTraceEvent(query=query_bundle.query_str, trace=trace.to_dict()))
+        return [NodeWithScore(node=object_to_node(h.obj), score=h.score) for h in hits]

@@ -1,0 +1,152 @@
+"""The `retrievekit` CLI, in-process: bench on a synthetic SciFact folder, report, errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from retrievekit.core.cli import main, parse_options
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.retriever import MethodContext, register_method
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import ScoredHit
+
+
+class _Overlap:
+    def __init__(self, ctx: MethodContext) -> None:
+        self.corpus = list(ctx.corpus)
+        self.options = ctx.options
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        terms = set(query.lower().split())
+        ranked = sorted(self.corpus, key=lambda o: (-len(terms & set(o.index_text().lower().split())), o.id))
+        return [ScoredHit(obj=o, score=1.0, rank=i) for i, o in enumerate(ranked[:k])]
+
+
+register_method("cli-test-overlap", _Overlap)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "data" / "scifact"
+    (d / "qrels").mkdir(parents=True)
+    with gzip.open(d / "corpus.jsonl.gz", "wt", encoding="utf-8") as f:
+        for i, (title, text) in enumerate(
+            [
+                ("Aspirin", "aspirin reduces fever"),
+                ("Statins", "statins lower cholesterol"),
+                ("Sun", "vitamin d from sunlight"),
+            ]
+        ):
+            f.write(json.dumps({"_id": str(100 + i), "title": title, "text": text, "metadata": {}}) + "\n")
+    with open(d / "queries.jsonl", "w", encoding="utf-8") as f:
+        for qid, text in [("1", "aspirin fever"), ("2", "cholesterol"), ("3", "sunlight vitamin")]:
+            f.write(json.dumps({"_id": qid, "text": text, "metadata": {"scifact_split": "dev"}}) + "\n")
+    (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n1\t100\t1\n2\t101\t1\n3\t102\t1\n")
+    return tmp_path / "data"
+
+
+def _bench(data_dir: Path, out: Path, *extra: str) -> int:
+    return main(
+        [
+            "bench",
+            "--dataset",
+            "scifact",
+            "--data-dir",
+            str(data_dir),
+            "--method",
+            "cli-test-overlap",
+            "--out",
+            str(out),
+            "--no-progress",
+            *extra,
+        ]
+    )
+
+
+def test_bench_end_to_end(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "res" / "r.json"
+    assert _bench(data_dir, out, "--k", "10", "--limit", "2", "--option", "budget=400", "--option", "mode=fast") == 0
+    r = json.loads(out.read_text())
+    assert (r["dataset"], r["split"], r["method"], r["n_queries"], r["k"]) == (
+        "scifact",
+        "dev",
+        "cli-test-overlap",
+        2,
+        10,
+    )
+    assert r["metrics"]["ndcg@10"] == 1.0 and r["options"] == {"budget": 400, "mode": "fast"}
+    assert set(r["cost"]) == {
+        "llm_calls_per_query",
+        "prompt_tokens_per_query",
+        "completion_tokens_per_query",
+        "seconds_per_query",
+    }
+    printed = capsys.readouterr().out
+    assert "cli-test-overlap@scifact/dev" in printed and "wrote" in printed
+    assert [p.name for p in out.parent.iterdir()] == ["r.json"]  # no temp files left behind
+
+
+def test_bench_data_dir_from_env(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RETRIEVEKIT_DATA_DIR", str(data_dir))
+    out = tmp_path / "env.json"
+    assert (
+        main(["bench", "--dataset", "scifact", "--method", "cli-test-overlap", "--out", str(out), "--no-progress"]) == 0
+    )
+    assert json.loads(out.read_text())["n_queries"] == 3
+
+
+def test_bench_errors_exit_2_without_traceback(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _bench(data_dir, tmp_path / "x.json", "--split", "test") == 2
+    err = capsys.readouterr().err
+    assert "retrievekit: error:" in err and "supported splits here: dev" in err and "Traceback" not in err
+    assert _bench(tmp_path / "nowhere", tmp_path / "x.json") == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert _bench(data_dir, tmp_path / "x.json", "--option", "novalue") == 2
+    assert "key=value" in capsys.readouterr().err
+    # unknown method: argparse usage error
+    assert (
+        main(["bench", "--dataset", "scifact", "--data-dir", str(data_dir), "--method", "nope", "--out", "x.json"]) == 2
+    )
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_report_md_and_png(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert _bench(data_dir, a) == 0 and _bench(data_dir, b, "--k", "1") == 0
+    md, png = tmp_path / "out" / "report.md", tmp_path / "out" / "report.png"
+    assert main(["report", str(a), str(b), "--out", str(md), "--png", str(png)]) == 0
+    text = md.read_text()
+    assert text.startswith("| run | queries | ndcg@10") and text.count("cli-test-overlap@scifact/dev") == 2
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    assert main(["report", str(a), "--metrics", "recall@1"]) == 0
+    assert "recall@1" in capsys.readouterr().out
+    assert main(["report", str(tmp_path / "missing.json")]) == 2
+
+
+def test_demo_delegates(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    calls = []
+    fake = types.ModuleType("retrievekit.core.demo")
+    fake.main = lambda ns: calls.append(ns) or 0  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "retrievekit.core.demo", fake)
+    assert main(["demo", "--query", "hello"]) == 0
+    assert calls and calls[0].query == "hello"
+
+
+def test_parse_options() -> None:
+    assert parse_options(["a=1", "b=x=y", "c=[1,2]", "d="]) == {"a": 1, "b": "x=y", "c": [1, 2], "d": ""}
+    with pytest.raises(InvalidInputError):
+        parse_options(["=3"])
+
+
+def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "bench" in capsys.readouterr().out
