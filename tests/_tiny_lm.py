@@ -64,7 +64,7 @@ def build_tiny_lm(seed: int = 0, *, chat_template: bool = True) -> tuple[Any, An
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=256,
+        max_position_embeddings=1024,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,

@@ -49,7 +49,9 @@ FRUIT = [
     Passage(id="python", text="Python is a programming language used for data science and scripting.", title="Python"),
     Passage(id="rust", text="Rust is a systems programming language focused on memory safety.", title="Rust"),
     Passage(id="everest", text="Mount Everest is the highest mountain on Earth, in the Himalayas.", title="Everest"),
-    Passage(id="nile", text="The Nile is a major river in northeastern Africa flowing into the Mediterranean.", title="Nile"),
+    Passage(
+        id="nile", text="The Nile is a major river in northeastern Africa flowing into the Mediterranean.", title="Nile"
+    ),
 ]
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from retrievekit.core.cli import main, parse_options
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.retriever import MethodContext, register_method
@@ -127,18 +128,6 @@ def test_report_md_and_png(data_dir: Path, tmp_path: Path, capsys: pytest.Captur
     assert main(["report", str(a), "--metrics", "recall@1"]) == 0
     assert "recall@1" in capsys.readouterr().out
     assert main(["report", str(tmp_path / "missing.json")]) == 2
-
-
-def test_demo_delegates(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-    import types
-
-    calls = []
-    fake = types.ModuleType("retrievekit.core.demo")
-    fake.main = lambda ns: calls.append(ns) or 0  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "retrievekit.core.demo", fake)
-    assert main(["demo", "--query", "hello"]) == 0
-    assert calls and calls[0].query == "hello"
 
 
 def test_parse_options() -> None:

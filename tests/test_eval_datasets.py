@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.eval.datasets import (
     DATASETS,

@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.eval.metrics import (
     dcg_at_k,

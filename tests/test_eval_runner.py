@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
+
 from retrievekit.core.errors import EmptyQueryError, InvalidInputError
 from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.runner import COST_KEYS, run_benchmark

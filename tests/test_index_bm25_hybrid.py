@@ -28,7 +28,9 @@ def test_bm25_scores_match_textbook_formula():
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
     avgdl = (2 + 3 + 1) / 3
     # Lucene's BM25 (the 'lucene' variant, as in Elasticsearch/BEIR) drops the constant (k1 + 1) factor
-    exp = [idf * tf / (tf + cfg.k1 * (1 - cfg.b + cfg.b * dl / avgdl)) if tf else 0 for tf, dl in [(1, 2), (2, 3), (0, 1)]]
+    exp = [
+        idf * tf / (tf + cfg.k1 * (1 - cfg.b + cfg.b * dl / avgdl)) if tf else 0 for tf, dl in [(1, 2), (2, 3), (0, 1)]
+    ]
     assert np.allclose(s, exp, rtol=1e-5)
 
 
@@ -52,7 +54,9 @@ def test_bm25_persist_round_trip_and_bad_folders(tmp_path, small_corpus):
     idx.save(tmp_path / "bm25")
     back = BM25Index.load(tmp_path / "bm25")
     q = "programming language"
-    assert [(h.id, round(h.score, 5)) for h in back.search(q, k=4)] == [(h.id, round(h.score, 5)) for h in idx.search(q, k=4)]
+    assert [(h.id, round(h.score, 5)) for h in back.search(q, k=4)] == [
+        (h.id, round(h.score, 5)) for h in idx.search(q, k=4)
+    ]
     # a foreign folder
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / "data.bin").write_bytes(b"\x00")

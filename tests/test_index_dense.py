@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from retrievekit.core.errors import EmptyCorpusError, IndexFormatError, InvalidInputError
+from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.index.hybrid import HybridRetriever
-from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
 
@@ -93,7 +93,9 @@ def test_dense_missing_database_is_reported(tmp_path, minilm, small_corpus):
 
 
 def test_hybrid_dense_plus_bm25(minilm, small_corpus):
-    h = HybridRetriever([DenseIndex.build(small_corpus, embedder=minilm), BM25Index.build(small_corpus)], names=["dense", "bm25"])
+    h = HybridRetriever(
+        [DenseIndex.build(small_corpus, embedder=minilm), BM25Index.build(small_corpus)], names=["dense", "bm25"]
+    )
     assert h.search("yellow fruit with potassium", k=1)[0].id == "banana"
 
 
@@ -123,7 +125,9 @@ def test_dense_over_a_chroma_server_on_loopback(tmp_path, minilm, small_corpus):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                client = chromadb.HttpClient(host="127.0.0.1", port=port, settings=chromadb.Settings(anonymized_telemetry=False))
+                client = chromadb.HttpClient(
+                    host="127.0.0.1", port=port, settings=chromadb.Settings(anonymized_telemetry=False)
+                )
                 client.heartbeat()
                 break
             except Exception:

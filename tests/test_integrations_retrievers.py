@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import FRUIT
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.output_parsers import StrOutputParser
@@ -19,8 +20,6 @@ from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.langchain import RetrieveKitRetriever as LCRetriever
 from retrievekit.llama_index import RetrieveKitRetriever as LIRetriever
 from retrievekit.llama_index import RetrieveKitTraceEvent
-
-from conftest import FRUIT
 
 
 class _Collect(BaseEventHandler):
@@ -72,7 +71,12 @@ def test_langchain_rag_chain_with_the_retriever():
         seen.extend(d.id for d in docs)
         return "\n".join(d.page_content for d in docs)
 
-    chain = {"context": retriever | fmt, "question": RunnablePassthrough()} | prompt | FakeListChatModel(responses=["The Nile."]) | StrOutputParser()
+    chain = (
+        {"context": retriever | fmt, "question": RunnablePassthrough()}
+        | prompt
+        | FakeListChatModel(responses=["The Nile."])
+        | StrOutputParser()
+    )
     assert chain.invoke("Which river is in Africa? Is it near a mountain?") == "The Nile."
     assert seen[0] == "nile" and set(seen) == {"nile", "everest"}
 

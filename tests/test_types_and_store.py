@@ -4,11 +4,17 @@ import json
 
 import pytest
 
-from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, IndexFormatError, InvalidInputError, InvalidTextError
+from retrievekit.core.errors import (
+    EmptyCorpusError,
+    EmptyQueryError,
+    IndexFormatError,
+    InvalidInputError,
+    InvalidTextError,
+)
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
 from retrievekit.core.retriever import check_corpus, check_k, check_query
 from retrievekit.core.trace import Trace
-from retrievekit.core.types import Passage, Table, TableRow, ensure_text, object_from_dict, object_to_dict
+from retrievekit.core.types import Passage, Table, ensure_text, object_from_dict, object_to_dict
 
 
 def test_non_utf8_bytes_raise_typed_error_with_offset():

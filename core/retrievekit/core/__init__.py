@@ -4,7 +4,7 @@ Nothing under ``retrievekit.core`` imports LlamaIndex or LangChain; the
 framework edges live in ``retrievekit.llama_index``, ``retrievekit.langchain``,
 ``retrievekit.langgraph`` and ``retrievekit.outlines``.
 
-Example:
+Examples:
     >>> from retrievekit.core import Passage, Trace
     >>> Passage(id="a", text="hello").id
     'a'

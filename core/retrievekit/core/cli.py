@@ -1,6 +1,6 @@
 """The ``retrievekit`` command line: ``bench``, ``report`` and ``demo``.
 
-Example:
+Examples:
     $ retrievekit bench --dataset scifact --data-dir ../shared/data --method bm25 --limit 50 --out bm25.json
     $ retrievekit report bm25.json dense.json --out report.md --png report.png
     $ retrievekit demo
@@ -32,7 +32,7 @@ LLM_CHOICES = ("smollm2", "qwen0.5b")
 def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
     """Parse ``key=value`` strings; values are read as JSON when they parse (numbers, booleans, lists), else kept as text.
 
-    Example:
+    Examples:
         >>> parse_options(["budget=4000", "mode=fast", "use_llm=true", "alpha=0.5"])
         {'budget': 4000, 'mode': 'fast', 'use_llm': True, 'alpha': 0.5}
     """
@@ -52,7 +52,7 @@ def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
 def write_json_atomic(data: Any, path: str | Path) -> Path:
     """Write ``data`` as indented JSON via a temporary file in the same folder and ``os.replace``.
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> p = write_json_atomic({"a": 1}, pathlib.Path(tempfile.mkdtemp()) / "r.json")
         >>> p.read_text().startswith("{")
@@ -75,7 +75,7 @@ def write_json_atomic(data: Any, path: str | Path) -> Path:
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser (method choices come from the registry at call time).
 
-    Example:
+    Examples:
         >>> build_parser().parse_args(["report", "a.json"]).files
         ['a.json']
     """
@@ -197,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     A :class:`~retrievekit.core.errors.RetrieveKitError` prints
     ``retrievekit: error: ...`` to stderr and returns 2 (no traceback).
 
-    Example:
+    Examples:
         >>> import contextlib, io
         >>> with contextlib.redirect_stderr(io.StringIO()):
         ...     main(["report", "/nonexistent.json"])

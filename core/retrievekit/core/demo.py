@@ -4,7 +4,7 @@ The corpus is generated from the installed package itself (module, class and
 function docstrings) plus the repository's ``docs/*.md`` when run from a
 checkout, so the demo needs no download and no dataset.
 
-Example:
+Examples:
     >>> corpus = build_docs_corpus()
     >>> len(corpus) > 20 and all(p.text for p in corpus)
     True
@@ -45,7 +45,11 @@ def _docstring_passages(module_name: str) -> list[Passage]:
         return []
     out: list[Passage] = []
     if mod.__doc__:
-        out.append(Passage(id=module_name, title=module_name, text=inspect.cleandoc(mod.__doc__), metadata={"source": "docstring"}))
+        out.append(
+            Passage(
+                id=module_name, title=module_name, text=inspect.cleandoc(mod.__doc__), metadata={"source": "docstring"}
+            )
+        )
     for name, obj in sorted(vars(mod).items()):
         if name.startswith("_") or getattr(obj, "__module__", None) != module_name:
             continue
@@ -69,14 +73,18 @@ def _markdown_passages(docs_dir: Path) -> list[Passage]:
             if not part:
                 continue
             head = part.splitlines()[0].lstrip("# ").strip()
-            out.append(Passage(id=f"docs/{md.name}#{i}", title=f"{md.stem}: {head}", text=part, metadata={"source": str(md.name)}))
+            out.append(
+                Passage(
+                    id=f"docs/{md.name}#{i}", title=f"{md.stem}: {head}", text=part, metadata={"source": str(md.name)}
+                )
+            )
     return out
 
 
 def build_docs_corpus() -> list[Passage]:
     """Passages from retrievekit's docstrings (and ``docs/*.md`` in a source checkout), sorted by id.
 
-    Example:
+    Examples:
         >>> any(p.id == "retrievekit.core.index.bm25.BM25Index" for p in build_docs_corpus())
         True
     """
@@ -117,7 +125,7 @@ def _answer_with_llm(llm_name: str, question: str, context: list[str]) -> tuple[
 def main(args: argparse.Namespace | None = None) -> int:
     """Run the demo; ``args`` may carry ``methods`` (list), ``k`` (int), ``llm`` (name or None), ``work_dir``.
 
-    Example:
+    Examples:
         >>> main(argparse.Namespace(methods=["bm25"], k=1, llm=None, work_dir=None, questions=None))  # doctest: +SKIP
         0
     """

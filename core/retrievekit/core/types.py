@@ -5,7 +5,7 @@ indexes, and free ``metadata``. Tables serialise themselves to text (title,
 header, one line per row) so lexical and dense indexes treat every object
 alike.
 
-Example:
+Examples:
     >>> p = Passage(id="p1", text="Aspirin thins the blood.", title="Aspirin")
     >>> p.index_text()
     'Aspirin\\nAspirin thins the blood.'
@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from retrievekit.core.errors import InvalidInputError, InvalidTextError
 
@@ -43,7 +43,7 @@ def ensure_text(value: object, *, field_name: str = "text") -> str:
     Raises :class:`InvalidTextError` for bytes that are not UTF-8 (with the
     offending offset) and for values that are neither ``str`` nor bytes.
 
-    Example:
+    Examples:
         >>> ensure_text(b"caf\\xc3\\xa9")
         'café'
         >>> ensure_text(b"\\xff\\xfe")
@@ -88,7 +88,7 @@ class Passage:
         title: optional title (document or section), prepended for indexing.
         metadata: free key/values (document id, order, date, ...).
 
-    Example:
+    Examples:
         >>> Passage(id="d1", text="Water boils at 100 C.").kind
         'passage'
     """
@@ -108,7 +108,7 @@ class Passage:
     def index_text(self) -> str:
         """Text that indexes see: title and body on two lines.
 
-        Example:
+        Examples:
             >>> Passage(id="a", text="body").index_text()
             'body'
         """
@@ -116,7 +116,9 @@ class Passage:
 
 
 def _cells(row: Iterable[object], where: str) -> tuple[str, ...]:
-    return tuple(ensure_text("" if c is None else (c if isinstance(c, (str, bytes)) else str(c)), field_name=where) for c in row)
+    return tuple(
+        ensure_text("" if c is None else (c if isinstance(c, (str, bytes)) else str(c)), field_name=where) for c in row
+    )
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ class Table:
     there is no column to put the extra cells in; a shorter row is padded
     with empty cells and the padding is counted in ``metadata['padded_rows']``.
 
-    Example:
+    Examples:
         >>> t = Table(id="t", header=("a", "b"), rows=(("1",),))
         >>> t.rows, t.metadata["padded_rows"]
         ((('1', ''),), 1)
@@ -170,7 +172,7 @@ class Table:
     def text(self) -> str:
         """Header and rows serialised as ``a | b`` lines.
 
-        Example:
+        Examples:
             >>> Table(id="t", header=("x",), rows=(("1",),)).text
             'x\\n1'
         """
@@ -180,7 +182,7 @@ class Table:
     def index_text(self) -> str:
         """Title plus serialised table.
 
-        Example:
+        Examples:
             >>> Table(id="t", title="T", header=("x",), rows=()).index_text()
             'T\\nx'
         """
@@ -189,7 +191,7 @@ class Table:
     def row_objects(self) -> list[TableRow]:
         """One :class:`TableRow` per row, ids ``{table id}#r{i}``.
 
-        Example:
+        Examples:
             >>> [r.id for r in Table(id="t", header=("x",), rows=(("1",), ("2",))).row_objects()]
             ['t#r0', 't#r1']
         """
@@ -203,7 +205,7 @@ class Table:
 class TableRow:
     """One row of a table, serialised with its header (``col: value`` pairs).
 
-    Example:
+    Examples:
         >>> TableRow(id="t#r0", table_id="t", header=("a", "b"), cells=("1", "2")).text
         'a: 1 | b: 2'
     """
@@ -236,14 +238,14 @@ class TableRow:
     def index_text(self) -> str:
         """Title plus serialised row.
 
-        Example:
+        Examples:
             >>> TableRow(id="r", table_id="t", header=("a",), cells=("1",), title="T").index_text()
             'T\\na: 1'
         """
         return f"{self.title}\n{self.text}" if self.title else self.text
 
 
-DataObject = Union[Passage, Table, TableRow]
+DataObject = Passage | Table | TableRow
 """Any object a retriever can index and return."""
 
 
@@ -251,7 +253,7 @@ DataObject = Union[Passage, Table, TableRow]
 class ScoredHit:
     """A retrieved object with its score (higher is better) and rank (0-based).
 
-    Example:
+    Examples:
         >>> h = ScoredHit(obj=Passage(id="a", text="x"), score=1.5, rank=0)
         >>> h.id
         'a'
@@ -270,7 +272,7 @@ class ScoredHit:
 def object_to_dict(obj: DataObject) -> dict[str, Any]:
     """Serialise a data object to a JSON-safe dict (round-trips with :func:`object_from_dict`).
 
-    Example:
+    Examples:
         >>> object_from_dict(object_to_dict(Passage(id="a", text="x"))) == Passage(id="a", text="x")
         True
     """
@@ -302,7 +304,7 @@ def object_to_dict(obj: DataObject) -> dict[str, Any]:
 def object_from_dict(d: Mapping[str, Any]) -> DataObject:
     """Inverse of :func:`object_to_dict`.
 
-    Example:
+    Examples:
         >>> object_from_dict({"kind": "passage", "id": "a", "text": "x"}).text
         'x'
     """
@@ -328,7 +330,7 @@ def object_from_dict(d: Mapping[str, Any]) -> DataObject:
 def dumps_objects(objs: Iterable[DataObject]) -> str:
     """Serialise objects as JSON lines.
 
-    Example:
+    Examples:
         >>> dumps_objects([Passage(id="a", text="x")]).count("\\n")
         1
     """

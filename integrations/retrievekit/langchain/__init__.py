@@ -1,18 +1,46 @@
 """retrievekit for LangChain: retrievers, document compressors and chat-model adapters.
 
-Example:
+Exports are loaded lazily, so importing one component does not import the
+dependencies of every other.
+
+Examples:
     >>> from retrievekit.langchain import RetrieveKitRetriever
     >>> RetrieveKitRetriever.__name__
     'RetrieveKitRetriever'
 """
 
-from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects, object_to_document
+from __future__ import annotations
 
-__all__ = ["RetrieveKitRetriever", "documents_to_objects", "object_to_document"]
+import importlib
+from typing import TYPE_CHECKING, Any
 
-try:
-    from retrievekit.langchain.llm import LangChainChatLLM  # noqa: F401
+# public name -> module that defines it (add new components here)
+_EXPORTS: dict[str, str] = {
+    "LangChainChatLLM": "retrievekit.langchain.llm",
+    "LocalToolChatModel": "retrievekit.langchain.local_chat",
+    "MindRefRetriever": "retrievekit.langchain.mindref",
+    "OneShotCompressor": "retrievekit.langchain.compressor",
+    "RetrieveKitRetriever": "retrievekit.langchain.retriever",
+    "documents_to_objects": "retrievekit.langchain.retriever",
+    "object_to_document": "retrievekit.langchain.retriever",
+}
 
-    __all__.append("LangChainChatLLM")
-except ImportError:  # pragma: no cover
-    pass
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from retrievekit.langchain.compressor import OneShotCompressor
+    from retrievekit.langchain.llm import LangChainChatLLM
+    from retrievekit.langchain.local_chat import LocalToolChatModel
+    from retrievekit.langchain.mindref import MindRefRetriever
+    from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects, object_to_document
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'retrievekit.langchain' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

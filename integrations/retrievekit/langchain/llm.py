@@ -3,7 +3,7 @@
 Works with every ``BaseChatModel`` -- ``ChatOpenAI`` (also pointed at an OpenAI-compatible server such as vLLM
 via ``base_url=``), ``ChatOllama``, ``ChatAnthropic``, a fake model in tests -- by simply passing it.
 
-Example:
+Examples:
     >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
     >>> llm = LangChainChatLLM(FakeListChatModel(responses=['{"ok": true}']))
     >>> llm.complete_json("Is it ok?", {"type": "object"}).value
@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
 from retrievekit.core.llm.json_output import ChatLLMBase, estimate_tokens
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.trace import Trace
@@ -62,7 +63,7 @@ class LangChainChatLLM(ChatLLMBase):
     Token counts come from ``usage_metadata``; when the model reports none they are estimated as
     ``len(text) // 4`` and the trace records a ``"token_estimate"`` note.
 
-    Example:
+    Examples:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
         >>> from retrievekit.core.trace import Trace
         >>> t = Trace()
@@ -86,7 +87,7 @@ class LangChainChatLLM(ChatLLMBase):
     def to_langchain_messages(prompt: str | Sequence[ChatMessage]) -> list[BaseMessage]:
         """Convert a retrievekit prompt to LangChain messages.
 
-        Example:
+        Examples:
             >>> from retrievekit.core.llm.protocol import ChatMessage
             >>> [m.type for m in LangChainChatLLM.to_langchain_messages([ChatMessage("system", "Be brief."), ChatMessage("user", "Hi")])]
             ['system', 'human']
@@ -113,7 +114,7 @@ class LangChainChatLLM(ChatLLMBase):
     ) -> Completion:
         """Call ``llm.invoke`` and return the reply text with token counts (recorded in ``trace``).
 
-        Example:
+        Examples:
             >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
             >>> LangChainChatLLM(FakeListChatModel(responses=["ok"])).complete("Hi").text
             'ok'

@@ -1,6 +1,6 @@
 """LangChain edge: any retrievekit retriever as a ``langchain_core`` ``BaseRetriever``.
 
-Example:
+Examples:
     >>> from langchain_core.documents import Document
     >>> r = RetrieveKitRetriever.from_documents([Document(page_content="Paris is in France.")], method="bm25")
     >>> r.invoke("Where is Paris?")[0].page_content
@@ -32,7 +32,7 @@ __all__ = ["RetrieveKitRetriever", "documents_to_objects", "object_to_document"]
 def documents_to_objects(docs: Sequence[Document]) -> list[DataObject]:
     """Convert LangChain documents to retrievekit passages (id = ``doc.id`` or a hash of the text).
 
-    Example:
+    Examples:
         >>> documents_to_objects([Document(page_content="hi", id="d1")])[0].id
         'd1'
     """
@@ -53,7 +53,7 @@ def documents_to_objects(docs: Sequence[Document]) -> list[DataObject]:
 def object_to_document(obj: DataObject, score: float | None = None) -> Document:
     """Convert a retrievekit object to a ``Document`` (score in ``metadata['score']``).
 
-    Example:
+    Examples:
         >>> object_to_document(Passage(id="a", text="x"), 0.5).metadata["score"]
         0.5
     """
@@ -74,7 +74,7 @@ class RetrieveKitRetriever(BaseRetriever):
     callback event ``retrievekit_trace`` (visible in ``astream_events``) and
     kept in ``last_trace``.
 
-    Example:
+    Examples:
         >>> from retrievekit.core.index import BM25Index
         >>> core = BM25Index.build([Passage(id="a", text="red apples"), Passage(id="b", text="green pears")])
         >>> [d.id for d in RetrieveKitRetriever(retriever=core, k=1).invoke("pears")]
@@ -99,11 +99,13 @@ class RetrieveKitRetriever(BaseRetriever):
     ) -> RetrieveKitRetriever:
         """Build a registered method (``bm25``, ``dense``, ``hybrid``, ...) over LangChain documents.
 
-        Example:
+        Examples:
             >>> RetrieveKitRetriever.from_documents([Document(page_content="x")], method="bm25").k
             4
         """
-        ctx = MethodContext(corpus=documents_to_objects(documents), work_dir=Path(work_dir) if work_dir else None, options=options)
+        ctx = MethodContext(
+            corpus=documents_to_objects(documents), work_dir=Path(work_dir) if work_dir else None, options=options
+        )
         return cls(retriever=build_method(method, ctx), k=k)
 
     def _get_relevant_documents(

@@ -1,18 +1,52 @@
-"""retrievekit for LlamaIndex: retrievers, postprocessors and LLM adapters.
+"""retrievekit for LlamaIndex: retrievers, node postprocessors and LLM adapters.
 
-Example:
+Exports are loaded lazily, so importing one component does not import the
+dependencies of every other (e.g. LangGraph for the agent retriever).
+
+Examples:
     >>> from retrievekit.llama_index import RetrieveKitRetriever
     >>> RetrieveKitRetriever.__name__
     'RetrieveKitRetriever'
 """
 
-from retrievekit.llama_index.retriever import RetrieveKitRetriever, RetrieveKitTraceEvent, nodes_to_objects, object_to_node
+from __future__ import annotations
 
-__all__ = ["RetrieveKitRetriever", "RetrieveKitTraceEvent", "nodes_to_objects", "object_to_node"]
+import importlib
+from typing import TYPE_CHECKING, Any
 
-try:  # the chat adapter lives in llm.py
-    from retrievekit.llama_index.llm import LlamaIndexChatLLM  # noqa: F401
+# public name -> module that defines it (add new components here)
+_EXPORTS: dict[str, str] = {
+    "IterativeAgentRetriever": "retrievekit.llama_index.agent_retriever",
+    "LlamaIndexChatLLM": "retrievekit.llama_index.llm",
+    "MindRefRetriever": "retrievekit.llama_index.mindref",
+    "OneShotPostprocessor": "retrievekit.llama_index.postprocessor",
+    "RetrieveKitRetriever": "retrievekit.llama_index.retriever",
+    "RetrieveKitTraceEvent": "retrievekit.llama_index.retriever",
+    "nodes_to_objects": "retrievekit.llama_index.retriever",
+    "object_to_node": "retrievekit.llama_index.retriever",
+}
 
-    __all__.append("LlamaIndexChatLLM")
-except ImportError:  # pragma: no cover
-    pass
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from retrievekit.llama_index.agent_retriever import IterativeAgentRetriever
+    from retrievekit.llama_index.llm import LlamaIndexChatLLM
+    from retrievekit.llama_index.mindref import MindRefRetriever
+    from retrievekit.llama_index.postprocessor import OneShotPostprocessor
+    from retrievekit.llama_index.retriever import (
+        RetrieveKitRetriever,
+        RetrieveKitTraceEvent,
+        nodes_to_objects,
+        object_to_node,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'retrievekit.llama_index' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -3,7 +3,7 @@
 Works with every LlamaIndex LLM -- ``OpenAI``, ``OpenAILike`` pointed at an OpenAI-compatible server (vLLM,
 llama.cpp server, LM Studio...), ``Ollama``, ``HuggingFaceLLM``, a ``CustomLLM`` -- by simply passing it.
 
-Example:
+Examples:
     >>> from llama_index.core.llms import MockLLM
     >>> from retrievekit.core.trace import Trace
     >>> llm = LlamaIndexChatLLM(MockLLM(max_tokens=3))
@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from retrievekit.core.llm.json_output import ChatLLMBase, estimate_tokens
-from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
-from retrievekit.core.trace import Trace
-
 from llama_index.core.base.llms.types import ChatMessage as LIChatMessage
 from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM
+
+from retrievekit.core.llm.json_output import ChatLLMBase, estimate_tokens
+from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
+from retrievekit.core.trace import Trace
 
 __all__ = ["LlamaIndexChatLLM"]
 
@@ -84,7 +84,7 @@ class LlamaIndexChatLLM(ChatLLMBase):
     Token counts come from the provider's usage report (``additional_kwargs``, ``raw.usage``, Ollama's counts);
     when there is none they are estimated as ``len(text) // 4`` and the trace records a ``"token_estimate"`` note.
 
-    Example:
+    Examples:
         >>> from llama_index.core.llms import MockLLM
         >>> LlamaIndexChatLLM(MockLLM()).llm.__class__.__name__
         'MockLLM'
@@ -105,7 +105,7 @@ class LlamaIndexChatLLM(ChatLLMBase):
     def to_llama_index_messages(prompt: str | Sequence[ChatMessage]) -> list[LIChatMessage]:
         """Convert a retrievekit prompt to LlamaIndex chat messages.
 
-        Example:
+        Examples:
             >>> [m.role.value for m in LlamaIndexChatLLM.to_llama_index_messages("Hi")]
             ['user']
         """
@@ -121,7 +121,7 @@ class LlamaIndexChatLLM(ChatLLMBase):
     ) -> Completion:
         """Call ``llm.chat`` and return the reply text with token counts (recorded in ``trace``).
 
-        Example:
+        Examples:
             >>> from llama_index.core.llms import MockLLM
             >>> LlamaIndexChatLLM(MockLLM(max_tokens=2)).complete("Hi").completion_tokens >= 0
             True

@@ -1,6 +1,6 @@
 """LlamaIndex edge: any retrievekit retriever as a ``llama_index`` ``BaseRetriever``.
 
-Example:
+Examples:
     >>> from llama_index.core import Document
     >>> r = RetrieveKitRetriever.from_documents([Document(text="Paris is in France.")], method="bm25")
     >>> r.retrieve("Where is Paris?")[0].node.get_content()
@@ -33,7 +33,7 @@ dispatcher = get_dispatcher(__name__)
 class RetrieveKitTraceEvent(BaseEvent):
     """Emitted after every retrieval with the query's trace (LLM calls, tokens, seconds, fallbacks).
 
-    Example:
+    Examples:
         >>> RetrieveKitTraceEvent(query="q", trace={"llm_calls": 0}).class_name()
         'RetrieveKitTraceEvent'
     """
@@ -61,7 +61,7 @@ def _json_safe(meta: dict[str, Any]) -> dict[str, Any]:
 def nodes_to_objects(nodes: Sequence[BaseNode]) -> list[DataObject]:
     """Convert LlamaIndex nodes/documents to retrievekit passages (id = node id, metadata kept JSON-safe).
 
-    Example:
+    Examples:
         >>> nodes_to_objects([TextNode(id_="n1", text="hi")])[0].id
         'n1'
     """
@@ -76,7 +76,7 @@ def nodes_to_objects(nodes: Sequence[BaseNode]) -> list[DataObject]:
 def object_to_node(obj: DataObject) -> TextNode:
     """Convert a retrievekit object to a ``TextNode`` (same id; kind and title in metadata).
 
-    Example:
+    Examples:
         >>> object_to_node(Passage(id="a", text="x", title="T")).metadata["title"]
         'T'
     """
@@ -99,7 +99,7 @@ class RetrieveKitRetriever(BaseRetriever):
         retriever: a core retriever (``BM25Index``, ``DenseIndex``, ``HybridRetriever``, ...).
         similarity_top_k: how many nodes to return.
 
-    Example:
+    Examples:
         >>> from retrievekit.core.index import BM25Index
         >>> core = BM25Index.build([Passage(id="a", text="red apples")])
         >>> RetrieveKitRetriever(core, similarity_top_k=1).retrieve("apples")[0].node.node_id
@@ -133,14 +133,16 @@ class RetrieveKitRetriever(BaseRetriever):
 
         ``work_dir`` caches the built indexes on disk (reopened when the corpus is unchanged).
 
-        Example:
+        Examples:
             >>> from llama_index.core import Document
             >>> RetrieveKitRetriever.from_documents([Document(text="x")], method="bm25").similarity_top_k
             10
         """
         from pathlib import Path
 
-        ctx = MethodContext(corpus=nodes_to_objects(documents), work_dir=Path(work_dir) if work_dir else None, options=options)
+        ctx = MethodContext(
+            corpus=nodes_to_objects(documents), work_dir=Path(work_dir) if work_dir else None, options=options
+        )
         return cls(build_method(method, ctx), similarity_top_k=similarity_top_k)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

@@ -1,6 +1,6 @@
 """Evaluation harness: dataset loaders, retrieval metrics, the benchmark runner and reports.
 
-Example:
+Examples:
     >>> from retrievekit.core.eval import evaluate
     >>> evaluate({"q": ["a"]}, {"q": {"a": 1}}, ks=(1,))["ndcg@1"]
     1.0

@@ -17,7 +17,7 @@ dataset        files (under ``DATA_DIR/<folder>/``)                          spl
 ``musique``    ``multihop_qa/musique_train100_*``                             ``dev`` (= ``train``)
 =============  ============================================================  =========================================
 
-Example:
+Examples:
     >>> import os
     >>> ds = load_dataset("scifact", os.environ["RETRIEVEKIT_DATA_DIR"], split="dev", limit=3)  # doctest: +SKIP
     >>> len(ds.queries), ds.name  # doctest: +SKIP
@@ -67,7 +67,7 @@ _MUSIQUE_SPLITS: tuple[str, ...] = ("dev", "train")
 class DatasetNotFoundError(InvalidInputError, FileNotFoundError):
     """A dataset file (or split) that is not where the layout says it should be.
 
-    Example:
+    Examples:
         >>> e = DatasetNotFoundError("missing /x/corpus.jsonl.gz")
         >>> isinstance(e, FileNotFoundError), isinstance(e, InvalidInputError)
         (True, True)
@@ -83,7 +83,7 @@ class Query:
         text: the question text.
         metadata: gold ids, answers and anything else the file carries.
 
-    Example:
+    Examples:
         >>> Query(id="q1", text="Who?").metadata
         {}
     """
@@ -105,7 +105,7 @@ class Dataset:
         qrels: ``{query_id: {object_id: grade}}``, restricted to the loaded queries.
         metadata: loader notes, e.g. ``qrels_missing_from_corpus`` (gold ids the pool lacks).
 
-    Example:
+    Examples:
         >>> ds = Dataset("toy", "dev", [Passage(id="a", text="x")], [Query("q", "x?")], {"q": {"a": 1}})
         >>> ds.object("a").text, len(ds)
         ('x', 1)
@@ -125,7 +125,7 @@ class Dataset:
     def objects_by_id(self) -> dict[str, DataObject]:
         """Map of object id to object.
 
-        Example:
+        Examples:
             >>> Dataset("t", "dev", [Passage(id="a", text="x")], [], {}).objects_by_id()["a"].id
             'a'
         """
@@ -134,7 +134,7 @@ class Dataset:
     def object(self, object_id: str) -> DataObject:
         """The corpus object with this id (``KeyError`` if absent).
 
-        Example:
+        Examples:
             >>> Dataset("t", "dev", [Passage(id="a", text="x")], [], {}).object("a").id
             'a'
         """
@@ -150,7 +150,7 @@ class Dataset:
 def stable_id(*parts: str, length: int = 12) -> str:
     """Deterministic short id: the first ``length`` hex digits of sha1 over the parts joined by newlines.
 
-    Example:
+    Examples:
         >>> stable_id("Title", "Some text")
         '8085dcd07404'
     """
@@ -389,7 +389,7 @@ def rebuild_documents(corpus: Sequence[DataObject]) -> dict[Any, list[Passage]]:
 
     Objects without a ``DocumentID`` are skipped. Keys come out sorted.
 
-    Example:
+    Examples:
         >>> ps = [Passage(id="b", text="2", metadata={"DocumentID": 1, "order": 1}),
         ...       Passage(id="a", text="1", metadata={"DocumentID": 1, "order": 0})]
         >>> [p.id for p in rebuild_documents(ps)[1]]
@@ -611,7 +611,7 @@ _LOADERS = {
 def supported_splits(name: str, data_dir: str | Path) -> list[str]:
     """Splits of ``name`` that the files in ``data_dir`` support.
 
-    Example:
+    Examples:
         >>> supported_splits("musique", "/anywhere")
         ['dev', 'train']
     """
@@ -642,7 +642,7 @@ def load_dataset(name: str, data_dir: str | Path, split: str = "dev", limit: int
         DatasetNotFoundError: a required file is missing (the message names the expected path).
         InvalidInputError: unknown dataset or split, or a malformed file.
 
-    Example:
+    Examples:
         >>> load_dataset("nope", "/tmp")
         Traceback (most recent call last):
         ...

@@ -19,7 +19,7 @@ Conventions (the ones BEIR reports through ``pytrec_eval``):
   documents but no (or an empty) ranking counts as 0 — stricter than
   ``pytrec_eval``, which silently drops it.
 
-Example:
+Examples:
     >>> qrels = {"q1": {"a": 1, "b": 1}}
     >>> run = {"q1": ["a", "x", "b"]}
     >>> round(evaluate(run, qrels, ks=(1, 3))["recall@1"], 3)
@@ -79,7 +79,7 @@ def _relevant(qrels: Mapping[str, int]) -> dict[str, int]:
 def dcg_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     """Discounted cumulative gain of the top ``k``: ``sum(grade / log2(rank + 1))``.
 
-    Example:
+    Examples:
         >>> round(dcg_at_k(["a", "b"], {"a": 3, "b": 2}, 2), 4)  # 3/1 + 2/log2(3)
         4.2619
     """
@@ -91,7 +91,7 @@ def dcg_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
 def ndcg_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     """Normalised DCG@k (linear gain, log2 discount); 0 when the query has no relevant document.
 
-    Example:
+    Examples:
         >>> ndcg_at_k(["a", "b"], {"a": 1}, 10)
         1.0
         >>> round(ndcg_at_k(["x", "a"], {"a": 1}, 10), 4)  # 1/log2(3)
@@ -109,7 +109,7 @@ def ndcg_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
 def recall_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     """Fraction of the query's relevant documents found in the top ``k``.
 
-    Example:
+    Examples:
         >>> recall_at_k(["a", "x", "b"], {"a": 1, "b": 1, "c": 1}, 2)
         0.3333333333333333
     """
@@ -123,7 +123,7 @@ def recall_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> floa
 def precision_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     """Relevant documents in the top ``k`` divided by ``k`` (``trec_eval`` ``P_k``).
 
-    Example:
+    Examples:
         >>> precision_at_k(["a", "x"], {"a": 1}, 4)
         0.25
     """
@@ -135,7 +135,7 @@ def precision_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> f
 def mrr_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     """Reciprocal rank of the first relevant document within the top ``k`` (0 if none).
 
-    Example:
+    Examples:
         >>> mrr_at_k(["x", "y", "a"], {"a": 1}, 5)
         0.3333333333333333
         >>> mrr_at_k(["x", "y", "a"], {"a": 1}, 2)
@@ -152,7 +152,7 @@ def mrr_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
 def hit_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     """1.0 when at least one relevant document is in the top ``k`` (a.k.a. success@k).
 
-    Example:
+    Examples:
         >>> hit_at_k(["x", "a"], {"a": 1}, 2), hit_at_k(["x", "a"], {"a": 1}, 1)
         (1.0, 0.0)
     """
@@ -164,7 +164,7 @@ def hit_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
 def perfect_recall_at_k(ranked: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     """1.0 when *all* relevant documents are in the top ``k`` (0 if the query has none).
 
-    Example:
+    Examples:
         >>> perfect_recall_at_k(["a", "b"], {"a": 1, "b": 2}, 2)
         1.0
         >>> perfect_recall_at_k(["a", "x", "b"], {"a": 1, "b": 2}, 2)
@@ -183,7 +183,7 @@ def set_precision_recall_f1(retrieved: Iterable[str], qrels: Mapping[str, int]) 
 
     An empty retrieved set has precision 0 (and so F1 0).
 
-    Example:
+    Examples:
         >>> set_precision_recall_f1({"a", "x"}, {"a": 1, "b": 1})
         (0.5, 0.5, 0.5)
     """
@@ -199,7 +199,7 @@ def set_precision_recall_f1(retrieved: Iterable[str], qrels: Mapping[str, int]) 
 def set_precision(retrieved: Iterable[str], qrels: Mapping[str, int]) -> float:
     """Precision of an unranked set.
 
-    Example:
+    Examples:
         >>> set_precision(["a", "x", "y", "z"], {"a": 1})
         0.25
     """
@@ -209,7 +209,7 @@ def set_precision(retrieved: Iterable[str], qrels: Mapping[str, int]) -> float:
 def set_recall(retrieved: Iterable[str], qrels: Mapping[str, int]) -> float:
     """Recall of an unranked set.
 
-    Example:
+    Examples:
         >>> set_recall(["a"], {"a": 1, "b": 1})
         0.5
     """
@@ -219,7 +219,7 @@ def set_recall(retrieved: Iterable[str], qrels: Mapping[str, int]) -> float:
 def set_f1(retrieved: Iterable[str], qrels: Mapping[str, int]) -> float:
     """F1 of an unranked set.
 
-    Example:
+    Examples:
         >>> round(set_f1(["a", "x"], {"a": 1}), 4)
         0.6667
     """
@@ -242,7 +242,7 @@ def evaluate(
     an empty ranking (score 0). Run entries for unjudged queries are ignored.
     Keys look like ``"ndcg@10"``; with no judged query every value is 0.
 
-    Example:
+    Examples:
         >>> m = evaluate({"q": ["x", "a"]}, {"q": {"a": 1}, "q2": {}}, ks=(1, 2))
         >>> m["hit@1"], m["hit@2"], m["mrr@2"]
         (0.0, 1.0, 0.5)
@@ -273,7 +273,7 @@ def evaluate_sets(
 ) -> dict[str, float]:
     """Mean set precision/recall/F1 over judged queries (same query convention as :func:`evaluate`).
 
-    Example:
+    Examples:
         >>> evaluate_sets({"q": ["a", "x"]}, {"q": {"a": 1}})
         {'set_precision': 0.5, 'set_recall': 1.0, 'set_f1': 0.6666666666666666}
     """

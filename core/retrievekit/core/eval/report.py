@@ -3,7 +3,7 @@
 Results are the dicts :func:`~retrievekit.core.eval.runner.run_benchmark`
 returns (or the JSON files ``retrievekit bench --out`` writes).
 
-Example:
+Examples:
     >>> r = {"dataset": "scifact", "split": "dev", "method": "bm25", "n_queries": 2,
     ...      "metrics": {"ndcg@10": 0.5}, "cost": {"seconds_per_query": 0.01}}
     >>> print(compare([r], metrics=["ndcg@10"]).splitlines()[2])
@@ -37,7 +37,7 @@ ResultLike = Mapping[str, Any] | str | Path
 def load_results(results: Sequence[ResultLike]) -> list[dict[str, Any]]:
     """Read result JSON files (paths) or pass result dicts through, checking the required keys.
 
-    Example:
+    Examples:
         >>> load_results([{"method": "m", "dataset": "d", "metrics": {}}])[0]["method"]
         'm'
     """
@@ -89,7 +89,7 @@ def compare(results: Sequence[ResultLike], metrics: Sequence[str] | None = None)
     Missing values show as ``-``. ``metrics=None`` picks the
     :data:`DEFAULT_REPORT_METRICS` present in any result.
 
-    Example:
+    Examples:
         >>> r = {"dataset": "d", "method": "m", "metrics": {"ndcg@10": 1.0}, "cost": {}}
         >>> compare([r]).splitlines()[0]
         '| run | queries | ndcg@10 | LLM calls/q | prompt tok/q | compl. tok/q | s/q | build s |'
@@ -118,7 +118,7 @@ def plot(results: Sequence[ResultLike], out_png: str | Path, metrics: Sequence[s
 
     Uses matplotlib's Agg backend (no display needed); returns the written path.
 
-    Example:
+    Examples:
         >>> r = {"dataset": "d", "method": "m", "metrics": {"ndcg@10": 0.4}, "cost": {"seconds_per_query": 0.1}}
         >>> plot([r], "/tmp/rk_report_doctest.png").suffix
         '.png'

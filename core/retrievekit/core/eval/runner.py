@@ -1,6 +1,6 @@
 """Run one registered method over one dataset and summarise quality and cost as a JSON-ready dict.
 
-Example:
+Examples:
     >>> from retrievekit.core.eval.datasets import Dataset, Query
     >>> from retrievekit.core.retriever import register_method
     >>> from retrievekit.core.types import Passage, ScoredHit
@@ -24,12 +24,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
 from retrievekit.core.eval.datasets import Dataset
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets
 from retrievekit.core.retriever import MethodContext, build_method, check_k
 from retrievekit.core.trace import Trace
-from tqdm.auto import tqdm
 
 __all__ = ["COST_KEYS", "run_benchmark"]
 
@@ -62,7 +63,8 @@ def run_benchmark(
          "metrics": {"ndcg@10": ..., "recall@100": ..., "mrr@5": ..., ...},
          "cost": {"llm_calls_per_query", "prompt_tokens_per_query",
                   "completion_tokens_per_query", "seconds_per_query"},
-         "build_seconds", "k", "n_failed", "events_per_query"}
+         "build_seconds", "k", "n_failed", "events_per_query",
+         "counters_per_query": {...}}  # only when the method's traces set counters
 
     Metrics are computed at every cut-off in ``ks`` on the (at most ``k``)
     hits returned, so a cut-off above ``k`` equals the value at ``k``. A
@@ -74,7 +76,7 @@ def run_benchmark(
     ranking and in ``n_failed`` (first messages in ``failures``); other
     exceptions propagate. ``keep_run=True`` adds ``"run": {qid: [ids]}``.
 
-    Example:
+    Examples:
         >>> from retrievekit.core.eval.datasets import Dataset
         >>> run_benchmark(Dataset("t", "dev", [], [], {}), "bm25", k=0)
         Traceback (most recent call last):
@@ -97,6 +99,7 @@ def run_benchmark(
     run: dict[str, list[str]] = {}
     seconds: list[float] = []
     llm_calls = prompt_tokens = completion_tokens = events = 0
+    counters: dict[str, float] = {}
     failures: list[str] = []
     show = progress and sys.stderr.isatty()
     bar = tqdm(dataset.queries, desc=f"{method_name}@{dataset.name}", unit="q", disable=not show)
@@ -114,6 +117,8 @@ def run_benchmark(
         prompt_tokens += trace.prompt_tokens
         completion_tokens += trace.completion_tokens
         events += len(trace.events)
+        for name, value in trace.counters.items():
+            counters[name] = counters.get(name, 0) + value
     bar.close()
 
     n = len(dataset.queries)
@@ -140,6 +145,8 @@ def run_benchmark(
         "llm": llm,
         "options": json.loads(json.dumps(dict(options or {}), default=str)),
     }
+    if counters:
+        result["counters_per_query"] = {name: total / n for name, total in sorted(counters.items())}
     if failures:
         result["failures"] = failures[:20]
     if keep_run:

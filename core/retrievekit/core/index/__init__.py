@@ -1,6 +1,6 @@
 """Indexes: lexical (BM25), dense (Chroma + MiniLM), hybrid fusion, and token tries.
 
-Example:
+Examples:
     >>> from retrievekit.core.index import BM25Index
     >>> from retrievekit.core.types import Passage
     >>> idx = BM25Index.build([Passage(id="a", text="solar panels"), Passage(id="b", text="wind farms")])

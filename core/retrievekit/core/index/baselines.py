@@ -4,7 +4,7 @@ With a ``work_dir`` the built indexes are cached there under a fingerprint of
 the corpus, so a second run over the same corpus reopens them instead of
 re-embedding.
 
-Example:
+Examples:
     >>> from retrievekit.core.retriever import MethodContext
     >>> from retrievekit.core.types import Passage
     >>> r = build_bm25(MethodContext(corpus=[Passage(id="a", text="ice cream"), Passage(id="b", text="hot soup")]))
@@ -31,7 +31,7 @@ __all__ = ["build_bm25", "build_dense", "build_hybrid", "corpus_fingerprint"]
 def corpus_fingerprint(objects: Sequence[DataObject]) -> str:
     """A short stable hash of a corpus (ids, texts, metadata, in order).
 
-    Example:
+    Examples:
         >>> from retrievekit.core.types import Passage
         >>> corpus_fingerprint([Passage(id="a", text="x")]) == corpus_fingerprint([Passage(id="a", text="x")])
         True
@@ -52,7 +52,7 @@ def _cache_dir(ctx: MethodContext, kind: str) -> Path | None:
 def build_bm25(ctx: MethodContext) -> BM25Index:
     """BM25 over the corpus (cached in ``ctx.work_dir`` when given).
 
-    Example:
+    Examples:
         >>> from retrievekit.core.types import Passage
         >>> len(build_bm25(MethodContext(corpus=[Passage(id="a", text="x y")])))
         1
@@ -72,7 +72,7 @@ def build_bm25(ctx: MethodContext) -> BM25Index:
 def build_dense(ctx: MethodContext) -> Retriever:
     """Dense (Chroma + all-MiniLM-L6-v2) over the corpus (cached in ``ctx.work_dir`` when given).
 
-    Example:
+    Examples:
         >>> build_dense(MethodContext(corpus=[Passage(id="a", text="x")])).search("x")[0].id   # doctest: +SKIP
         'a'
     """
@@ -96,7 +96,7 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     Options (``ctx.options``): ``fusion`` ("rrf" | "weighted"), ``dense_weight`` (0.5), ``bm25_weight`` (0.5),
     ``rrf_k`` (60), ``candidate_k`` (100).
 
-    Example:
+    Examples:
         >>> build_hybrid(MethodContext(corpus=[Passage(id="a", text="x")])).search("x")[0].id   # doctest: +SKIP
         'a'
     """

@@ -1,6 +1,6 @@
 """BM25 lexical index over data objects (bm25s underneath), persisted to a folder.
 
-Example:
+Examples:
     >>> from retrievekit.core.types import Passage
     >>> idx = BM25Index.build([Passage(id="a", text="The cat sat."), Passage(id="b", text="Dogs bark loudly.")])
     >>> [h.id for h in idx.search("barking dogs", k=2)]
@@ -39,7 +39,7 @@ class BM25Config:
         stemmer: Snowball stemmer language (PyStemmer), or "" for none.
         stopwords: bm25s stopword list name ("en") or "" for none.
 
-    Example:
+    Examples:
         >>> BM25Config().k1
         1.2
     """
@@ -54,7 +54,7 @@ class BM25Config:
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest scores, best first, ties broken by lower index (deterministic).
 
-    Example:
+    Examples:
         >>> top_k_indices(np.array([0.5, 2.0, 0.5, 1.0]), 3).tolist()
         [1, 3, 0]
     """
@@ -84,7 +84,7 @@ class BM25Index:
     are returned (a query with no known term returns no hits and says so in
     the trace).
 
-    Example:
+    Examples:
         >>> from retrievekit.core.types import Passage
         >>> idx = BM25Index.build([Passage(id="x", text="graph neural networks")])
         >>> idx.search("neural", k=5)[0].score > 0
@@ -101,7 +101,7 @@ class BM25Index:
     def build(cls, objects: Iterable[DataObject], config: BM25Config | None = None) -> BM25Index:
         """Index objects (their ``index_text()``).
 
-        Example:
+        Examples:
             >>> from retrievekit.core.types import Passage
             >>> len(BM25Index.build([Passage(id="a", text="x y")]))
             1
@@ -122,7 +122,7 @@ class BM25Index:
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every object for ``query`` (0 where no term matches).
 
-        Example:
+        Examples:
             >>> from retrievekit.core.types import Passage
             >>> BM25Index.build([Passage(id="a", text="x yy"), Passage(id="b", text="zz")]).scores("yy").tolist()[1]
             0.0
@@ -137,7 +137,7 @@ class BM25Index:
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Top-``k`` objects by BM25 score (ties by corpus order).
 
-        Example:
+        Examples:
             >>> from retrievekit.core.types import Passage
             >>> BM25Index.build([Passage(id="a", text="alpha")]).search("omega")
             []
@@ -154,7 +154,7 @@ class BM25Index:
     def save(self, folder: str | os.PathLike[str]) -> None:
         """Persist atomically to ``folder`` (replacing what was there only once fully written).
 
-        Example:
+        Examples:
             >>> import tempfile, pathlib
             >>> from retrievekit.core.types import Passage
             >>> d = pathlib.Path(tempfile.mkdtemp()) / "bm25"
@@ -172,7 +172,7 @@ class BM25Index:
     def load(cls, folder: str | os.PathLike[str]) -> BM25Index:
         """Reopen a saved index; :class:`IndexFormatError` if the folder is not one.
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> BM25Index.load(tempfile.mkdtemp())
             Traceback (most recent call last):

@@ -8,7 +8,7 @@ The collection's metadata records the format version and the embedder, so an
 index built with another model or by another tool is refused with
 :class:`IndexFormatError` rather than silently returning wrong neighbours.
 
-Example:
+Examples:
     >>> from retrievekit.core.types import Passage
     >>> idx = DenseIndex.build([Passage(id="a", text="cats purr"), Passage(id="b", text="stock markets")])  # doctest: +SKIP
     >>> idx.search("kittens", k=1)[0].id                                                               # doctest: +SKIP
@@ -52,7 +52,7 @@ def _chromadb() -> Any:
 def persistent_client(path: str | os.PathLike[str]) -> Any:
     """An embedded Chroma ``PersistentClient`` on ``path`` with telemetry off.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> persistent_client(tempfile.mkdtemp()).heartbeat() > 0   # doctest: +SKIP
         True
@@ -66,7 +66,7 @@ class DenseIndex:
 
     Scores are cosine similarities in [-1, 1].
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> from retrievekit.core.types import Passage
         >>> d = pathlib.Path(tempfile.mkdtemp()) / "dense"
@@ -107,7 +107,7 @@ class DenseIndex:
             overwrite: replace an existing index/collection of that name instead of failing.
             progress: show a progress bar while embedding.
 
-        Example:
+        Examples:
             >>> DenseIndex.build([])
             Traceback (most recent call last):
             ...
@@ -148,13 +148,25 @@ class DenseIndex:
             if hasattr(tmp_client, "close"):
                 tmp_client.close()
             _clear_chroma_cache()
-            write_manifest(tmp, FORMAT, FORMAT_VERSION, {"collection": collection_name, "embedder": emb.name, "dim": emb.dim, "n_objects": n})
+            write_manifest(
+                tmp,
+                FORMAT,
+                FORMAT_VERSION,
+                {"collection": collection_name, "embedder": emb.name, "dim": emb.dim, "n_objects": n},
+            )
         return cls.open(final, embedder=emb)
 
     @staticmethod
     def _create(client: Any, name: str, emb: Embedder) -> Any:
-        meta = {"retrievekit_format": FORMAT, "retrievekit_format_version": FORMAT_VERSION, "embedder": emb.name, "dim": emb.dim}
-        return client.create_collection(name, configuration={"hnsw": {"space": "cosine"}}, metadata=meta, embedding_function=None)
+        meta = {
+            "retrievekit_format": FORMAT,
+            "retrievekit_format_version": FORMAT_VERSION,
+            "embedder": emb.name,
+            "dim": emb.dim,
+        }
+        return client.create_collection(
+            name, configuration={"hnsw": {"space": "cosine"}}, metadata=meta, embedding_function=None
+        )
 
     @classmethod
     def open(
@@ -169,7 +181,7 @@ class DenseIndex:
 
         Raises :class:`IndexFormatError` for a missing, foreign or newer-version index, or an embedder mismatch.
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> DenseIndex.open(tempfile.mkdtemp())
             Traceback (most recent call last):
@@ -192,10 +204,14 @@ class DenseIndex:
             raise IndexFormatError(f"no Chroma collection {name!r} ({type(e).__name__}: {e})") from e
         meta = col.metadata or {}
         if meta.get("retrievekit_format") != FORMAT:
-            raise IndexFormatError(f"Chroma collection {name!r} was not written by retrievekit (no retrievekit_format metadata)")
+            raise IndexFormatError(
+                f"Chroma collection {name!r} was not written by retrievekit (no retrievekit_format metadata)"
+            )
         version = meta.get("retrievekit_format_version")
         if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise IndexFormatError(f"collection {name!r} has format version {version!r}; this retrievekit reads up to {FORMAT_VERSION}")
+            raise IndexFormatError(
+                f"collection {name!r} has format version {version!r}; this retrievekit reads up to {FORMAT_VERSION}"
+            )
         emb = embedder or MiniLMEmbedder.default()
         if meta.get("embedder") != emb.name or meta.get("dim") != emb.dim:
             raise IndexFormatError(
@@ -211,7 +227,7 @@ class DenseIndex:
     def add(self, objects: Sequence[DataObject], *, batch_size: int = 256, progress: bool = False) -> None:
         """Embed and add objects (ids must be new).
 
-        Example:
+        Examples:
             >>> idx.add([Passage(id="c", text="new text")])   # doctest: +SKIP
         """
         objs = check_corpus(objects)
@@ -235,7 +251,7 @@ class DenseIndex:
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Top-``k`` objects by cosine similarity.
 
-        Example:
+        Examples:
             >>> idx.search("question", k=3)   # doctest: +SKIP
             [...]
         """
@@ -248,9 +264,13 @@ class DenseIndex:
             n = min(k, len(self))
             if n == 0:
                 return []
-            res = self.collection.query(query_embeddings=[vec.tolist()], n_results=n, include=["distances", "metadatas"])
+            res = self.collection.query(
+                query_embeddings=[vec.tolist()], n_results=n, include=["distances", "metadatas"]
+            )
         hits = []
-        rows = sorted(zip(res["distances"][0], res["ids"][0], res["metadatas"][0], strict=True), key=lambda r: (r[0], r[1]))
+        rows = sorted(
+            zip(res["distances"][0], res["ids"][0], res["metadatas"][0], strict=True), key=lambda r: (r[0], r[1])
+        )
         for rank, (dist, _id, meta) in enumerate(rows):
             hits.append(ScoredHit(obj=object_from_dict(json.loads(meta[_OBJ_KEY])), score=1.0 - float(dist), rank=rank))
         return hits
@@ -291,7 +311,7 @@ def _progress(total: int, enabled: bool) -> Any:
 def remove_index(path: str | os.PathLike[str]) -> None:
     """Delete an index folder (only if it is a retrievekit dense index).
 
-    Example:
+    Examples:
         >>> remove_index("/nonexistent")
         Traceback (most recent call last):
         ...

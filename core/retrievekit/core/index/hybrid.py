@@ -1,6 +1,6 @@
 """Hybrid retrieval: fuse the rankings of several retrievers (weighted scores or reciprocal-rank fusion).
 
-Example:
+Examples:
     >>> from retrievekit.core.types import Passage
     >>> from retrievekit.core.index.bm25 import BM25Index
     >>> corpus = [Passage(id="a", text="solar power"), Passage(id="b", text="wind power")]
@@ -33,7 +33,7 @@ class FusionConfig:
         rrf_k: the RRF constant; 60 is the value of Cormack et al. 2009.
         candidate_k: how many hits each retriever contributes before fusion (at least the requested k).
 
-    Example:
+    Examples:
         >>> FusionConfig().rrf_k
         60
     """
@@ -54,7 +54,7 @@ def fuse(
     Weighted fusion max-normalises each list (score / max score; lists whose
     best score is not positive are shifted to be) before weighting.
 
-    Example:
+    Examples:
         >>> from retrievekit.core.types import Passage
         >>> a, b = Passage(id="a", text="x"), Passage(id="b", text="y")
         >>> r1 = [ScoredHit(a, 2.0, 0), ScoredHit(b, 1.0, 1)]
@@ -94,7 +94,7 @@ def fuse(
 class HybridRetriever:
     """Fuses any retrievers (BM25 + dense by default in ``retrievekit bench --method hybrid``).
 
-    Example:
+    Examples:
         >>> from retrievekit.core.types import Passage
         >>> from retrievekit.core.index.bm25 import BM25Index
         >>> bm = BM25Index.build([Passage(id="a", text="tea")])
@@ -123,7 +123,7 @@ class HybridRetriever:
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Search each retriever for ``max(k, candidate_k)`` hits and fuse.
 
-        Example:
+        Examples:
             >>> from retrievekit.core.types import Passage
             >>> from retrievekit.core.index.bm25 import BM25Index
             >>> HybridRetriever([BM25Index.build([Passage(id="a", text="tea")])]).search("coffee")

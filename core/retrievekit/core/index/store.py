@@ -6,7 +6,7 @@ indexed objects). Folders are written into a sibling temp folder and swapped
 in with a rename, so a crash mid-write never leaves a half-written index and
 never destroys the previous one.
 
-Example:
+Examples:
     >>> import tempfile, pathlib
     >>> from retrievekit.core.types import Passage
     >>> d = pathlib.Path(tempfile.mkdtemp()) / "idx"
@@ -31,7 +31,16 @@ from typing import Any
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
-__all__ = ["MANIFEST", "OBJECTS", "atomic_folder", "atomic_write_text", "read_manifest", "read_objects", "write_manifest", "write_objects"]
+__all__ = [
+    "MANIFEST",
+    "OBJECTS",
+    "atomic_folder",
+    "atomic_write_text",
+    "read_manifest",
+    "read_objects",
+    "write_manifest",
+    "write_objects",
+]
 
 MANIFEST = "manifest.json"
 OBJECTS = "objects.jsonl"
@@ -46,7 +55,7 @@ def _package_version() -> str:
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write a text file atomically (temp file in the same folder, fsync, rename).
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.json"
         >>> atomic_write_text(p, "{}"); p.read_text()
@@ -72,7 +81,7 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
 
     On an exception the temp folder is removed and ``path`` is untouched.
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
         >>> with atomic_folder(d) as tmp:
@@ -101,20 +110,25 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
 def write_manifest(folder: Path, fmt: str, version: int, fields: dict[str, Any]) -> None:
     """Write ``manifest.json`` with the format name/version and extra fields.
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> d = pathlib.Path(tempfile.mkdtemp())
         >>> write_manifest(d, "bm25", 1, {}); sorted(json.loads((d / MANIFEST).read_text()))
         ['format', 'format_version', 'retrievekit_version']
     """
-    data = {"format": f"retrievekit.{fmt}", "format_version": version, "retrievekit_version": _package_version(), **fields}
+    data = {
+        "format": f"retrievekit.{fmt}",
+        "format_version": version,
+        "retrievekit_version": _package_version(),
+        **fields,
+    }
     atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
 
 
 def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int) -> dict[str, Any]:
     """Read and check a manifest; raise :class:`IndexFormatError` if missing, foreign, corrupt or too new.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> read_manifest(tempfile.mkdtemp(), "bm25", 1)
         Traceback (most recent call last):
@@ -150,7 +164,7 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int) ->
 def write_objects(folder: Path, objects: Iterable[DataObject]) -> int:
     """Write objects as JSON lines; returns how many.
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> from retrievekit.core.types import Passage
         >>> write_objects(pathlib.Path(tempfile.mkdtemp()), [Passage(id="a", text="x")])
@@ -169,7 +183,7 @@ def write_objects(folder: Path, objects: Iterable[DataObject]) -> int:
 def read_objects(folder: str | os.PathLike[str], expected: int | None = None) -> list[DataObject]:
     """Read ``objects.jsonl``; raise :class:`IndexFormatError` when missing, corrupt or truncated.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> read_objects(tempfile.mkdtemp())
         Traceback (most recent call last):

@@ -7,7 +7,7 @@
 
 Importing this package does not import torch or transformers; they load on first use.
 
-Example:
+Examples:
     >>> from retrievekit.core.llm import ChatMessage, LocalLM, ScoringLM
     >>> ChatMessage("user", "hi").role
     'user'

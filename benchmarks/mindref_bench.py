@@ -1,0 +1,120 @@
+"""MindRef quality on SciFact / HotpotQA with a local LM, with the "real title / exact span" check on every query.
+
+Prints numbers; asserts nothing about speed. Examples (CPU, SmolLM2; the query limit keeps a run to minutes):
+
+    python benchmarks/mindref_bench.py scifact --data-dir ../shared/data --limit 12 --out runs/mindref-scifact.json
+    python benchmarks/mindref_bench.py hotpotqa --data-dir ../shared/data --stage1-only --limit 40 \
+        --out runs/mindref-hotpot-stage1.json
+
+``scifact`` reports Hit@1, Hit@5, MRR@5 and nDCG@10 of the full pipeline (document-level qrels);
+``hotpotqa`` (split ``fullwiki``: ``hotpotqa_dev_fullwiki500``) reports gold-title recall@2 of stage 1.
+``--option key=value`` sets any :class:`~retrievekit.core.generative.mindref.MindRefConfig` field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from retrievekit.core.cli import parse_options
+from retrievekit.core.eval.datasets import load_dataset
+from retrievekit.core.eval.metrics import evaluate
+from retrievekit.core.generative.mindref import MindRef, MindRefConfig
+from retrievekit.core.llm.local import LocalLM
+from retrievekit.core.trace import Trace
+
+
+def main() -> None:
+    """Run the benchmark (see the module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dataset", choices=["scifact", "hotpotqa"])
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--split", default=None, help="default: dev (scifact), fullwiki (hotpotqa)")
+    ap.add_argument("--limit", type=int, default=None, help="first N queries")
+    ap.add_argument("--llm", default="smollm2", choices=["smollm2", "qwen0.5b"])
+    ap.add_argument("--stage1-only", action="store_true", help="titles only (gold-title recall@2)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+
+    split = args.split or ("dev" if args.dataset == "scifact" else "fullwiki")
+    ds = load_dataset(args.dataset, args.data_dir, split=split, limit=args.limit)
+    t0 = time.perf_counter()
+    lm = LocalLM.load(args.llm)
+    config = MindRefConfig.from_options(parse_options(args.option))
+    mr = MindRef(ds.corpus, lm, config)
+    build = time.perf_counter() - t0
+    print(
+        f"{ds.name}/{split}: {len(ds.corpus)} documents, {len(mr.trie)} distinct titles, "
+        f"{mr.trie.num_nodes} trie nodes ({mr.trie.nbytes / 1e6:.1f} MB); build {build:.1f} s",
+        flush=True,
+    )
+
+    run: dict[str, list[str]] = {}
+    seconds: list[float] = []
+    title_recall: list[float] = []
+    violations = {"title_not_real": 0, "passage_not_span": 0}
+    calls = tokens = 0
+    for i, q in enumerate(ds.queries):
+        trace = Trace()
+        start = time.perf_counter()
+        if args.stage1_only:
+            titles = mr.recall_titles(q.text, trace=trace)
+            ids = [mr.corpus[d].id for t in titles for d in t.documents]
+            for t in titles:  # the check: every generated title is a real title of the corpus
+                if any(mr.titles[d] != t.title for d in t.documents) or tuple(t.token_ids) not in mr.trie:
+                    violations["title_not_real"] += 1
+        else:
+            hits = mr.search(q.text, k=10, trace=trace)
+            ids = [h.id for h in hits]
+            for h in hits:  # the check: exact token span of the document, under a real title
+                m = h.obj.metadata
+                doc = mr.corpus[[o.id for o in mr.corpus].index(m["document_id"])]
+                toks = mr.doc_tokens(mr.corpus.index(doc))
+                span = [int(t) for t in toks[m["token_start"] : m["token_end"]]]
+                if lm.decode(span).strip() != h.obj.text or h.obj.text not in doc.text:
+                    violations["passage_not_span"] += 1
+                if h.obj.title != mr.titles[mr.corpus.index(doc)]:
+                    violations["title_not_real"] += 1
+        seconds.append(time.perf_counter() - start)
+        calls += trace.llm_calls
+        tokens += trace.completion_tokens
+        run[q.id] = ids
+        gold = ds.qrels.get(q.id, {})
+        if args.stage1_only:
+            title_recall.append(len(set(ids[:2]) & set(gold)) / max(len(gold), 1))
+        print(f"[{i + 1}/{len(ds.queries)}] {seconds[-1]:.1f}s  gold={list(gold)[:2]} got={ids[:3]}", flush=True)
+
+    n = len(ds.queries)
+    result: dict[str, object] = {
+        "dataset": ds.name,
+        "split": split,
+        "llm": args.llm,
+        "n_queries": n,
+        "config": {k: v for k, v in vars(config).items() if not k.endswith("prompt")},
+        "seconds_per_query": sum(seconds) / n,
+        "llm_calls_per_query": calls / n,
+        "completion_tokens_per_query": tokens / n,
+        "violations": violations,
+        "checks": mr.checks,
+    }
+    if args.stage1_only:
+        in_corpus = {o.id for o in ds.corpus}
+        reachable = [sum(1 for g in ds.qrels.get(q.id, {}) if g in in_corpus) for q in ds.queries]
+        result["gold_title_recall@2"] = sum(title_recall) / n
+        result["gold_titles_in_corpus_fraction"] = sum(reachable) / max(
+            sum(len(ds.qrels.get(q.id, {})) for q in ds.queries), 1
+        )
+    else:
+        m = evaluate(run, {qid: ds.qrels[qid] for qid in run if qid in ds.qrels}, ks=(1, 5, 10))
+        result["metrics"] = {key: m[key] for key in ("hit@1", "hit@5", "mrr@5", "ndcg@10", "recall@10")}
+    print(json.dumps(result, indent=2))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,444 @@
+"""A token-level suffix array: the FM-index role of constrained passage decoding.
+
+:class:`TokenSuffixArray` indexes a few token-id documents (pydivsufsort over an integer array; documents are
+separated by a sentinel so no match crosses a document boundary) and answers, from the prefix alone:
+
+* :meth:`~TokenSuffixArray.allowed` -- which tokens follow ``prefix`` somewhere in the documents (the allowed-next
+  set of a constrained decoder; stateless, hence beam-safe);
+* :meth:`~TokenSuffixArray.locate` -- where ``prefix`` occurs, as ``(document, token offset)`` pairs;
+* :meth:`~TokenSuffixArray.count` -- how often it occurs.
+
+Each query is a binary search over the suffix array (``O(m log n)`` for an ``m``-token prefix) plus a vectorised
+``numpy.unique`` over the matching range. Memory is 16 bytes per token (text and suffix array as ``int64``); a
+corpus above ``max_tokens`` raises :class:`SuffixArrayTooLargeError` before allocating anything, and
+:class:`ShardedTokenSuffixArray` splits a large corpus into shards that each stay under a limit, with the same
+query API.
+
+Examples:
+    >>> sa = TokenSuffixArray([[5, 6, 7, 6, 8], [6, 9]])
+    >>> sa.allowed([]), sa.allowed([6]), sa.allowed([6, 7]), sa.allowed([4])
+    ([5, 6, 7, 8, 9], [7, 8, 9], [6], [])
+    >>> sa.locate([6]), sa.count([6])
+    ([(0, 1), (0, 3), (1, 0)], 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "ShardedTokenSuffixArray",
+    "SuffixArrayTooLargeError",
+    "TokenSuffixArray",
+]
+
+DEFAULT_MAX_TOKENS = 20_000_000
+"""Default cap on indexed tokens (about 320 MB of arrays); raise it, or shard, for bigger corpora."""
+
+_SENTINEL = 0  # tokens are stored as id + 1, so 0 separates documents and sorts before every token
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+class SuffixArrayTooLargeError(InvalidInputError, MemoryError):
+    """A corpus with more tokens than the suffix array is allowed to hold in memory.
+
+    Examples:
+        >>> isinstance(SuffixArrayTooLargeError("too big"), MemoryError)
+        True
+    """
+
+
+def _divsufsort() -> Any:
+    try:
+        from pydivsufsort import divsufsort
+    except ImportError as e:  # pragma: no cover - exercised only without the extra
+        raise MissingDependencyError("pydivsufsort", 'pip install "retrievekit[local]"', str(e)) from e
+    return divsufsort
+
+
+def _as_ids(doc: Sequence[int] | np.ndarray, i: int) -> np.ndarray:
+    arr = np.asarray(doc, dtype=np.int64).reshape(-1)
+    if arr.size and int(arr.min()) < 0:
+        raise InvalidInputError(f"document {i} has negative token ids")
+    return arr
+
+
+class TokenSuffixArray:
+    """Suffix array over token-id documents (the continuation / locate queries of an FM-index).
+
+    Args:
+        documents: token-id sequences; empty documents are allowed (they match nothing but keep their index).
+        eos_token_id: when set, EOS is also allowed after any non-empty prefix that occurs (a generation may stop
+            anywhere); ``None`` (the default, as in MindRef's reference code) never allows it.
+        max_tokens: refuse to index more tokens than this (:class:`SuffixArrayTooLargeError`).
+
+    Raises:
+        SuffixArrayTooLargeError: more than ``max_tokens`` tokens (or the allocation fails).
+        InvalidInputError: negative token ids.
+
+    Examples:
+        >>> sa = TokenSuffixArray([[1, 2, 3], []], eos_token_id=0)
+        >>> sa.allowed([2]), sa.allowed([3]), sa.num_documents
+        ([0, 3], [0], 2)
+    """
+
+    def __init__(
+        self,
+        documents: Sequence[Sequence[int] | np.ndarray],
+        *,
+        eos_token_id: int | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        docs = [_as_ids(d, i) for i, d in enumerate(documents)]
+        total = sum(int(d.size) for d in docs)
+        if total > max_tokens:
+            raise SuffixArrayTooLargeError(
+                f"{total} tokens in {len(docs)} documents exceed max_tokens={max_tokens} "
+                f"(~{16 * total / 1e6:.0f} MB of arrays); raise max_tokens if memory allows, or use "
+                "ShardedTokenSuffixArray(documents, shard_tokens=...)"
+            )
+        self.eos_token_id = eos_token_id
+        self.max_tokens = max_tokens
+        lengths = np.asarray([d.size for d in docs], dtype=np.int64)
+        self._doc_len = lengths
+        self._doc_start = np.concatenate([[0], np.cumsum(lengths + 1)])[: len(docs)].astype(np.int64)
+        try:
+            parts: list[np.ndarray] = []
+            for d in docs:
+                parts.append(d + 1)
+                parts.append(np.zeros(1, dtype=np.int64))
+            self._text = np.concatenate(parts) if parts else np.zeros(1, dtype=np.int64)
+            divsufsort = _divsufsort()
+            self._sa = np.asarray(divsufsort(self._text), dtype=np.int64)
+        except MemoryError as e:
+            raise SuffixArrayTooLargeError(
+                f"not enough memory for a suffix array over {total} tokens; shard the corpus "
+                "(ShardedTokenSuffixArray) or lower max_tokens"
+            ) from e
+        vocab = np.unique(self._text)
+        self._vocab = vocab[vocab != _SENTINEL] - 1
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def num_documents(self) -> int:
+        """Number of indexed documents (empty ones included).
+
+        Examples:
+            >>> TokenSuffixArray([[1], []]).num_documents
+            2
+        """
+        return int(self._doc_len.size)
+
+    @property
+    def num_tokens(self) -> int:
+        """Number of indexed tokens (sentinels excluded).
+
+        Examples:
+            >>> TokenSuffixArray([[1, 2], [3]]).num_tokens
+            3
+        """
+        return int(self._doc_len.sum())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays.
+
+        Examples:
+            >>> TokenSuffixArray([[1, 2]]).nbytes > 0
+            True
+        """
+        return int(self._text.nbytes + self._sa.nbytes + self._doc_start.nbytes + self._doc_len.nbytes)
+
+    def document(self, index: int) -> np.ndarray:
+        """Token ids of document ``index``.
+
+        Examples:
+            >>> TokenSuffixArray([[4, 5]]).document(0).tolist()
+            [4, 5]
+        """
+        if not 0 <= index < self.num_documents:
+            raise InvalidInputError(f"document index {index} out of range [0, {self.num_documents})")
+        start = int(self._doc_start[index])
+        return self._text[start : start + int(self._doc_len[index])] - 1
+
+    # ------------------------------------------------------------------ search
+    def _cmp(self, pos: int, pat: np.ndarray) -> int:
+        seg = self._text[pos : pos + pat.size]
+        diff = np.flatnonzero(seg != pat[: seg.size])
+        if diff.size:
+            j = int(diff[0])
+            return -1 if seg[j] < pat[j] else 1
+        return -1 if seg.size < pat.size else 0
+
+    def _range(self, pat: np.ndarray) -> tuple[int, int]:
+        sa = self._sa
+        lo, hi = 0, int(sa.size)
+        while lo < hi:  # first suffix >= pat
+            mid = (lo + hi) // 2
+            if self._cmp(int(sa[mid]), pat) < 0:
+                lo = mid + 1
+            else:
+                hi = mid
+        first = lo
+        hi = int(sa.size)
+        while lo < hi:  # first suffix > pat (not starting with it)
+            mid = (lo + hi) // 2
+            if self._cmp(int(sa[mid]), pat) <= 0:
+                lo = mid + 1
+            else:
+                hi = mid
+        return first, lo
+
+    def _pattern(self, prefix: Sequence[int]) -> np.ndarray | None:
+        pat = np.asarray(prefix, dtype=np.int64).reshape(-1)
+        if pat.size and int(pat.min()) < 0:
+            return None  # a negative id (padding) never occurs
+        return pat + 1
+
+    def range(self, prefix: Sequence[int]) -> tuple[int, int]:
+        """Half-open suffix-array interval of the suffixes starting with ``prefix``.
+
+        Examples:
+            >>> lo, hi = TokenSuffixArray([[1, 2, 1]]).range([1])
+            >>> hi - lo
+            2
+        """
+        pat = self._pattern(prefix)
+        if pat is None:
+            return 0, 0
+        if not pat.size:
+            return 0, int(self._sa.size)
+        return self._range(pat)
+
+    def count(self, prefix: Sequence[int]) -> int:
+        """Number of occurrences of ``prefix`` (0 for the empty prefix).
+
+        Examples:
+            >>> TokenSuffixArray([[1, 2, 1], [1]]).count([1])
+            3
+        """
+        if len(prefix) == 0:
+            return 0
+        lo, hi = self.range(prefix)
+        return hi - lo
+
+    def allowed_array(self, prefix: Sequence[int]) -> np.ndarray:
+        """Sorted distinct token ids that follow ``prefix`` somewhere (``int64`` array).
+
+        The empty prefix allows every token that occurs; a prefix that occurs nowhere allows nothing.
+
+        Examples:
+            >>> TokenSuffixArray([[1, 2], [1, 3]]).allowed_array([1]).tolist()
+            [2, 3]
+        """
+        pat = self._pattern(prefix)
+        if pat is None:
+            return _EMPTY
+        if not pat.size:
+            return self._vocab
+        lo, hi = self._range(pat)
+        if lo == hi:
+            return _EMPTY
+        nxt = self._sa[lo:hi] + pat.size
+        nxt = nxt[nxt < self._text.size]
+        toks = np.unique(self._text[nxt])
+        toks = toks[toks != _SENTINEL] - 1
+        if self.eos_token_id is not None:
+            toks = np.union1d(toks, np.asarray([self.eos_token_id], dtype=np.int64))
+        return toks
+
+    def allowed(self, prefix: Sequence[int]) -> list[int]:
+        """:meth:`allowed_array` as a list of ints (the ``allowed_tokens`` signature).
+
+        Examples:
+            >>> TokenSuffixArray([[7, 8, 9]]).allowed([7, 8])
+            [9]
+        """
+        return [int(x) for x in self.allowed_array(prefix)]
+
+    def __call__(self, prefix: Sequence[int]) -> list[int]:
+        """Same as :meth:`allowed`, so the array can be passed directly as ``allowed_tokens``.
+
+        Examples:
+            >>> TokenSuffixArray([[7, 8]])([7])
+            [8]
+        """
+        return self.allowed(prefix)
+
+    def locate(self, prefix: Sequence[int]) -> list[tuple[int, int]]:
+        """Every occurrence of ``prefix`` as ``(document index, token offset)``, sorted.
+
+        Examples:
+            >>> TokenSuffixArray([[3, 4, 3], [9, 3]]).locate([3])
+            [(0, 0), (0, 2), (1, 1)]
+        """
+        if len(prefix) == 0:
+            raise InvalidInputError("cannot locate the empty prefix (it occurs everywhere)")
+        lo, hi = self.range(prefix)
+        if lo == hi:
+            return []
+        pos = np.sort(self._sa[lo:hi])
+        doc = np.searchsorted(self._doc_start, pos, side="right") - 1
+        off = pos - self._doc_start[doc]
+        return [(int(d), int(o)) for d, o in zip(doc, off, strict=True)]
+
+    def first_occurrence(self, prefix: Sequence[int], document: int) -> int | None:
+        """Token offset of the first occurrence of ``prefix`` in ``document`` (``None`` when absent).
+
+        Examples:
+            >>> TokenSuffixArray([[3, 4, 3], [9, 3]]).first_occurrence([3], 1)
+            1
+        """
+        for d, off in self.locate(prefix):
+            if d == document:
+                return off
+        return None
+
+    def __repr__(self) -> str:
+        return f"TokenSuffixArray(<{self.num_documents} documents, {self.num_tokens} tokens>)"
+
+
+class ShardedTokenSuffixArray:
+    """Several :class:`TokenSuffixArray` shards behind one API, for corpora above one array's ``max_tokens``.
+
+    Documents are packed in order into shards of at most ``shard_tokens`` tokens; answers are merged (``allowed``
+    is the union, ``locate`` maps back to global document indices). A single document longer than
+    ``shard_tokens`` raises :class:`SuffixArrayTooLargeError`.
+
+    Examples:
+        >>> sh = ShardedTokenSuffixArray([[1, 2], [1, 3], [2, 1]], shard_tokens=4)
+        >>> sh.num_shards, sh.allowed([1]), sh.locate([1])
+        (2, [2, 3], [(0, 0), (1, 0), (2, 1)])
+    """
+
+    def __init__(
+        self,
+        documents: Sequence[Sequence[int] | np.ndarray],
+        *,
+        shard_tokens: int = DEFAULT_MAX_TOKENS,
+        eos_token_id: int | None = None,
+    ) -> None:
+        if shard_tokens < 1:
+            raise InvalidInputError(f"shard_tokens must be >= 1, got {shard_tokens}")
+        self.eos_token_id = eos_token_id
+        self._shards: list[TokenSuffixArray] = []
+        self._offsets: list[int] = []
+        batch: list[Sequence[int] | np.ndarray] = []
+        size = 0
+        first = 0
+        for i, doc in enumerate(documents):
+            n = len(doc)
+            if n > shard_tokens:
+                raise SuffixArrayTooLargeError(
+                    f"document {i} has {n} tokens, more than shard_tokens={shard_tokens}; raise shard_tokens"
+                )
+            if batch and size + n > shard_tokens:
+                self._add(batch, first, shard_tokens)
+                first, batch, size = i, [], 0
+            batch.append(doc)
+            size += n
+        if batch or not self._shards:
+            self._add(batch, first, shard_tokens)
+
+    def _add(self, batch: list[Sequence[int] | np.ndarray], first: int, shard_tokens: int) -> None:
+        self._shards.append(TokenSuffixArray(batch, eos_token_id=self.eos_token_id, max_tokens=shard_tokens))
+        self._offsets.append(first)
+
+    @property
+    def num_shards(self) -> int:
+        """Number of shards.
+
+        Examples:
+            >>> ShardedTokenSuffixArray([[1], [2]], shard_tokens=1).num_shards
+            2
+        """
+        return len(self._shards)
+
+    @property
+    def num_documents(self) -> int:
+        """Number of indexed documents.
+
+        Examples:
+            >>> ShardedTokenSuffixArray([[1], [2]], shard_tokens=1).num_documents
+            2
+        """
+        return sum(s.num_documents for s in self._shards)
+
+    def shards(self) -> Iterator[TokenSuffixArray]:
+        """The shards, in document order.
+
+        Examples:
+            >>> len(list(ShardedTokenSuffixArray([[1]]).shards()))
+            1
+        """
+        return iter(self._shards)
+
+    def allowed_array(self, prefix: Sequence[int]) -> np.ndarray:
+        """Union of the shards' allowed sets.
+
+        Examples:
+            >>> ShardedTokenSuffixArray([[1, 2], [1, 3]], shard_tokens=2).allowed_array([1]).tolist()
+            [2, 3]
+        """
+        parts = [s.allowed_array(prefix) for s in self._shards]
+        parts = [p for p in parts if p.size]
+        if not parts:
+            return _EMPTY
+        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+
+    def allowed(self, prefix: Sequence[int]) -> list[int]:
+        """:meth:`allowed_array` as a list.
+
+        Examples:
+            >>> ShardedTokenSuffixArray([[1, 2]]).allowed([1])
+            [2]
+        """
+        return [int(x) for x in self.allowed_array(prefix)]
+
+    def __call__(self, prefix: Sequence[int]) -> list[int]:
+        """Same as :meth:`allowed`.
+
+        Examples:
+            >>> ShardedTokenSuffixArray([[1, 2]])([])
+            [1, 2]
+        """
+        return self.allowed(prefix)
+
+    def count(self, prefix: Sequence[int]) -> int:
+        """Occurrences over all shards.
+
+        Examples:
+            >>> ShardedTokenSuffixArray([[1], [1]], shard_tokens=1).count([1])
+            2
+        """
+        return sum(s.count(prefix) for s in self._shards)
+
+    def locate(self, prefix: Sequence[int]) -> list[tuple[int, int]]:
+        """Occurrences as ``(global document index, token offset)``, sorted.
+
+        Examples:
+            >>> ShardedTokenSuffixArray([[1], [2, 1]], shard_tokens=2).locate([1])
+            [(0, 0), (1, 1)]
+        """
+        out: list[tuple[int, int]] = []
+        for shard, first in zip(self._shards, self._offsets, strict=True):
+            out.extend((first + d, o) for d, o in shard.locate(prefix))
+        return sorted(out)
+
+    def document(self, index: int) -> np.ndarray:
+        """Token ids of global document ``index``.
+
+        Examples:
+            >>> ShardedTokenSuffixArray([[1], [2, 3]], shard_tokens=1 + 1).document(1).tolist()
+            [2, 3]
+        """
+        for shard, first in zip(self._shards, self._offsets, strict=True):
+            if first <= index < first + shard.num_documents:
+                return shard.document(index - first)
+        raise InvalidInputError(f"document index {index} out of range [0, {self.num_documents})")

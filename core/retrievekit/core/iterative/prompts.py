@@ -1,0 +1,81 @@
+"""Every prompt the iterative agent sends, in one place.
+
+Prompts are kept short on purpose: the default model is SmolLM2-135M (a few hundred tokens of instructions cost
+seconds on a CPU), and the working set -- not the transcript of past tool results -- is what carries the evidence.
+
+Examples:
+    >>> "chunk_search" in SYSTEM_PROMPT
+    True
+    >>> msgs = answer_messages("Where is Paris?", "[a] Paris is in France.")
+    >>> [role for role, _ in msgs]
+    ['system', 'user']
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ANSWER_PROMPT",
+    "SYSTEM_PROMPT",
+    "SYSTEM_PROMPT_NO_DELETE",
+    "TOOL_DESCRIPTIONS",
+    "agent_instruction",
+    "answer_messages",
+]
+
+TOOL_DESCRIPTIONS: dict[str, str] = {
+    "chunk_search": (
+        "Search the document collection. `query` is a short search query (a few keywords naming the entity or "
+        "fact still missing). The top results are added to the working set."
+    ),
+    "chunk_delete": (
+        "Remove chunks that do not help answer the question from the working set. `ids` are chunk ids exactly as "
+        "shown in square brackets."
+    ),
+}
+"""Descriptions of the two tools, shown to the model through ``bind_tools``."""
+
+SYSTEM_PROMPT = (
+    "You answer questions by searching a document collection. You see the question and a working set of "
+    "retrieved chunks, each marked with its [id]. Each turn, do one thing: call chunk_search with a short query "
+    "to find a missing fact, call chunk_delete with the ids of chunks that are irrelevant, or give the final "
+    "answer (a few words) when the working set contains it. Multi-hop questions need one search per hop."
+)
+"""The agent's system prompt."""
+
+SYSTEM_PROMPT_NO_DELETE = (
+    "You answer questions by searching a document collection. You see the question and a working set of "
+    "retrieved chunks, each marked with its [id]. Each turn, do one thing: call chunk_search with a short query "
+    "to find a missing fact, or give the final answer (a few words) when the working set contains it. "
+    "Multi-hop questions need one search per hop."
+)
+"""The system prompt when the delete tool is disabled."""
+
+ANSWER_PROMPT = (
+    "Answer the question using only the passages below. Reply with the answer only: a few words, no sentence, "
+    "no explanation. If the passages do not contain it, give your best guess."
+)
+"""System prompt of the answer node."""
+
+
+def agent_instruction(question: str, working_set: str, *, turn: int, max_turns: int, tokens: int) -> str:
+    """The user turn the agent sees each turn: question, working set, turn budget.
+
+    Examples:
+        >>> print(agent_instruction("Who?", "(empty)", turn=1, max_turns=5, tokens=0).splitlines()[0])
+        Question: Who?
+    """
+    return (
+        f"Question: {question}\n\n"
+        f"Working set ({tokens} tokens):\n{working_set}\n\n"
+        f"Turn {turn} of {max_turns}. Choose one action."
+    )
+
+
+def answer_messages(question: str, passages: str) -> list[tuple[str, str]]:
+    """``(role, content)`` pairs for the answer node.
+
+    Examples:
+        >>> answer_messages("Q?", "P")[1][1].endswith("Answer:")
+        True
+    """
+    return [("system", ANSWER_PROMPT), ("user", f"Passages:\n{passages}\n\nQuestion: {question}\nAnswer:")]

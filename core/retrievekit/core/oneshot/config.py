@@ -1,0 +1,121 @@
+"""One-SHOT settings: one frozen dataclass, every default with its source.
+
+The paper ("Fishing for Answers", arXiv 2509.04820, mechanisms 1-2) publishes no code, so every choice below is an
+explicit parameter; "paper" marks what the paper states, "our choice" what we decided and document here.
+
+Examples:
+    >>> cfg = OneShotConfig(budget=2000, k_max=20)
+    >>> cfg.budget, cfg.solver
+    (2000, 'auto')
+    >>> OneShotConfig(budget=0)
+    Traceback (most recent call last):
+    ...
+    retrievekit.core.errors.InvalidInputError: budget must be a positive int (tokens), got 0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from retrievekit.core.errors import InvalidInputError
+
+__all__ = ["OneShotConfig"]
+
+
+@dataclass(frozen=True)
+class OneShotConfig:
+    """How One-SHOT selects, filters and crops chunks.
+
+    Attributes:
+        budget: token budget T_max for the selected chunks. Paper: sweeps 12k-28k tokens for a large reader LLM;
+            our choice 4000 as the default because the embedded reader (SmolLM2) has an 8k context.
+        k_max: cap K_max on the number of chunks (paper: "Top-K_max"; no value given). Our choice: None (only the
+            budget binds); with a cap the DP gains a count dimension.
+        min_relevance: chunks whose normalised relevance is below this are never selected. Our choice: 0.0 (off).
+        score_normalization: how retriever scores become knapsack values. ``"rank"`` (default, our choice):
+            1/(1+rank) by score (ties: input order) -- reciprocal rank, the one signal every retriever gives on a
+            comparable scale; it values the head of the ranking strongly, so the knapsack does not trade a top chunk
+            for several short tail chunks. ``"minmax"`` maps the pool's scores to [relevance_floor, 1];
+            ``"max"`` divides by the best score (needs positive scores); ``"raw"`` uses scores as given
+            (non-positive ones are never selected). On the first 300 ObliQA dev questions (hybrid pool of 100,
+            2k budget) ``rank`` reached 0.827 gold recall vs 0.772 for ``minmax`` (equal at 8k); see
+            docs/methods/oneshot.md. When any score is missing (None/NaN), the pool uses 1/(1+rank) of the input
+            order and the trace says so.
+        relevance_floor: the value ``"minmax"`` gives the weakest candidate, so every candidate keeps a positive
+            value. Our choice: 0.05.
+        solver: ``"auto"`` (DP when it fits ``max_dp_cells``, else greedy), ``"dp"`` or ``"greedy"``. Paper: knapsack,
+            solver unspecified; our choice: exact DP with the 1/2-approximate greedy for huge inputs.
+        bucket: DP token granularity; 1 is exact, g > 1 rounds token costs up to multiples of g (never exceeds the
+            budget). Our choice: 1.
+        max_dp_cells: DP table size above which ``"auto"`` switches to greedy. Our choice: 5e7 (about 50 MB of
+            back-pointers; 1,000 chunks at a 32k budget fit).
+        per_chunk_overhead: tokens charged per chunk on top of its text (separators, headers in the final prompt).
+            Our choice: 0; every chunk costs at least 1 token (so empty chunks are never free).
+        tokenizer: token counter spec for :func:`~retrievekit.core.oneshot.tokens.make_token_counter`. Our choice:
+            ``"regex"`` (deterministic, dependency-free, ~1.12x cl100k on ObliQA); ``"tiktoken"`` for exact counts.
+        dedupe_text: also drop chunks whose text duplicates an earlier (higher-ranked) chunk's. Our choice: True.
+            Duplicate ids are always merged (the first, i.e. best-ranked, copy wins).
+        if_nothing_fits: what to do when no chunk fits the budget: ``"empty"`` (return nothing and record why) or
+            ``"raise"`` (:class:`~retrievekit.core.errors.InvalidInputError`). Our choice: ``"empty"``.
+        filter: apply the rule-based chunk filter (paper mechanism 2). Our choice: False by default (it needs
+            metadata); the bench method turns it on with ``filter=true``.
+        crop: crop selected chunks with an LLM (paper: "LLM-based chunk cropping"). Default False (needs an LLM).
+        crop_min_sentences: only chunks with at least this many sentences are sent to the LLM. Our choice: 2.
+        crop_max_chunks: at most this many (most relevant) selected chunks are cropped per query, to bound LLM
+            calls. Our choice: 8.
+        crop_refill: after cropping, fill the freed budget with the next best uncropped chunks (one knapsack
+            round). Our choice: True.
+        crop_max_tokens: generation limit for one cropping reply. Our choice: 96.
+
+    Examples:
+        >>> OneShotConfig().budget
+        4000
+    """
+
+    budget: int = 4000
+    k_max: int | None = None
+    min_relevance: float = 0.0
+    score_normalization: Literal["minmax", "max", "raw", "rank"] = "rank"
+    relevance_floor: float = 0.05
+    solver: Literal["auto", "dp", "greedy"] = "auto"
+    bucket: int = 1
+    max_dp_cells: int = 50_000_000
+    per_chunk_overhead: int = 0
+    tokenizer: str = "regex"
+    dedupe_text: bool = True
+    if_nothing_fits: Literal["empty", "raise"] = "empty"
+    filter: bool = False
+    crop: bool = False
+    crop_min_sentences: int = 2
+    crop_max_chunks: int = 8
+    crop_refill: bool = True
+    crop_max_tokens: int = 96
+
+    def __post_init__(self) -> None:
+        def pos_int(name: str, value: object, *, allow_zero: bool = False) -> None:
+            lo = 0 if allow_zero else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+                kind = "non-negative" if allow_zero else "positive"
+                unit = " (tokens)" if name == "budget" else ""
+                raise InvalidInputError(f"{name} must be a {kind} int{unit}, got {value!r}")
+
+        pos_int("budget", self.budget)
+        if self.k_max is not None:
+            pos_int("k_max", self.k_max)
+        pos_int("bucket", self.bucket)
+        pos_int("max_dp_cells", self.max_dp_cells)
+        pos_int("per_chunk_overhead", self.per_chunk_overhead, allow_zero=True)
+        pos_int("crop_min_sentences", self.crop_min_sentences)
+        pos_int("crop_max_chunks", self.crop_max_chunks, allow_zero=True)
+        pos_int("crop_max_tokens", self.crop_max_tokens)
+        if self.score_normalization not in ("minmax", "max", "raw", "rank"):
+            raise InvalidInputError(
+                f"score_normalization must be minmax|max|raw|rank, got {self.score_normalization!r}"
+            )
+        if self.solver not in ("auto", "dp", "greedy"):
+            raise InvalidInputError(f"solver must be auto|dp|greedy, got {self.solver!r}")
+        if self.if_nothing_fits not in ("empty", "raise"):
+            raise InvalidInputError(f"if_nothing_fits must be 'empty' or 'raise', got {self.if_nothing_fits!r}")
+        if not 0.0 < self.relevance_floor <= 1.0:
+            raise InvalidInputError(f"relevance_floor must be in (0, 1], got {self.relevance_floor!r}")

@@ -1,0 +1,182 @@
+"""LLM chunk cropping: the LLM picks which sentences of a chunk to keep, so cropping can never invent text.
+
+A chunk is split into sentences (:func:`split_sentences`: sentence punctuation followed by space, and line breaks,
+which separate list items in regulatory text); the LLM sees them numbered and returns ``{"keep": [indices]}`` through
+``complete_json`` (schema-constrained on local models). The cropped text is the kept sentences' original spans, in
+their original order, joined by the original separators' kind (newline if the gap had one, else a space).
+
+Anything else falls back to the uncropped chunk and records why in the trace (``kind="fallback"``): an
+:class:`~retrievekit.core.errors.LLMOutputError` (invalid JSON after the adapter's repair and retries), indices out of
+range or not integers, or an empty selection.
+
+Examples:
+    >>> split_sentences("Firms must report. They must keep records.\\n(a) daily; and\\n(b) weekly.")
+    ['Firms must report.', 'They must keep records.', '(a) daily; and', '(b) weekly.']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from retrievekit.core.errors import LLMOutputError, RetrieveKitError
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.trace import Trace
+
+__all__ = ["CROP_SCHEMA", "CropResult", "SentenceCropper", "sentence_spans", "split_sentences"]
+
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\s*\n+\s*")
+
+CROP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"keep": {"type": "array", "items": {"type": "integer"}}},
+    "required": ["keep"],
+}
+"""The reply schema: ``{"keep": [int, ...]}``. Kept constant (range checked after parsing) so a local model compiles
+its constrained-decoding index once, not once per chunk length."""
+
+_PROMPT = (
+    "Question: {question}\n\n"
+    "Below are the numbered sentences of one passage. Return the numbers of the sentences needed to answer the "
+    "question (keep definitions and conditions they depend on). Return all numbers if unsure.\n\n{sentences}\n\n"
+    'Reply as JSON: {{"keep": [numbers]}}'
+)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` character spans of the sentences of ``text`` (whitespace-trimmed, empty ones skipped).
+
+    Examples:
+        >>> t = "One. Two."
+        >>> [t[a:b] for a, b in sentence_spans(t)]
+        ['One.', 'Two.']
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for m in _BOUNDARY.finditer(text):
+        spans.append((pos, m.start()))
+        pos = m.end()
+    spans.append((pos, len(text)))
+    out = []
+    for a, b in spans:
+        seg = text[a:b]
+        lead = len(seg) - len(seg.lstrip())
+        trail = len(seg.rstrip())
+        if trail > lead:
+            out.append((a + lead, a + trail))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (see the module docstring for the rule).
+
+    Examples:
+        >>> split_sentences("No boundary here")
+        ['No boundary here']
+    """
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
+@dataclass(frozen=True)
+class CropResult:
+    """The (possibly) cropped text and what happened.
+
+    Attributes:
+        text: the cropped text (a subset of the original sentences, in order), or the original text.
+        kept: indices of the kept sentences (all of them on fallback).
+        n_sentences: how many sentences the chunk had.
+        cropped: True when some sentences were removed.
+        fallback: the reason the original was kept, or None.
+
+    Examples:
+        >>> CropResult("a", (0,), 1, False, None).cropped
+        False
+    """
+
+    text: str
+    kept: tuple[int, ...]
+    n_sentences: int
+    cropped: bool
+    fallback: str | None = None
+
+
+class SentenceCropper:
+    """Crop a chunk to the sentences an LLM says are needed for the question.
+
+    Args:
+        llm: any :class:`~retrievekit.core.llm.protocol.ChatLLM` (``LocalLM``, or an adapter around a LlamaIndex /
+            LangChain model).
+        max_tokens: generation limit for the reply.
+
+    Examples:
+        >>> from retrievekit.core.llm.protocol import JsonResult
+        >>> class Keep0:
+        ...     def complete(self, *a, **k): ...
+        ...     def complete_json(self, prompt, schema, **k):
+        ...         return JsonResult(value={"keep": [0]}, raw='{"keep": [0]}')
+        >>> SentenceCropper(Keep0()).crop("Who pays?", "The firm pays. The sky is blue.").text
+        'The firm pays.'
+    """
+
+    def __init__(self, llm: ChatLLM, *, max_tokens: int = 96) -> None:
+        self.llm = llm
+        self.max_tokens = max_tokens
+
+    def prompt(self, question: str, sentences: Sequence[str]) -> str:
+        """The cropping prompt for ``sentences``.
+
+        Examples:
+            >>> "[1] b" in SentenceCropper(None).prompt("q", ["a", "b"])  # type: ignore[arg-type]
+            True
+        """
+        numbered = "\n".join(f"[{i}] {s}" for i, s in enumerate(sentences))
+        return _PROMPT.format(question=question, sentences=numbered)
+
+    def crop(self, question: str, text: str, *, trace: Trace | None = None, chunk_id: str = "") -> CropResult:
+        """Ask the LLM which sentences to keep; fall back to ``text`` unchanged (and say why) on any bad reply.
+
+        Examples:
+            >>> SentenceCropper(None).crop("q", "Only one sentence").fallback  # type: ignore[arg-type]
+            'fewer than 2 sentences'
+        """
+        spans = sentence_spans(text)
+        n = len(spans)
+        everything = tuple(range(n))
+        if n < 2:
+            return CropResult(text, everything, n, False, "fewer than 2 sentences")
+        sentences = [text[a:b] for a, b in spans]
+
+        def fallback(reason: str, **data: Any) -> CropResult:
+            if trace is not None:
+                trace.note("fallback", f"cropping {chunk_id or 'chunk'}: {reason}; kept the uncropped chunk", **data)
+            return CropResult(text, everything, n, False, reason)
+
+        try:
+            result = self.llm.complete_json(
+                self.prompt(question, sentences), CROP_SCHEMA, max_tokens=self.max_tokens, trace=trace
+            )
+        except (LLMOutputError, RetrieveKitError, ValueError) as e:
+            return fallback(f"LLM reply unusable ({type(e).__name__}: {str(e)[:160]})")
+        value = result.value
+        keep = value.get("keep") if isinstance(value, dict) else None
+        if not isinstance(keep, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in keep):
+            return fallback(f"reply is not a list of sentence indices: {str(result.raw)[:120]!r}")
+        bad = sorted({i for i in keep if not 0 <= i < n})
+        if bad:
+            return fallback(f"sentence indices {bad[:10]} out of range 0..{n - 1}", indices=bad[:10])
+        chosen = tuple(sorted(set(keep)))
+        if not chosen:
+            return fallback("LLM kept no sentence")
+        if len(chosen) == n:
+            return CropResult(text, chosen, n, False, None)
+        parts: list[str] = []
+        prev_end: int | None = None
+        for i in chosen:
+            a, b = spans[i]
+            if prev_end is not None:
+                parts.append("\n" if "\n" in text[prev_end:a] else " ")
+            parts.append(text[a:b])
+            prev_end = b
+        return CropResult("".join(parts), chosen, n, True, None)

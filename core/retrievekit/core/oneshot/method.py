@@ -1,0 +1,151 @@
+"""``retrievekit bench --method oneshot``: a wide hybrid candidate pool, then One-SHOT selection within a budget.
+
+Options (``--option key=value``): ``budget`` (tokens, 4000), ``pool`` (candidates from the hybrid baseline, 100),
+``filter`` (false), ``crop`` (false; needs ``--llm``), ``k_max`` (none), ``tokenizer`` ("regex"),
+``documents_meta`` (a ``documents_meta.json`` with document titles/aliases for the filter), plus the hybrid
+baseline's own options (``fusion``, ``rrf_k`` ...). Selection returns a *set*; its hits come back in relevance
+order so ranking metrics stay meaningful, and ``returns_set = True`` adds set precision/recall/F1 to the results.
+
+Examples:
+    >>> from retrievekit.core.retriever import MethodContext
+    >>> from retrievekit.core.types import Passage
+    >>> r = build_oneshot(MethodContext(corpus=[Passage(id="a", text="x")], options={"budget": 500}))  # doctest: +SKIP
+    >>> r.search("x", k=10)[0].id  # doctest: +SKIP
+    'a'
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.oneshot.config import OneShotConfig
+from retrievekit.core.oneshot.filters import DocumentCatalog, MetadataKeys
+from retrievekit.core.oneshot.postprocessor import OneShotResult, OneShotSelector
+from retrievekit.core.retriever import MethodContext, Retriever, check_k, check_query
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import ScoredHit
+
+__all__ = ["OneShotRetriever", "build_oneshot"]
+
+_SELECTOR_KEYS = {
+    "budget",
+    "k_max",
+    "min_relevance",
+    "score_normalization",
+    "relevance_floor",
+    "solver",
+    "bucket",
+    "max_dp_cells",
+    "per_chunk_overhead",
+    "tokenizer",
+    "dedupe_text",
+    "if_nothing_fits",
+    "filter",
+    "crop",
+    "crop_min_sentences",
+    "crop_max_chunks",
+    "crop_refill",
+    "crop_max_tokens",
+}
+
+
+def _as_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.lower() in ("true", "1", "yes")
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise InvalidInputError(f"option {name} must be true/false, got {value!r}")
+
+
+class OneShotRetriever:
+    """A retriever: ``base.search(query, pool)`` then :class:`OneShotSelector` within the token budget.
+
+    ``last_result`` keeps the latest :class:`OneShotResult` (tokens used, drops, origins).
+
+    Examples:
+        >>> from retrievekit.core.index.bm25 import BM25Index
+        >>> from retrievekit.core.types import Passage
+        >>> base = BM25Index.build([Passage(id="a", text="red apples"), Passage(id="b", text="red cars " * 40)])
+        >>> r = OneShotRetriever(base, OneShotSelector(OneShotConfig(budget=20)), pool=10)
+        >>> [h.id for h in r.search("red apples")]
+        ['a']
+    """
+
+    returns_set = True
+
+    def __init__(self, base: Retriever, selector: OneShotSelector, *, pool: int = 100) -> None:
+        self.base = base
+        self.selector = selector
+        self.pool = check_k(pool)
+        self.last_result: OneShotResult | None = None
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """Retrieve ``pool`` candidates, select within the budget, return at most ``k`` hits in relevance order.
+
+        Examples:
+            >>> from retrievekit.core.index.bm25 import BM25Index
+            >>> from retrievekit.core.types import Passage
+            >>> OneShotRetriever(BM25Index.build([Passage(id="a", text="tea")]), OneShotSelector()).search("coffee")
+            []
+        """
+        check_query(query)
+        check_k(k)
+        trace = trace if trace is not None else Trace()
+        hits = self.base.search(query, self.pool, trace=trace)
+        res = self.selector.select(query, hits, trace=trace)
+        self.last_result = res
+        return res.hits()[:k]
+
+
+def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
+    """Factory registered as ``oneshot``: hybrid pool (cached in ``ctx.work_dir``) + One-SHOT selection.
+
+    Examples:
+        >>> build_oneshot(MethodContext(corpus=[], options={"budget": -1}))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: budget must be a positive int (tokens), got -1
+    """
+    from retrievekit.core.index.baselines import build_hybrid
+
+    opts = dict(ctx.options)
+    cfg_kwargs: dict[str, Any] = {k: opts[k] for k in _SELECTOR_KEYS if k in opts}
+    for b in ("filter", "crop", "crop_refill", "dedupe_text"):
+        if b in cfg_kwargs:
+            cfg_kwargs[b] = _as_bool(b, cfg_kwargs[b])
+    cfg = OneShotConfig(**cfg_kwargs)
+    pool = opts.get("pool", 100)
+    if isinstance(pool, bool) or not isinstance(pool, int) or pool < 1:
+        raise InvalidInputError(f"option pool must be a positive int, got {pool!r}")
+    llm = None
+    if cfg.crop:
+        if not ctx.llm:
+            raise InvalidInputError("crop=true needs a local model: add --llm smollm2 (or qwen0.5b)")
+        from retrievekit.core.llm.local import LocalLM
+
+        llm = LocalLM.load(ctx.llm)
+    catalog = None
+    meta_path = opts.get("documents_meta")
+    if meta_path:
+        path = Path(str(meta_path))
+        if not path.is_file():
+            raise InvalidInputError(f"documents_meta file not found: {path}")
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        catalog = DocumentCatalog.from_records(raw.values() if isinstance(raw, dict) else raw)
+    keys = MetadataKeys()
+    hybrid_opts = {k: v for k, v in opts.items() if k not in _SELECTOR_KEYS | {"pool", "documents_meta"}}
+    hybrid_opts.setdefault("candidate_k", max(100, pool))
+    base = build_hybrid(MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, llm=ctx.llm, options=hybrid_opts))
+    selector = OneShotSelector(
+        cfg,
+        catalog=catalog,
+        keys=keys,
+        lookup=OneShotSelector.corpus_lookup(ctx.corpus, keys) if cfg.filter else None,
+        llm=llm,
+    )
+    return OneShotRetriever(base, selector, pool=pool)

@@ -1,0 +1,144 @@
+"""LangChain edge: One-SHOT as a ``BaseDocumentCompressor`` (in a ``ContextualCompressionRetriever`` or any chain).
+
+Scores are read from ``metadata["score"]`` or ``metadata["relevance_score"]`` when present (retrievekit retrievers and
+most rerankers put them there); without them the input order gives rank-based relevance (noted in the trace).
+Returned documents are copies with ``oneshot_relevance`` and ``oneshot_tokens`` in their metadata (and the cropped
+text when cropping removed sentences). The trace goes to ``last_trace`` and, inside a run, to the
+``retrievekit_trace`` custom event (visible in ``astream_events``).
+
+Examples:
+    >>> from langchain_core.documents import Document
+    >>> docs = [Document(page_content="short answer", id="a", metadata={"score": 0.9}),
+    ...         Document(page_content="long text " * 20, id="b", metadata={"score": 0.8})]
+    >>> [d.id for d in OneShotCompressor(budget=10).compress_documents(docs, "question?")]
+    ['a']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import Callbacks
+from langchain_core.callbacks.manager import dispatch_custom_event
+from langchain_core.documents import BaseDocumentCompressor, Document
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.oneshot.config import OneShotConfig
+from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
+from retrievekit.core.oneshot.postprocessor import Candidate, OneShotResult, OneShotSelector
+from retrievekit.core.trace import Trace
+from retrievekit.langchain.retriever import documents_to_objects, object_to_document
+
+__all__ = ["OneShotCompressor"]
+
+
+def _score(meta: dict[str, Any]) -> float | None:
+    for key in ("score", "relevance_score"):
+        v = meta.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            return float(v)
+    return None
+
+
+class OneShotCompressor(BaseDocumentCompressor):
+    """Keep as many relevant documents as fit a token budget (0/1 knapsack); optionally filter and crop.
+
+    Args:
+        budget, k_max, filter, crop, tokenizer: as in :class:`~retrievekit.core.oneshot.config.OneShotConfig`.
+        llm: for cropping: a LangChain chat model (wrapped with ``LangChainChatLLM``) or a retrievekit ``ChatLLM``.
+        config: a full ``OneShotConfig`` (overrides the scalar fields).
+        corpus: documents to fetch neighbours from (adjacent-chunk adds).
+        rules, catalog, keys, token_counter: see :class:`~retrievekit.core.oneshot.postprocessor.OneShotSelector`.
+
+    Examples:
+        >>> from langchain_core.runnables import RunnableLambda
+        >>> comp = OneShotCompressor(budget=2000)
+        >>> chain = RunnableLambda(lambda q: comp.compress_documents(retriever.invoke(q), q))  # doctest: +SKIP
+        >>> # or, with `langchain` installed:
+        >>> # ContextualCompressionRetriever(base_compressor=comp, base_retriever=retriever).invoke("question")
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    budget: int = 4000
+    k_max: int | None = None
+    filter: bool = False
+    crop: bool = False
+    tokenizer: str = "regex"
+    llm: Any = Field(default=None, exclude=True)
+    config: OneShotConfig | None = Field(default=None, exclude=True)
+    corpus: Sequence[Document] | None = Field(default=None, exclude=True)
+    rules: Sequence[Any] | None = Field(default=None, exclude=True)
+    catalog: DocumentCatalog | None = Field(default=None, exclude=True)
+    keys: MetadataKeys | None = Field(default=None, exclude=True)
+    token_counter: Any = Field(default=None, exclude=True)
+    last_result: OneShotResult | None = Field(default=None, exclude=True)
+    last_trace: Trace | None = Field(default=None, exclude=True)
+
+    _selector: OneShotSelector = PrivateAttr()
+
+    def model_post_init(self, __context: Any) -> None:
+        cfg = self.config or OneShotConfig(
+            budget=self.budget, k_max=self.k_max, filter=self.filter, crop=self.crop, tokenizer=self.tokenizer
+        )
+        self.budget, self.k_max, self.filter, self.crop = cfg.budget, cfg.k_max, cfg.filter, cfg.crop
+        chat: ChatLLM | None = None
+        if self.llm is not None:
+            if isinstance(self.llm, ChatLLM):
+                chat = self.llm
+            else:
+                from retrievekit.langchain.llm import LangChainChatLLM
+
+                chat = LangChainChatLLM(self.llm)
+        keys = self.keys or MetadataKeys()
+        lookup = None
+        if self.corpus is not None:
+            lookup = OneShotSelector.corpus_lookup(documents_to_objects(list(self.corpus)), keys)
+        rules: Sequence[DropRule | AddRule] | None = list(self.rules) if self.rules is not None else None
+        self._selector = OneShotSelector(
+            cfg, rules=rules, catalog=self.catalog, keys=keys, lookup=lookup, llm=chat, token_counter=self.token_counter
+        )
+
+    def compress_documents(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[Document]:
+        """Select documents for ``query`` within the budget, best first.
+
+        Examples:
+            >>> OneShotCompressor().compress_documents([], "q")
+            []
+        """
+        objs = documents_to_objects(list(documents))
+        by_id: dict[str, Document] = {}
+        cands = []
+        for doc, obj in zip(documents, objs, strict=True):
+            by_id.setdefault(obj.id, doc)
+            cands.append(Candidate(obj, _score(doc.metadata or {})))
+        trace = Trace()
+        result = self._selector.select(query, cands, trace=trace)
+        self.last_result, self.last_trace = result, trace
+        out: list[Document] = []
+        for ch in result.chunks:
+            src = by_id.get(ch.id)
+            if src is None:
+                doc = object_to_document(ch.obj)
+            else:
+                doc = Document(
+                    page_content=ch.obj.text if ch.cropped else src.page_content,
+                    metadata=dict(src.metadata or {}),
+                    id=src.id if src.id is not None else ch.id,
+                )
+            doc.metadata["oneshot_relevance"] = ch.relevance
+            doc.metadata["oneshot_tokens"] = ch.tokens
+            if ch.cropped:
+                doc.metadata["oneshot_cropped"] = True
+            out.append(doc)
+        if callbacks is not None:
+            try:
+                dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": callbacks})
+            except RuntimeError:  # no parent run to attach the event to
+                pass
+        return out

@@ -1,0 +1,74 @@
+"""LangChain edge of MindRef: a ``BaseRetriever`` that recalls titles, then passages, with a local LM.
+
+Examples:
+    >>> from langchain_core.documents import Document
+    >>> from retrievekit.core.llm import LocalLM
+    >>> docs = [Document(page_content="Aspirin thins the blood.", metadata={"title": "Aspirin"}, id="a")]
+    >>> r = MindRefRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+    >>> r.invoke("What thins the blood?")[0].id  # doctest: +SKIP
+    'a'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+
+from retrievekit.core.generative.mindref import MindRef, MindRefConfig
+from retrievekit.core.llm.protocol import ScoringLM
+from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
+
+__all__ = ["MindRefRetriever"]
+
+
+class MindRefRetriever(RetrieveKitRetriever):
+    """MindRef for LangChain: each ``Document`` is a passage located inside a recalled document.
+
+    ``Document.id`` is the source document's id; ``metadata`` carries ``title``, ``token_start``/``token_end``,
+    ``title_score``, ``passage_score``, ``prefix`` and ``score``. ``k`` (default 2) can be overridden per call.
+
+    Examples:
+        >>> r = MindRefRetriever(retriever=MindRef(corpus, lm), k=2)  # doctest: +SKIP
+        >>> r.invoke("question", k=1)  # doctest: +SKIP
+    """
+
+    k: int = 2
+
+    @property
+    def mindref(self) -> MindRef:
+        """The wrapped core retriever.
+
+        Examples:
+            >>> r.mindref.config.lam  # doctest: +SKIP
+            0.9
+        """
+        core: MindRef = self.retriever
+        return core
+
+    @classmethod
+    def from_documents(  # type: ignore[override]
+        cls,
+        documents: Sequence[Document],
+        *,
+        lm: ScoringLM | None = None,
+        llm: str = "smollm2",
+        config: MindRefConfig | None = None,
+        k: int = 2,
+        **options: Any,
+    ) -> MindRefRetriever:
+        """Build MindRef over LangChain documents with ``lm`` (or ``LocalLM.load(llm)``).
+
+        ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given).
+
+        Examples:
+            >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
+            5
+        """
+        if lm is None:
+            from retrievekit.core.llm.local import LocalLM
+
+            lm = LocalLM.load(llm)
+        cfg = config or MindRefConfig.from_options(options)
+        return cls(retriever=MindRef(documents_to_objects(documents), lm, cfg), k=k)

@@ -1,0 +1,34 @@
+"""retrievekit for LangGraph: the iterative search/delete agent as a compiled ``StateGraph``.
+
+Examples:
+    >>> from retrievekit.langgraph import build_iterative_agent
+    >>> build_iterative_agent.__name__
+    'build_iterative_agent'
+"""
+
+from retrievekit.langgraph.graph import (
+    ChunkDeleteArgs,
+    ChunkSearchArgs,
+    IterativeAgentState,
+    build_iterative_agent,
+    chunk_delete,
+    chunk_search,
+)
+from retrievekit.langgraph.method import IterativeAgentMethod, build_iterative, run_agent
+from retrievekit.langgraph.retrievers import SearchFunction, as_search_function
+from retrievekit.langgraph.testing import ScriptedToolChatModel
+
+__all__ = [
+    "ChunkDeleteArgs",
+    "ChunkSearchArgs",
+    "IterativeAgentMethod",
+    "IterativeAgentState",
+    "ScriptedToolChatModel",
+    "SearchFunction",
+    "as_search_function",
+    "build_iterative",
+    "build_iterative_agent",
+    "chunk_delete",
+    "chunk_search",
+    "run_agent",
+]

