@@ -37,6 +37,13 @@ DEMO_QUESTIONS = [
 # Methods that need a trained model or a GPU are not run by the demo unless asked for.
 _DEMO_SKIP = {"self-retrieval"}
 
+# Lighter settings for the LLM-driven methods so the whole demo stays within a few minutes on 2 CPU cores
+# (the methods' own defaults are the papers'; `retrievekit bench` uses those).
+_DEMO_OPTIONS: dict[str, dict[str, object]] = {
+    "iterative": {"max_turns": 2},
+    "mindref": {"title_beams": 5, "passage_beams": 3},
+}
+
 
 def _docstring_passages(module_name: str) -> list[Passage]:
     try:
@@ -141,7 +148,10 @@ def main(args: argparse.Namespace | None = None) -> int:
     contexts: dict[str, list[str]] = {}
     for method in methods:
         t0 = time.perf_counter()
-        retriever = build_method(method, MethodContext(corpus=corpus, work_dir=work_dir, llm=llm))
+        ctx = MethodContext(
+            corpus=corpus, work_dir=work_dir, llm=llm or "smollm2", options=_DEMO_OPTIONS.get(method, {})
+        )
+        retriever = build_method(method, ctx)
         build_s = time.perf_counter() - t0
         print(f"=== {method}  (built in {build_s:.1f}s)")
         for q in questions:

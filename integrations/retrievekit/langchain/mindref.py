@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from retrievekit.core.generative.mindref import MindRef, MindRefConfig
+from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
@@ -66,9 +66,6 @@ class MindRefRetriever(RetrieveKitRetriever):
             >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
             5
         """
-        if lm is None:
-            from retrievekit.core.llm.local import LocalLM
-
-            lm = LocalLM.load(llm)
-        cfg = config or MindRefConfig.from_options(options)
-        return cls(retriever=MindRef(documents_to_objects(documents), lm, cfg), k=k)
+        return cls(
+            retriever=create_mindref(documents_to_objects(documents), lm=lm, llm=llm, config=config, **options), k=k
+        )

@@ -17,7 +17,7 @@ from typing import Any
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
-from retrievekit.core.generative.mindref import MindRef, MindRefConfig
+from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
@@ -71,9 +71,7 @@ class MindRefRetriever(RetrieveKitRetriever):
             >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
             5
         """
-        if lm is None:
-            from retrievekit.core.llm.local import LocalLM
-
-            lm = LocalLM.load(llm)
-        cfg = config or MindRefConfig.from_options(options)
-        return cls(MindRef(nodes_to_objects(documents), lm, cfg), similarity_top_k=similarity_top_k)
+        return cls(
+            create_mindref(nodes_to_objects(documents), lm=lm, llm=llm, config=config, **options),
+            similarity_top_k=similarity_top_k,
+        )

@@ -44,7 +44,7 @@ from retrievekit.core.retriever import MethodContext, check_corpus, check_k, che
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit
 
-__all__ = ["MindRef", "MindRefConfig", "TitleHit", "build_mindref", "first_sentence_title"]
+__all__ = ["MindRef", "MindRefConfig", "TitleHit", "build_mindref", "create_mindref", "first_sentence_title"]
 
 TITLE_PROMPT = "Question: {query}\n\nThe Wikipedia article corresponding to the above question is:\n\nTitle:"
 PASSAGE_PROMPT = "Question: {query}\n\nThe Wikipedia paragraph to answer the above question is:\n\nAnswer:"
@@ -465,7 +465,26 @@ def build_mindref(ctx: MethodContext) -> MindRef:
         >>> build_mindref(MethodContext(corpus=docs, llm="smollm2", options={"title_beams": 5}))  # doctest: +SKIP
         MindRef(...)
     """
-    from retrievekit.core.llm.local import LocalLM
+    return create_mindref(ctx.corpus, llm=ctx.llm or "smollm2", **ctx.options)
 
-    config = MindRefConfig.from_options(ctx.options)
-    return MindRef(ctx.corpus, LocalLM.load(ctx.llm or "smollm2"), config)
+
+def create_mindref(
+    corpus: Sequence[DataObject],
+    *,
+    lm: ScoringLM | None = None,
+    llm: str = "smollm2",
+    config: MindRefConfig | None = None,
+    **options: Any,
+) -> MindRef:
+    """MindRef over ``corpus`` with ``lm`` (default: ``LocalLM.load(llm)``); ``options`` are :class:`MindRefConfig`
+    fields, ignored when ``config`` is given. The framework retrievers' ``from_documents`` use this.
+
+    Examples:
+        >>> create_mindref(docs, llm="smollm2", title_beams=5).config.title_beams  # doctest: +SKIP
+        5
+    """
+    if lm is None:
+        from retrievekit.core.llm.local import LocalLM
+
+        lm = LocalLM.load(llm)
+    return MindRef(corpus, lm, config or MindRefConfig.from_options(options))
