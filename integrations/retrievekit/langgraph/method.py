@@ -31,7 +31,7 @@ from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.iterative.state import Chunk, context_tokens, trace_from_events
-from retrievekit.core.retriever import MethodContext, check_k, check_query
+from retrievekit.core.retriever import MethodContext, check_k, check_query, option_bool
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, ScoredHit
 
@@ -142,16 +142,6 @@ class IterativeAgentMethod:
         ]
 
 
-def _as_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.lower() in ("true", "1", "yes")
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise InvalidInputError(f"option {name} must be true/false, got {value!r}")
-
-
 def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
     """Factory registered as ``iterative``: the agent with a local model over the hybrid baseline.
 
@@ -185,7 +175,7 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
         retriever,
         max_turns=int(opts.get("max_turns", 5)),
         search_top_k=int(opts.get("search_top_k", 5)),
-        fallback_on_first_turn=_as_bool("fallback", opts.get("fallback", True)),
-        enable_delete=_as_bool("delete", opts.get("delete", True)),
+        fallback_on_first_turn=option_bool("fallback", opts.get("fallback", True)),
+        enable_delete=option_bool("delete", opts.get("delete", True)),
     )
     return IterativeAgentMethod(graph)

@@ -12,7 +12,7 @@ Examples:
     >>> d = pathlib.Path(tempfile.mkdtemp()) / "idx"
     >>> with atomic_folder(d) as tmp:
     ...     write_manifest(tmp, "demo", 1, {"n": 1})
-    ...     write_objects(tmp, [Passage(id="a", text="x")])
+    ...     _ = write_objects(tmp, [Passage(id="a", text="x")])
     >>> read_manifest(d, "demo", 1)["n"], [o.id for o in read_objects(d)]
     (1, ['a'])
 """

@@ -24,7 +24,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import DocumentCatalog, MetadataKeys
 from retrievekit.core.oneshot.postprocessor import OneShotResult, OneShotSelector
-from retrievekit.core.retriever import MethodContext, Retriever, check_k, check_query
+from retrievekit.core.retriever import MethodContext, Retriever, check_k, check_query, option_bool
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
@@ -50,16 +50,6 @@ _SELECTOR_KEYS = {
     "crop_refill",
     "crop_max_tokens",
 }
-
-
-def _as_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.lower() in ("true", "1", "yes")
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise InvalidInputError(f"option {name} must be true/false, got {value!r}")
 
 
 class OneShotRetriever:
@@ -117,7 +107,7 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
     cfg_kwargs: dict[str, Any] = {k: opts[k] for k in _SELECTOR_KEYS if k in opts}
     for b in ("filter", "crop", "crop_refill", "dedupe_text"):
         if b in cfg_kwargs:
-            cfg_kwargs[b] = _as_bool(b, cfg_kwargs[b])
+            cfg_kwargs[b] = option_bool(b, cfg_kwargs[b])
     cfg = OneShotConfig(**cfg_kwargs)
     pool = opts.get("pool", 100)
     if isinstance(pool, bool) or not isinstance(pool, int) or pool < 1:
