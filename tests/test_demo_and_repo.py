@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+
+import pytest
 
 from retrievekit.core.cli import main
 from retrievekit.core.demo import DEMO_QUESTIONS, build_docs_corpus
@@ -44,3 +47,23 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
 def test_changelog_follows_keep_a_changelog():
     text = (REPO / "CHANGELOG.md").read_text()
     assert "## [Unreleased]" in text and "### Added" in text
+
+
+def test_docs_site_builds_strictly(tmp_path):
+    """mkdocs (with the mkdocstrings API pages) builds with no warning: broken references or docstrings fail."""
+    import shutil
+    import subprocess
+
+    mkdocs = shutil.which("mkdocs")
+    if mkdocs is None:
+        pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
+    proc = subprocess.run(
+        [mkdocs, "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "site" / "api" / "index.html").is_file()

@@ -46,7 +46,7 @@ def _score(meta: dict[str, Any]) -> float | None:
 class OneShotCompressor(BaseDocumentCompressor):
     """Keep as many relevant documents as fit a token budget (0/1 knapsack); optionally filter and crop.
 
-    Args:
+    Attributes:
         budget, k_max, filter, crop, tokenizer: as in :class:`~retrievekit.core.oneshot.config.OneShotConfig`.
         llm: for cropping: a LangChain chat model (wrapped with ``LangChainChatLLM``) or a retrievekit ``ChatLLM``.
         config: a full ``OneShotConfig`` (overrides the scalar fields).

@@ -43,7 +43,7 @@ _MODEL_NAME = "retrievekit-oneshot"
 class OneShotPostprocessor(BaseNodePostprocessor):
     """Select as many relevant nodes as fit a token budget (0/1 knapsack), optionally filter by metadata and crop.
 
-    Args:
+    Attributes:
         budget: token budget for the returned nodes' text.
         k_max: optional cap on the number of nodes.
         filter: apply the rule-based metadata filter (drop misaligned, add same-document/adjacent nodes).
