@@ -59,7 +59,8 @@ def test_load_writes_an_atomic_safetensors_cache_with_a_manifest(smol: LocalLM, 
 def test_cache_roundtrip_gives_the_same_logits(smol: LocalLM) -> None:
     import torch
 
-    cached = LocalLM.load("smollm2", device="cpu")  # from the safetensors cache this time
+    assert LocalLM.load("smollm2", device="cpu") is smol  # one copy per process by default
+    cached = LocalLM.load("smollm2", device="cpu", shared=False)  # a fresh load, from the safetensors cache
     ids = torch.tensor([smol.encode("Retrieval grounds answers in documents.")])
     with torch.no_grad():
         a = smol.model(ids).logits
@@ -68,6 +69,7 @@ def test_cache_roundtrip_gives_the_same_logits(smol: LocalLM) -> None:
     assert cached.tokenizer.chat_template == smol.tokenizer.chat_template
     assert cached.encode("Hello world") == smol.encode("Hello world")
     assert cached.eos_token_id == smol.eos_token_id
+    assert cached is not smol
 
 
 def test_smollm2_is_both_protocols_and_completes(smol: LocalLM) -> None:

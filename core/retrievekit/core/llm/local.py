@@ -20,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,7 +34,7 @@ from retrievekit.core.llm.json_output import (
     schema_to_json,
     validate_json,
 )
-from retrievekit.core.llm.models import DEFAULT_MODEL, load_model_and_tokenizer
+from retrievekit.core.llm.models import DEFAULT_MODEL, cache_root, load_model_and_tokenizer
 from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, as_messages
 from retrievekit.core.trace import Trace
 
@@ -41,6 +42,10 @@ __all__ = ["LocalLM"]
 
 # Outlines' JSON grammar allows arbitrary whitespace between tokens; small models then loop on newlines.
 _JSON_WHITESPACE = r"[ ]?"
+
+# Loaded registry models, shared within a process (several methods, the demo, a notebook reuse one copy).
+_SHARED: dict[tuple[Any, ...], LocalLM] = {}
+_SHARED_LOCK = threading.Lock()
 
 
 def _torch() -> Any:
@@ -104,18 +109,31 @@ class LocalLM(ChatLLMBase):
         dtype: Any = None,
         use_cache: bool = True,
         use_outlines: bool = True,
+        shared: bool = True,
     ) -> LocalLM:
         """Load a registry model (``"smollm2"``, ``"qwen0.5b"``) from its wheel, via the safetensors cache.
 
-        Raises ``MissingDependencyError`` (with the pip command) when the model wheel is not installed.
+        With ``shared=True`` (default) a process loads each model once: later calls with the same arguments
+        return the same instance (generation is stateless, so methods can share it). ``shared=False`` always
+        loads a fresh copy. Raises ``MissingDependencyError`` (with the pip command) when the model wheel is
+        not installed.
 
         Examples:
             >>> lm = LocalLM.load("smollm2", device="cpu")  # doctest: +SKIP
             >>> lm.eos_token_id  # doctest: +SKIP
             2
         """
+        key = (cls, name, str(device), str(dtype), use_cache, use_outlines, str(cache_root()))
+        if shared:
+            with _SHARED_LOCK:
+                if key in _SHARED:
+                    return _SHARED[key]
         model, tokenizer = load_model_and_tokenizer(name, device=device, dtype=dtype, use_cache=use_cache)
-        return cls(model, tokenizer, name=name, use_outlines=use_outlines)
+        lm = cls(model, tokenizer, name=name, use_outlines=use_outlines)
+        if shared:
+            with _SHARED_LOCK:
+                lm = _SHARED.setdefault(key, lm)
+        return lm
 
     def __repr__(self) -> str:
         return f"LocalLM({self.name!r}, device={self.device})"
