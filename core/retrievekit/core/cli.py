@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--work-dir", default=None, help="folder for cached indexes")
     bench.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="method option (repeatable)")
     bench.add_argument("--out", required=True, help="result JSON file")
+    bench.add_argument("--tree-dir", default=None, help="LATTICE: tree folder to load (or build into)")
     bench.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     report = sub.add_parser("report", help="compare bench results: markdown table and bar chart")
@@ -150,6 +151,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise InvalidInputError(f"--limit must be >= 1, got {args.limit}")
     options = parse_options(args.option)
+    if getattr(args, "tree_dir", None):
+        options.setdefault("tree_dir", args.tree_dir)
     dataset = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit)
     result = run_benchmark(
         dataset,

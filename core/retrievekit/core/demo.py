@@ -34,13 +34,16 @@ DEMO_QUESTIONS = [
     "What happens when a text is not valid UTF-8?",
 ]
 
-# Methods that need a trained model or a GPU are not run by the demo unless asked for.
-_DEMO_SKIP = {"self-retrieval"}
+# Methods that need a trained model or a GPU, and baselines / ablations of other methods, are not run by the demo
+# unless asked for (``--method``).
+_DEMO_SKIP = {"self-retrieval", "llm-rerank", "arm-no-mip", "arm-no-verify"}
 
 # Lighter settings for the LLM-driven methods so the whole demo stays within a few minutes on 2 CPU cores
 # (the methods' own defaults are the papers'; `retrievekit bench` uses those).
 _DEMO_OPTIONS: dict[str, dict[str, object]] = {
     "iterative": {"max_turns": 2},
+    "lattice": {"num_iters": 4, "score_max": 9, "append_child_titles": True},
+    "arm": {"expand_ks": (3,)},
     "mindref": {"title_beams": 5, "passage_beams": 3},
 }
 

@@ -162,6 +162,11 @@ _BUILTIN: dict[str, str] = {
     "oneshot": "retrievekit.core.oneshot.method:build_oneshot",
     "mindref": "retrievekit.core.generative.mindref:build_mindref",
     "iterative": "retrievekit.langgraph.method:build_iterative",
+    "lattice": "retrievekit.core.lattice.method:build_lattice",
+    "llm-rerank": "retrievekit.core.lattice.method:build_llm_rerank",
+    "arm": "retrievekit.core.arm.method:build_arm",
+    "arm-no-mip": "retrievekit.core.arm.method:build_arm_no_mip",
+    "arm-no-verify": "retrievekit.core.arm.method:build_arm_no_verify",
 }
 _REGISTRY: dict[str, MethodFactory] = {}
 

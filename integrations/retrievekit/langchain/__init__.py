@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
+    "ArmRetriever": "retrievekit.langchain.arm",
     "LangChainChatLLM": "retrievekit.langchain.llm",
+    "LatticeRetriever": "retrievekit.langchain.lattice",
     "LocalToolChatModel": "retrievekit.langchain.local_chat",
     "MindRefRetriever": "retrievekit.langchain.mindref",
     "OneShotCompressor": "retrievekit.langchain.compressor",
@@ -28,7 +30,9 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
+    from retrievekit.langchain.arm import ArmRetriever
     from retrievekit.langchain.compressor import OneShotCompressor
+    from retrievekit.langchain.lattice import LatticeRetriever
     from retrievekit.langchain.llm import LangChainChatLLM
     from retrievekit.langchain.local_chat import LocalToolChatModel
     from retrievekit.langchain.mindref import MindRefRetriever

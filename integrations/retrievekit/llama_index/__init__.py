@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
+    "ArmRetriever": "retrievekit.llama_index.arm",
     "IterativeAgentRetriever": "retrievekit.llama_index.agent_retriever",
+    "LatticeRetriever": "retrievekit.llama_index.lattice",
     "LlamaIndexChatLLM": "retrievekit.llama_index.llm",
     "MindRefRetriever": "retrievekit.llama_index.mindref",
     "OneShotPostprocessor": "retrievekit.llama_index.postprocessor",
@@ -30,6 +32,8 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from retrievekit.llama_index.agent_retriever import IterativeAgentRetriever
+    from retrievekit.llama_index.arm import ArmRetriever
+    from retrievekit.llama_index.lattice import LatticeRetriever
     from retrievekit.llama_index.llm import LlamaIndexChatLLM
     from retrievekit.llama_index.mindref import MindRefRetriever
     from retrievekit.llama_index.postprocessor import OneShotPostprocessor

@@ -1,0 +1,187 @@
+"""ARM settings: one frozen dataclass with the reference defaults (REFERENCE.md §2.1, §7.4).
+
+Examples:
+    >>> cfg = ArmConfig()
+    >>> cfg.base_k, cfg.expand_ks, cfg.ilp_k, cfg.dense_weight
+    (5, (3, 4, 5), 10, 0.9)
+    >>> ArmConfig.from_options({"mip": "false", "expand_ks": "2,3"}).expand_ks
+    (2, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.retriever import option_bool
+
+__all__ = ["ArmConfig"]
+
+
+@dataclass(frozen=True)
+class ArmConfig:
+    """ARM settings; every default cites where it comes from.
+
+    Attributes:
+        vocab_objects: dense top-N objects whose N-grams form the per-query decoding vocabulary
+            (REFERENCE.md §2.1.1: top-50 dense-retrieved objects).
+        ngram_max: longest N-gram in the vocabulary (paper §3: n = 1-3).
+        max_keywords: keywords kept from the LLM's decomposition (ours: the reference has no cap; a cap keeps the
+            local model cheap).
+        keyword_beams: beam size of the constrained rephrasing (REFERENCE.md §2.1.1: ``beam_size = 5``).
+        words_per_keyword: corpus N-grams kept per keyword (REFERENCE.md §2.1.1: up to 5).
+        keyword_max_tokens: token cap of one rephrased N-gram (ours: 3 words rarely need more than 8 tokens).
+        decompose_max_tokens: token cap of one keyword of the decomposition (ours; x4 for the chat path's JSON).
+        keywords: run the LLM keyword stage at all (``False``: base objects from the question alone; ablation).
+        constrained: use constrained decoding when the LLM is a scoring LM (``False``: free generation then snap,
+            the chat-LLM path).
+        dense_weight: weight of the max-normalised dense score in the base score (REFERENCE.md §2.1.1: 0.9).
+        bm25_weight: weight of the max-normalised BM25 score (REFERENCE.md §2.1.1: 0.1).
+        base_k: base objects kept (REFERENCE.md §2.1.1: k = 5).
+        pool_size: candidate pool for expansion, dense + BM25 top-N (ours, instead of all-pairs over the corpus,
+            which REFERENCE.md §2.3 found infeasible; 50 matches the vocabulary pool).
+        linked_passages: add passages linked from base tables' cells to the pool (OTT-QA ``cell_links``; ours).
+        view_rows: rows of a table kept by the row-level view used for compatibility (REFERENCE.md §2.1.2: 10).
+        prompt_rows: rows of a table shown in the verification prompt (REFERENCE.md §2.1.5: 5).
+        prompt_chars: characters of a passage shown in the verification prompt (ours: 200; the reference shows the
+            top-5 sentences). Table cells are cut to 40 characters in prompts.
+        prompt_max_chars: cap on the candidate text of one verification prompt (ours: about 1,000 tokens; wide
+            tables are cut to an even share per object, since prefill dominates a local model's cost).
+        expand_ks: expansion sizes, one draft each (REFERENCE.md §2.1.2: OTT-QA ``[3, 4, 5]``).
+        mip: select each draft with the MIP (``False``: relevance top-``ilp_k``; the ``arm-no-mip`` ablation).
+        ilp_k: at most this many objects per MIP draft (REFERENCE.md §2.1.4: ``ilp_k = 10``).
+        relevance_weight: MIP objective weight of relevance (REFERENCE.md §2.1.4: 3).
+        compatibility_weight: MIP objective weight of compatibility (REFERENCE.md §2.1.4: 1 x 0.5).
+        mip_time_limit: solver time limit in seconds (REFERENCE.md §2.1.4: ``max_seconds = 60``).
+        min_compatibility: pairs with C_ij at or below this get no c_ij variable (REFERENCE.md §2.3: 1e-6).
+        verify: run LLM self-verification (``False``: the ``arm-no-verify`` ablation, vote-only aggregation).
+        verify_beams: beams of the constrained verification decoding (ours: 1, i.e. greedy under the name grammar;
+            every beam multiplies the prompt's prefill, which dominates on CPU).
+        verify_max_objects: names the verifier may list (ours: small, the paper asks for the minimum set).
+        threshold: aggregated score an object needs to be kept (REFERENCE.md §2.1.6 tuned it per dataset, e.g.
+            OTT-QA -0.019 for Llama-8B; the default keeps every object a draft voted for, the reference's value
+            for Qwen, since small local models are not calibrated; not tuned on OTT-QA).
+        logprob_weight: weight of the mean log-prob in the aggregation (REFERENCE.md §2.1.6: 0.5).
+        min_votes: with ``verify=False``, drafts an object must appear in (ours: a majority of the drafts).
+        fill_to_k: pad the selected set with the next-best candidates up to ``k`` (marked
+            ``arm_selected=False``); for frameworks that expect exactly ``k`` results (ours; off by default so the
+            output is ARM's set).
+
+    Examples:
+        >>> ArmConfig(base_k=3).base_k
+        3
+        >>> ArmConfig(expand_ks=())
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: ArmConfig.expand_ks needs at least one expansion size
+    """
+
+    vocab_objects: int = 50
+    ngram_max: int = 3
+    max_keywords: int = 4
+    keyword_beams: int = 5
+    words_per_keyword: int = 5
+    keyword_max_tokens: int = 8
+    decompose_max_tokens: int = 16
+    keywords: bool = True
+    constrained: bool = True
+    dense_weight: float = 0.9
+    bm25_weight: float = 0.1
+    base_k: int = 5
+    pool_size: int = 50
+    linked_passages: bool = True
+    view_rows: int = 10
+    prompt_rows: int = 5
+    prompt_chars: int = 200
+    prompt_max_chars: int = 4000
+    expand_ks: tuple[int, ...] = (3, 4, 5)
+    mip: bool = True
+    ilp_k: int = 10
+    relevance_weight: float = 3.0
+    compatibility_weight: float = 0.5
+    mip_time_limit: float = 60.0
+    min_compatibility: float = 1e-6
+    verify: bool = True
+    verify_beams: int = 1
+    verify_max_objects: int = 4
+    threshold: float = -100.0
+    logprob_weight: float = 0.5
+    min_votes: int = 0
+    fill_to_k: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "expand_ks", tuple(int(x) for x in self.expand_ks))
+        if not self.expand_ks:
+            raise InvalidInputError("ArmConfig.expand_ks needs at least one expansion size")
+        for name in (
+            "vocab_objects",
+            "ngram_max",
+            "keyword_beams",
+            "words_per_keyword",
+            "keyword_max_tokens",
+            "decompose_max_tokens",
+            "base_k",
+            "pool_size",
+            "view_rows",
+            "prompt_rows",
+            "prompt_chars",
+            "prompt_max_chars",
+            "ilp_k",
+            "verify_beams",
+            "verify_max_objects",
+        ):
+            if int(getattr(self, name)) < 1:
+                raise InvalidInputError(f"ArmConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_keywords < 0 or self.min_votes < 0 or min(self.expand_ks) < 0:
+            raise InvalidInputError("ArmConfig.max_keywords, min_votes and expand_ks must be >= 0")
+        if self.words_per_keyword > self.keyword_beams:
+            raise InvalidInputError(
+                f"words_per_keyword ({self.words_per_keyword}) must be <= keyword_beams ({self.keyword_beams})"
+            )
+        if self.mip_time_limit <= 0:
+            raise InvalidInputError(f"mip_time_limit must be > 0, got {self.mip_time_limit}")
+        for name in ("dense_weight", "bm25_weight", "relevance_weight", "compatibility_weight", "logprob_weight"):
+            if float(getattr(self, name)) < 0:
+                raise InvalidInputError(f"ArmConfig.{name} must be >= 0, got {getattr(self, name)}")
+        if self.dense_weight + self.bm25_weight <= 0:
+            raise InvalidInputError("dense_weight + bm25_weight must be > 0")
+        if self.logprob_weight > 1:
+            raise InvalidInputError(f"logprob_weight must be in [0, 1], got {self.logprob_weight}")
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> ArmConfig:
+        """Build from ``--option key=value`` pairs (unknown keys raise; values are coerced to the field's type).
+
+        ``expand_ks`` takes ``"3,4,5"``; booleans take true/false/yes/no/1/0.
+
+        Examples:
+            >>> ArmConfig.from_options({"base_k": "3", "verify": "no"}).verify
+            False
+            >>> ArmConfig.from_options({"nope": 1})
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: unknown ARM option(s): nope; known: ...
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise InvalidInputError(f"unknown ARM option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        defaults = cls()
+        kwargs: dict[str, Any] = {}
+        for key, value in options.items():
+            default = getattr(defaults, key)
+            try:
+                if isinstance(default, bool):
+                    kwargs[key] = option_bool(key, value)
+                elif isinstance(default, tuple):
+                    items = value.split(",") if isinstance(value, str) else list(value)
+                    kwargs[key] = tuple(int(x) for x in items if str(x).strip())
+                elif isinstance(default, int):
+                    kwargs[key] = int(value)
+                else:
+                    kwargs[key] = float(value)
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"ARM option {key}={value!r} is not a {type(default).__name__}") from None
+        return cls(**kwargs)

@@ -1,0 +1,247 @@
+"""Self-verification of one draft: the LLM names the objects needed to answer the question (REFERENCE.md §2.1.5).
+
+The prompt shows the question, each candidate object under its display name (tables: title, header and the rows
+most similar to the question; passages: title and opening text) and the connections the MIP kept between them.
+
+* **Scoring LM**: the answer is decoded under a grammar over candidate names, ``" Name1;" " Name2;" ... EOS``
+  (each name at most once, at most ``max_objects``), so only real candidate names can come out; each chosen
+  object's confidence is the mean log-probability of its name tokens in the best beam.
+* **Chat LLM only**: schema-validated JSON ``{"objects": [names]}`` with an ``enum`` over the candidate names;
+  no log-probs are available, so each chosen object gets log-prob 0 (aggregation then rests on the votes alone).
+
+Examples:
+    >>> grammar = NameGrammar([[5, 6], [7]], sep=[9], eos=0, max_items=2)
+    >>> grammar.allowed([]), grammar.allowed([5]), grammar.allowed([5, 6]), grammar.allowed([5, 6, 9])
+    ([5, 7], [6], [9], [0, 7])
+    >>> grammar.parse([5, 6, 9, 7, 9], [-1.0, -3.0, -0.5, -2.0, -0.1])
+    [(0, -2.0), (1, -2.0)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrievekit.core.arm.serialize import serialize_object
+from retrievekit.core.errors import ConstraintError, RetrieveKitError
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject
+
+__all__ = ["VERIFY_PROMPT", "NameGrammar", "Verdict", "build_prompt", "verify_draft"]
+
+VERIFY_PROMPT = (
+    "Candidate objects:\n{objects}\n{connections}\nQuestion: {question}\n"
+    "Which objects are needed to answer the question? Name the minimum number of objects.\nObjects:"
+)
+SEP = ";"
+
+
+@dataclass
+class Verdict:
+    """A verified draft.
+
+    Attributes:
+        chosen: ``{object id: mean log-prob of its name}`` (0.0 when the verifier has no log-probs).
+        ok: False when verification failed (the draft then casts no votes; ``message`` says why).
+
+    Examples:
+        >>> Verdict({"a": -0.5}).ok
+        True
+    """
+
+    chosen: dict[str, float] = field(default_factory=dict)
+    ok: bool = True
+    message: str = ""
+
+
+class NameGrammar:
+    """Stateless allowed-next-token function for ``ITEM+ EOS``, ``ITEM = name tokens + separator tokens``.
+
+    Args:
+        names: token ids of each candidate name (distinct sequences).
+        sep: token ids of the separator.
+        eos: the EOS id (allowed only after a complete item).
+        max_items: at most this many items (then only EOS).
+
+    Examples:
+        >>> NameGrammar([[1]], sep=[2], eos=0, max_items=1).allowed([1, 2])
+        [0]
+    """
+
+    def __init__(self, names: Sequence[Sequence[int]], sep: Sequence[int], eos: int, max_items: int) -> None:
+        self.eos = int(eos)
+        self.sep = [int(t) for t in sep]
+        self.max_items = max(1, int(max_items))
+        self.items = [tuple(int(t) for t in n) + tuple(self.sep) for n in names]
+        self.name_lens = [len(n) for n in names]
+        # trie: node -> {token: child}; terminal[node] = item index
+        self.children: list[dict[int, int]] = [{}]
+        self.terminal: dict[int, int] = {}
+        self.below: list[set[int]] = [set()]
+        for idx, item in enumerate(self.items):
+            node = 0
+            self.below[0].add(idx)
+            for t in item:
+                nxt = self.children[node].get(t)
+                if nxt is None:
+                    nxt = len(self.children)
+                    self.children[node][t] = nxt
+                    self.children.append({})
+                    self.below.append(set())
+                node = nxt
+                self.below[node].add(idx)
+            self.terminal.setdefault(node, idx)
+
+    def _walk(self, prefix: Sequence[int]) -> tuple[int | None, list[tuple[int, int]]]:
+        node, start = 0, 0
+        done: list[tuple[int, int]] = []
+        for pos, t in enumerate(prefix):
+            nxt = self.children[node].get(int(t))
+            if nxt is None:
+                return None, done
+            node = nxt
+            if node in self.terminal and not self.children[node]:
+                done.append((self.terminal[node], start))
+                node, start = 0, pos + 1
+        return node, done
+
+    def allowed(self, prefix: Sequence[int]) -> list[int]:
+        """Tokens allowed after ``prefix`` (the generated ids so far).
+
+        Examples:
+            >>> NameGrammar([[1], [3]], sep=[2], eos=0, max_items=2).allowed([1, 2])
+            [0, 3]
+        """
+        node, done = self._walk(prefix)
+        if node is None:
+            return []
+        if node == 0:
+            if len(done) >= self.max_items:
+                return [self.eos] if done else []
+            chosen = {i for i, _ in done}
+            out = [t for t, c in self.children[0].items() if self.below[c] - chosen]
+            if done:
+                out.append(self.eos)
+            return sorted(out)
+        return sorted(self.children[node])
+
+    def parse(self, tokens: Sequence[int], logprobs: Sequence[float]) -> list[tuple[int, float]]:
+        """Complete items of a generated sequence and the mean log-prob of each item's *name* tokens.
+
+        Repeated items keep their first occurrence.
+
+        Examples:
+            >>> NameGrammar([[1]], sep=[2], eos=0, max_items=3).parse([1, 2, 1], [-1.0, 0.0, -5.0])
+            [(0, -1.0)]
+        """
+        _, done = self._walk(list(tokens))
+        out: list[tuple[int, float]] = []
+        seen: set[int] = set()
+        for idx, start in done:
+            if idx in seen:
+                continue
+            seen.add(idx)
+            span = list(logprobs[start : start + self.name_lens[idx]])
+            out.append((idx, sum(span) / len(span) if span else 0.0))
+        return out
+
+
+def build_prompt(
+    question: str,
+    objs: Sequence[DataObject],
+    names: Sequence[str],
+    connections: Sequence[str],
+    *,
+    rows: int = 5,
+    chars: int = 300,
+    max_chars: int | None = None,
+) -> str:
+    """The verification prompt (see :data:`VERIFY_PROMPT`); with ``max_chars``, objects whose text would push the
+    candidate list over it are cut to an even share (at least 80 characters each).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> print(build_prompt("Q?", [Passage(id="a", text="x", title="A")], ["A"], []))
+        Candidate objects:
+        [A]
+        A
+        x
+        <BLANKLINE>
+        Question: Q?
+        Which objects are needed to answer the question? Name the minimum number of objects.
+        Objects:
+    """
+    bodies = [serialize_object(o, question, rows=rows, chars=chars) for o in objs]
+    if max_chars is not None and objs and sum(len(b) for b in bodies) > max_chars:
+        per = max(80, max_chars // len(objs))  # an even share per object (a wide table is cut, a passage kept)
+        bodies = [b if len(b) <= per else b[: per - 3].rstrip() + "..." for b in bodies]
+    blocks = [f"[{n}]\n{b}" for n, b in zip(names, bodies, strict=True)]
+    conn = "Connections:\n" + "\n".join(f"- {c}" for c in connections) + "\n" if connections else ""
+    return VERIFY_PROMPT.format(objects="\n".join(blocks), connections=conn, question=question)
+
+
+def verify_draft(
+    llm: Any,
+    question: str,
+    objs: Sequence[DataObject],
+    names: Sequence[str],
+    connections: Sequence[str],
+    *,
+    scoring: bool,
+    beams: int = 3,
+    max_objects: int = 4,
+    rows: int = 5,
+    chars: int = 300,
+    max_chars: int | None = None,
+    trace: Trace | None = None,
+) -> Verdict:
+    """Verify one draft with a scoring LM (constrained to names) or a chat LLM (JSON enum over names).
+
+    Examples:
+        >>> verify_draft(lm, "Q?", objs, names, [], scoring=True).chosen  # doctest: +SKIP
+        {'/wiki/Prime_Suspect': -0.41}
+    """
+    if not objs:
+        return Verdict({}, True, "empty draft")
+    prompt = build_prompt(question, objs, names, connections, rows=rows, chars=chars, max_chars=max_chars)
+    m = min(max_objects, len(objs))
+    if scoring:
+        enc = llm.encode
+        name_ids = [[t for t in enc(" " + n) if t != llm.eos_token_id] for n in names]
+        keep = [i for i, ids in enumerate(name_ids) if ids]
+        grammar = NameGrammar([name_ids[i] for i in keep], enc(SEP), llm.eos_token_id, m)
+        longest = sorted((len(grammar.items[j]) for j in range(len(keep))), reverse=True)[:m]
+        try:
+            found = llm.constrained_beam_search(
+                prompt,
+                grammar.allowed,
+                num_beams=beams,
+                num_return_sequences=1,
+                max_new_tokens=sum(longest) + 1,
+                trace=trace,
+            )
+        except (ConstraintError, RetrieveKitError) as e:
+            return Verdict({}, False, f"constrained verification failed ({type(e).__name__}: {str(e)[:120]})")
+        if not found:
+            return Verdict({}, False, "constrained verification returned no beam")
+        best = found[0]
+        picked = grammar.parse(best.token_ids, best.token_logprobs)
+        if not picked:
+            return Verdict({}, False, "the verifier named no complete object")
+        return Verdict({objs[keep[i]].id: lp for i, lp in picked})
+    schema = {
+        "type": "object",
+        "properties": {"objects": {"type": "array", "items": {"enum": list(names)}, "minItems": 1, "maxItems": m}},
+        "required": ["objects"],
+    }
+    try:
+        res = llm.complete_json(prompt, schema, max_tokens=24 * m + 16, trace=trace)
+        chosen = res.value.get("objects") if isinstance(res.value, dict) else None
+    except RetrieveKitError as e:
+        return Verdict({}, False, f"JSON verification failed ({type(e).__name__}: {str(e)[:120]})")
+    by_name = {n: o.id for n, o in zip(names, objs, strict=True)}
+    ids = [by_name[n] for n in (chosen or []) if isinstance(n, str) and n in by_name]
+    if not ids:
+        return Verdict({}, False, "the verifier named no candidate object")
+    return Verdict(dict.fromkeys(ids, 0.0))

@@ -1,0 +1,153 @@
+"""Incremental insertion: add documents to a built tree without a rebuild.
+
+Each new document is embedded and routed from the root down to the child with the highest cosine similarity to
+the document (node embeddings are stored in the tree), until a node whose children are leaves (or a flat root).
+It is attached there. A node that now has more than M children is split in place: its children are clustered
+into groups of at most M that become new internal nodes under it. Finally the summaries of every touched internal
+node are refreshed bottom-up from their children (one LLM call each) and re-embedded. Existing node ids never
+change; new internal nodes get ids from their level and leaves.
+
+Examples:
+    >>> from retrievekit.core.lattice.tree import SemanticTree
+    >>> from retrievekit.core.types import Passage
+    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.protocol import Completion
+    >>> import numpy as np
+    >>> class Label(ChatLLMBase):
+    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+    ...         return Completion("A topic")
+    >>> class Emb:
+    ...     def embed_documents(self, texts): return np.array([[float(len(t)), 1.0] for t in texts])
+    >>> tree = SemanticTree.flat([Passage(id="a", text="x")])
+    >>> report = insert_documents(tree, [Passage(id="b", text="yy")], Label(), Emb(), TreeBuildConfig(max_children=2))
+    >>> sorted(tree.leaf_ids()), report["inserted"]
+    (['a', 'b'], 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.index.embeddings import Embedder
+from retrievekit.core.lattice.bottom_up import embed_texts
+from retrievekit.core.lattice.clustering import balanced_groups
+from retrievekit.core.lattice.config import TreeBuildConfig
+from retrievekit.core.lattice.summarize import object_short_text, short_text, summarize_children
+from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, check_object_ids, internal_id
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.retriever import check_corpus
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject
+
+__all__ = ["insert_documents"]
+
+
+def _child_text(tree: SemanticTree, nid: str, chars: int) -> str:
+    if tree.is_leaf(nid):
+        return object_short_text(tree.objects[nid], chars)
+    return short_text(tree.text(nid), chars)
+
+
+def _vector(tree: SemanticTree, nid: str, embedder: Embedder) -> np.ndarray:
+    v = tree.embeddings.get(nid)
+    if v is None:
+        v = embed_texts(embedder, [tree.text(nid)[:2000]])[0]
+        tree.embeddings[nid] = v
+    return v
+
+
+def insert_documents(
+    tree: SemanticTree,
+    documents: Sequence[DataObject],
+    llm: ChatLLM,
+    embedder: Embedder,
+    config: TreeBuildConfig | None = None,
+    *,
+    trace: Trace | None = None,
+) -> dict[str, Any]:
+    """Insert ``documents`` into ``tree`` in place; returns a report (inserted, split nodes, refreshed summaries).
+
+    Raises:
+        InvalidInputError: an id already in the tree (or repeated in ``documents``), or a reserved id.
+
+    Examples:
+        >>> insert_documents(tree, [tree.objects["a"]], llm, emb)  # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: document id 'a' is already in the tree
+    """
+    docs = check_corpus(documents)
+    check_object_ids(d.id for d in docs)
+    for d in docs:
+        if d.id in tree.nodes:
+            raise InvalidInputError(f"document id {d.id!r} is already in the tree")
+    cfg = config or TreeBuildConfig(max_children=int(tree.meta.get("config", {}).get("max_children", 10)))
+    trace = trace if trace is not None else Trace()
+    m = cfg.max_children
+    vecs = embed_texts(embedder, [d.index_text()[:2000] for d in docs])
+    touched: set[str] = set()
+    splits = 0
+    for d, v in zip(docs, vecs, strict=True):
+        node = ROOT
+        path = [ROOT]
+        while True:
+            kids = tree.nodes[node].children
+            internal = [c for c in kids if not tree.is_leaf(c)]
+            if not internal or len(internal) < len(kids):
+                break
+            node = max(internal, key=lambda c: (float(_vector(tree, c, embedder) @ v), c))
+            path.append(node)
+        tree.nodes[d.id] = TreeNode(id=d.id, text=d.index_text(), is_leaf=True)
+        tree.objects[d.id] = d
+        tree.embeddings[d.id] = v
+        tree.nodes[node].children.append(d.id)
+        touched.update(path)
+        if len(tree.nodes[node].children) > m:
+            splits += 1
+            kids = list(tree.nodes[node].children)
+            x = np.stack([_vector(tree, c, embedder) for c in kids])
+            groups = balanced_groups(x, m, seed=cfg.seed)
+            depth = tree.depth(node) + 1
+            new_children = []
+            for g in groups:
+                members = [kids[i] for i in g]
+                if len(members) == 1:
+                    new_children.append(members[0])
+                    continue
+                leaves = sorted(lid for c in members for lid in _leaves(tree, c, docs_pending=d.id))
+                nid = internal_id(depth, leaves)
+                while nid in tree.nodes:
+                    nid = nid + "x"
+                tree.nodes[nid] = TreeNode(id=nid, text="", children=members)
+                new_children.append(nid)
+                touched.add(nid)
+            tree.nodes[node].children = new_children
+        tree.reindex()
+    refreshed = 0
+    stats: dict[str, int] = {}
+    for nid in sorted(touched, key=lambda n: -tree.depth(n)):
+        if nid == ROOT or tree.is_leaf(nid):
+            continue
+        texts = [_child_text(tree, c, cfg.child_chars) for c in tree.children(nid)]
+        tree.nodes[nid].text = summarize_children(
+            llm, texts, max_tokens=cfg.summary_max_tokens, trace=trace, stats=stats
+        )
+        tree.embeddings[nid] = embed_texts(embedder, [tree.nodes[nid].text])[0]
+        refreshed += 1
+    tree.reindex()
+    tree.meta["inserted"] = int(tree.meta.get("inserted", 0)) + len(docs)
+    return {"inserted": len(docs), "split_nodes": splits, "refreshed_summaries": refreshed, **stats}
+
+
+def _leaves(tree: SemanticTree, nid: str, docs_pending: str) -> list[str]:
+    node = tree.nodes[nid]
+    if node.is_leaf:
+        return [nid]
+    out: list[str] = []
+    for c in node.children:
+        out.extend(_leaves(tree, c, docs_pending))
+    return out

@@ -1,0 +1,322 @@
+"""LATTICE as a retriever, its ``retrievekit bench`` factories, and the flat LLM-rerank baseline.
+
+* :class:`Lattice` -- a :class:`~retrievekit.core.retriever.Retriever` over a semantic tree: ``search`` runs
+  :class:`~retrievekit.core.lattice.search.LatticeSearcher`; ``excluded_ids`` masks a dynamic corpus.
+* :func:`create_lattice` -- load a tree from ``tree_dir`` when one is there, else build one (bottom-up by default)
+  and save it there.
+* :func:`build_lattice` -- ``retrievekit bench --method lattice [--tree-dir DIR] [--option key=value]``.
+* :class:`FlatLLMReranker` / :func:`build_llm_rerank` -- ``--method llm-rerank``: dense top-k candidates scored
+  by the same LLM and the same slate scorer in ``calls`` slates, for budget-matched comparisons.
+
+Examples:
+    >>> from retrievekit.core.types import Passage
+    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.protocol import Completion
+    >>> class Like(ChatLLMBase):
+    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+    >>> lat = Lattice(SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")]), Like())
+    >>> [h.id for h in lat.search("solar", k=1)]
+    ['a']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.embeddings import Embedder
+from retrievekit.core.lattice.bottom_up import build_bottom_up
+from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
+from retrievekit.core.lattice.scoring import SlateScorer, cosine_fallback
+from retrievekit.core.lattice.search import LatticeSearcher, SearchState
+from retrievekit.core.lattice.top_down import build_top_down
+from retrievekit.core.lattice.tree import SemanticTree
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.retriever import MethodContext, Retriever, check_corpus, check_k, check_query
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject, ScoredHit
+
+__all__ = [
+    "FlatLLMReranker",
+    "Lattice",
+    "build_lattice",
+    "build_llm_rerank",
+    "build_tree",
+    "create_lattice",
+]
+
+
+class Lattice:
+    """LATTICE retriever: LLM-guided beam search over a :class:`~retrievekit.core.lattice.tree.SemanticTree`.
+
+    Args:
+        tree: the semantic tree (built or loaded).
+        llm: chat LLM that scores slates.
+        config: :class:`~retrievekit.core.lattice.config.LatticeConfig`.
+        embedder: query/text embedder for the per-slate fallback when the LLM fails (None: omitted score).
+        excluded_ids: ids never returned (a dynamic corpus); per call ``search(..., excluded_ids=...)`` adds more.
+
+    Attributes:
+        last_state: the :class:`~retrievekit.core.lattice.search.SearchState` of the latest search (explored
+            nodes, slates, scores), e.g. for :func:`~retrievekit.core.lattice.draw.draw_search`.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> Lattice(SemanticTree.flat([Passage(id="a", text="x")]), llm=None).config.beam_size
+        2
+    """
+
+    def __init__(
+        self,
+        tree: SemanticTree,
+        llm: ChatLLM,
+        config: LatticeConfig | None = None,
+        *,
+        embedder: Embedder | None = None,
+        excluded_ids: Collection[str] = (),
+    ) -> None:
+        self.tree = tree
+        self.llm = llm
+        self.config = config or LatticeConfig()
+        self.embedder = embedder
+        self.excluded_ids = frozenset(excluded_ids)
+        fallback = None
+        if embedder is not None:
+            fallback = cosine_fallback(embedder.embed_query, embedder.embed_documents)
+        self.scorer = SlateScorer(llm, self.config, fallback=fallback)
+        self.searcher = LatticeSearcher(tree, config=self.config, scorer=self.scorer)
+
+    @property
+    def last_state(self) -> SearchState | None:
+        """State of the latest search."""
+        return self.searcher.last_state
+
+    def search(
+        self, query: str, k: int = 10, *, trace: Trace | None = None, excluded_ids: Collection[str] = ()
+    ) -> list[ScoredHit]:
+        """Beam search for ``query``; at most ``k`` leaves (only leaves the search reached), best first.
+
+        Examples:
+            >>> [h.id for h in lat.search("solar", k=2, excluded_ids={"a"})]  # doctest: +SKIP
+            ['b']
+        """
+        excluded = self.excluded_ids | frozenset(excluded_ids)
+        return self.searcher.search(query, k, trace=trace, excluded_ids=excluded)
+
+    def __repr__(self) -> str:
+        return f"Lattice({self.tree!r}, llm={self.llm!r})"
+
+
+def build_tree(
+    corpus: Sequence[DataObject],
+    llm: ChatLLM,
+    embedder: Embedder,
+    config: TreeBuildConfig | None = None,
+    *,
+    builder: str = "bottom_up",
+    build_dir: str | Path | None = None,
+    trace: Trace | None = None,
+) -> SemanticTree:
+    """Build a tree with ``builder`` (``"bottom_up"`` or ``"top_down"``).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> build_tree([Passage(id="a", text="x")], None, None, builder="sideways")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: builder must be 'bottom_up' or 'top_down', got 'sideways'
+    """
+    if builder not in ("bottom_up", "top_down"):
+        raise InvalidInputError(f"builder must be 'bottom_up' or 'top_down', got {builder!r}")
+    fn = build_bottom_up if builder == "bottom_up" else build_top_down
+    return fn(corpus, llm, embedder, config, build_dir=build_dir, trace=trace)
+
+
+def _default_llm(name: str | None) -> ChatLLM:
+    from retrievekit.core.llm.local import LocalLM
+
+    return LocalLM.load(name or "smollm2")
+
+
+def _default_embedder() -> Embedder:
+    from retrievekit.core.index.embeddings import MiniLMEmbedder
+
+    return MiniLMEmbedder.default()
+
+
+def create_lattice(
+    corpus: Sequence[DataObject] | None = None,
+    *,
+    llm: ChatLLM | None = None,
+    llm_name: str = "smollm2",
+    embedder: Embedder | None = None,
+    tree: SemanticTree | None = None,
+    tree_dir: str | os.PathLike[str] | None = None,
+    builder: str = "bottom_up",
+    build_config: TreeBuildConfig | None = None,
+    config: LatticeConfig | None = None,
+    rebuild: bool = False,
+    **options: Any,
+) -> Lattice:
+    """A :class:`Lattice` from a tree, a tree folder, or a corpus (built, and saved in ``tree_dir`` when given).
+
+    A ``tree_dir`` holding a tree is loaded (its corpus must match ``corpus`` when both are given, else
+    :class:`IndexFormatError`); an empty or missing one gets the new tree, and its ``.build`` sibling keeps the
+    resumable journal. ``options`` are flat :class:`TreeBuildConfig` / :class:`LatticeConfig` fields.
+
+    Examples:
+        >>> create_lattice([Passage(id="a", text="sun")], llm=Like(), embedder=None).tree.num_leaves  # doctest: +SKIP
+        1
+    """
+    build_opts, search_opts, other = split_options(options)
+    if other:
+        raise InvalidInputError(f"unknown LATTICE option(s): {', '.join(sorted(other))}")
+    bcfg = build_config or TreeBuildConfig.from_options(build_opts)
+    scfg = config or LatticeConfig.from_options(search_opts)
+    llm = llm or _default_llm(llm_name)
+    if tree is None:
+        path = Path(tree_dir) if tree_dir is not None else None
+        if path is not None and (path / "manifest.json").exists() and not rebuild:
+            tree = SemanticTree.load(path)
+            if corpus is not None:
+                want = {o.id for o in corpus}
+                if want != set(tree.leaf_ids()):
+                    raise IndexFormatError(
+                        f"the tree in {path} covers {tree.num_leaves} objects, not this corpus of {len(want)}; "
+                        "pass rebuild=True (--option rebuild=true) or another --tree-dir"
+                    )
+        else:
+            if corpus is None:
+                raise InvalidInputError("create_lattice needs a corpus, a tree, or a tree_dir holding a tree")
+            embedder = embedder or _default_embedder()
+            build_dir = path.with_name(path.name + ".build") if path is not None else None
+            tree = build_tree(check_corpus(corpus), llm, embedder, bcfg, builder=builder, build_dir=build_dir)
+            if path is not None:
+                tree.save(path)
+    if embedder is None:
+        try:
+            embedder = _default_embedder()
+        except ImportError:
+            embedder = None
+    return Lattice(tree, llm, scfg, embedder=embedder)
+
+
+def build_lattice(ctx: MethodContext) -> Lattice:
+    """``retrievekit bench --method lattice``: load the tree from ``--tree-dir`` (options ``tree_dir``) or build it.
+
+    Options: ``tree_dir``, ``builder`` (``bottom_up`` | ``top_down``), ``rebuild``, and any
+    :class:`TreeBuildConfig` / :class:`LatticeConfig` field. Without ``tree_dir`` the tree is cached in
+    ``work_dir/lattice-<corpus fingerprint>`` when a work dir is given. The LLM is ``--llm`` (default smollm2).
+
+    Examples:
+        >>> build_lattice(MethodContext(corpus=docs, options={"tree_dir": "t", "beam_size": 1}))  # doctest: +SKIP
+        Lattice(...)
+    """
+    from retrievekit.core.index.baselines import corpus_fingerprint
+    from retrievekit.core.retriever import option_bool
+
+    opts = dict(ctx.options)
+    tree_dir = opts.pop("tree_dir", None)
+    builder = str(opts.pop("builder", "bottom_up"))
+    rebuild = option_bool("rebuild", opts.pop("rebuild", False))
+    opts.pop("progress", None)
+    if tree_dir is None and ctx.work_dir is not None:
+        tree_dir = Path(ctx.work_dir) / f"lattice-{builder}-{corpus_fingerprint(ctx.corpus)}"
+    return create_lattice(
+        ctx.corpus, llm_name=ctx.llm or "smollm2", tree_dir=tree_dir, builder=builder, rebuild=rebuild, **opts
+    )
+
+
+class FlatLLMReranker:
+    """Flat LLM rerank baseline: the dense (or any) top-``candidates`` scored by the LLM in ``calls`` slates.
+
+    The candidates are cut into ``calls`` slates of equal size (in first-stage order); each slate is one LLM call
+    of the same :class:`~retrievekit.core.lattice.scoring.SlateScorer` LATTICE uses. Scored candidates are ranked by
+    LLM score (ties by first-stage rank), then the rest of the first-stage ranking follows.
+
+    Examples:
+        >>> from retrievekit.core.index.bm25 import BM25Index
+        >>> from retrievekit.core.types import Passage
+        >>> docs = [Passage(id="a", text="sun power"), Passage(id="b", text="sun and rain")]
+        >>> FlatLLMReranker(BM25Index.build(docs), llm=None, candidates=2, calls=1).calls
+        1
+    """
+
+    def __init__(
+        self,
+        first_stage: Retriever,
+        llm: ChatLLM,
+        config: LatticeConfig | None = None,
+        *,
+        candidates: int = 100,
+        calls: int = 5,
+    ) -> None:
+        if candidates < 1 or calls < 0:
+            raise InvalidInputError(f"candidates must be >= 1 and calls >= 0, got {candidates}, {calls}")
+        self.first_stage = first_stage
+        self.config = config or LatticeConfig()
+        self.scorer = SlateScorer(llm, self.config)
+        self.candidates = candidates
+        self.calls = calls
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """Rerank the first stage's top candidates with ``calls`` LLM slates.
+
+        Examples:
+            >>> len(reranker.search("sun", k=2))  # doctest: +SKIP
+            2
+        """
+        query = check_query(query)
+        k = check_k(k)
+        trace = trace if trace is not None else Trace()
+        with trace.stage("llm_rerank.first_stage"):
+            first = self.first_stage.search(query, max(k, self.candidates), trace=trace)
+        pool = first[: self.candidates]
+        scored: dict[str, float] = {}
+        with trace.stage("llm_rerank.score"):
+            if self.calls > 0 and pool:
+                n_chunks = min(self.calls, len(pool))
+                base, extra = divmod(len(pool), n_chunks)
+                start = 0
+                for c in range(n_chunks):  # exactly `calls` slates of near-equal size
+                    chunk = pool[start : start + base + (1 if c < extra else 0)]
+                    start += len(chunk)
+                    res = self.scorer.score(query, [h.obj.index_text() for h in chunk], leaf=True, trace=trace)
+                    for h, s in zip(chunk, res.scores, strict=True):
+                        scored[h.id] = s
+        rank = {h.id: i for i, h in enumerate(first)}
+        head = sorted((h for h in first if h.id in scored), key=lambda h: (-scored[h.id], rank[h.id]))
+        tail = [h for h in first if h.id not in scored]
+        out = head + tail
+        return [
+            ScoredHit(obj=h.obj, score=scored.get(h.id, -1.0 - i / max(1, len(out))), rank=i)
+            for i, h in enumerate(out[:k])
+        ]
+
+
+def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
+    """``retrievekit bench --method llm-rerank``: dense top-``candidates`` (100) reranked in ``calls`` (40) slates.
+
+    Options: ``candidates``, ``calls`` (default 40 = LATTICE's B*N), ``first_stage`` (``dense`` | ``bm25`` |
+    ``hybrid``) and :class:`LatticeConfig` scoring fields (``score_max``, ``reply_format``, ...).
+
+    Examples:
+        >>> build_llm_rerank(MethodContext(corpus=docs, options={"calls": 5}))  # doctest: +SKIP
+        <...FlatLLMReranker...>
+    """
+    from retrievekit.core.retriever import build_method
+
+    opts = dict(ctx.options)
+    candidates = int(opts.pop("candidates", 100))
+    calls = int(opts.pop("calls", 40))
+    first = str(opts.pop("first_stage", "dense"))
+    opts.pop("progress", None)
+    base = build_method(first, MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir))
+    return FlatLLMReranker(
+        base, _default_llm(ctx.llm), LatticeConfig.from_options(opts), candidates=candidates, calls=calls
+    )

@@ -1,0 +1,252 @@
+"""Scoring a slate: the prompt, the JSON reply schema, and what happens to bad replies.
+
+The LLM sees the query and the candidates as numbered items ``[1] text`` and answers JSON:
+
+* ``reply_format="list"`` (default, compact): ``{"scores": [s1, ..., sn]}``, one integer ``0..score_max`` per item
+  in item order; the schema fixes the length, so a schema-constrained local model (Outlines) always answers
+  every item;
+* ``reply_format="pairs"`` (the reference code's ``relevance_scores``): ``{"scores": [[item, score], ...]}``.
+
+Handling (every case counted in :class:`SlateScores` and noted in the trace):
+
+* an item the reply leaves out gets ``omitted_score`` (0 by default);
+* an item number out of range, or a repeated one (the first wins), is dropped;
+* a score outside ``0..score_max`` is clipped;
+* invalid JSON is repaired / retried by the LLM adapter (``complete_json``); when it still fails, or the reply
+  scores no item at all, the slate falls back to embedding cosine scores (``source="fallback"``).
+
+Examples:
+    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.protocol import Completion
+    >>> class Fixed(ChatLLMBase):
+    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+    ...         return Completion('{"scores": [90, 10]}')
+    >>> SlateScorer(Fixed()).score("q", ["good", "bad"]).scores
+    [0.9, 0.1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import LLMOutputError
+from retrievekit.core.lattice.config import LatticeConfig
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.trace import Trace
+
+__all__ = ["SlateScorer", "SlateScores", "build_prompt", "cosine_fallback", "reply_schema"]
+
+INTERNAL_TASK = (
+    "You navigate a tree of topics to find documents relevant to a search query. Each numbered item below is a "
+    "topic summary. Score each item from 0 to {max} by how likely it contains documents relevant to the query."
+)
+LEAF_TASK = (
+    "You judge documents for a search query. Score each numbered document from 0 to {max} by how relevant it is to "
+    "the query. A document is relevant only if, read alone, it substantively answers or supports the query; "
+    "titles, headings and tables of contents get low scores."
+)
+
+
+def reply_schema(n: int, config: LatticeConfig) -> dict[str, Any]:
+    """JSON schema of a reply for ``n`` items.
+
+    Examples:
+        >>> reply_schema(3, LatticeConfig())["properties"]["scores"]["minItems"]
+        3
+        >>> reply_schema(3, LatticeConfig(reply_format="pairs"))["properties"]["scores"]["items"]["minItems"]
+        2
+    """
+    # an enum, not minimum/maximum: Outlines' JSON grammar does not enforce integer bounds (enums it does)
+    score = {"type": "integer", "enum": list(range(int(config.score_max) + 1))}
+    if config.reply_format == "list":
+        scores: dict[str, Any] = {"type": "array", "items": score, "minItems": n, "maxItems": n}
+    else:
+        pair = {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}
+        scores = {"type": "array", "items": pair, "maxItems": 2 * n}
+    return {"type": "object", "properties": {"scores": scores}, "required": ["scores"], "additionalProperties": False}
+
+
+def build_prompt(query: str, texts: Sequence[str], *, leaf: bool, config: LatticeConfig) -> str:
+    """The scoring prompt: task, optional relevance definition, query, numbered candidates, reply format.
+
+    Examples:
+        >>> print(build_prompt("q?", ["alpha", "beta"], leaf=True, config=LatticeConfig(score_max=9)).splitlines()[-3])
+        [1] alpha
+    """
+    task = (LEAF_TASK if leaf else INTERNAL_TASK).format(max=config.score_max)
+    lines = [task]
+    if config.relevance_definition:
+        lines.append("Relevance: " + config.relevance_definition)
+    lines.append(f"Query: {query}")
+    lines.append("Items:")
+    for i, t in enumerate(texts, 1):
+        lines.append(f"[{i}] {_clip(t, config.max_candidate_chars)}")
+    if config.reply_format == "list":
+        lines.append(f'Answer {{"scores": [...]}} with {len(texts)} integers, one per item in order.')
+    else:
+        lines.append('Answer {"scores": [[item number, score], ...]}.')
+    return "\n".join(lines)
+
+
+def _clip(text: str, n: int) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[: max(0, n - 3)].rstrip() + "..."
+
+
+@dataclass
+class SlateScores:
+    """Scores of one slate (``0..1``, aligned to the items) and what it took to get them.
+
+    Examples:
+        >>> SlateScores(scores=[0.5]).source
+        'llm'
+    """
+
+    scores: list[float]
+    source: str = "llm"
+    omitted: int = 0
+    invalid_ids: int = 0
+    duplicate_ids: int = 0
+    clipped: int = 0
+    attempts: int = 1
+    events: list[str] = field(default_factory=list)
+
+
+class SlateScorer:
+    """Scores slates with a :class:`~retrievekit.core.llm.protocol.ChatLLM` (one LLM call per slate, plus retries).
+
+    Args:
+        llm: the chat LLM (``complete_json`` with a JSON-schema dict).
+        config: :class:`~retrievekit.core.lattice.config.LatticeConfig` (reply format, score range, truncation).
+        fallback: ``fallback(query, texts) -> scores in 0..1`` used when the LLM fails (e.g. embedding cosine);
+            None gives every item ``omitted_score``.
+
+    Examples:
+        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> class Pairs(ChatLLMBase):
+        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        ...         return Completion('{"scores": [[2, 70], [9, 50], [2, 10]]}')
+        >>> r = SlateScorer(Pairs(), LatticeConfig(reply_format="pairs")).score("q", ["a", "b"])
+        >>> r.scores, r.omitted, r.invalid_ids, r.duplicate_ids
+        ([0.0, 0.7], 1, 1, 1)
+    """
+
+    def __init__(
+        self,
+        llm: ChatLLM,
+        config: LatticeConfig | None = None,
+        *,
+        fallback: Callable[[str, Sequence[str]], Sequence[float]] | None = None,
+    ) -> None:
+        self.llm = llm
+        self.config = config or LatticeConfig()
+        self.fallback = fallback
+
+    def score(self, query: str, texts: Sequence[str], *, leaf: bool = False, trace: Trace | None = None) -> SlateScores:
+        """Score ``texts`` (the slate, in item order) for ``query``.
+
+        Examples:
+            >>> SlateScorer(None).score("q", []).scores  # an empty slate needs no call
+            []
+        """
+        cfg = self.config
+        n = len(texts)
+        if n == 0:
+            return SlateScores(scores=[])
+        prompt = build_prompt(query, texts, leaf=leaf, config=cfg)
+        max_tokens = max(cfg.score_max_tokens, 8 + n * (6 if cfg.reply_format == "list" else 10))
+        try:
+            result = self.llm.complete_json(
+                prompt, reply_schema(n, cfg), max_tokens=max_tokens, trace=trace, retries=cfg.retries
+            )
+        except (LLMOutputError, ValueError) as e:
+            return self._fallback(query, texts, f"LLM reply unusable after retries ({str(e)[:160]})", trace)
+        out = self._parse(result.value, n)
+        out.attempts = int(getattr(result, "attempts", 1))
+        if out.omitted == n:
+            return self._fallback(query, texts, "the LLM reply scored no item", trace, base=out)
+        if trace is not None:
+            for name in ("omitted", "invalid_ids", "duplicate_ids", "clipped"):
+                value = getattr(out, name)
+                if value:
+                    trace.count(f"lattice.{name}", value)
+                    trace.note(f"lattice.{name}", f"{value} item(s) {name.replace('_', ' ')} in an LLM slate reply")
+        return out
+
+    def _parse(self, value: Any, n: int) -> SlateScores:
+        cfg = self.config
+        raw = value.get("scores") if isinstance(value, dict) else None
+        got: dict[int, float] = {}
+        invalid = dup = clipped = 0
+        if isinstance(raw, list):
+            if cfg.reply_format == "list":
+                pairs: list[Any] = [[i + 1, s] for i, s in enumerate(raw)]
+            else:
+                pairs = raw
+            for pair in pairs:
+                if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+                    invalid += 1
+                    continue
+                item, s = pair
+                if isinstance(item, bool) or not isinstance(item, (int, float)) or not 1 <= int(item) <= n:
+                    invalid += 1
+                    continue
+                if isinstance(s, bool) or not isinstance(s, (int, float)) or not np.isfinite(float(s)):
+                    invalid += 1
+                    continue
+                if int(item) in got:
+                    dup += 1
+                    continue
+                sv = float(s)
+                if not 0 <= sv <= cfg.score_max:
+                    clipped += 1
+                    sv = min(max(sv, 0.0), float(cfg.score_max))
+                got[int(item)] = sv / cfg.score_max
+        scores = [got.get(i + 1, cfg.omitted_score) for i in range(n)]
+        return SlateScores(scores=scores, omitted=n - len(got), invalid_ids=invalid, duplicate_ids=dup, clipped=clipped)
+
+    def _fallback(
+        self, query: str, texts: Sequence[str], why: str, trace: Trace | None, base: SlateScores | None = None
+    ) -> SlateScores:
+        n = len(texts)
+        if self.fallback is not None:
+            scores = [float(s) for s in self.fallback(query, texts)]
+            how = "embedding cosine scores"
+        else:
+            scores = [self.config.omitted_score] * n
+            how = f"score {self.config.omitted_score} for every item (no fallback scorer)"
+        if trace is not None:
+            trace.count("lattice.fallback_slates")
+            trace.note("fallback", f"{why}; using {how} for this slate of {n}")
+        out = base or SlateScores(scores=scores)
+        out.scores = scores
+        out.source = "fallback"
+        out.events.append(why)
+        return out
+
+
+def cosine_fallback(
+    embed_query: Callable[[str], np.ndarray], embed_documents: Callable[[Sequence[str]], np.ndarray]
+) -> Callable[[str, Sequence[str]], list[float]]:
+    """A fallback scorer: cosine between the query and each text, mapped from ``[-1, 1]`` to ``[0, 1]``.
+
+    Examples:
+        >>> import numpy as np
+        >>> f = cosine_fallback(lambda q: np.array([1.0, 0.0]), lambda ts: np.array([[1.0, 0.0], [0.0, 1.0]]))
+        >>> f("q", ["a", "b"])
+        [1.0, 0.5]
+    """
+
+    def score(query: str, texts: Sequence[str]) -> list[float]:
+        q = np.asarray(embed_query(query), dtype=np.float64)
+        d = np.asarray(embed_documents(list(texts)), dtype=np.float64)
+        qn = q / (np.linalg.norm(q) or 1.0)
+        dn = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
+        return [round(float((1.0 + c) / 2.0), 6) for c in dn @ qn]
+
+    return score

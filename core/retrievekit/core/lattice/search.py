@@ -1,0 +1,366 @@
+"""LATTICE online search: best-first beam search over the tree with calibrated, LLM-scored slates.
+
+Per query (REFERENCE.md §1.2, the reference code's behaviour unless a :class:`LatticeConfig` field says otherwise):
+
+1. The frontier starts as the root (path relevance 1.0). Each of ``num_iters`` iterations takes the top
+   ``beam_size`` frontier nodes by path relevance (ties by id) and expands them.
+2. The slate of an expanded node is its children plus anchors: the best already-scored node at the expanded
+   node's depth (internal slates; it may be the node itself), or ``num_leaf_anchors`` leaves drawn from the leaves
+   predicted so far (leaf slates; all of them when there are at most that many).
+3. One LLM call scores the slate (:class:`~retrievekit.core.lattice.scoring.SlateScorer`); the slate joins the
+   query's history and the latent scores are refit on every slate seen
+   (:func:`~retrievekit.core.lattice.calibration.fit_latent_scores`).
+4. A child's path relevance is ``f * s + (1 - f) * p(parent)`` (``s <= path_reset`` resets it to ``s``), with
+   ``s`` the local slate score (reference code) or the calibrated score (paper). Internal children join the
+   frontier; leaves join the predictions.
+5. Leaves are ranked by ``w * calibrated + (1 - w) * p(parent)``.
+
+Examples:
+    >>> from retrievekit.core.lattice.tree import SemanticTree
+    >>> from retrievekit.core.types import Passage
+    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.protocol import Completion
+    >>> class Like(ChatLLMBase):  # scores 90 for items mentioning "sun", else 10
+    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+    >>> tree = SemanticTree.flat([Passage(id="a", text="sun power"), Passage(id="b", text="wind")])
+    >>> [h.id for h in LatticeSearcher(tree, Like()).search("solar", k=2)]
+    ['a', 'b']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.lattice.calibration import fit_latent_scores
+from retrievekit.core.lattice.config import LatticeConfig
+from retrievekit.core.lattice.scoring import SlateScorer, SlateScores
+from retrievekit.core.lattice.summarize import llm_concurrency
+from retrievekit.core.lattice.tree import ROOT, SemanticTree
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.retriever import check_k, check_query
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import ScoredHit
+
+__all__ = ["LatticeSearcher", "SearchState", "gmm_threshold", "sample_anchors"]
+
+MASKED_TEXT = "No Description."
+
+
+def gmm_threshold(values: Sequence[float], iters: int = 50) -> float | None:
+    """Density minimum between the means of a 2-component 1-D Gaussian mixture (None when it is degenerate).
+
+    Examples:
+        >>> 0.2 < gmm_threshold([0.1, 0.12, 0.09, 0.11, 0.9, 0.88, 0.92]) < 0.8
+        True
+        >>> gmm_threshold([0.5, 0.5]) is None
+        True
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.size < 2 or float(x.std()) < 1e-9:
+        return None
+    mu = np.array([np.percentile(x, 25), np.percentile(x, 75)], dtype=np.float64)
+    if mu[0] == mu[1]:
+        mu = np.array([x.min(), x.max()])
+    var = np.full(2, max(float(x.var()), 1e-6))
+    pi = np.array([0.5, 0.5])
+    for _ in range(iters):
+        dens = pi / np.sqrt(2 * np.pi * var) * np.exp(-((x[:, None] - mu) ** 2) / (2 * var))
+        resp = dens / np.maximum(dens.sum(1, keepdims=True), 1e-300)
+        nk = resp.sum(0) + 1e-12
+        mu = (resp * x[:, None]).sum(0) / nk
+        var = np.maximum((resp * (x[:, None] - mu) ** 2).sum(0) / nk, 1e-6)
+        pi = nk / nk.sum()
+    lo, hi = sorted(mu.tolist())
+    if hi - lo < 1e-9:
+        return None
+    grid = np.linspace(lo, hi, 201)
+    dens = (pi / np.sqrt(2 * np.pi * var) * np.exp(-((grid[:, None] - mu) ** 2) / (2 * var))).sum(1)
+    return float(grid[int(dens.argmin())])
+
+
+def sample_anchors(
+    scores: dict[str, float], n: int, *, mode: str = "gmm", rng: np.random.Generator | None = None
+) -> list[str]:
+    """Pick ``n`` anchor leaves from ``scores`` (calibrated scores of the leaves predicted so far).
+
+    All of them when there are at most ``n``; else ``"top"`` takes the best, ``"softmax"`` samples proportionally
+    to ``e^s`` (paper) and ``"gmm"`` samples with weight ``4^(2s)`` above the GMM threshold and ``1e-4`` below
+    (reference code), without replacement.
+
+    Examples:
+        >>> sample_anchors({"a": 0.9, "b": 0.1, "c": 0.5}, 2, mode="top")
+        ['a', 'c']
+        >>> sample_anchors({"a": 0.9}, 5)
+        ['a']
+    """
+    ids = sorted(scores, key=lambda i: (-scores[i], i))
+    if n <= 0:
+        return []
+    if len(ids) <= n:
+        return ids
+    if mode == "top":
+        return ids[:n]
+    rng = rng or np.random.default_rng(0)
+    s = np.array([scores[i] for i in ids], dtype=np.float64)
+    if mode == "softmax":
+        w = np.exp(s - s.max())
+    else:
+        thr = gmm_threshold(s.tolist())
+        w = np.where(s > thr, 4.0 ** (2 * s), 1e-4) if thr is not None else 4.0 ** (2 * s)
+    w = w / w.sum()
+    picked = rng.choice(len(ids), size=n, replace=False, p=w)
+    return sorted((ids[int(i)] for i in picked), key=lambda i: (-scores[i], i))
+
+
+@dataclass
+class SearchState:
+    """Everything one search did: for the trace, the drawing and tests.
+
+    Attributes:
+        expanded: expanded node ids, in order.
+        slates: ``(expanded node, slate ids, observed 0..1 scores, source)`` per slate.
+        path_relevance: path relevance of every scored node.
+        local: latest local score of every scored node.
+        calibrated: calibrated latent score of every scored node (after the last fit).
+        predicted: leaves reached, in order.
+        anchors: anchors added per slate (by expanded node).
+
+    Examples:
+        >>> SearchState().expanded
+        []
+    """
+
+    expanded: list[str] = field(default_factory=list)
+    slates: list[tuple[str, list[str], list[float], str]] = field(default_factory=list)
+    path_relevance: dict[str, float] = field(default_factory=dict)
+    local: dict[str, float] = field(default_factory=dict)
+    calibrated: dict[str, float] = field(default_factory=dict)
+    predicted: list[str] = field(default_factory=list)
+    anchors: dict[str, list[str]] = field(default_factory=dict)
+    final_scores: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe summary.
+
+        Examples:
+            >>> sorted(SearchState().to_dict())[:2]
+            ['anchors', 'expanded']
+        """
+        return {
+            "expanded": list(self.expanded),
+            "slates": [{"node": n, "ids": i, "scores": s, "source": src} for n, i, s, src in self.slates],
+            "predicted": list(self.predicted),
+            "anchors": dict(self.anchors),
+        }
+
+
+class LatticeSearcher:
+    """Best-first beam search over a :class:`~retrievekit.core.lattice.tree.SemanticTree` with an LLM scorer.
+
+    Args:
+        tree: the semantic tree.
+        llm: the chat LLM that scores slates (or pass ``scorer``).
+        config: :class:`~retrievekit.core.lattice.config.LatticeConfig`.
+        scorer: a ready :class:`~retrievekit.core.lattice.scoring.SlateScorer` (overrides ``llm``).
+        fallback: embedding fallback for failed slates (see ``SlateScorer``).
+
+    Attributes:
+        last_state: the :class:`SearchState` of the latest search.
+
+    Examples:
+        >>> LatticeSearcher(SemanticTree.flat([]), None).config.beam_size  # doctest: +SKIP
+        2
+    """
+
+    def __init__(
+        self,
+        tree: SemanticTree,
+        llm: ChatLLM | None = None,
+        config: LatticeConfig | None = None,
+        *,
+        scorer: SlateScorer | None = None,
+        fallback: Callable[[str, Sequence[str]], Sequence[float]] | None = None,
+    ) -> None:
+        self.tree = tree
+        self.config = config or (scorer.config if scorer is not None else LatticeConfig())
+        if scorer is None:
+            if llm is None:
+                raise ValueError("LatticeSearcher needs an llm or a scorer")
+            scorer = SlateScorer(llm, self.config, fallback=fallback)
+        self.scorer = scorer
+        self.last_state: SearchState | None = None
+
+    # ------------------------------------------------------------------ helpers
+    def _visible(self, node_id: str, excluded: Collection[str], hidden: dict[str, bool]) -> bool:
+        if not excluded or self.config.mask_mode == "reference":
+            return True
+        got = hidden.get(node_id)
+        if got is None:
+            got = any(leaf not in excluded for leaf in self.tree.leaves_under(node_id))
+            hidden[node_id] = got
+        return got
+
+    def _text(self, node_id: str, excluded: Collection[str]) -> str:
+        if node_id in excluded:
+            return MASKED_TEXT
+        return self.tree.text(node_id)
+
+    def _rng(self, query: str) -> np.random.Generator:
+        h = int(hashlib.sha1(f"{self.config.seed}\x1f{query}".encode()).hexdigest()[:12], 16)
+        return np.random.default_rng(h)
+
+    # ------------------------------------------------------------------ search
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        trace: Trace | None = None,
+        excluded_ids: Collection[str] = (),
+    ) -> list[ScoredHit]:
+        """Run the beam search for ``query``; return at most ``k`` leaves, best first.
+
+        ``excluded_ids`` (a dynamic corpus) are never returned (``mask_mode`` says how they are shown).
+
+        Examples:
+            >>> searcher.search("solar power", k=5, excluded_ids={"doc3"})  # doctest: +SKIP
+            [ScoredHit(...), ...]
+        """
+        query = check_query(query)
+        k = check_k(k)
+        trace = trace if trace is not None else Trace()
+        cfg = self.config
+        tree = self.tree
+        excluded = frozenset(excluded_ids)
+        hidden: dict[str, bool] = {}
+        state = SearchState()
+        state.path_relevance[ROOT] = 1.0
+        frontier: set[str] = {ROOT}
+        history: list[tuple[list[str], list[float]]] = []
+        created: list[str] = [ROOT]
+        rng = self._rng(query)
+        f = cfg.relevance_chain_factor
+
+        def chain(s: float, parent_p: float) -> float:
+            return s if s <= cfg.path_reset else f * s + (1.0 - f) * parent_p
+
+        with trace.stage("lattice.search"):
+            for _it in range(cfg.num_iters):
+                if not frontier:
+                    break
+                beam = sorted(frontier, key=lambda n: (-state.path_relevance.get(n, 0.0), n))[: cfg.beam_size]
+                jobs: list[tuple[str, list[str], list[str], bool]] = []
+                for v in beam:
+                    frontier.discard(v)
+                    state.expanded.append(v)
+                    children = [c for c in tree.children(v) if self._visible(c, excluded, hidden)]
+                    if cfg.mask_mode == "hide":
+                        children = [c for c in children if c not in excluded]
+                    if not children:
+                        continue
+                    leaf_slate = all(tree.is_leaf(c) for c in children)
+                    anchors = self._anchors(v, children, leaf_slate, state, rng)
+                    state.anchors[v] = anchors
+                    jobs.append((v, children, anchors, leaf_slate))
+                results = self._score_all(query, jobs, excluded, trace)
+                for (v, children, anchors, _leaf), res in zip(jobs, results, strict=True):
+                    slate = children + anchors
+                    scores = list(res.scores)
+                    if cfg.mask_mode == "reference":
+                        scores = [0.0 if n in excluded else s for n, s in zip(slate, scores, strict=True)]
+                    history.append((slate, scores))
+                    state.slates.append((v, slate, scores, res.source))
+                    trace.count("lattice.slates")
+                    trace.count("lattice.candidates_scored", len(slate))
+                    parent_p = state.path_relevance.get(v, 0.0)
+                    for c, s in zip(children, scores[: len(children)], strict=True):
+                        state.local[c] = s
+                        if c not in state.path_relevance:
+                            created.append(c)
+                        state.path_relevance[c] = chain(s, parent_p)
+                        if tree.is_leaf(c):
+                            if c not in excluded and c not in state.predicted:
+                                state.predicted.append(c)
+                        elif c not in state.expanded:
+                            frontier.add(c)
+                    for a, s in zip(anchors, scores[len(children) :], strict=True):
+                        state.local.setdefault(a, s)
+                if history:
+                    cal = fit_latent_scores(
+                        history, tau=cfg.tau, weight_floor=cfg.calib_weight_floor, bias_ridge=cfg.calib_bias_ridge
+                    )
+                    state.calibrated = cal.scores
+                    if cfg.path_scores == "calibrated":
+                        for n in created[1:]:
+                            parent = tree.parent(n) or ROOT
+                            s = cal.scores.get(n, state.local.get(n, 0.0))
+                            state.path_relevance[n] = chain(s, state.path_relevance.get(parent, 0.0))
+            final = self._final_scores(state)
+        state.final_scores = final
+        self.last_state = state
+        trace.count("lattice.expanded", len(state.expanded))
+        trace.count("lattice.leaves_predicted", len(state.predicted))
+        trace.note(
+            "lattice.explored",
+            f"expanded {len(state.expanded)} nodes, scored {len(state.slates)} slates, reached {len(state.predicted)} leaves",
+            expanded=list(state.expanded),
+            predicted=list(state.predicted),
+        )
+        ranked = sorted(final, key=lambda n: (-final[n], n))[:k]
+        return [ScoredHit(obj=tree.objects[n], score=final[n], rank=i) for i, n in enumerate(ranked)]
+
+    def _anchors(
+        self, v: str, children: list[str], leaf_slate: bool, state: SearchState, rng: np.random.Generator
+    ) -> list[str]:
+        cfg = self.config
+        child_set = set(children)
+        if not leaf_slate:
+            if not cfg.internal_anchor or v == ROOT:
+                return []
+            depth = self.tree.depth(v)
+            same = [n for n in state.path_relevance if n != ROOT and n not in child_set and self.tree.depth(n) == depth]
+            if not same:
+                return []
+            return [min(same, key=lambda n: (-state.path_relevance[n], n))]
+        pool = {n: state.calibrated.get(n, state.local.get(n, 0.0)) for n in state.predicted if n not in child_set}
+        return sample_anchors(pool, cfg.num_leaf_anchors, mode=cfg.anchor_sampling, rng=rng)
+
+    def _score_all(
+        self, query: str, jobs: list[tuple[str, list[str], list[str], bool]], excluded: frozenset[str], trace: Trace
+    ) -> list[SlateScores]:
+        def run(job: tuple[str, list[str], list[str], bool]) -> tuple[SlateScores, Trace]:
+            _v, children, anchors, leaf = job
+            sub = Trace()
+            texts = [self._text(n, excluded) for n in children + anchors]
+            return self.scorer.score(query, texts, leaf=leaf, trace=sub), sub
+
+        workers = llm_concurrency(self.scorer.llm, self.config.max_concurrency)
+        if len(jobs) > 1 and workers > 1:
+            with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+                outs = list(pool.map(run, jobs))
+        else:
+            outs = [run(j) for j in jobs]
+        for _res, sub in outs:
+            sub.stage_seconds.clear()
+            trace.merge(sub)
+        return [r for r, _ in outs]
+
+    def _final_scores(self, state: SearchState) -> dict[str, float]:
+        w = self.config.leaf_score_weight
+        out: dict[str, float] = {}
+        for leaf in state.predicted:
+            parent = self.tree.parent(leaf) or ROOT
+            cal = state.calibrated.get(leaf, state.local.get(leaf, 0.0))
+            p_parent = state.path_relevance.get(parent, 0.0)
+            score = w * cal + (1.0 - w) * p_parent
+            out[leaf] = float(score) if math.isfinite(score) else 0.0
+        return out

@@ -1,0 +1,239 @@
+"""Build-time LLM work shared by both builders: summaries, a resumable journal, bounded concurrency.
+
+* :class:`BuildJournal` appends every finished LLM result (a node summary, a document summary, a partition) to
+  ``journal.jsonl`` in the build folder, flushed and fsynced; a restarted build reads it back and skips the work,
+  so a crash mid-build loses no finished summary.
+* :func:`run_bounded` runs jobs on a thread pool with at most ``max_concurrency`` in flight and a tqdm bar.
+* :func:`summarize_children` writes one short node summary from its children's titles / first sentences; when the
+  LLM fails or answers nothing usable, an extractive label (the children's leading words) is used and counted.
+
+Examples:
+    >>> import tempfile, pathlib
+    >>> j = BuildJournal(pathlib.Path(tempfile.mkdtemp()))
+    >>> j.put("n1-abc", "Fruit"); BuildJournal(j.folder).get("n1-abc")
+    'Fruit'
+    >>> short_text("Aspirin thins the blood. It also relieves pain.", 100)
+    'Aspirin thins the blood.'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject
+
+__all__ = [
+    "BuildJournal",
+    "extractive_label",
+    "llm_concurrency",
+    "object_short_text",
+    "run_bounded",
+    "short_text",
+    "summarize_children",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+JOURNAL = "journal.jsonl"
+_SENT = re.compile(r"(?<=[.!?])\s+")
+
+SUMMARY_PROMPT = "{items}\n\nWhat topic do these items share? Answer with a short title of at most {words} words."
+
+
+def short_text(text: str, max_chars: int) -> str:
+    """First sentence of ``text`` (whitespace collapsed), cut at a word boundary to ``max_chars``.
+
+    Examples:
+        >>> short_text("a b c d e f", 5)
+        'a b c'
+    """
+    t = " ".join(text.split())
+    first = _SENT.split(t, maxsplit=1)[0]
+    if len(first) <= max_chars:
+        return first
+    cut = first[: max_chars + 1]
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > 0 else cut[:max_chars]).strip()
+
+
+def object_short_text(obj: DataObject, max_chars: int) -> str:
+    """An object's title (or its first sentence), cut to ``max_chars``.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> object_short_text(Passage(id="a", text="Body. More.", title="Title"), 50)
+        'Title: Body.'
+    """
+    title = obj.title.strip() if obj.title else ""
+    body = short_text(obj.text, max_chars)
+    return short_text(f"{title}: {body}", max_chars) if title else body
+
+
+def extractive_label(texts: Sequence[str], max_chars: int = 120) -> str:
+    """A label without an LLM: the children's short texts joined with ``"; "``, cut to ``max_chars``.
+
+    Examples:
+        >>> extractive_label(["Apples", "Bananas"])
+        'Apples; Bananas'
+    """
+    return short_text("; ".join(short_text(t, 40) for t in texts if t.strip()), max_chars) or "misc"
+
+
+class BuildJournal:
+    """Append-only JSONL of finished build results (``{"key": ..., "value": ...}``), reused on restart.
+
+    Args:
+        folder: the build folder (created); None keeps the journal in memory only.
+
+    Examples:
+        >>> BuildJournal(None).get("x") is None
+        True
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = Path(folder) if folder is not None else None
+        self._values: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.reused = 0
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / JOURNAL
+            if path.is_file():
+                with open(path, encoding="utf-8") as f:
+                    for line in f:
+                        try:
+                            d = json.loads(line)
+                            self._values[str(d["key"])] = d["value"]
+                        except (ValueError, KeyError, TypeError):
+                            continue  # a line torn by a crash: its work is simply redone
+
+    def get(self, key: str) -> Any:
+        """The stored value of ``key`` (None when absent).
+
+        Examples:
+            >>> BuildJournal(None).get("k") is None
+            True
+        """
+        with self._lock:
+            return self._values.get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        """Store ``value`` and append it to the journal file (flush + fsync).
+
+        Examples:
+            >>> j = BuildJournal(None); j.put("k", 1); j.get("k")
+            1
+        """
+        with self._lock:
+            self._values[key] = value
+            if self.folder is not None:
+                with open(self.folder / JOURNAL, "a", encoding="utf-8") as f:
+                    f.write(json.dumps({"key": key, "value": value}, ensure_ascii=False) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def llm_concurrency(llm: object, requested: int) -> int:
+    """How many calls to ``llm`` may run at once: 1 for a local model (one shared model and cached, stateful
+    Outlines generators) or any LLM with ``thread_safe = False``; else ``requested``.
+
+    Examples:
+        >>> class Api:
+        ...     pass
+        >>> llm_concurrency(Api(), 8)
+        8
+    """
+    if getattr(llm, "thread_safe", True) is False:
+        return 1
+    from retrievekit.core.llm.local import LocalLM
+
+    return 1 if isinstance(llm, LocalLM) else max(1, int(requested))
+
+
+def run_bounded(
+    fn: Callable[[T], R], items: Iterable[T], *, max_concurrency: int = 4, progress: bool = False, desc: str = ""
+) -> list[R]:
+    """``[fn(x) for x in items]`` with at most ``max_concurrency`` calls in flight, order kept, optional tqdm bar.
+
+    Examples:
+        >>> run_bounded(lambda x: x * 2, [1, 2, 3], max_concurrency=2)
+        [2, 4, 6]
+    """
+    items = list(items)
+    bar: Any = None
+    if progress and items:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(items), desc=desc or "lattice build", unit="call")
+
+    def wrapped(x: T) -> R:
+        out = fn(x)
+        if bar is not None:
+            bar.update(1)
+        return out
+
+    try:
+        if max_concurrency <= 1 or len(items) <= 1:
+            return [wrapped(x) for x in items]
+        with ThreadPoolExecutor(max_workers=max_concurrency) as pool:
+            return list(pool.map(wrapped, items))
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _clean_summary(text: str, max_chars: int) -> str:
+    for line in text.splitlines():
+        line = line.strip().lstrip("-*#>0123456789.) ").strip().strip('"').strip()
+        if line.lower().startswith(("topic:", "description:", "summary:")):
+            line = line.split(":", 1)[1].strip()
+        if line:
+            return line[:max_chars]
+    return ""
+
+
+def summarize_children(
+    llm: ChatLLM,
+    texts: Sequence[str],
+    *,
+    max_tokens: int,
+    words: int = 12,
+    trace: Trace | None = None,
+    stats: dict[str, int] | None = None,
+) -> str:
+    """One short summary of a group from its children's short ``texts`` (extractive label on failure).
+
+    Examples:
+        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> class Echo(ChatLLMBase):
+        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        ...         return Completion("- Fruits and trees")
+        >>> summarize_children(Echo(), ["Apples", "Bananas"], max_tokens=20)
+        'Fruits and trees'
+    """
+    items = "\n".join(f"- {t}" for t in texts)
+    try:
+        reply = llm.complete(SUMMARY_PROMPT.format(items=items, words=words), max_tokens=max_tokens, trace=trace)
+        text = _clean_summary(reply.text, 400)
+    except Exception as e:  # a failing LLM must not kill a long build: label extractively and count it
+        text = ""
+        if trace is not None:
+            trace.note("fallback", f"summary call failed ({type(e).__name__}: {str(e)[:120]}); extractive label")
+    if not text:
+        if stats is not None:
+            stats["extractive_summaries"] = stats.get("extractive_summaries", 0) + 1
+        return extractive_label(texts)
+    return text

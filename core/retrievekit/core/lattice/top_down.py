@@ -1,0 +1,364 @@
+"""Top-down tree construction (paper §3.1, the builder used for most BRIGHT subsets; no public code exists).
+
+1. **Multi-level summaries.** One LLM call per document returns ``len(summary_levels)`` summaries, coarse to fine
+   (word limits, e.g. 2 / 4 / 12 words), as schema-validated JSON; a failed call falls back to the document's
+   leading words (counted).
+2. **Recursive partition.** Starting from the root with every leaf, a node with more than M leaves picks a summary
+   level (``SelectSummaryLevel``: the coarsest level whose unique summaries number more than M while their text
+   fits ``partition_max_chars``; else the finest that fits), numbers the unique summaries and asks the LLM for at
+   most M topics: ``{"topics": [{"title": ..., "items": [1, 4, ...]}, ...]}``. The mapping is repaired so every
+   leaf lands in exactly one topic (out-of-range items dropped, repeats keep the first topic, missing items go to
+   the topic with the closest embedding centroid) and every repair is counted. A reply with fewer than two usable
+   topics, a failed call, or text too long for one call falls back to embedding k-means for that node (counted).
+   Topic titles become the node texts; children with more than M leaves are queued again.
+
+Every partition and document summary is journaled in ``build_dir`` (resumable build).
+
+Examples:
+    >>> from retrievekit.core.types import Passage
+    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.protocol import Completion
+    >>> import numpy as np, json
+    >>> class Fake(ChatLLMBase):
+    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+    ...         text = prompt[-1].content
+    ...         if "topics" in text:
+    ...             n = sum(1 for l in text.splitlines() if l.startswith("["))
+    ...             return Completion(json.dumps({"topics": [{"title": "odd", "items": list(range(1, n + 1, 2))},
+    ...                                                    {"title": "even", "items": list(range(2, n + 1, 2))}]}))
+    ...         return Completion('{"summaries": ["a b", "a b c d", "a b c d e"]}')
+    >>> class Emb:
+    ...     def embed_documents(self, texts): return np.array([[float(len(t)), 1.0] for t in texts])
+    >>> docs = [Passage(id=f"d{i}", text=f"doc {i}") for i in range(5)]
+    >>> tree = build_top_down(docs, Fake(), Emb(), TreeBuildConfig(max_children=2, summary_levels=(2,)))
+    >>> tree.num_leaves, tree.max_branching <= 2
+    (5, True)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import LLMOutputError
+from retrievekit.core.index.embeddings import Embedder
+from retrievekit.core.lattice.bottom_up import embed_texts
+from retrievekit.core.lattice.clustering import kmeans
+from retrievekit.core.lattice.config import TreeBuildConfig
+from retrievekit.core.lattice.summarize import BuildJournal, llm_concurrency, run_bounded, short_text
+from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, check_object_ids, internal_id
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.retriever import check_corpus
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject
+
+__all__ = ["build_top_down", "partition_schema", "repair_partition", "select_summary_level"]
+
+SUMMARY_PROMPT = "Summarise this document at {n} levels of detail, from coarse to fine: {levels}.\n\nDocument: {text}"
+PARTITION_PROMPT = (
+    "Group these numbered descriptions into at most {m} topics. Give each topic a short title and list the "
+    "numbers of its descriptions; every number must appear in exactly one topic.\n\n{items}"
+)
+
+
+def _summary_schema(n: int) -> dict[str, Any]:
+    arr = {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": n, "maxItems": n}
+    return {
+        "type": "object",
+        "properties": {"summaries": arr},
+        "required": ["summaries"],
+        "additionalProperties": False,
+    }
+
+
+def partition_schema(max_topics: int) -> dict[str, Any]:
+    """JSON schema of a partition reply: at most ``max_topics`` topics with a title and item numbers.
+
+    Examples:
+        >>> partition_schema(5)["properties"]["topics"]["maxItems"]
+        5
+    """
+    topic = {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "maxLength": 120},
+            "items": {"type": "array", "items": {"type": "integer"}},
+        },
+        "required": ["title", "items"],
+        "additionalProperties": False,
+    }
+    topics = {"type": "array", "items": topic, "minItems": 1, "maxItems": max_topics}
+    return {"type": "object", "properties": {"topics": topics}, "required": ["topics"], "additionalProperties": False}
+
+
+def select_summary_level(levels: Sequence[Sequence[str]], max_children: int, max_chars: int) -> int | None:
+    """``SelectSummaryLevel``: index of the coarsest level with more than M unique summaries that fits ``max_chars``;
+    else the finest level that fits; None when none fits.
+
+    Args:
+        levels: per level, the summaries of the node's leaves.
+
+    Examples:
+        >>> select_summary_level([["a", "a", "b"], ["a1", "a2", "b1"]], 2, 100)
+        1
+        >>> select_summary_level([["a", "a", "b"], ["a1", "a2", "b1"]], 5, 100)
+        1
+        >>> select_summary_level([["x" * 50] * 3], 2, 10) is None
+        True
+    """
+    fits = []
+    for li, sums in enumerate(levels):
+        unique = sorted(set(sums))
+        if sum(len(u) + 6 for u in unique) <= max_chars:
+            fits.append(li)
+            if len(unique) > max_children:
+                return li
+    return fits[-1] if fits else None
+
+
+def repair_partition(
+    topics: Sequence[tuple[str, Sequence[int]]], n_items: int, centroid_of: Any = None
+) -> tuple[list[tuple[str, list[int]]], dict[str, int]]:
+    """Make a partition valid: items ``1..n_items`` each in exactly one topic; returns (topics, repair counts).
+
+    Out-of-range numbers are dropped, repeats keep the first topic, missing items go to ``centroid_of(item,
+    topics)`` (an index; the largest topic when None), empty topics are dropped.
+
+    Examples:
+        >>> repair_partition([("A", [1, 2, 9]), ("B", [2, 3])], 4)
+        ([('A', [1, 2, 4]), ('B', [3])], {'out_of_range': 1, 'duplicates': 1, 'missing': 1, 'empty_topics': 0})
+    """
+    counts = {"out_of_range": 0, "duplicates": 0, "missing": 0, "empty_topics": 0}
+    seen: set[int] = set()
+    out: list[tuple[str, list[int]]] = []
+    for title, items in topics:
+        keep: list[int] = []
+        for it in items:
+            if not isinstance(it, int) or isinstance(it, bool) or not 1 <= it <= n_items:
+                counts["out_of_range"] += 1
+            elif it in seen:
+                counts["duplicates"] += 1
+            else:
+                seen.add(it)
+                keep.append(it)
+        out.append((str(title).strip() or "topic", keep))
+    nonempty = [t for t in out if t[1]]
+    counts["empty_topics"] = len(out) - len(nonempty)
+    out = nonempty
+    missing = [i for i in range(1, n_items + 1) if i not in seen]
+    counts["missing"] = len(missing)
+    if out:
+        for it in missing:
+            j = centroid_of(it, out) if centroid_of is not None else max(range(len(out)), key=lambda t: len(out[t][1]))
+            out[j][1].append(it)
+    elif missing:
+        out = [("topic", missing)]
+    return [(t, sorted(items)) for t, items in out], counts
+
+
+def build_top_down(
+    corpus: Sequence[DataObject],
+    llm: ChatLLM,
+    embedder: Embedder,
+    config: TreeBuildConfig | None = None,
+    *,
+    build_dir: str | Path | None = None,
+    trace: Trace | None = None,
+) -> SemanticTree:
+    """Build a top-down semantic tree over ``corpus`` (see the module docstring).
+
+    Examples:
+        >>> build_top_down([], None, None)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
+    """
+    objects = check_corpus(corpus)
+    check_object_ids(o.id for o in objects)
+    cfg = config or TreeBuildConfig()
+    trace = trace if trace is not None else Trace()
+    started = time.perf_counter()
+    m = cfg.max_children
+    journal = BuildJournal(Path(build_dir) if build_dir is not None else None)
+    reused_before = len(journal)
+    stats: dict[str, int] = {}
+    by_id = {o.id: o for o in objects}
+    vec = dict(zip(by_id, embed_texts(embedder, [o.index_text()[:2000] for o in objects]), strict=True))
+    nodes: dict[str, TreeNode] = {o.id: TreeNode(id=o.id, text=o.index_text(), is_leaf=True) for o in objects}
+
+    def bump(name: str, n: int = 1) -> None:
+        stats[name] = stats.get(name, 0) + n
+
+    # 1. multi-level summaries (only needed when the corpus is larger than M)
+    levels = list(cfg.summary_levels)
+    summaries: dict[str, list[str]] = {}
+    if len(objects) > m:
+
+        def summarise(obj: DataObject) -> list[str]:
+            key = f"docsum:{obj.id}"
+            done = journal.get(key)
+            if isinstance(done, list) and len(done) == len(levels):
+                return [str(s) for s in done]
+            sub = Trace()
+            spec = ", ".join(f"at most {w} words" for w in levels)
+            prompt = SUMMARY_PROMPT.format(n=len(levels), levels=spec, text=short_text(obj.index_text(), 600))
+            try:
+                got = llm.complete_json(
+                    prompt,
+                    _summary_schema(len(levels)),
+                    max_tokens=24 + 8 * sum(levels),
+                    trace=sub,
+                    retries=cfg.retries,
+                ).value
+                out = [" ".join(str(s).split()[:w]) for s, w in zip(got["summaries"], levels, strict=True)]
+                if not all(out):
+                    raise LLMOutputError("empty summary")
+            except (LLMOutputError, ValueError, KeyError, TypeError):
+                bump("extractive_summaries")
+                words = obj.index_text().split()
+                out = [" ".join(words[:w]) or obj.id for w in levels]
+            journal.put(key, out)
+            sub.stage_seconds.clear()
+            trace.merge(sub)
+            return out
+
+        for obj, sums in zip(
+            objects,
+            run_bounded(
+                summarise,
+                objects,
+                max_concurrency=llm_concurrency(llm, cfg.max_concurrency),
+                progress=cfg.progress,
+                desc="summaries",
+            ),
+            strict=True,
+        ):
+            summaries[obj.id] = sums
+
+    # 2. recursive partition
+    nodes[ROOT] = TreeNode(id=ROOT, text="root")
+    queue: list[tuple[str, list[str], int]] = [(ROOT, sorted(by_id), 0)]
+    while queue:
+        nid, leaves, depth = queue.pop(0)
+        if len(leaves) <= m:
+            nodes[nid].children = list(leaves)
+            continue
+        groups = _partition(nid, leaves, summaries, vec, llm, cfg, journal, trace, bump)
+        children: list[str] = []
+        for title, members in groups:
+            if len(members) == 1:
+                children.append(members[0])
+                continue
+            cid = internal_id(depth + 1, members)
+            nodes[cid] = TreeNode(id=cid, text=title)
+            children.append(cid)
+            queue.append((cid, members, depth + 1))
+        nodes[nid].children = children
+    embeddings = dict(vec)
+    internal = [n for n in nodes if not nodes[n].is_leaf and n != ROOT]
+    for n, v in zip(internal, embed_texts(embedder, [nodes[n].text for n in internal]), strict=True):
+        embeddings[n] = v
+    embeddings[ROOT] = np.mean(np.stack(list(vec.values())), axis=0)
+    meta = {
+        "builder": "top_down",
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(cfg).items()},
+        "llm_calls": trace.llm_calls,
+        "prompt_tokens": trace.prompt_tokens,
+        "completion_tokens": trace.completion_tokens,
+        "seconds": round(time.perf_counter() - started, 3),
+        "journal_reused": min(reused_before, len(journal)),
+        **stats,
+    }
+    return SemanticTree(nodes, by_id, embeddings=embeddings, meta=meta)
+
+
+def _embedding_split(leaves: list[str], vec: dict[str, np.ndarray], m: int, seed: int) -> list[tuple[str, list[str]]]:
+    x = np.stack([vec[i] for i in leaves]).astype(np.float64)
+    k = min(m, max(2, math.ceil(len(leaves) / m)))
+    labels = kmeans(x, k, seed=seed)
+    groups: dict[int, list[str]] = {}
+    for lid, lab in zip(leaves, labels.tolist(), strict=True):
+        groups.setdefault(int(lab), []).append(lid)
+    if len(groups) < 2:  # identical vectors (duplicates): even chunks
+        size = math.ceil(len(leaves) / k)
+        groups = {i: leaves[i * size : (i + 1) * size] for i in range(k) if leaves[i * size : (i + 1) * size]}
+    return [("", sorted(g)) for g in groups.values()]
+
+
+def _partition(
+    nid: str,
+    leaves: list[str],
+    summaries: dict[str, list[str]],
+    vec: dict[str, np.ndarray],
+    llm: ChatLLM,
+    cfg: TreeBuildConfig,
+    journal: BuildJournal,
+    trace: Trace,
+    bump: Any,
+) -> list[tuple[str, list[str]]]:
+    m = cfg.max_children
+    key = f"partition:{nid}"
+    done = journal.get(key)
+    if isinstance(done, list) and done:
+        return [(str(t), [str(x) for x in members]) for t, members in done]
+    per_level = [[summaries[lid][li] for lid in leaves] for li in range(len(cfg.summary_levels))]
+    li = select_summary_level(per_level, m, cfg.partition_max_chars)
+    groups: list[tuple[str, list[str]]] = []
+    if li is None:
+        bump("embedding_partitions")
+        trace.note("fallback", f"node {nid}: summaries too long for one partition call; embedding split")
+    else:
+        unique = sorted(set(per_level[li]))
+        items = "\n".join(f"[{i}] {u}" for i, u in enumerate(unique, 1))
+        members_of: dict[str, list[str]] = {}
+        for lid, s in zip(leaves, per_level[li], strict=True):
+            members_of.setdefault(s, []).append(lid)
+        try:
+            got = llm.complete_json(
+                PARTITION_PROMPT.format(m=m, items=items),
+                partition_schema(m),
+                max_tokens=cfg.partition_max_tokens,
+                trace=trace,
+                retries=cfg.retries,
+            ).value
+            raw = [(t["title"], list(t["items"])) for t in got["topics"]][:m]
+        except (LLMOutputError, ValueError, KeyError, TypeError) as e:
+            raw = []
+            trace.note("fallback", f"node {nid}: partition call failed ({str(e)[:120]}); embedding split")
+        uvec = {i + 1: np.mean(np.stack([vec[lid] for lid in members_of[u]]), axis=0) for i, u in enumerate(unique)}
+
+        def nearest(item: int, topics: list[tuple[str, list[int]]]) -> int:
+            cents = [np.mean(np.stack([uvec[i] for i in t[1]]), axis=0) for t in topics]
+            return int(np.argmax([float(c @ uvec[item]) for c in cents]))
+
+        if raw:
+            fixed, counts = repair_partition(raw, len(unique), nearest)
+            for name, c in counts.items():
+                if c:
+                    bump(f"partition_{name}", c)
+                    trace.note("lattice.partition_repair", f"node {nid}: {c} {name.replace('_', ' ')} repaired")
+            groups = [(title, sorted(lid for i in its for lid in members_of[unique[i - 1]])) for title, its in fixed]
+        if len(groups) < 2 or any(len(g) == len(leaves) for _, g in groups):
+            if raw:
+                trace.note("fallback", f"node {nid}: the LLM partition made no progress; embedding split")
+            bump("embedding_partitions")
+            groups = []
+    if not groups:
+        groups = _embedding_split(leaves, vec, m, cfg.seed)
+        groups = [(title or _label(g, summaries), g) for title, g in groups]
+    journal.put(key, [[t, g] for t, g in groups])
+    return groups
+
+
+def _label(leaves: list[str], summaries: dict[str, list[str]]) -> str:
+    words: dict[str, int] = {}
+    for lid in leaves:
+        for w in (summaries.get(lid) or [lid])[0].split():
+            words[w.lower()] = words.get(w.lower(), 0) + 1
+    top = sorted(words, key=lambda w: (-words[w], w))[:4]
+    return " / ".join(top) or "misc"

@@ -1,0 +1,437 @@
+"""The LATTICE semantic tree: nodes, on-disk format, and a networkx view.
+
+Leaves are the corpus objects and keep their ids; internal nodes hold a summary and get a stable id derived from
+their level and their leaves (:func:`internal_id`). The root is ``"root"`` (its text is never shown to the LLM).
+
+On disk (a folder written atomically with :func:`~retrievekit.core.index.store.atomic_folder`):
+
+* ``manifest.json`` -- format ``retrievekit.lattice_tree``, :data:`FORMAT_VERSION`, root, counts, builder, build
+  config; a folder of another format or a newer version raises :class:`~retrievekit.core.errors.IndexFormatError`;
+* ``nodes.jsonl`` -- one node per line (id, text, children, depth, leaf flag);
+* ``objects.jsonl`` -- the leaves' objects;
+* ``embeddings.npz`` -- ``ids`` and ``vectors`` (node embeddings, used by insertion and the scoring fallback).
+
+No pickle anywhere.
+
+Examples:
+    >>> from retrievekit.core.types import Passage
+    >>> t = SemanticTree.flat([Passage(id="a", text="x"), Passage(id="b", text="y")])
+    >>> t.children("root"), t.is_leaf("a"), t.depth("a")
+    (['a', 'b'], True, 1)
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "tree"
+    >>> _ = t.save(d); SemanticTree.load(d).children("root")
+    ['a', 'b']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
+from retrievekit.core.types import DataObject
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "ROOT", "SemanticTree", "TreeNode", "check_object_ids", "internal_id"]
+
+FORMAT = "lattice_tree"
+FORMAT_VERSION = 1
+ROOT = "root"
+NODES = "nodes.jsonl"
+EMBEDDINGS = "embeddings.npz"
+
+
+def internal_id(level: int, leaf_ids: Iterable[str]) -> str:
+    """Stable id of an internal node: ``n{level}-`` plus a hash of its sorted leaf ids.
+
+    Examples:
+        >>> internal_id(1, ["b", "a"]) == internal_id(1, ["a", "b"])
+        True
+        >>> internal_id(1, ["a"]).startswith("n1-")
+        True
+    """
+    h = hashlib.sha1("\x1f".join(sorted(leaf_ids)).encode("utf-8")).hexdigest()[:12]
+    return f"n{int(level)}-{h}"
+
+
+_INTERNAL_RE = re.compile(r"^n[0-9]+-[0-9a-f]{12}$")
+
+
+def check_object_ids(ids: Iterable[str]) -> None:
+    """Raise :class:`InvalidInputError` for object ids reserved by the tree (``"root"``, internal-node ids).
+
+    Examples:
+        >>> check_object_ids(["a", "b"])
+        >>> check_object_ids(["root"])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: object id 'root' is reserved by the LATTICE tree; rename the object
+    """
+    for oid in ids:
+        if oid == ROOT or _INTERNAL_RE.match(oid):
+            raise InvalidInputError(f"object id {oid!r} is reserved by the LATTICE tree; rename the object")
+
+
+@dataclass
+class TreeNode:
+    """One node: a leaf (a corpus object) or an internal node (a summary of its children).
+
+    Examples:
+        >>> TreeNode(id="n1-x", text="Fruit", children=["a"], depth=1).is_leaf
+        False
+    """
+
+    id: str
+    text: str
+    children: list[str] = field(default_factory=list)
+    depth: int = 0
+    is_leaf: bool = False
+    parent: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict (the parent is implied by ``children``).
+
+        Examples:
+            >>> TreeNode(id="a", text="x", is_leaf=True).to_dict()["leaf"]
+            True
+        """
+        return {
+            "id": self.id,
+            "text": self.text,
+            "children": list(self.children),
+            "depth": self.depth,
+            "leaf": self.is_leaf,
+        }
+
+
+class SemanticTree:
+    """A rooted tree over a corpus: leaves are objects, internal nodes are summaries.
+
+    Args:
+        nodes: every node, the root included (parents and depths are recomputed from ``children``).
+        objects: the leaves' objects by id.
+        embeddings: optional node embeddings by id.
+        meta: free build information (builder, config, counts), stored in the manifest.
+
+    Raises:
+        IndexFormatError: an inconsistent structure (a cycle, a node with two parents, a leaf without an object,
+            an unreachable node).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> SemanticTree.flat([Passage(id="a", text="x")]).num_leaves
+        1
+    """
+
+    def __init__(
+        self,
+        nodes: Mapping[str, TreeNode],
+        objects: Mapping[str, DataObject],
+        *,
+        embeddings: Mapping[str, np.ndarray] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.nodes: dict[str, TreeNode] = dict(nodes)
+        self.objects: dict[str, DataObject] = dict(objects)
+        self.embeddings: dict[str, np.ndarray] = {
+            k: np.asarray(v, dtype=np.float32) for k, v in (embeddings or {}).items()
+        }
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.reindex()
+
+    # ------------------------------------------------------------------ structure
+    def reindex(self) -> None:
+        """Recompute parents and depths from ``children`` and check the structure.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> t = SemanticTree.flat([Passage(id="a", text="x")]); t.reindex(); t.parent("a")
+            'root'
+        """
+        if ROOT not in self.nodes:
+            raise IndexFormatError("the tree has no root node")
+        for node in self.nodes.values():
+            node.parent = None
+        seen = {ROOT}
+        self.nodes[ROOT].depth = 0
+        stack = [ROOT]
+        while stack:
+            nid = stack.pop()
+            node = self.nodes[nid]
+            for c in node.children:
+                child = self.nodes.get(c)
+                if child is None:
+                    raise IndexFormatError(f"node {nid!r} has an unknown child {c!r}")
+                if c in seen:
+                    raise IndexFormatError(f"node {c!r} has two parents or the tree has a cycle")
+                seen.add(c)
+                child.parent = nid
+                child.depth = node.depth + 1
+                stack.append(c)
+        unreachable = set(self.nodes) - seen
+        if unreachable:
+            raise IndexFormatError(
+                f"{len(unreachable)} node(s) are not reachable from the root, e.g. {min(unreachable)!r}"
+            )
+        for nid, node in self.nodes.items():
+            if node.is_leaf:
+                if node.children:
+                    raise IndexFormatError(f"leaf {nid!r} has children")
+                if nid not in self.objects:
+                    raise IndexFormatError(f"leaf {nid!r} has no object")
+        self._leaf_ids = sorted(n for n, node in self.nodes.items() if node.is_leaf)
+
+    @classmethod
+    def flat(cls, objects: Sequence[DataObject], *, meta: Mapping[str, Any] | None = None) -> SemanticTree:
+        """A one-level tree: every object is a child of the root (used when the corpus has at most M objects).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x")]).height
+            1
+        """
+        nodes = {ROOT: TreeNode(id=ROOT, text="root", children=[o.id for o in objects])}
+        for o in objects:
+            nodes[o.id] = TreeNode(id=o.id, text=o.index_text(), is_leaf=True)
+        return cls(nodes, {o.id: o for o in objects}, meta=meta)
+
+    def children(self, node_id: str) -> list[str]:
+        """Child ids of ``node_id`` (in stored order).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x")]).children("a")
+            []
+        """
+        return list(self.nodes[node_id].children)
+
+    def parent(self, node_id: str) -> str | None:
+        """Parent id (None for the root).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x")]).parent("root") is None
+            True
+        """
+        return self.nodes[node_id].parent
+
+    def is_leaf(self, node_id: str) -> bool:
+        """Whether ``node_id`` is a leaf (a corpus object).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x")]).is_leaf("root")
+            False
+        """
+        return self.nodes[node_id].is_leaf
+
+    def depth(self, node_id: str) -> int:
+        """Depth of ``node_id`` (root: 0).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x")]).depth("root")
+            0
+        """
+        return self.nodes[node_id].depth
+
+    def text(self, node_id: str) -> str:
+        """Text of a node (summary, or the object's index text for a leaf).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x", title="T")]).text("a")
+            'T\\nx'
+        """
+        return self.nodes[node_id].text
+
+    def leaf_ids(self) -> list[str]:
+        """Sorted ids of all leaves.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="b", text="x"), Passage(id="a", text="y")]).leaf_ids()
+            ['a', 'b']
+        """
+        return list(self._leaf_ids)
+
+    def leaves_under(self, node_id: str) -> list[str]:
+        """Ids of the leaves below ``node_id`` (itself when it is a leaf), sorted.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x")]).leaves_under("root")
+            ['a']
+        """
+        out: list[str] = []
+        stack = [node_id]
+        while stack:
+            nid = stack.pop()
+            node = self.nodes[nid]
+            if node.is_leaf:
+                out.append(nid)
+            stack.extend(node.children)
+        return sorted(out)
+
+    def iter_nodes(self) -> Iterator[TreeNode]:
+        """Nodes in breadth-first order from the root.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> [n.id for n in SemanticTree.flat([Passage(id="a", text="x")]).iter_nodes()]
+            ['root', 'a']
+        """
+        queue = [ROOT]
+        while queue:
+            nid = queue.pop(0)
+            yield self.nodes[nid]
+            queue.extend(self.nodes[nid].children)
+
+    @property
+    def num_leaves(self) -> int:
+        """Number of leaves."""
+        return len(self._leaf_ids)
+
+    @property
+    def height(self) -> int:
+        """Largest leaf depth."""
+        return max((self.nodes[n].depth for n in self._leaf_ids), default=0)
+
+    @property
+    def max_branching(self) -> int:
+        """Largest number of children of any node."""
+        return max((len(n.children) for n in self.nodes.values()), default=0)
+
+    def stats(self) -> dict[str, int]:
+        """Counts: nodes, leaves, internal nodes, height, max branching.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x")]).stats()["leaves"]
+            1
+        """
+        return {
+            "nodes": len(self.nodes),
+            "leaves": self.num_leaves,
+            "internal": len(self.nodes) - self.num_leaves,
+            "height": self.height,
+            "max_branching": self.max_branching,
+        }
+
+    def to_networkx(self) -> Any:
+        """A ``networkx.DiGraph`` (parent -> child) with node attributes ``text``, ``depth``, ``leaf``.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> g = SemanticTree.flat([Passage(id="a", text="x")]).to_networkx()
+            >>> sorted(g.nodes), g.nodes["a"]["leaf"]
+            (['a', 'root'], True)
+        """
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for node in self.iter_nodes():
+            g.add_node(node.id, text=node.text, depth=node.depth, leaf=node.is_leaf)
+            for c in node.children:
+                g.add_edge(node.id, c)
+        return g
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the tree to ``path`` atomically (replacing an existing tree only on success).
+
+        Examples:
+            >>> import tempfile, pathlib
+            >>> from retrievekit.core.types import Passage
+            >>> p = SemanticTree.flat([Passage(id="a", text="x")]).save(pathlib.Path(tempfile.mkdtemp()) / "t")
+            >>> (p / "manifest.json").is_file()
+            True
+        """
+        path = Path(path)
+        with atomic_folder(path) as tmp:
+            with open(tmp / NODES, "w", encoding="utf-8") as f:
+                for node in self.iter_nodes():
+                    f.write(json.dumps(node.to_dict(), ensure_ascii=False) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            write_objects(tmp, [self.objects[i] for i in self._leaf_ids])
+            ids = sorted(self.embeddings)
+            if ids:
+                vectors = np.stack([self.embeddings[i] for i in ids]).astype(np.float32)
+                with open(tmp / EMBEDDINGS, "wb") as fb:
+                    np.savez(fb, ids=np.asarray(ids, dtype=str), vectors=vectors)
+            write_manifest(tmp, FORMAT, FORMAT_VERSION, {"root": ROOT, **self.stats(), "meta": self.meta})
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> SemanticTree:
+        """Read a tree folder; raise :class:`IndexFormatError` for a missing, foreign, corrupt or newer one.
+
+        Examples:
+            >>> import tempfile
+            >>> SemanticTree.load(tempfile.mkdtemp())
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+        """
+        path = Path(path)
+        manifest = read_manifest(path, FORMAT, FORMAT_VERSION)
+        if manifest.get("format_version") != FORMAT_VERSION:
+            raise IndexFormatError(
+                f"{path} holds a lattice tree of format version {manifest.get('format_version')}; this retrievekit "
+                f"reads version {FORMAT_VERSION}: rebuild the tree"
+            )
+        npath = path / NODES
+        if not npath.is_file():
+            raise IndexFormatError(f"tree folder {path} has no {NODES}")
+        nodes: dict[str, TreeNode] = {}
+        try:
+            with open(npath, encoding="utf-8") as f:
+                for line in f:
+                    d = json.loads(line)
+                    nodes[d["id"]] = TreeNode(
+                        id=d["id"],
+                        text=d["text"],
+                        children=list(d["children"]),
+                        depth=int(d["depth"]),
+                        is_leaf=bool(d["leaf"]),
+                    )
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise IndexFormatError(f"{npath} is corrupt: {e}") from e
+        objects = {o.id: o for o in read_objects(path)}
+        embeddings: dict[str, np.ndarray] = {}
+        epath = path / EMBEDDINGS
+        if epath.is_file():
+            try:
+                with np.load(epath, allow_pickle=False) as z:
+                    for i, v in zip(z["ids"].tolist(), z["vectors"], strict=True):
+                        embeddings[str(i)] = v
+            except (OSError, ValueError, KeyError) as e:
+                raise IndexFormatError(f"{epath} is corrupt: {e}") from e
+        if manifest.get("leaves") is not None and int(manifest["leaves"]) != sum(n.is_leaf for n in nodes.values()):
+            raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")
+        return cls(nodes, objects, embeddings=embeddings, meta=manifest.get("meta") or {})
+
+    def check_ids(self) -> None:
+        """Raise :class:`InvalidInputError` when an object id clashes with an internal node id.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> SemanticTree.flat([Passage(id="a", text="x")]).check_ids()
+        """
+        for nid, node in self.nodes.items():
+            if not node.is_leaf and nid in self.objects:
+                raise InvalidInputError(f"object id {nid!r} clashes with an internal node id; rename the object")
+
+    def __repr__(self) -> str:
+        s = self.stats()
+        return f"SemanticTree(<{s['leaves']} leaves, {s['internal']} internal, height {s['height']}>)"

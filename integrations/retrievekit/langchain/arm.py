@@ -1,0 +1,74 @@
+"""LangChain edge of ARM: a ``BaseRetriever`` that returns ARM's object set with its joins/links in metadata.
+
+Examples:
+    >>> from langchain_core.documents import Document
+    >>> docs = [Document(page_content="Prime Suspect was devised by Lynda La Plante.", id="p")]
+    >>> r = ArmRetriever.from_documents(docs, llm_name=None)  # doctest: +SKIP
+    >>> r.invoke("Who devised Prime Suspect?")[0].metadata["arm_selected"]  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+
+from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
+from retrievekit.core.types import DataObject
+from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
+
+__all__ = ["ArmRetriever"]
+
+
+class ArmRetriever(RetrieveKitRetriever):
+    """ARM for LangChain: each ``Document`` is a selected object (passage or serialised table), best first.
+
+    ``metadata`` carries ``arm_links``, ``arm_score``, ``arm_votes``, ``arm_logprob``, ``arm_relevance``,
+    ``arm_set``, ``arm_selected`` and ``score``. ``k`` (default 10) caps the set and can be overridden per call;
+    with ``ArmConfig(fill_to_k=True)`` the set is padded to exactly ``k`` with unselected candidates
+    (``arm_selected=False``) for chains that expect ``k`` documents.
+
+    Examples:
+        >>> r = ArmRetriever(retriever=Arm(corpus, LocalLM.load("smollm2")), k=5)  # doctest: +SKIP
+        >>> r.invoke("question", k=3)  # doctest: +SKIP
+    """
+
+    k: int = 10
+
+    @property
+    def arm(self) -> Arm:
+        """The wrapped core retriever.
+
+        Examples:
+            >>> r.arm.config.base_k  # doctest: +SKIP
+            5
+        """
+        core: Arm = self.retriever
+        return core
+
+    @classmethod
+    def from_documents(  # type: ignore[override]
+        cls,
+        documents: Sequence[Document | DataObject],
+        *,
+        llm: Any = None,
+        llm_name: str | None = "smollm2",
+        config: ArmConfig | None = None,
+        k: int = 10,
+        **options: Any,
+    ) -> ArmRetriever:
+        """Build ARM over LangChain documents (or retrievekit ``Passage``/``Table`` objects, which keep their
+        structure) with ``llm`` (default ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM stages).
+
+        ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
+
+        Examples:
+            >>> ArmRetriever.from_documents(docs, llm_name=None, base_k=3).arm.config.base_k  # doctest: +SKIP
+            3
+        """
+        docs = [d for d in documents if isinstance(d, Document)]
+        converted = iter(documents_to_objects(docs))
+        objs = [next(converted) if isinstance(d, Document) else d for d in documents]
+        return cls(retriever=create_arm(objs, llm=llm, llm_name=llm_name, config=config, **options), k=k)

@@ -1,0 +1,129 @@
+"""LlamaIndex edge of LATTICE: a ``BaseRetriever`` that searches a semantic tree with an LLM.
+
+Examples:
+    >>> from llama_index.core import Document
+    >>> docs = [Document(text="Aspirin thins the blood.", id_="a"), Document(text="Wind farms.", id_="b")]
+    >>> r = LatticeRetriever.from_documents(docs, tree_dir="tree")  # doctest: +SKIP
+    >>> r.retrieve("What thins the blood?")[0].node.node_id  # doctest: +SKIP
+    'a'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.schema import BaseNode
+
+from retrievekit.core.index.embeddings import Embedder
+from retrievekit.core.lattice.method import Lattice, create_lattice
+from retrievekit.core.lattice.search import SearchState
+from retrievekit.core.lattice.tree import SemanticTree
+from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
+
+__all__ = ["LatticeRetriever"]
+
+
+def _as_chat_llm(llm: Any) -> ChatLLM | None:
+    if llm is None or isinstance(llm, ChatLLM):
+        return llm
+    from retrievekit.llama_index.llm import LlamaIndexChatLLM
+
+    return LlamaIndexChatLLM(llm)
+
+
+class LatticeRetriever(RetrieveKitRetriever):
+    """LATTICE for LlamaIndex: LLM-guided beam search over a semantic tree of the documents.
+
+    Node ids are the documents' ids, scores the final LATTICE leaf scores; only leaves the search reached are
+    returned. ``last_trace`` holds the query's trace (LLM calls, tokens, a ``lattice.explored`` event with the
+    expanded node ids) and ``last_state`` the full search state (for
+    :func:`~retrievekit.core.lattice.draw.draw_search`).
+
+    Args:
+        lattice: a :class:`~retrievekit.core.lattice.method.Lattice`.
+        similarity_top_k: nodes to return.
+
+    Examples:
+        >>> r = LatticeRetriever(create_lattice(tree_dir="tree"), similarity_top_k=5)  # doctest: +SKIP
+        >>> RetrieverQueryEngine.from_args(r, llm=my_llm)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        lattice: Lattice,
+        *,
+        similarity_top_k: int = 10,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.lattice = lattice
+        super().__init__(lattice, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def last_state(self) -> SearchState | None:
+        """Search state of the latest query.
+
+        Examples:
+            >>> r.last_state.expanded[:1]  # doctest: +SKIP
+            ['root']
+        """
+        return self.lattice.last_state
+
+    @classmethod
+    def from_documents(  # type: ignore[override]
+        cls,
+        documents: Sequence[BaseNode],
+        *,
+        llm: Any = None,
+        llm_name: str = "smollm2",
+        embedder: Embedder | None = None,
+        tree_dir: str | os.PathLike[str] | None = None,
+        builder: str = "bottom_up",
+        similarity_top_k: int = 10,
+        **options: Any,
+    ) -> LatticeRetriever:
+        """Build (or load from ``tree_dir``) a tree over LlamaIndex documents and search it with ``llm``.
+
+        ``llm`` is a retrievekit ``ChatLLM`` or any LlamaIndex ``LLM`` (wrapped); default ``LocalLM.load(llm_name)``.
+        ``options`` are :class:`~retrievekit.core.lattice.config.TreeBuildConfig` /
+        :class:`~retrievekit.core.lattice.config.LatticeConfig` fields.
+
+        Examples:
+            >>> LatticeRetriever.from_documents(docs, llm=my_llm, max_children=8)  # doctest: +SKIP
+            <...LatticeRetriever...>
+        """
+        lattice = create_lattice(
+            nodes_to_objects(documents),
+            llm=_as_chat_llm(llm),
+            llm_name=llm_name,
+            embedder=embedder,
+            tree_dir=tree_dir,
+            builder=builder,
+            **options,
+        )
+        return cls(lattice, similarity_top_k=similarity_top_k)
+
+    @classmethod
+    def from_tree(
+        cls,
+        tree: SemanticTree | str | os.PathLike[str],
+        *,
+        llm: Any = None,
+        llm_name: str = "smollm2",
+        embedder: Embedder | None = None,
+        similarity_top_k: int = 10,
+        **options: Any,
+    ) -> LatticeRetriever:
+        """Search a persisted tree (a folder) or a tree object.
+
+        Examples:
+            >>> LatticeRetriever.from_tree("tree", llm=my_llm).similarity_top_k  # doctest: +SKIP
+            10
+        """
+        kwargs: dict[str, Any] = {"tree": tree} if isinstance(tree, SemanticTree) else {"tree_dir": tree}
+        lattice = create_lattice(None, llm=_as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)
+        return cls(lattice, similarity_top_k=similarity_top_k)
