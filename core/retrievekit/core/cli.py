@@ -13,6 +13,7 @@ In Python (returns the exit code instead of exiting):
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -27,6 +28,13 @@ __all__ = ["build_parser", "main", "parse_options", "write_json_atomic"]
 
 DATA_DIR_ENV = "RETRIEVEKIT_DATA_DIR"
 LLM_CHOICES = ("smollm2", "qwen0.5b")
+
+# Extra subcommands, each a module with ``HELP: str``, ``add_arguments(parser)`` and ``run(args) -> int``
+# (imported only when the parser is built, so ``retrievekit bench`` does not import torch).
+SUBCOMMANDS: dict[str, str] = {
+    "train-judge": "retrievekit.core.judge.cli",
+    "train-self-retrieval": "retrievekit.core.generative.self_retrieval.cli",
+}
 
 
 def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
@@ -85,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="retrievekit", description="LLM-native retrieval methods: benchmarks and demo."
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{bench,report,demo}")
+    commands = ["bench", "report", "demo", *SUBCOMMANDS]
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(commands) + "}")
     env_dir = os.environ.get(DATA_DIR_ENV)
 
     bench = sub.add_parser("bench", help="run one method over one dataset and write a JSON result")
@@ -105,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="method option (repeatable)")
     bench.add_argument("--out", required=True, help="result JSON file")
     bench.add_argument("--tree-dir", default=None, help="LATTICE: tree folder to load (or build into)")
+    bench.add_argument("--model-dir", default=None, help="Self-Retrieval: trained model folder (option model_dir)")
+    bench.add_argument("--judge", default=None, help="trained judge folder used as the LLM judge (option judge_dir)")
     bench.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     report = sub.add_parser("report", help="compare bench results: markdown table and bar chart")
@@ -140,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="your own question (repeatable; default: four built-in questions)",
     )
+    for name, module in SUBCOMMANDS.items():
+        plugin = importlib.import_module(module)
+        plugin.add_arguments(sub.add_parser(name, help=plugin.HELP))
     return parser
 
 
@@ -153,6 +167,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     if getattr(args, "tree_dir", None):
         options.setdefault("tree_dir", args.tree_dir)
+    if getattr(args, "model_dir", None):
+        options.setdefault("model_dir", args.model_dir)
+    if getattr(args, "judge", None):
+        options.setdefault("judge_dir", args.judge)
     dataset = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit)
     result = run_benchmark(
         dataset,
@@ -212,6 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else 2
     handlers = {"bench": _cmd_bench, "report": _cmd_report, "demo": _cmd_demo}
+    if args.command in SUBCOMMANDS:
+        handlers[args.command] = importlib.import_module(SUBCOMMANDS[args.command]).run
     try:
         return handlers[args.command](args)
     except RetrieveKitError as e:

@@ -36,7 +36,7 @@ DEMO_QUESTIONS = [
 
 # Methods that need a trained model or a GPU, and baselines / ablations of other methods, are not run by the demo
 # unless asked for (``--method``).
-_DEMO_SKIP = {"self-retrieval", "llm-rerank", "arm-no-mip", "arm-no-verify"}
+_DEMO_SKIP = {"self-retrieval", "llm-rerank", "arm-no-mip", "arm-no-verify", "judge-rerank"}
 
 # Lighter settings for the LLM-driven methods so the whole demo stays within a few minutes on 2 CPU cores
 # (the methods' own defaults are the papers'; `retrievekit bench` uses those).

@@ -121,3 +121,12 @@ class ModelIntegrityError(RetrieveKitError, ValueError):
         >>> isinstance(ModelIntegrityError("sha256 mismatch"), ValueError)
         True
     """
+
+
+class ModelMismatchError(InvalidInputError):
+    """A trained model directory whose manifest does not fit the use (another corpus, base model or kind).
+
+    Examples:
+        >>> isinstance(ModelMismatchError("trained on another corpus"), InvalidInputError)
+        True
+    """

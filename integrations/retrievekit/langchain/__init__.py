@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
     "ArmRetriever": "retrievekit.langchain.arm",
+    "JudgeCompressor": "retrievekit.langchain.judge",
     "LangChainChatLLM": "retrievekit.langchain.llm",
     "LatticeRetriever": "retrievekit.langchain.lattice",
     "LocalToolChatModel": "retrievekit.langchain.local_chat",
     "MindRefRetriever": "retrievekit.langchain.mindref",
     "OneShotCompressor": "retrievekit.langchain.compressor",
+    "SelfRetrievalRetriever": "retrievekit.langchain.self_retrieval",
     "RetrieveKitRetriever": "retrievekit.langchain.retriever",
     "documents_to_objects": "retrievekit.langchain.retriever",
     "object_to_document": "retrievekit.langchain.retriever",
@@ -32,11 +34,13 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from retrievekit.langchain.arm import ArmRetriever
     from retrievekit.langchain.compressor import OneShotCompressor
+    from retrievekit.langchain.judge import JudgeCompressor
     from retrievekit.langchain.lattice import LatticeRetriever
     from retrievekit.langchain.llm import LangChainChatLLM
     from retrievekit.langchain.local_chat import LocalToolChatModel
     from retrievekit.langchain.mindref import MindRefRetriever
     from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects, object_to_document
+    from retrievekit.langchain.self_retrieval import SelfRetrievalRetriever
 
 
 def __getattr__(name: str) -> Any:

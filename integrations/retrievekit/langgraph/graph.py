@@ -11,6 +11,11 @@ Graph: ``START -> start -> agent -> (tools -> agent)* -> answer -> END``.
 * after ``max_turns`` turns the loop goes to ``answer`` (an orderly stop, ``stop_reason="turn_cap"``), which asks the
   model for a short answer from the working set. ``recursion_limit`` is set on the compiled graph as a backstop.
 
+With ``judge=`` (a :class:`~retrievekit.core.llm.protocol.RelevanceJudge`, e.g. a fine-tuned judge), every
+``chunk_search`` call ends with one batched ``score_relevance(question, new chunks)``: the chunks it added that score
+below ``judge_threshold`` are removed again, as if the model had called ``chunk_delete`` (a ``judge_delete`` event,
+and the tool reply tells the model). Without a judge nothing changes.
+
 Everything the agent did is in ``state["trace"]`` (JSON-safe events: searches, fallback, deletions, invalid
 arguments, retriever errors, empty results, the turn cap) and ``state["usage"]``; progress is streamed with
 ``stream_mode="custom"``.
@@ -63,6 +68,8 @@ from retrievekit.core.iterative.state import (
     render_working_set,
 )
 from retrievekit.core.llm.json_output import estimate_tokens
+from retrievekit.core.llm.protocol import RelevanceJudge
+from retrievekit.core.retriever import judge_relevance
 from retrievekit.core.trace import Trace
 from retrievekit.langgraph.retrievers import as_search_function
 
@@ -212,6 +219,8 @@ def build_iterative_agent(
     checkpointer: Any = None,
     interrupt_before: Sequence[str] | None = None,
     name: str = "iterative_agent",
+    judge: Any = None,
+    judge_threshold: float = 0.5,
 ) -> CompiledStateGraph:
     """Build and compile the iterative search/delete agent.
 
@@ -229,6 +238,11 @@ def build_iterative_agent(
         checkpointer: e.g. ``InMemorySaver()`` or ``SqliteSaver``; then pass ``{"configurable": {"thread_id": ...}}``.
         interrupt_before: node names to pause before (``"tools"``, ``"answer"``), for human review or resume.
         name: the compiled graph's name (the node name when used as a subgraph).
+        judge: an optional :class:`~retrievekit.core.llm.protocol.RelevanceJudge`; after each ``chunk_search`` it
+            scores the chunks the search added against the question, and those below ``judge_threshold`` are
+            deleted automatically (``judge_delete`` events). None (default): no automatic deletion.
+        judge_threshold: ``P(relevant)`` a new chunk needs to stay (ours: 0.5, a calibrated judge's decision
+            threshold; the paper leaves deletion to the model).
 
     Returns:
         A ``CompiledStateGraph`` over :class:`IterativeAgentState`, with ``recursion_limit`` preset to
@@ -244,6 +258,12 @@ def build_iterative_agent(
     """
     if isinstance(search_top_k, bool) or not isinstance(search_top_k, int) or search_top_k < 1:
         raise InvalidInputError(f"search_top_k must be a positive integer, got {search_top_k!r}")
+    if judge is not None and not isinstance(judge, RelevanceJudge):
+        raise InvalidInputError(f"judge must implement score_relevance(query, candidates), got {type(judge).__name__}")
+    if isinstance(judge_threshold, bool) or not isinstance(judge_threshold, (int, float)):
+        raise InvalidInputError(f"judge_threshold must be a number in [0, 1], got {judge_threshold!r}")
+    if not 0.0 <= float(judge_threshold) <= 1.0:
+        raise InvalidInputError(f"judge_threshold must be a number in [0, 1], got {judge_threshold!r}")
     recursion_limit = recursion_limit_for(max_turns)
     chat = _as_chat_model(llm)
     search_fn = as_search_function(retriever)
@@ -280,7 +300,9 @@ def build_iterative_agent(
         ws = list(state.get("working_set") or [])
         trace = list(state.get("trace") or [])
         actions = [
-            f"- turn {e['turn']}: {e['message']}" for e in trace if e["kind"] in ("search", "delete", "tool_error")
+            f"- turn {e['turn']}: {e['message']}"
+            for e in trace
+            if e["kind"] in ("search", "delete", "judge_delete", "tool_error")
         ]
         instruction = agent_instruction(
             state["question"], render_working_set(ws), turn=turn, max_turns=max_turns, tokens=context_tokens(ws)
@@ -337,11 +359,56 @@ def build_iterative_agent(
             trace.append(_event(state, "empty_result", f"{role} search {query!r} returned nothing"))
         return found, True
 
+    def judge_new(
+        ws: list[Chunk],
+        added: list[str],
+        state: IterativeAgentState,
+        trace: list[dict[str, Any]],
+        usage: dict[str, int],
+        writer: Any,
+    ) -> tuple[list[Chunk], list[str]]:
+        """Score the chunks ``added`` by one search; delete those below the threshold (returns the new set)."""
+        if judge is None or not added:
+            return ws, []
+        by_id = {c["id"]: c for c in ws}
+        new = [by_id[i] for i in added if i in by_id]
+        texts = [f"{c['title']}\n{c['text']}" if c["title"] else c["text"] for c in new]
+        rk_trace = Trace()
+        try:
+            ps = judge_relevance(judge, state["question"], texts, trace=rk_trace)
+        except Exception as e:  # a broken judge must not stop the agent: keep the chunks, say so
+            trace.append(_event(state, "judge_error", f"the judge failed ({type(e).__name__}: {e}); chunks kept"))
+            return ws, []
+        finally:
+            usage["judge_calls"] = usage.get("judge_calls", 0) + 1
+            usage["llm_calls"] = usage.get("llm_calls", 0) + rk_trace.llm_calls
+            usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + rk_trace.prompt_tokens
+            usage["completion_tokens"] = usage.get("completion_tokens", 0) + rk_trace.completion_tokens
+        scores = {c["id"]: round(p, 4) for c, p in zip(new, ps, strict=True)}
+        low = [c["id"] for c, p in zip(new, ps, strict=True) if p < judge_threshold]
+        if not low:
+            trace.append(_event(state, "judge", f"the judge kept all {len(new)} new chunk(s)", scores=scores))
+            return ws, []
+        res = delete_chunks(ws, low)
+        trace.append(
+            _event(
+                state,
+                "judge_delete",
+                f"judge deleted {res.removed} (P(relevant) < {judge_threshold})",
+                removed=res.removed,
+                scores=scores,
+                threshold=judge_threshold,
+            )
+        )
+        writer({"event": "judge_delete", "turn": state.get("turn", 0), "removed": res.removed})
+        return res.chunks, res.removed
+
     def tools_node(state: IterativeAgentState) -> dict[str, Any]:
         writer = _safe_writer()
         last = _last_ai(state)
         ws = list(state.get("working_set") or [])
         trace = list(state.get("trace") or [])
+        usage = dict(state.get("usage") or {})
         searches = int(state.get("searches", 0))
         fallback_done = bool(state.get("fallback_done", False))
         turn = int(state.get("turn", 0))
@@ -411,12 +478,15 @@ def build_iterative_agent(
                             )
                         )
                     writer({"event": "search", "turn": turn, "query": q, "role": role, "added": merged.added})
+                ws, judged_out = judge_new(ws, added_all, state, trace, usage, writer)
                 if added_all:
                     content = f"Added {len(added_all)} chunk(s): " + ", ".join(f"[{i}]" for i in added_all)
                 else:
                     content = "No new chunks (nothing found, or only chunks already in the working set)."
                 if dups:
                     content += f" Skipped {dups} duplicate(s)."
+                if judged_out:
+                    content += " The relevance judge removed " + ", ".join(f"[{i}]" for i in judged_out) + "."
                 out_msgs.append(ToolMessage(content + f" Working set: {len(ws)} chunk(s).", tool_call_id=cid))
             else:
                 res = delete_chunks(ws, parsed.ids)
@@ -437,13 +507,16 @@ def build_iterative_agent(
                     f"; unknown ids {json.dumps(res.unknown)}" if res.unknown else ""
                 )
                 out_msgs.append(ToolMessage(content + f". Working set: {len(ws)} chunk(s).", tool_call_id=cid))
-        return {
+        update: dict[str, Any] = {
             "messages": out_msgs,
             "working_set": ws,
             "trace": trace,
             "searches": searches,
             "fallback_done": fallback_done,
         }
+        if judge is not None:
+            update["usage"] = usage
+        return update
 
     def route_after_tools(state: IterativeAgentState) -> Literal["agent", "answer"]:
         return "answer" if int(state.get("turn", 0)) >= max_turns else "agent"

@@ -9,6 +9,8 @@ answer is in ``last_answer`` and in the trace (an ``agent_answer`` event).
 Bench options (``--option key=value``): ``max_turns`` (5), ``search_top_k`` (5), ``fallback`` (true),
 ``delete`` (true), ``base`` (``hybrid`` | ``bm25`` | ``dense``; default ``hybrid``), ``max_tokens`` (96) for a tool
 call, ``answer_max_tokens`` (32); ``--llm smollm2`` (default) or ``qwen0.5b`` picks the local model.
+``--judge DIR`` (option ``judge_dir``) loads a trained relevance judge that deletes the new chunks of each search
+scoring below ``judge_threshold`` (0.5); the agent itself still runs on ``--llm``.
 
 Examples:
     >>> from retrievekit.core.index import BM25Index
@@ -80,6 +82,9 @@ def run_agent(
         "turns": int(state.get("turn", 0)),
         "working_set_size": len(ws),
     }
+    judge_calls = (state.get("usage") or {}).get("judge_calls")
+    if judge_calls:
+        counters["judge_calls"] = int(judge_calls)
     t = trace_from_events(state.get("trace") or [], state.get("usage") or {}, counters, trace=trace)
     t.note("agent_answer", str(state.get("answer") or ""), stop_reason=state.get("stop_reason"))
     return AgentRun(
@@ -152,12 +157,17 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
         retrievekit.core.errors.InvalidInputError: option base must be one of bm25, dense, hybrid; got 'nope'
     """
     from retrievekit.core.index import baselines
+    from retrievekit.core.retriever import _judge_from_options
 
-    opts = dict(ctx.options)
+    judge, opts = _judge_from_options(ctx)
     base = str(opts.get("base", "hybrid"))
     builders = {"bm25": baselines.build_bm25, "dense": baselines.build_dense, "hybrid": baselines.build_hybrid}
     if base not in builders:
         raise InvalidInputError(f"option base must be one of {', '.join(sorted(builders))}; got {base!r}")
+    try:
+        judge_threshold = float(opts.get("judge_threshold", 0.5))
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"option judge_threshold must be a number, got {opts['judge_threshold']!r}") from None
     retriever = builders[base](ctx)
 
     from retrievekit.core.llm.local import LocalLM
@@ -177,5 +187,7 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
         search_top_k=int(opts.get("search_top_k", 5)),
         fallback_on_first_turn=option_bool("fallback", opts.get("fallback", True)),
         enable_delete=option_bool("delete", opts.get("delete", True)),
+        judge=judge,
+        judge_threshold=judge_threshold,
     )
     return IterativeAgentMethod(graph)

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, str] = {
     "ArmRetriever": "retrievekit.llama_index.arm",
     "IterativeAgentRetriever": "retrievekit.llama_index.agent_retriever",
+    "JudgeReranker": "retrievekit.llama_index.judge",
     "LatticeRetriever": "retrievekit.llama_index.lattice",
     "LlamaIndexChatLLM": "retrievekit.llama_index.llm",
     "MindRefRetriever": "retrievekit.llama_index.mindref",
     "OneShotPostprocessor": "retrievekit.llama_index.postprocessor",
+    "SelfRetrievalRetriever": "retrievekit.llama_index.self_retrieval",
     "RetrieveKitRetriever": "retrievekit.llama_index.retriever",
     "RetrieveKitTraceEvent": "retrievekit.llama_index.retriever",
     "nodes_to_objects": "retrievekit.llama_index.retriever",
@@ -33,6 +35,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from retrievekit.llama_index.agent_retriever import IterativeAgentRetriever
     from retrievekit.llama_index.arm import ArmRetriever
+    from retrievekit.llama_index.judge import JudgeReranker
     from retrievekit.llama_index.lattice import LatticeRetriever
     from retrievekit.llama_index.llm import LlamaIndexChatLLM
     from retrievekit.llama_index.mindref import MindRefRetriever
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
         nodes_to_objects,
         object_to_node,
     )
+    from retrievekit.llama_index.self_retrieval import SelfRetrievalRetriever
 
 
 def __getattr__(name: str) -> Any:

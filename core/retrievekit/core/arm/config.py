@@ -60,6 +60,9 @@ class ArmConfig:
         verify_beams: beams of the constrained verification decoding (ours: 1, i.e. greedy under the name grammar;
             every beam multiplies the prompt's prefill, which dominates on CPU).
         verify_max_objects: names the verifier may list (ours: small, the paper asks for the minimum set).
+        judge_threshold: with a relevance judge as the LLM, verification keeps a draft's objects whose
+            ``P(relevant)`` is at least this (the best one when none is); ours: 0.5, the decision threshold of a
+            calibrated binary judge (the paper verifies with a prompt, not a judge).
         threshold: aggregated score an object needs to be kept (REFERENCE.md §2.1.6 tuned it per dataset, e.g.
             OTT-QA -0.019 for Llama-8B; the default keeps every object a draft voted for, the reference's value
             for Qwen, since small local models are not calibrated; not tuned on OTT-QA).
@@ -106,6 +109,7 @@ class ArmConfig:
     verify: bool = True
     verify_beams: int = 1
     verify_max_objects: int = 4
+    judge_threshold: float = 0.5
     threshold: float = -100.0
     logprob_weight: float = 0.5
     min_votes: int = 0
@@ -149,6 +153,8 @@ class ArmConfig:
             raise InvalidInputError("dense_weight + bm25_weight must be > 0")
         if self.logprob_weight > 1:
             raise InvalidInputError(f"logprob_weight must be in [0, 1], got {self.logprob_weight}")
+        if not 0.0 <= self.judge_threshold <= 1.0:
+            raise InvalidInputError(f"judge_threshold must be in [0, 1], got {self.judge_threshold}")
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> ArmConfig:

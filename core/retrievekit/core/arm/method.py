@@ -85,6 +85,8 @@ class Arm:
         corpus: the data objects (tables keep their ``cell_links`` metadata when the data has hyperlinks).
         llm: a scoring LM (``LocalLM``: constrained keywords and verification) or any chat LLM with
             ``complete_json`` (snapped keywords, JSON verification); ``None`` runs without LLM stages (noted).
+            A :class:`~retrievekit.core.llm.protocol.RelevanceJudge` verifies drafts with ``score_relevance``
+            (``config.judge_threshold``); its keywords go through its chat (or scoring) side as usual.
         config: :class:`ArmConfig` (reference defaults when omitted).
         dense: a dense index with ``search`` and ``embedder`` (default: an in-memory ``DenseIndex``).
         bm25: a :class:`~retrievekit.core.index.bm25.BM25Index` (default: built over ``corpus``).
@@ -380,6 +382,7 @@ class Arm:
                     rows=cfg.prompt_rows,
                     chars=cfg.prompt_chars,
                     max_chars=cfg.prompt_max_chars,
+                    judge_threshold=cfg.judge_threshold,
                     trace=trace,
                 )
             seen[key] = v
@@ -467,21 +470,22 @@ def build_arm(ctx: MethodContext) -> Arm:
     fingerprint (shared with the ``dense`` / ``bm25`` baselines).
 
     Options (``--option key=value``) are :class:`ArmConfig` fields, e.g. ``mip=false``, ``verify=false``,
-    ``expand_ks=3,4``.
+    ``expand_ks=3,4``. ``--judge DIR`` (option ``judge_dir``) loads a trained judge and uses it as the LLM: it
+    verifies drafts with ``score_relevance`` (``judge_threshold``) and decomposes keywords through its base model.
 
     Examples:
         >>> build_arm(MethodContext(corpus=corpus, llm="smollm2", options={"base_k": 3}))  # doctest: +SKIP
         Arm(<... objects>, llm=scoring, mip=True, verify=True)
     """
     from retrievekit.core.index.baselines import build_bm25, build_dense
+    from retrievekit.core.retriever import _judge_from_options
 
-    options = dict(ctx.options)
+    judge, options = _judge_from_options(ctx)
     progress = options.pop("progress", False)
     config = ArmConfig.from_options(options)
     index_ctx = MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, options={"progress": progress})
-    return Arm(
-        ctx.corpus, _load_llm(ctx.llm or "smollm2"), config, dense=build_dense(index_ctx), bm25=build_bm25(index_ctx)
-    )
+    llm = judge if judge is not None else _load_llm(ctx.llm or "smollm2")
+    return Arm(ctx.corpus, llm, config, dense=build_dense(index_ctx), bm25=build_bm25(index_ctx))
 
 
 def build_arm_no_mip(ctx: MethodContext) -> Arm:

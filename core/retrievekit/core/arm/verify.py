@@ -8,6 +8,12 @@ most similar to the question; passages: title and opening text) and the connecti
   object's confidence is the mean log-probability of its name tokens in the best beam.
 * **Chat LLM only**: schema-validated JSON ``{"objects": [names]}`` with an ``enum`` over the candidate names;
   no log-probs are available, so each chosen object gets log-prob 0 (aggregation then rests on the votes alone).
+* **Relevance judge** (an ``llm`` implementing :class:`~retrievekit.core.llm.protocol.RelevanceJudge`, e.g. a
+  fine-tuned judge from ``retrievekit bench --judge DIR``): no prompt and no names; one batched
+  ``score_relevance(question, [serialized objects])`` call per draft gives each object ``p = P(relevant)``; the
+  objects with ``p >= judge_threshold`` are chosen (the best one when none passes), each with confidence
+  ``log(max(p, 1e-6))`` -- a log-probability like the scoring-LM path's, so :mod:`~retrievekit.core.arm.aggregate`
+  combines it with the votes unchanged (``0.5 * mean log p + 0.5 * softmax(votes)``).
 
 Examples:
     >>> grammar = NameGrammar([[5, 6], [7]], sep=[9], eos=0, max_items=2)
@@ -19,12 +25,15 @@ Examples:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from retrievekit.core.arm.serialize import serialize_object
 from retrievekit.core.errors import ConstraintError, RetrieveKitError
+from retrievekit.core.llm.protocol import RelevanceJudge
+from retrievekit.core.retriever import judge_relevance
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
@@ -35,6 +44,8 @@ VERIFY_PROMPT = (
     "Which objects are needed to answer the question? Name the minimum number of objects.\nObjects:"
 )
 SEP = ";"
+JUDGE_LOGPROB_FLOOR = 1e-6
+"""Judge probabilities are floored here before ``log`` (a confidence of at least about -13.8)."""
 
 
 @dataclass
@@ -194,16 +205,30 @@ def verify_draft(
     rows: int = 5,
     chars: int = 300,
     max_chars: int | None = None,
+    judge_threshold: float = 0.5,
     trace: Trace | None = None,
 ) -> Verdict:
-    """Verify one draft with a scoring LM (constrained to names) or a chat LLM (JSON enum over names).
+    """Verify one draft with a scoring LM (constrained to names), a chat LLM (JSON enum over names) or a relevance
+    judge (objects with ``P(relevant) >= judge_threshold``; see the module docstring).
 
     Examples:
         >>> verify_draft(lm, "Q?", objs, names, [], scoring=True).chosen  # doctest: +SKIP
         {'/wiki/Prime_Suspect': -0.41}
+        >>> from retrievekit.core.types import Passage
+        >>> class Judge:
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.9 if "Suspect" in c else 0.1 for c in candidates]
+        >>> objs = [Passage(id="a", text="Prime Suspect is a drama."), Passage(id="b", text="Rome is old.")]
+        >>> v = verify_draft(Judge(), "Who made Prime Suspect?", objs, ["A", "B"], [], scoring=False)
+        >>> {k: round(x, 3) for k, x in v.chosen.items()}
+        {'a': -0.105}
     """
     if not objs:
         return Verdict({}, True, "empty draft")
+    if isinstance(llm, RelevanceJudge):
+        return _verify_with_judge(
+            llm, question, objs, rows=rows, chars=chars, max_chars=max_chars, threshold=judge_threshold, trace=trace
+        )
     prompt = build_prompt(question, objs, names, connections, rows=rows, chars=chars, max_chars=max_chars)
     m = min(max_objects, len(objs))
     if scoring:
@@ -245,3 +270,38 @@ def verify_draft(
     if not ids:
         return Verdict({}, False, "the verifier named no candidate object")
     return Verdict(dict.fromkeys(ids, 0.0))
+
+
+def _verify_with_judge(
+    judge: Any,
+    question: str,
+    objs: Sequence[DataObject],
+    *,
+    rows: int,
+    chars: int,
+    max_chars: int | None,
+    threshold: float,
+    trace: Trace | None,
+) -> Verdict:
+    bodies = [serialize_object(o, question, rows=rows, chars=chars) for o in objs]
+    if max_chars is not None:  # each object is judged alone, so the prompt-wide cap bounds one object's text
+        bodies = [b if len(b) <= max_chars else b[: max(0, max_chars - 3)].rstrip() + "..." for b in bodies]
+    try:
+        ps = judge_relevance(judge, question, bodies, trace=trace)
+    except (RetrieveKitError, ValueError) as e:
+        return Verdict({}, False, f"judge verification failed ({type(e).__name__}: {str(e)[:120]})")
+    best = min(range(len(objs)), key=lambda i: (-ps[i], i))
+    keep = [i for i in range(len(objs)) if ps[i] >= threshold]
+    message = f"judge kept {len(keep)}/{len(objs)} objects with P(relevant) >= {threshold}"
+    if not keep:
+        keep = [best]
+        message = f"no object reached P(relevant) >= {threshold}; the judge's best ({ps[best]:.3f}) is kept"
+    if trace is not None:
+        trace.count("arm_verify_judge")
+        trace.note(
+            "arm.judge",
+            message,
+            scores={o.id: round(p, 4) for o, p in zip(objs, ps, strict=True)},
+            kept=[objs[i].id for i in keep],
+        )
+    return Verdict({objs[i].id: math.log(max(ps[i], JUDGE_LOGPROB_FLOOR)) for i in keep}, True, message)

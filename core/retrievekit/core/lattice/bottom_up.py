@@ -27,7 +27,6 @@ Examples:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,10 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.index.embeddings import Embedder
+from retrievekit.core.lattice.build import embed_texts, start_build
 from retrievekit.core.lattice.clustering import balanced_groups
 from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import (
-    BuildJournal,
     extractive_label,
     llm_concurrency,
     object_short_text,
@@ -46,29 +45,12 @@ from retrievekit.core.lattice.summarize import (
     short_text,
     summarize_children,
 )
-from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, check_object_ids, internal_id
+from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
 from retrievekit.core.llm.protocol import ChatLLM
-from retrievekit.core.retriever import check_corpus
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
 __all__ = ["build_bottom_up", "embed_texts", "metadata_groups"]
-
-
-def embed_texts(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Embed ``texts`` as a float32 matrix (rows L2-normalised).
-
-    Examples:
-        >>> import numpy as np
-        >>> class E:
-        ...     def embed_documents(self, t): return np.array([[3.0, 4.0]] * len(t))
-        >>> embed_texts(E(), ["a"]).tolist()
-        [[0.6000000238418579, 0.800000011920929]]
-    """
-    if not texts:
-        return np.zeros((0, 1), dtype=np.float32)
-    x = np.asarray(embedder.embed_documents(list(texts)), dtype=np.float32)
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
 def metadata_groups(objects: Sequence[DataObject], key: str, max_size: int) -> list[list[int]]:
@@ -118,20 +100,10 @@ def build_bottom_up(
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
-    objects = check_corpus(corpus)
-    check_object_ids(o.id for o in objects)
-    cfg = config or TreeBuildConfig()
-    trace = trace if trace is not None else Trace()
-    started = time.perf_counter()
+    run = start_build(corpus, embedder, config, build_dir, trace)
+    objects, cfg, trace, journal, nodes, stats = run.objects, run.config, run.trace, run.journal, run.nodes, run.stats
     m = cfg.max_children
-    journal = BuildJournal(Path(build_dir) if build_dir is not None else None)
-    reused_before = len(journal)
-    stats: dict[str, int] = {}
-    nodes: dict[str, TreeNode] = {o.id: TreeNode(id=o.id, text=o.index_text(), is_leaf=True) for o in objects}
-    embeddings: dict[str, np.ndarray] = {}
-    vecs = embed_texts(embedder, [o.index_text()[:2000] for o in objects])
-    for o, v in zip(objects, vecs, strict=True):
-        embeddings[o.id] = v
+    embeddings: dict[str, np.ndarray] = dict(zip((o.id for o in objects), run.leaf_vectors, strict=True))
     level_ids = [o.id for o in objects]
     short = {o.id: object_short_text(o, cfg.child_chars) for o in objects}
     leaves_of: dict[str, list[str]] = {o.id: [o.id] for o in objects}
@@ -189,14 +161,4 @@ def build_bottom_up(
         level_ids = [nid for nid, _ in jobs]
     nodes[ROOT] = TreeNode(id=ROOT, text="root", children=list(level_ids))
     embeddings[ROOT] = np.mean(np.stack([embeddings[i] for i in level_ids]), axis=0)
-    meta = {
-        "builder": "bottom_up",
-        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(cfg).items()},
-        "llm_calls": trace.llm_calls,
-        "prompt_tokens": trace.prompt_tokens,
-        "completion_tokens": trace.completion_tokens,
-        "seconds": round(time.perf_counter() - started, 3),
-        "journal_reused": min(reused_before, len(journal)),
-        **stats,
-    }
-    return SemanticTree(nodes, {o.id: o for o in objects}, embeddings=embeddings, meta=meta)
+    return SemanticTree(nodes, {o.id: o for o in objects}, embeddings=embeddings, meta=run.meta("bottom_up"))

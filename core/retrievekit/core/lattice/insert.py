@@ -33,7 +33,7 @@ import numpy as np
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.embeddings import Embedder
-from retrievekit.core.lattice.bottom_up import embed_texts
+from retrievekit.core.lattice.build import embed_texts
 from retrievekit.core.lattice.clustering import balanced_groups
 from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import object_short_text, short_text, summarize_children

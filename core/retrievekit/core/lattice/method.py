@@ -56,7 +56,8 @@ class Lattice:
 
     Args:
         tree: the semantic tree (built or loaded).
-        llm: chat LLM that scores slates.
+        llm: chat LLM that scores slates (a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` scores them with
+            one ``score_relevance`` call each instead of the JSON prompt).
         config: :class:`~retrievekit.core.lattice.config.LatticeConfig`.
         embedder: query/text embedder for the per-slate fallback when the LLM fails (None: omitted score).
         excluded_ids: ids never returned (a dynamic corpus); per call ``search(..., excluded_ids=...)`` adds more.
@@ -211,16 +212,18 @@ def build_lattice(ctx: MethodContext) -> Lattice:
 
     Options: ``tree_dir``, ``builder`` (``bottom_up`` | ``top_down``), ``rebuild``, and any
     :class:`TreeBuildConfig` / :class:`LatticeConfig` field. Without ``tree_dir`` the tree is cached in
-    ``work_dir/lattice-<corpus fingerprint>`` when a work dir is given. The LLM is ``--llm`` (default smollm2).
+    ``work_dir/lattice-<corpus fingerprint>`` when a work dir is given. The LLM is ``--llm`` (default smollm2);
+    with ``--judge DIR`` (option ``judge_dir``) the trained judge loaded from DIR scores the slates (one
+    ``score_relevance`` call per slate) and writes any summaries a new tree needs through its base model.
 
     Examples:
         >>> build_lattice(MethodContext(corpus=docs, options={"tree_dir": "t", "beam_size": 1}))  # doctest: +SKIP
         Lattice(...)
     """
     from retrievekit.core.index.baselines import corpus_fingerprint
-    from retrievekit.core.retriever import option_bool
+    from retrievekit.core.retriever import _judge_from_options, option_bool
 
-    opts = dict(ctx.options)
+    judge, opts = _judge_from_options(ctx)
     tree_dir = opts.pop("tree_dir", None)
     builder = str(opts.pop("builder", "bottom_up"))
     rebuild = option_bool("rebuild", opts.pop("rebuild", False))
@@ -228,7 +231,13 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     if tree_dir is None and ctx.work_dir is not None:
         tree_dir = Path(ctx.work_dir) / f"lattice-{builder}-{corpus_fingerprint(ctx.corpus)}"
     return create_lattice(
-        ctx.corpus, llm_name=ctx.llm or "smollm2", tree_dir=tree_dir, builder=builder, rebuild=rebuild, **opts
+        ctx.corpus,
+        llm=judge,
+        llm_name=ctx.llm or "smollm2",
+        tree_dir=tree_dir,
+        builder=builder,
+        rebuild=rebuild,
+        **opts,
     )
 
 
@@ -236,7 +245,8 @@ class FlatLLMReranker:
     """Flat LLM rerank baseline: the dense (or any) top-``candidates`` scored by the LLM in ``calls`` slates.
 
     The candidates are cut into ``calls`` slates of equal size (in first-stage order); each slate is one LLM call
-    of the same :class:`~retrievekit.core.lattice.scoring.SlateScorer` LATTICE uses. Scored candidates are ranked by
+    of the same :class:`~retrievekit.core.lattice.scoring.SlateScorer` LATTICE uses (one ``score_relevance`` call
+    per slate when ``llm`` is a :class:`~retrievekit.core.llm.protocol.RelevanceJudge`). Scored candidates are ranked by
     LLM score (ties by first-stage rank), then the rest of the first-stage ranking follows.
 
     Examples:
@@ -303,20 +313,20 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
     """``retrievekit bench --method llm-rerank``: dense top-``candidates`` (100) reranked in ``calls`` (40) slates.
 
     Options: ``candidates``, ``calls`` (default 40 = LATTICE's B*N), ``first_stage`` (``dense`` | ``bm25`` |
-    ``hybrid``) and :class:`LatticeConfig` scoring fields (``score_max``, ``reply_format``, ...).
+    ``hybrid``) and :class:`LatticeConfig` scoring fields (``score_max``, ``reply_format``, ...). With ``--judge DIR``
+    the judge scores each slate (one ``score_relevance`` call per slate, as in LATTICE), so the two compare fairly.
 
     Examples:
         >>> build_llm_rerank(MethodContext(corpus=docs, options={"calls": 5}))  # doctest: +SKIP
         <...FlatLLMReranker...>
     """
-    from retrievekit.core.retriever import build_method
+    from retrievekit.core.retriever import _judge_from_options, build_method
 
-    opts = dict(ctx.options)
+    judge, opts = _judge_from_options(ctx)
     candidates = int(opts.pop("candidates", 100))
     calls = int(opts.pop("calls", 40))
     first = str(opts.pop("first_stage", "dense"))
     opts.pop("progress", None)
     base = build_method(first, MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir))
-    return FlatLLMReranker(
-        base, _default_llm(ctx.llm), LatticeConfig.from_options(opts), candidates=candidates, calls=calls
-    )
+    llm = judge if judge is not None else _default_llm(ctx.llm)
+    return FlatLLMReranker(base, llm, LatticeConfig.from_options(opts), candidates=candidates, calls=calls)

@@ -15,6 +15,14 @@ Handling (every case counted in :class:`SlateScores` and noted in the trace):
 * invalid JSON is repaired / retried by the LLM adapter (``complete_json``); when it still fails, or the reply
   scores no item at all, the slate falls back to embedding cosine scores (``source="fallback"``).
 
+**A relevance judge.** When ``llm`` implements :class:`~retrievekit.core.llm.protocol.RelevanceJudge` (a fine-tuned
+judge, ``retrievekit bench --judge DIR``), a slate is scored by one batched ``score_relevance(query, texts)`` call
+instead of the JSON prompt: the judge's ``P(relevant)`` is the slate score (the prompt path's ``s / score_max``,
+i.e. the same ``0..1`` scale, at full resolution rather than rounded to ``1 / score_max``). One judge call per slate,
+as many slates as the prompt path, so call budgets stay comparable; candidates are clipped to
+``max_candidate_chars`` as in the prompt. ``source="judge"``, and the trace counts ``lattice.judge_slates`` (plus
+``judge.calls``). A judge failure (wrong number of scores, NaN) falls back like a bad JSON reply.
+
 Examples:
     >>> from retrievekit.core.llm.json_output import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
@@ -35,7 +43,8 @@ import numpy as np
 
 from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.lattice.config import LatticeConfig
-from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
+from retrievekit.core.retriever import judge_relevance
 from retrievekit.core.trace import Trace
 
 __all__ = ["SlateScorer", "SlateScores", "build_prompt", "cosine_fallback", "reply_schema"]
@@ -158,6 +167,8 @@ class SlateScorer:
         n = len(texts)
         if n == 0:
             return SlateScores(scores=[])
+        if isinstance(self.llm, RelevanceJudge):
+            return self._judge(query, texts, trace)
         prompt = build_prompt(query, texts, leaf=leaf, config=cfg)
         max_tokens = max(cfg.score_max_tokens, 8 + n * (6 if cfg.reply_format == "list" else 10))
         try:
@@ -177,6 +188,16 @@ class SlateScorer:
                     trace.count(f"lattice.{name}", value)
                     trace.note(f"lattice.{name}", f"{value} item(s) {name.replace('_', ' ')} in an LLM slate reply")
         return out
+
+    def _judge(self, query: str, texts: Sequence[str], trace: Trace | None) -> SlateScores:
+        clipped = [_clip(t, self.config.max_candidate_chars) for t in texts]
+        try:
+            scores = judge_relevance(self.llm, query, clipped, trace=trace)
+        except (LLMOutputError, ValueError) as e:
+            return self._fallback(query, texts, f"judge reply unusable ({str(e)[:160]})", trace)
+        if trace is not None:
+            trace.count("lattice.judge_slates")
+        return SlateScores(scores=scores, source="judge")
 
     def _parse(self, value: Any, n: int) -> SlateScores:
         cfg = self.config

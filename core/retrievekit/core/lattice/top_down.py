@@ -38,7 +38,6 @@ Examples:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,13 +46,12 @@ import numpy as np
 
 from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.index.embeddings import Embedder
-from retrievekit.core.lattice.bottom_up import embed_texts
+from retrievekit.core.lattice.build import embed_texts, start_build
 from retrievekit.core.lattice.clustering import kmeans
 from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import BuildJournal, llm_concurrency, run_bounded, short_text
-from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, check_object_ids, internal_id
+from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
 from retrievekit.core.llm.protocol import ChatLLM
-from retrievekit.core.retriever import check_corpus
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
@@ -178,21 +176,11 @@ def build_top_down(
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
-    objects = check_corpus(corpus)
-    check_object_ids(o.id for o in objects)
-    cfg = config or TreeBuildConfig()
-    trace = trace if trace is not None else Trace()
-    started = time.perf_counter()
+    run = start_build(corpus, embedder, config, build_dir, trace)
+    objects, cfg, trace, journal, nodes, bump = run.objects, run.config, run.trace, run.journal, run.nodes, run.bump
     m = cfg.max_children
-    journal = BuildJournal(Path(build_dir) if build_dir is not None else None)
-    reused_before = len(journal)
-    stats: dict[str, int] = {}
     by_id = {o.id: o for o in objects}
-    vec = dict(zip(by_id, embed_texts(embedder, [o.index_text()[:2000] for o in objects]), strict=True))
-    nodes: dict[str, TreeNode] = {o.id: TreeNode(id=o.id, text=o.index_text(), is_leaf=True) for o in objects}
-
-    def bump(name: str, n: int = 1) -> None:
-        stats[name] = stats.get(name, 0) + n
+    vec = dict(zip(by_id, run.leaf_vectors, strict=True))
 
     # 1. multi-level summaries (only needed when the corpus is larger than M)
     levels = list(cfg.summary_levels)
@@ -264,17 +252,7 @@ def build_top_down(
     for n, v in zip(internal, embed_texts(embedder, [nodes[n].text for n in internal]), strict=True):
         embeddings[n] = v
     embeddings[ROOT] = np.mean(np.stack(list(vec.values())), axis=0)
-    meta = {
-        "builder": "top_down",
-        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(cfg).items()},
-        "llm_calls": trace.llm_calls,
-        "prompt_tokens": trace.prompt_tokens,
-        "completion_tokens": trace.completion_tokens,
-        "seconds": round(time.perf_counter() - started, 3),
-        "journal_reused": min(reused_before, len(journal)),
-        **stats,
-    }
-    return SemanticTree(nodes, by_id, embeddings=embeddings, meta=meta)
+    return SemanticTree(nodes, by_id, embeddings=embeddings, meta=run.meta("top_down"))
 
 
 def _embedding_split(leaves: list[str], vec: dict[str, np.ndarray], m: int, seed: int) -> list[tuple[str, list[str]]]:

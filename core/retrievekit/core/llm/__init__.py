@@ -29,6 +29,7 @@ from retrievekit.core.llm.protocol import (
     ChatMessage,
     Completion,
     JsonResult,
+    RelevanceJudge,
     ScoringLM,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "JsonResult",
     "LocalLM",
     "ModelSpec",
+    "RelevanceJudge",
     "ScoringLM",
     "load_model_and_tokenizer",
     "locate_gguf",

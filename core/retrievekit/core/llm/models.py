@@ -42,6 +42,7 @@ __all__ = [
     "cache_root",
     "load_model_and_tokenizer",
     "locate_gguf",
+    "make_savable",
     "model_cache_dir",
     "sha256_file",
     "verify_sha256",
@@ -358,8 +359,20 @@ def load_model_and_tokenizer(
     return model.to(device=device, dtype=torch_dtype).eval(), tokenizer
 
 
-def _save_cache(model: Any, tokenizer: Any, target: Path, manifest: dict[str, Any]) -> None:
-    """Write ``model`` + ``tokenizer`` as safetensors to ``target`` atomically (temp folder, then rename)."""
+def make_savable(model: Any) -> Any:
+    """Let ``save_pretrained`` write a GGUF-loaded (dequantised) model as safetensors; returns the model.
+
+    transformers refuses to save a model loaded with ``gguf_file=`` while its quantizer is set: this clears
+    ``model.hf_quantizer``, deletes ``model.config.quantization_config`` and resets ``is_quantized``. The weights
+    are already full precision after loading, so nothing is lost. A no-op for any other model.
+
+    Examples:
+        >>> from types import SimpleNamespace
+        >>> m = SimpleNamespace(hf_quantizer=object(), config=SimpleNamespace(quantization_config={"quant_method": "gguf"}))
+        >>> m = make_savable(m)
+        >>> m.hf_quantizer is None, hasattr(m.config, "quantization_config")
+        (True, False)
+    """
     # transformers refuses to save a GGUF-loaded (dequantised) model unless the quantizer is cleared.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
@@ -369,6 +382,12 @@ def _save_cache(model: Any, tokenizer: Any, target: Path, manifest: dict[str, An
             model.is_quantized = False
         except AttributeError:  # pragma: no cover - read-only property in some versions
             pass
+    return model
+
+
+def _save_cache(model: Any, tokenizer: Any, target: Path, manifest: dict[str, Any]) -> None:
+    """Write ``model`` + ``tokenizer`` as safetensors to ``target`` atomically (temp folder, then rename)."""
+    make_savable(model)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".tmp-{target.name}-"))
     try:

@@ -3,6 +3,9 @@
 * :class:`ChatLLM` -- prompt in, text or schema-validated JSON out (any API or local chat model).
 * :class:`ScoringLM` -- a local causal LM with logits: constrained beam search under a stateless
   allowed-next-tokens function, log-likelihood of a fixed continuation, next-token scores.
+* :class:`RelevanceJudge` -- the scoring use of a chat model, served directly: query and candidate texts in,
+  calibrated relevance probabilities out (a fine-tuned judge). Methods that judge relevance with a prompt
+  use it instead of the prompt when the ``llm=`` they were given implements it.
 
 Both are :func:`typing.runtime_checkable` protocols, so ``isinstance(obj, ChatLLM)`` checks the
 methods are present. The small frozen dataclasses here are the values they exchange.
@@ -36,6 +39,7 @@ __all__ = [
     "JsonResult",
     "JsonSchemaLike",
     "Prompt",
+    "RelevanceJudge",
     "ScoringLM",
     "TokenPrompt",
     "as_messages",
@@ -269,4 +273,28 @@ class ScoringLM(Protocol):
 
     def next_token_logprobs(self, prompt: str | Sequence[int], *, trace: Trace | None = None) -> np.ndarray:
         """Log-softmax over the vocabulary for the token following ``prompt`` (shape ``(vocab_size,)``)."""
+        ...
+
+
+@runtime_checkable
+class RelevanceJudge(Protocol):
+    """Query and candidates in, calibrated relevance probabilities out (batched, one number per candidate).
+
+    A judge is usually also a :class:`ChatLLM` (it delegates free-text tasks such as summaries to its base
+    model). LATTICE slate scoring, ARM verification, One-SHOT cropping and the iterative agent's relevance
+    checks call :meth:`score_relevance` instead of prompting when their ``llm=`` implements this protocol.
+
+    Examples:
+        >>> class Overlap:
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         q = set(query.lower().split())
+        ...         return [len(q & set(c.lower().split())) / max(len(q), 1) for c in candidates]
+        >>> isinstance(Overlap(), RelevanceJudge)
+        True
+        >>> Overlap().score_relevance("aspirin pain", ["Aspirin relieves pain.", "Rome"])
+        [0.5, 0.0]
+    """
+
+    def score_relevance(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> list[float]:
+        """P(relevant) in [0, 1] for each candidate text, in input order; deterministic for fixed weights."""
         ...

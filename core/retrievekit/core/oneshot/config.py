@@ -67,6 +67,9 @@ class OneShotConfig:
         crop_refill: after cropping, fill the freed budget with the next best uncropped chunks (one knapsack
             round). Our choice: True.
         crop_max_tokens: generation limit for one cropping reply. Our choice: 96.
+        crop_judge_threshold: when the cropping LLM is a relevance judge (``score_relevance``), sentences with
+            ``P(relevant)`` at least this are kept (the best one always). Our choice: 0.5, the decision threshold of
+            a calibrated binary judge (the paper crops with a prompt).
 
     Examples:
         >>> OneShotConfig().budget
@@ -91,6 +94,7 @@ class OneShotConfig:
     crop_max_chunks: int = 8
     crop_refill: bool = True
     crop_max_tokens: int = 96
+    crop_judge_threshold: float = 0.5
 
     def __post_init__(self) -> None:
         def pos_int(name: str, value: object, *, allow_zero: bool = False) -> None:
@@ -117,5 +121,8 @@ class OneShotConfig:
             raise InvalidInputError(f"solver must be auto|dp|greedy, got {self.solver!r}")
         if self.if_nothing_fits not in ("empty", "raise"):
             raise InvalidInputError(f"if_nothing_fits must be 'empty' or 'raise', got {self.if_nothing_fits!r}")
+        t = self.crop_judge_threshold
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 <= float(t) <= 1.0:
+            raise InvalidInputError(f"crop_judge_threshold must be a number in [0, 1], got {t!r}")
         if not 0.0 < self.relevance_floor <= 1.0:
             raise InvalidInputError(f"relevance_floor must be in (0, 1], got {self.relevance_floor!r}")

@@ -9,6 +9,12 @@ Anything else falls back to the uncropped chunk and records why in the trace (``
 :class:`~retrievekit.core.errors.LLMOutputError` (invalid JSON after the adapter's repair and retries), indices out of
 range or not integers, or an empty selection.
 
+With a relevance judge (an ``llm`` implementing :class:`~retrievekit.core.llm.protocol.RelevanceJudge`) there is no
+prompt: one batched ``score_relevance(question, sentences)`` call scores every sentence, and the sentences with
+``P(relevant) >= judge_threshold`` are kept (the best one when none passes; ties keep the earlier sentence). The
+cropped text is built from the kept sentences' original spans exactly as above; the trace gets a ``oneshot.judge``
+note with the scores and the ``oneshot.judge_crops`` counter. A judge failure falls back to the uncropped chunk.
+
 Examples:
     >>> split_sentences("Firms must report. They must keep records.\\n(a) daily; and\\n(b) weekly.")
     ['Firms must report.', 'They must keep records.', '(a) daily; and', '(b) weekly.']
@@ -22,7 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrievekit.core.errors import LLMOutputError, RetrieveKitError
-from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
+from retrievekit.core.retriever import judge_relevance
+from retrievekit.core.spans import trimmed_spans
 from retrievekit.core.trace import Trace
 
 __all__ = ["CROP_SCHEMA", "CropResult", "SentenceCropper", "sentence_spans", "split_sentences"]
@@ -53,20 +61,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         >>> [t[a:b] for a, b in sentence_spans(t)]
         ['One.', 'Two.']
     """
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    for m in _BOUNDARY.finditer(text):
-        spans.append((pos, m.start()))
-        pos = m.end()
-    spans.append((pos, len(text)))
-    out = []
-    for a, b in spans:
-        seg = text[a:b]
-        lead = len(seg) - len(seg.lstrip())
-        trail = len(seg.rstrip())
-        if trail > lead:
-            out.append((a + lead, a + trail))
-    return out
+    return trimmed_spans(text, _BOUNDARY)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -109,6 +104,8 @@ class SentenceCropper:
         llm: any :class:`~retrievekit.core.llm.protocol.ChatLLM` (``LocalLM``, or an adapter around a LlamaIndex /
             LangChain model).
         max_tokens: generation limit for the reply.
+        judge_threshold: with a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` as ``llm``, sentences with
+            ``P(relevant)`` at least this are kept (see the module docstring).
 
     Examples:
         >>> from retrievekit.core.llm.protocol import JsonResult
@@ -118,11 +115,17 @@ class SentenceCropper:
         ...         return JsonResult(value={"keep": [0]}, raw='{"keep": [0]}')
         >>> SentenceCropper(Keep0()).crop("Who pays?", "The firm pays. The sky is blue.").text
         'The firm pays.'
+        >>> class Judge:
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.8 if "firm" in c else 0.1 for c in candidates]
+        >>> SentenceCropper(Judge()).crop("Who pays?", "The sky is blue. The firm pays.").text
+        'The firm pays.'
     """
 
-    def __init__(self, llm: ChatLLM, *, max_tokens: int = 96) -> None:
+    def __init__(self, llm: ChatLLM | RelevanceJudge, *, max_tokens: int = 96, judge_threshold: float = 0.5) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
+        self.judge_threshold = float(judge_threshold)
 
     def prompt(self, question: str, sentences: Sequence[str]) -> str:
         """The cropping prompt for ``sentences``.
@@ -153,16 +156,35 @@ class SentenceCropper:
                 trace.note("fallback", f"cropping {chunk_id or 'chunk'}: {reason}; kept the uncropped chunk", **data)
             return CropResult(text, everything, n, False, reason)
 
-        try:
-            result = self.llm.complete_json(
-                self.prompt(question, sentences), CROP_SCHEMA, max_tokens=self.max_tokens, trace=trace
-            )
-        except (LLMOutputError, RetrieveKitError, ValueError) as e:
-            return fallback(f"LLM reply unusable ({type(e).__name__}: {str(e)[:160]})")
-        value = result.value
-        keep = value.get("keep") if isinstance(value, dict) else None
-        if not isinstance(keep, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in keep):
-            return fallback(f"reply is not a list of sentence indices: {str(result.raw)[:120]!r}")
+        keep: Any
+        if isinstance(self.llm, RelevanceJudge):
+            try:
+                ps = judge_relevance(self.llm, question, sentences, trace=trace)
+            except (LLMOutputError, RetrieveKitError, ValueError) as e:
+                return fallback(f"judge reply unusable ({type(e).__name__}: {str(e)[:160]})")
+            keep = [i for i, p in enumerate(ps) if p >= self.judge_threshold]
+            if not keep:
+                keep = [min(range(n), key=lambda i: (-ps[i], i))]
+            if trace is not None:
+                trace.count("oneshot.judge_crops")
+                trace.note(
+                    "oneshot.judge",
+                    f"judged {n} sentences of {chunk_id or 'chunk'}: kept {len(keep)} "
+                    f"(P(relevant) >= {self.judge_threshold}, or the best one)",
+                    scores=[round(p, 4) for p in ps],
+                    kept=keep,
+                )
+        else:
+            try:
+                result = self.llm.complete_json(
+                    self.prompt(question, sentences), CROP_SCHEMA, max_tokens=self.max_tokens, trace=trace
+                )
+            except (LLMOutputError, RetrieveKitError, ValueError) as e:
+                return fallback(f"LLM reply unusable ({type(e).__name__}: {str(e)[:160]})")
+            value = result.value
+            keep = value.get("keep") if isinstance(value, dict) else None
+            if not isinstance(keep, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in keep):
+                return fallback(f"reply is not a list of sentence indices: {str(result.raw)[:120]!r}")
         bad = sorted({i for i in keep if not 0 <= i < n})
         if bad:
             return fallback(f"sentence indices {bad[:10]} out of range 0..{n - 1}", indices=bad[:10])

@@ -2,7 +2,9 @@
 
 Options (``--option key=value``): ``budget`` (tokens, 4000), ``pool`` (candidates from the hybrid baseline, 100),
 ``filter`` (false), ``crop`` (false; needs ``--llm``), ``k_max`` (none), ``tokenizer`` ("regex"),
-``documents_meta`` (a ``documents_meta.json`` with document titles/aliases for the filter), plus the hybrid
+``documents_meta`` (a ``documents_meta.json`` with document titles/aliases for the filter), ``judge_dir``
+(``--judge DIR``: a trained relevance judge crops instead of ``--llm``; it turns ``crop`` on unless ``crop=false``
+is given, which is an error) and ``crop_judge_threshold`` (0.5), plus the hybrid
 baseline's own options (``fusion``, ``rrf_k`` ...). Selection returns a *set*; its hits come back in relevance
 order so ranking metrics stay meaningful, and ``returns_set = True`` adds set precision/recall/F1 to the results.
 
@@ -49,6 +51,7 @@ _SELECTOR_KEYS = {
     "crop_max_chunks",
     "crop_refill",
     "crop_max_tokens",
+    "crop_judge_threshold",
 }
 
 
@@ -102,18 +105,30 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
         retrievekit.core.errors.InvalidInputError: budget must be a positive int (tokens), got -1
     """
     from retrievekit.core.index.baselines import build_hybrid
+    from retrievekit.core.retriever import _judge_from_options
 
-    opts = dict(ctx.options)
+    judge, opts = _judge_from_options(ctx)
     cfg_kwargs: dict[str, Any] = {k: opts[k] for k in _SELECTOR_KEYS if k in opts}
     for b in ("filter", "crop", "crop_refill", "dedupe_text"):
         if b in cfg_kwargs:
             cfg_kwargs[b] = option_bool(b, cfg_kwargs[b])
+    if isinstance(cfg_kwargs.get("crop_judge_threshold"), str):
+        try:
+            cfg_kwargs["crop_judge_threshold"] = float(cfg_kwargs["crop_judge_threshold"])
+        except ValueError:
+            raise InvalidInputError(
+                f"option crop_judge_threshold must be a number, got {cfg_kwargs['crop_judge_threshold']!r}"
+            ) from None
+    if judge is not None:
+        if cfg_kwargs.get("crop") is False:
+            raise InvalidInputError("--judge is used for cropping; it cannot be combined with crop=false")
+        cfg_kwargs["crop"] = True
     cfg = OneShotConfig(**cfg_kwargs)
     pool = opts.get("pool", 100)
     if isinstance(pool, bool) or not isinstance(pool, int) or pool < 1:
         raise InvalidInputError(f"option pool must be a positive int, got {pool!r}")
-    llm = None
-    if cfg.crop:
+    llm: Any = judge
+    if cfg.crop and llm is None:
         if not ctx.llm:
             raise InvalidInputError("crop=true needs a local model: add --llm smollm2 (or qwen0.5b)")
         from retrievekit.core.llm.local import LocalLM

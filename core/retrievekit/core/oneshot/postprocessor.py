@@ -456,7 +456,9 @@ class OneShotSelector:
                 trace.note("fallback", "cropping needs a question and none was given; chunks left uncropped")
             elif cfg.crop and self.llm is not None:
                 with trace.stage("oneshot.crop"):
-                    cropper = SentenceCropper(self.llm, max_tokens=cfg.crop_max_tokens)
+                    cropper = SentenceCropper(
+                        self.llm, max_tokens=cfg.crop_max_tokens, judge_threshold=cfg.crop_judge_threshold
+                    )
                     order = sorted(chosen, key=lambda p: (-p.relevance, p.rank))
                     budget_crops = cfg.crop_max_chunks
                     for p in order:

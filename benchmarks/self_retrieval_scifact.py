@@ -1,0 +1,145 @@
+"""Self-Retrieval on SciFact dev beside BM25 and dense, on the same (optionally reduced) corpus.
+
+Trains (or reuses) a Self-Retrieval model on the corpus (indexing data) plus the SciFact train queries, then
+evaluates Hit@1, Hit@5, MRR@5 and nDCG@10 on dev queries for ``self-retrieval`` (document-level hits), ``bm25``
+and ``dense``; writes JSON with training time, tokens/s and peak GPU memory (when on a GPU). Examples:
+
+    # CPU smoke (minutes): 60 documents, 5 dev queries, 20 optimizer steps
+    python benchmarks/self_retrieval_scifact.py --data-dir ../shared/data --corpus-size 60 --limit 5 \\
+        --max-steps 20 --batch-size 4 --model-dir runs/sr-smoke --out runs/sr-smoke.json
+    # GPU acceptance run: full corpus, SmolLM2-135M, 3 epochs (REFERENCE.md §5.1 defaults otherwise)
+    python benchmarks/self_retrieval_scifact.py --data-dir ../shared/data --model-dir runs/sr-scifact \\
+        --epochs 3 --lr 2e-5 --batch-size 16 --out runs/sr-scifact.json
+
+``--corpus-size N`` keeps every gold document of the dev queries (and of the train queries while room is left)
+plus seeded random distractors, N documents in all. A ``--model-dir`` that already holds a trained model for the
+same corpus is reused (its manifest is checked); a checkpoint there is resumed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.cli import parse_options, write_json_atomic
+from retrievekit.core.eval.datasets import load_dataset
+from retrievekit.core.eval.metrics import evaluate
+from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, train_self_retrieval
+from retrievekit.core.generative.self_retrieval.cli import reduced_corpus
+from retrievekit.core.index.baselines import build_dense
+from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.retriever import MethodContext
+from retrievekit.core.trace import Trace
+from retrievekit.core.training import TrainConfig
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data-dir", default="../shared/data")
+    p.add_argument("--limit", type=int, default=None, help="dev queries")
+    p.add_argument("--corpus-size", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model-dir", required=True)
+    p.add_argument("--base-model", default="smollm2")
+    p.add_argument("--no-train-queries", action="store_true", help="indexing data only")
+    p.add_argument("--epochs", type=float, default=3.0)
+    p.add_argument("--max-steps", type=int, default=None)
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--grad-accum", type=int, default=1)
+    p.add_argument("--max-length", type=int, default=512)
+    p.add_argument("--lora", action="store_true")
+    p.add_argument("--option", action="append", default=[], help="SelfRetrievalConfig field key=value")
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+
+    dev = load_dataset("scifact", args.data_dir, "dev", limit=args.limit)
+    train = load_dataset("scifact", args.data_dir, "train")
+    pairs = (
+        []
+        if args.no_train_queries
+        else [(q.text, d) for q in train.queries for d, g in sorted(train.qrels.get(q.id, {}).items()) if g > 0]
+    )
+    gold = {d for q in dev.queries for d, g in dev.qrels.get(q.id, {}).items() if g > 0}
+    ids = {o.id for o in dev.corpus}
+    if args.corpus_size:
+        extra = sorted({d for _, d in pairs} - gold)
+        random.Random(args.seed).shuffle(extra)
+        room = max(0, args.corpus_size - len(gold)) // 2  # half the distractor room for train gold documents
+        corpus = reduced_corpus(list(dev.corpus), (gold | set(extra[:room])) & ids, args.corpus_size, args.seed)
+    else:
+        corpus = list(dev.corpus)
+    kept = {o.id for o in corpus}
+    pairs = [(q, d) for q, d in pairs if d in kept]
+    print(f"corpus {len(corpus)} documents, {len(pairs)} train pairs, {len(dev.queries)} dev queries", file=sys.stderr)
+
+    options = parse_options(args.option)
+    cfg = SelfRetrievalConfig.from_options(options)
+    model_dir = Path(args.model_dir)
+    train_info: dict[str, Any] = {}
+    if not (model_dir / "model").is_dir():
+        tcfg = TrainConfig(
+            epochs=args.epochs,
+            max_steps=args.max_steps,
+            learning_rate=args.lr,
+            batch_size=args.batch_size,
+            grad_accum=args.grad_accum,
+            max_length=args.max_length,
+            lora=args.lora,
+            seed=args.seed,
+        )
+        res = train_self_retrieval(
+            corpus, pairs=pairs, output_dir=model_dir, base_model=args.base_model, config=cfg, train_config=tcfg
+        )
+        train_info = res.to_dict()
+    sr = SelfRetrieval.from_model_dir(
+        model_dir, corpus, SelfRetrievalConfig.from_options({**options, "hit_level": "document"})
+    )
+    if not train_info:
+        train_info = dict(sr.manifest.train.get("result", sr.manifest.train))
+    methods: dict[str, Any] = {
+        "self-retrieval": sr,
+        "bm25": BM25Index.build(corpus),
+        "dense": build_dense(MethodContext(corpus=corpus)),
+    }
+    results: dict[str, Any] = {}
+    for name, retriever in methods.items():
+        run: dict[str, list[str]] = {}
+        trace = Trace()
+        start = time.perf_counter()
+        for q in dev.queries:
+            run[q.id] = [h.id for h in retriever.search(q.text, k=10, trace=trace)]
+        seconds = time.perf_counter() - start
+        m = evaluate(run, dev.qrels, ks=(1, 5, 10))
+        n = max(1, len(dev.queries))
+        results[name] = {
+            "hit@1": m["hit@1"],
+            "hit@5": m["hit@5"],
+            "mrr@5": m["mrr@5"],
+            "ndcg@10": m["ndcg@10"],
+            "seconds_per_query": seconds / n,
+            "llm_calls_per_query": trace.llm_calls / n,
+        }
+        print(f"{name:15s} " + " ".join(f"{k}={v:.4f}" for k, v in results[name].items()), file=sys.stderr)
+    out = {
+        "dataset": "scifact",
+        "split": "dev",
+        "corpus_documents": len(corpus),
+        "queries": len(dev.queries),
+        "train_pairs": len(pairs),
+        "base_model": args.base_model,
+        "model_dir": str(model_dir),
+        "training": train_info,
+        "results": results,
+    }
+    if args.out:
+        write_json_atomic(out, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

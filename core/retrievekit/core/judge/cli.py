@@ -1,0 +1,159 @@
+"""``retrievekit train-judge``: fine-tune a local LM into a relevance judge from qrels or from a corpus alone.
+
+Examples:
+    $ retrievekit train-judge --dataset scifact --data-dir ../shared/data --split train --output-dir runs/judge
+    $ retrievekit train-judge --dataset scifact --synthesize 500 --output-dir runs/judge-syn --lora
+    $ retrievekit bench --dataset scifact --method judge-rerank --judge runs/judge --out judge.json
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> p.parse_args(["--dataset", "scifact", "--data-dir", "d", "--output-dir", "o"]).negatives
+    3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+
+__all__ = ["HELP", "add_arguments", "collect_pairs", "run"]
+
+HELP = "fine-tune a local LM as a yes/no relevance judge (qrels or synthesised pairs + hard negatives)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``train-judge`` arguments to ``parser``.
+
+    Examples:
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> p.parse_args(["--dataset", "scifact", "--data-dir", "d", "--output-dir", "o", "--lora"]).lora
+        True
+    """
+    env_dir = os.environ.get("RETRIEVEKIT_DATA_DIR")
+    parser.add_argument("--dataset", required=True, help="dataset name (scifact, ...)")
+    parser.add_argument(
+        "--data-dir", default=env_dir, required=env_dir is None, help="folder laid out like shared/data"
+    )
+    parser.add_argument("--split", default="train", help="split whose qrels give the positives (default: train)")
+    parser.add_argument(
+        "--synthesize", type=int, default=None, metavar="N", help="no qrels: ask the LLM for questions on N passages"
+    )
+    parser.add_argument("--synth-llm", default=None, help="LLM writing synthetic questions (default: --base-model)")
+    parser.add_argument("--negatives", type=int, default=3, help="hard negatives per query (default: 3)")
+    parser.add_argument("--miner", choices=("bm25", "dense"), default="bm25", help="negative miner (default: bm25)")
+    parser.add_argument("--skip-top", type=int, default=0, help="non-positive top hits skipped before mining")
+    parser.add_argument("--base-model", default="smollm2", help="registry model to fine-tune (smollm2, qwen0.5b)")
+    parser.add_argument("--output-dir", required=True, help="training folder (checkpoints, then model/)")
+    parser.add_argument("--epochs", type=float, default=1.0, help="passes over the pairs (default: 1)")
+    parser.add_argument("--lr", type=float, default=None, help="learning rate (default: 2e-5 full, 2e-4 LoRA)")
+    parser.add_argument("--batch-size", type=int, default=16, help="pairs per step (default: 16)")
+    parser.add_argument("--grad-accum", type=int, default=1)
+    parser.add_argument("--max-steps", type=int, default=None, help="stop after N optimizer steps")
+    parser.add_argument("--max-length", type=int, default=512, help="token cap of a training instance")
+    parser.add_argument("--lora", action="store_true", help="train LoRA adapters (merged at the end)")
+    parser.add_argument("--max-pairs", type=int, default=None, help="first N positive pairs only (CPU runs)")
+    parser.add_argument("--holdout", type=float, default=0.1, help="share of queries held out for calibration")
+    parser.add_argument("--max-passage-tokens", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default=None, help="torch device (default: cuda when available)")
+    parser.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def collect_pairs(args: argparse.Namespace) -> tuple[list[Any], list[Any], dict[str, Any]]:
+    """``(pairs, corpus, info)``: positives (qrels or synthetic, capped by ``--max-pairs``) plus mined negatives.
+
+    Examples:
+        >>> pairs, corpus, info = collect_pairs(args)  # doctest: +SKIP
+    """
+    from retrievekit.core.eval.datasets import load_dataset
+    from retrievekit.core.judge.data import mine_hard_negatives, pairs_from_qrels, synthesize_pairs
+    from retrievekit.core.retriever import MethodContext, build_method
+
+    info: dict[str, Any] = {}
+    if args.synthesize is not None:
+        from retrievekit.core.llm.local import LocalLM
+
+        ds = load_dataset(args.dataset, args.data_dir, split=args.split)
+        syn = synthesize_pairs(
+            ds.corpus,
+            LocalLM.load(args.synth_llm or args.base_model, device=args.device),
+            args.synthesize,
+            seed=args.seed,
+        )
+        positives = syn.pairs
+        info["synthesis"] = {
+            "requested": syn.requested,
+            "kept": len(syn.pairs),
+            "dropped_empty": syn.dropped_empty,
+            "dropped_echo": syn.dropped_echo,
+            "dropped_generic": syn.dropped_generic,
+            "failed": syn.failed,
+        }
+        exclude = None
+    else:
+        ds = load_dataset(args.dataset, args.data_dir, split=args.split)
+        positives = pairs_from_qrels(ds)
+        exclude = {qid: list(rels) for qid, rels in ds.qrels.items()}
+    if args.max_pairs is not None:
+        positives = positives[: args.max_pairs]
+    if not positives:
+        raise InvalidInputError("no positive pairs to train on")
+    miner = build_method(args.miner, MethodContext(corpus=ds.corpus))
+    negatives = mine_hard_negatives(
+        positives, ds.corpus, miner, n_negatives=args.negatives, skip_top=args.skip_top, seed=args.seed, exclude=exclude
+    )
+    info.update(positives=len(positives), negatives=len(negatives), miner=args.miner, dataset=args.dataset)
+    return positives + negatives, ds.corpus, info
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``train-judge``: collect pairs, train, calibrate; print a JSON summary. Returns the exit code.
+
+    Examples:
+        >>> from retrievekit.core.cli import main
+        >>> main(["train-judge", "--dataset", "scifact", "--data-dir", "d", "--output-dir", "o"])  # doctest: +SKIP
+        0
+    """
+    from retrievekit.core.judge.train import train_judge
+    from retrievekit.core.training import TrainConfig
+
+    pairs, _, info = collect_pairs(args)
+    lr = args.lr if args.lr is not None else (2e-4 if args.lora else 2e-5)
+    config = TrainConfig(
+        epochs=args.epochs,
+        learning_rate=lr,
+        batch_size=args.batch_size,
+        grad_accum=args.grad_accum,
+        max_steps=args.max_steps,
+        max_length=args.max_length,
+        lora=bool(args.lora),
+        seed=args.seed,
+        device=args.device,
+    )
+    print(
+        f"train-judge: {info['positives']} positive + {info['negatives']} negative pairs "
+        f"({args.miner} negatives), base {args.base_model}",
+        file=sys.stderr,
+    )
+    result = train_judge(
+        pairs,
+        output_dir=args.output_dir,
+        base_model=args.base_model,
+        train_config=config,
+        holdout=args.holdout,
+        max_passage_tokens=args.max_passage_tokens,
+        seed=args.seed,
+        resume=not args.no_resume,
+        progress=not args.no_progress,
+    )
+    summary = {"data": info, **result.to_dict()}
+    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    return 0

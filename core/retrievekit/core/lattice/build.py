@@ -1,0 +1,136 @@
+"""What every tree builder does before and after its own algorithm: check the corpus, open the resume journal,
+embed the leaves, count fallbacks, and write the build's ``meta`` (calls, tokens, seconds, journal reuse).
+
+Examples:
+    >>> import numpy as np
+    >>> from retrievekit.core.types import Passage
+    >>> class Emb:
+    ...     def embed_documents(self, texts): return np.array([[1.0, float(len(t))] for t in texts])
+    >>> run = start_build([Passage(id="a", text="x"), Passage(id="b", text="yy")], Emb(), None, None, None)
+    >>> sorted(run.nodes), run.leaf_vectors.shape
+    (['a', 'b'], (2, 2))
+    >>> run.bump("fallbacks")
+    >>> run.meta("bottom_up")["fallbacks"]
+    1
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.index.embeddings import Embedder
+from retrievekit.core.lattice.config import TreeBuildConfig
+from retrievekit.core.lattice.summarize import BuildJournal
+from retrievekit.core.lattice.tree import TreeNode, check_object_ids
+from retrievekit.core.retriever import check_corpus
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject
+
+__all__ = ["BuildRun", "embed_texts", "start_build"]
+
+# Leaves are embedded from at most this many characters of their index text.
+LEAF_EMBED_CHARS = 2000
+
+
+def embed_texts(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Embed ``texts`` as a float32 matrix (rows L2-normalised).
+
+    Examples:
+        >>> import numpy as np
+        >>> class E:
+        ...     def embed_documents(self, t): return np.array([[3.0, 4.0]] * len(t))
+        >>> embed_texts(E(), ["a"]).tolist()
+        [[0.6000000238418579, 0.800000011920929]]
+    """
+    if not texts:
+        return np.zeros((0, 1), dtype=np.float32)
+    x = np.asarray(embedder.embed_documents(list(texts)), dtype=np.float32)
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+@dataclass
+class BuildRun:
+    """The state a builder starts from: checked objects, leaf nodes and vectors, journal, trace and counters.
+
+    Examples:
+        >>> run = BuildRun(objects=[], config=TreeBuildConfig(), trace=Trace(), journal=BuildJournal(None))
+        >>> run.meta("top_down")["builder"]
+        'top_down'
+    """
+
+    objects: list[DataObject]
+    config: TreeBuildConfig
+    trace: Trace
+    journal: BuildJournal
+    nodes: dict[str, TreeNode] = field(default_factory=dict)
+    leaf_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.float32))
+    stats: dict[str, int] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+    reused_before: int = 0
+
+    def bump(self, name: str, n: int = 1) -> None:
+        """Add ``n`` to the build counter ``name`` (reported in the tree's ``meta``).
+
+        Examples:
+            >>> run = BuildRun(objects=[], config=TreeBuildConfig(), trace=Trace(), journal=BuildJournal(None))
+            >>> run.bump("x", 2); run.stats
+            {'x': 2}
+        """
+        self.stats[name] = self.stats.get(name, 0) + n
+
+    def meta(self, builder: str) -> dict[str, Any]:
+        """The tree's ``meta``: builder, config, LLM calls and tokens, seconds, journal reuse and the counters.
+
+        Examples:
+            >>> run = BuildRun(objects=[], config=TreeBuildConfig(), trace=Trace(), journal=BuildJournal(None))
+            >>> run.meta("bottom_up")["llm_calls"]
+            0
+        """
+        cfg = self.config
+        return {
+            "builder": builder,
+            "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(cfg).items()},
+            "llm_calls": self.trace.llm_calls,
+            "prompt_tokens": self.trace.prompt_tokens,
+            "completion_tokens": self.trace.completion_tokens,
+            "seconds": round(time.perf_counter() - self.started, 3),
+            "journal_reused": min(self.reused_before, len(self.journal)),
+            **self.stats,
+        }
+
+
+def start_build(
+    corpus: Sequence[DataObject],
+    embedder: Embedder,
+    config: TreeBuildConfig | None,
+    build_dir: str | Path | None,
+    trace: Trace | None,
+) -> BuildRun:
+    """Check ``corpus`` (non-empty, unique ids), open the journal in ``build_dir`` and embed the leaves.
+
+    Examples:
+        >>> start_build([], None, None, None, None)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
+    """
+    started = time.perf_counter()
+    objects = check_corpus(corpus)
+    check_object_ids(o.id for o in objects)
+    journal = BuildJournal(Path(build_dir) if build_dir is not None else None)
+    return BuildRun(
+        objects=objects,
+        config=config or TreeBuildConfig(),
+        trace=trace if trace is not None else Trace(),
+        journal=journal,
+        nodes={o.id: TreeNode(id=o.id, text=o.index_text(), is_leaf=True) for o in objects},
+        leaf_vectors=embed_texts(embedder, [o.index_text()[:LEAF_EMBED_CHARS] for o in objects]),
+        started=started,
+        reused_before=len(journal),
+    )

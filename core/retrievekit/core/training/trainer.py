@@ -1,0 +1,558 @@
+"""A small, deterministic, resumable causal-LM fine-tuning loop (full weights or LoRA).
+
+:func:`train_causal_lm` trains a transformers causal LM on :class:`~retrievekit.core.training.examples.TrainingExample`
+instances with the loss on trainable spans only: AdamW, linear warmup then cosine/linear/constant decay,
+gradient clipping, gradient accumulation, bf16 autocast on CUDA (fp32 master weights), optional gradient
+checkpointing and LoRA (peft; merged at the end so the saved model loads with transformers alone).
+
+* **Deterministic.** The data order of epoch ``e`` is a permutation seeded by ``(seed, e)``; the torch RNG is
+  re-seeded from ``(seed, step)`` before each optimizer step, so dropout does not depend on history. The loss of an
+  optimizer step is the mean over all its loss tokens (summed over micro-batches), so accumulation does not change it.
+* **Resumable.** Every ``save_every_steps`` optimizer steps the weights (all of them, or the LoRA adapters), the
+  optimizer state (safetensors) and ``trainer_state.json`` (step, fingerprint of the encoded data, config, losses)
+  are written atomically into ``output_dir/checkpoint/``. A later call with ``resume=True`` continues from there and
+  sees exactly the batches an uninterrupted run would; the learning rate is a pure function of the step.
+* **Output.** ``output_dir/model/`` (see :mod:`retrievekit.core.training.manifest`); the checkpoint is removed.
+
+Examples:
+    >>> from retrievekit.core.training import Segment, TrainConfig, TrainingExample
+    >>> exs = [TrainingExample((Segment("Question: what thins blood?\\n Title: "), Segment("aspirin", True)))]
+    >>> res = train_causal_lm(model, tok, exs, TrainConfig(max_steps=20, learning_rate=1e-3), "out",  # doctest: +SKIP
+    ...                       kind="self-retrieval", base_model="smollm2")
+    >>> res.final_loss < res.loss_history[0]  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
+from retrievekit.core.index.store import atomic_folder, atomic_write_text, read_manifest, write_manifest
+from retrievekit.core.training.config import TrainConfig
+from retrievekit.core.training.examples import (
+    IGNORE_INDEX,
+    TrainingExample,
+    collate,
+    encode_examples,
+    examples_fingerprint,
+)
+from retrievekit.core.training.manifest import CHECKPOINT_SUBDIR, MODEL_SUBDIR, ModelManifest, save_trained_model
+
+__all__ = [
+    "TrainResult",
+    "autocast_dtype",
+    "learning_rate_factor",
+    "plan_steps",
+    "resolve_device",
+    "train_causal_lm",
+]
+
+CHECKPOINT_FORMAT = "training-checkpoint"
+CHECKPOINT_VERSION = 1
+_STATE = "trainer_state.json"
+_WEIGHTS = "weights.safetensors"
+_OPTIMIZER = "optimizer.safetensors"
+PEFT_HINT = 'pip install "retrievekit[train]"'
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What a training run did.
+
+    Attributes:
+        steps: optimizer steps done in total (including the ones before a resume).
+        epochs: passes over the data those steps amount to.
+        examples: training instances.
+        trained_tokens: non-padding tokens fed forward over all steps.
+        loss_tokens: tokens that carried loss over all steps.
+        seconds: wall time of this call's training loop (without loading and saving).
+        tokens_per_s: non-padding tokens per second in this call.
+        final_loss: mean token loss of the last optimizer step.
+        loss_history: the loss of every optimizer step, from step 1.
+        peak_gpu_memory_bytes: ``torch.cuda.max_memory_allocated`` on CUDA, else None.
+        resumed_from_step: the checkpoint step this call started from (0: from scratch).
+        device: the torch device trained on.
+        precision: ``"bfloat16-autocast"`` or ``"float32"``.
+        lora: whether LoRA adapters were trained (and merged).
+
+    Examples:
+        >>> r = TrainResult(1, 1.0, 2, 10, 4, 0.5, 20.0, 1.5, (1.5,), None, 0, "cpu")
+        >>> r.to_dict()["loss_history"], r.precision
+        ([1.5], 'float32')
+    """
+
+    steps: int
+    epochs: float
+    examples: int
+    trained_tokens: int
+    loss_tokens: int
+    seconds: float
+    tokens_per_s: float
+    final_loss: float
+    loss_history: tuple[float, ...]
+    peak_gpu_memory_bytes: int | None
+    resumed_from_step: int
+    device: str
+    precision: str = "float32"
+    lora: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field.
+
+        Examples:
+            >>> TrainResult(1, 1.0, 2, 10, 4, 0.5, 20.0, 1.5, (1.5,), None, 0, "cpu").to_dict()["steps"]
+            1
+        """
+        d = asdict(self)
+        d["loss_history"] = list(self.loss_history)
+        return d
+
+
+def resolve_device(config: TrainConfig) -> str:
+    """The device to train on: ``config.device``, else ``"cuda"`` when available, else ``"cpu"``.
+
+    Raises:
+        InvalidInputError: a CUDA device was asked for but CUDA is not available.
+
+    Examples:
+        >>> resolve_device(TrainConfig(device="cpu"))
+        'cpu'
+    """
+    import torch
+
+    device = config.device
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InvalidInputError(f"device {device!r} was asked for, but CUDA is not available; use device='cpu'")
+    return device
+
+
+def autocast_dtype(config: TrainConfig, device: str) -> Any:
+    """The autocast dtype for ``config.dtype`` on ``device`` (None: plain fp32).
+
+    ``"auto"`` is bf16 on CUDA (when the GPU supports it) and fp32 on CPU; ``"bfloat16"`` is bf16 anywhere.
+
+    Examples:
+        >>> autocast_dtype(TrainConfig(), "cpu") is None
+        True
+        >>> str(autocast_dtype(TrainConfig(dtype="bfloat16"), "cpu"))
+        'torch.bfloat16'
+    """
+    import torch
+
+    if config.dtype == "float32":
+        return None
+    if config.dtype == "bfloat16":
+        return torch.bfloat16
+    if str(device).startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return None
+
+
+def plan_steps(n_examples: int, config: TrainConfig) -> tuple[int, int, int]:
+    """``(total optimizer steps, micro-batches per epoch, warmup steps)`` for ``n_examples`` instances.
+
+    The last micro-batch of an epoch may be smaller; an optimizer step takes ``grad_accum`` consecutive
+    micro-batches of the endless sequence of epochs.
+
+    Examples:
+        >>> plan_steps(100, TrainConfig(batch_size=16, epochs=3))
+        (21, 7, 1)
+        >>> plan_steps(100, TrainConfig(batch_size=16, max_steps=5))
+        (5, 7, 1)
+    """
+    if n_examples < 1:
+        raise InvalidInputError("no training examples")
+    micro_per_epoch = math.ceil(n_examples / config.batch_size)
+    if config.max_steps is not None:
+        total = config.max_steps
+    else:
+        total = max(1, math.ceil(config.epochs * micro_per_epoch / config.grad_accum))
+    warmup = math.ceil(config.warmup_ratio * total)
+    return total, micro_per_epoch, warmup
+
+
+def learning_rate_factor(step: int, total: int, warmup: int, scheduler: str) -> float:
+    """Multiplier of the peak learning rate at optimizer step ``step`` (0-based), as in transformers' schedules.
+
+    Examples:
+        >>> [round(learning_rate_factor(s, 10, 2, "cosine"), 3) for s in (0, 1, 2, 6, 9)]
+        [0.0, 0.5, 1.0, 0.5, 0.038]
+        >>> learning_rate_factor(5, 10, 0, "constant")
+        1.0
+    """
+    if step < warmup:
+        return step / max(1, warmup)
+    if scheduler == "constant":
+        return 1.0
+    progress = (step - warmup) / max(1, total - warmup)
+    if scheduler == "linear":
+        return max(0.0, 1.0 - progress)
+    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+class _BatchPlan:
+    """Which instances each micro-batch holds: epoch ``e`` is a permutation seeded by ``(seed, e)``."""
+
+    def __init__(self, n: int, batch_size: int, seed: int) -> None:
+        self.n, self.batch_size, self.seed = n, batch_size, seed
+        self.per_epoch = math.ceil(n / batch_size)
+        self._epoch = -1
+        self._perm: np.ndarray = np.arange(n)
+
+    def micro_batch(self, m: int) -> list[int]:
+        epoch, pos = divmod(m, self.per_epoch)
+        if epoch != self._epoch:
+            self._perm = np.random.default_rng([self.seed, epoch]).permutation(self.n)
+            self._epoch = epoch
+        return [int(i) for i in self._perm[pos * self.batch_size : (pos + 1) * self.batch_size]]
+
+
+def _import_peft() -> Any:
+    try:
+        import peft
+    except ImportError:
+        raise MissingDependencyError("peft", PEFT_HINT, "needed for TrainConfig(lora=True)") from None
+    return peft
+
+
+def _set_checkpointing(model: Any, on: bool) -> None:
+    """Turn activation (gradient) checkpointing on/off, with the transformers 5 name when it exists."""
+    if hasattr(model, "activation_checkpointing_enable"):
+        if on:
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.activation_checkpointing_disable()
+    elif on:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_disable()
+
+
+def _pad_id(tokenizer: Any) -> int:
+    for attr in ("pad_token_id", "eos_token_id"):
+        value = getattr(tokenizer, attr, None)
+        if value is not None:
+            return int(value)
+    return 0
+
+
+def _save_checkpoint(folder: Path, model: Any, optimizer: Any, state: dict[str, Any], *, lora: bool) -> None:
+    from safetensors.torch import save_file, save_model
+
+    opt = optimizer.state_dict()
+    tensors: dict[str, Any] = {}
+    for idx, pstate in opt["state"].items():
+        for key, value in pstate.items():
+            tensors[f"state.{idx}.{key}"] = value.detach().cpu().contiguous()
+    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in opt["param_groups"]]
+    with atomic_folder(folder) as tmp:
+        if lora:
+            trainable = {n: p.detach().cpu().contiguous() for n, p in model.named_parameters() if p.requires_grad}
+            save_file(trainable, str(tmp / _WEIGHTS))
+        else:
+            save_model(model, str(tmp / _WEIGHTS))
+        save_file(tensors, str(tmp / _OPTIMIZER))
+        atomic_write_text(tmp / _STATE, json.dumps({**state, "optimizer_param_groups": groups}, sort_keys=True))
+        write_manifest(tmp, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, {"step": state["step"]})
+
+
+def _read_checkpoint_state(folder: Path) -> dict[str, Any]:
+    read_manifest(folder, CHECKPOINT_FORMAT, CHECKPOINT_VERSION)
+    try:
+        state = json.loads((folder / _STATE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise IndexFormatError(f"training checkpoint {folder} is corrupt: {e}") from e
+    if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+        raise IndexFormatError(f"training checkpoint {folder} is corrupt: no step in {_STATE}")
+    return state
+
+
+def _load_checkpoint(folder: Path, model: Any, optimizer: Any, state: dict[str, Any], *, lora: bool) -> None:
+    from safetensors.torch import load_file, load_model
+
+    if lora:
+        weights = load_file(str(folder / _WEIGHTS))
+        params = dict(model.named_parameters())
+        missing = sorted(set(n for n, p in params.items() if p.requires_grad) - set(weights))
+        if missing:
+            raise IndexFormatError(f"training checkpoint {folder} lacks LoRA weights {missing[:3]}")
+        import torch
+
+        with torch.no_grad():
+            for name, value in weights.items():
+                params[name].copy_(value.to(params[name].device))
+    else:
+        load_model(model, str(folder / _WEIGHTS), strict=True)
+    raw = load_file(str(folder / _OPTIMIZER))
+    opt_state: dict[int, dict[str, Any]] = {}
+    for key, value in raw.items():
+        _, idx, name = key.split(".", 2)
+        opt_state.setdefault(int(idx), {})[name] = value
+    groups = state["optimizer_param_groups"]
+    for g in groups:
+        if isinstance(g.get("betas"), list):
+            g["betas"] = tuple(g["betas"])
+    optimizer.load_state_dict({"state": opt_state, "param_groups": groups})
+
+
+def _diff(saved: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    keys = sorted(set(saved) | set(now))
+    return [f"{k}: {saved.get(k)!r} -> {now.get(k)!r}" for k in keys if saved.get(k) != now.get(k)]
+
+
+def train_causal_lm(
+    model: Any,
+    tokenizer: Any,
+    examples: Sequence[TrainingExample],
+    config: TrainConfig,
+    output_dir: str | Path,
+    *,
+    kind: str,
+    base_model: str,
+    corpus_hash: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    resume: bool = True,
+    progress: bool = True,
+    on_step: Callable[[int, float], None] | None = None,
+) -> TrainResult:
+    """Fine-tune ``model`` in place on ``examples``; save it to ``output_dir/model/`` with a manifest.
+
+    Args:
+        model: a transformers causal LM (GGUF-loaded models are fine). It is trained in place (cast to fp32),
+            LoRA adapters are merged into it, and it is left in eval mode on the training device.
+        tokenizer: its tokenizer.
+        examples: the training instances.
+        config: the settings (:class:`TrainConfig`).
+        output_dir: folder of the checkpoint (``checkpoint/``) and the final model (``model/``).
+        kind: the model's use, stored in the manifest (``"self-retrieval"``, ``"judge"``...).
+        base_model: the base model's registry name or a label, stored in the manifest.
+        corpus_hash: fingerprint of the corpus the model internalises (None: not corpus-specific).
+        settings: method settings stored in the manifest (checked again at load time).
+        resume: continue from a matching checkpoint in ``output_dir``; False discards any checkpoint.
+        progress: show a tqdm progress bar.
+        on_step: called as ``on_step(step, loss)`` after every optimizer step (after its checkpoint, if any).
+
+    Raises:
+        InvalidInputError: no examples, an example without trainable tokens, or a checkpoint in ``output_dir`` of
+            other data or settings while ``resume=True``.
+        MissingDependencyError: ``lora=True`` without peft installed.
+
+    Examples:
+        >>> res = train_causal_lm(model, tok, exs, TrainConfig(max_steps=30), "out",  # doctest: +SKIP
+        ...                       kind="judge", base_model="smollm2")
+        >>> res.steps, res.device  # doctest: +SKIP
+        (30, 'cpu')
+    """
+    import torch
+
+    if not isinstance(config, TrainConfig):
+        raise InvalidInputError(f"config must be a TrainConfig, got {type(config).__name__}")
+    if not isinstance(kind, str) or not kind:
+        raise InvalidInputError("kind must be a non-empty string")
+    if not isinstance(base_model, str) or not base_model:
+        raise InvalidInputError("base_model must be a non-empty string")
+    examples = list(examples)
+    if not examples:
+        raise InvalidInputError("no training examples; build some before training")
+    encoded, stats = encode_examples(examples, tokenizer, max_length=config.max_length)
+    fingerprint = examples_fingerprint(encoded)
+    total_steps, micro_per_epoch, warmup = plan_steps(len(encoded), config)
+    device = resolve_device(config)
+    amp_dtype = autocast_dtype(config, device)
+    precision = "bfloat16-autocast" if amp_dtype is not None else "float32"
+    out = Path(output_dir)
+    ckpt_dir = out / CHECKPOINT_SUBDIR
+    identity = {
+        "data_fingerprint": fingerprint,
+        "examples": len(encoded),
+        "config": config.resume_key(),
+        "kind": kind,
+        "base_model": base_model,
+        "corpus_hash": corpus_hash,
+        "settings": dict(settings or {}),
+    }
+    try:
+        json.dumps(identity)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"settings must be JSON-serialisable: {e}") from None
+    if not resume and ckpt_dir.exists():
+        shutil.rmtree(ckpt_dir)
+    saved_state: dict[str, Any] | None = None
+    if resume and ckpt_dir.exists():
+        saved_state = _read_checkpoint_state(ckpt_dir)
+        differences = _diff(saved_state.get("identity", {}), identity)
+        if differences:
+            raise InvalidInputError(
+                f"{ckpt_dir} holds a checkpoint of other training data or settings ({'; '.join(differences[:4])}); "
+                "pass resume=False to start over, or use another output_dir"
+            )
+
+    from retrievekit.core.llm.models import make_savable
+
+    make_savable(model)
+    torch.manual_seed(config.seed)
+    model.to(device=device, dtype=torch.float32)
+    train_model = model
+    peft_model = None
+    if config.lora:
+        peft = _import_peft()
+        lora_cfg = peft.LoraConfig(
+            r=config.lora_r,
+            lora_alpha=config.lora_alpha,
+            lora_dropout=config.lora_dropout,
+            target_modules=list(config.lora_target_modules) if config.lora_target_modules else None,
+            bias="none",
+            task_type="CAUSAL_LM",
+        )
+        peft_model = peft.get_peft_model(model, lora_cfg)
+        train_model = peft_model
+    if config.gradient_checkpointing:
+        _set_checkpointing(train_model, True)
+    decay: list[Any] = []
+    no_decay: list[Any] = []
+    for _name, p in train_model.named_parameters():
+        if p.requires_grad:
+            (decay if p.ndim >= 2 else no_decay).append(p)
+    params = decay + no_decay
+    if not params:
+        raise InvalidInputError("the model has no trainable parameters")
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": config.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=config.learning_rate,
+    )
+    start_step = 0
+    history: list[float] = []
+    trained_tokens = loss_tokens = 0
+    if saved_state is not None:
+        _load_checkpoint(ckpt_dir, train_model, optimizer, saved_state, lora=config.lora)
+        start_step = min(int(saved_state["step"]), total_steps)
+        history = [float(x) for x in saved_state.get("loss_history", [])][:start_step]
+        trained_tokens = int(saved_state.get("trained_tokens", 0))
+        loss_tokens = int(saved_state.get("loss_tokens", 0))
+
+    plan = _BatchPlan(len(encoded), config.batch_size, config.seed)
+    pad_id = _pad_id(tokenizer)
+    is_cuda = str(device).startswith("cuda")
+    if is_cuda:
+        torch.cuda.reset_peak_memory_stats(device)
+    amp = (
+        (lambda: torch.autocast(device_type=torch.device(device).type, dtype=amp_dtype))
+        if amp_dtype is not None
+        else contextlib.nullcontext
+    )
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total_steps, initial=start_step, desc=f"train {kind}", disable=not progress, unit="step")
+    session_tokens = 0
+    t0 = time.perf_counter()
+    train_model.train()
+    try:
+        for step in range(start_step, total_steps):
+            torch.manual_seed(config.seed * 1_000_003 + step)
+            batches = [
+                collate([encoded[i] for i in plan.micro_batch(m)], pad_id)
+                for m in range(step * config.grad_accum, (step + 1) * config.grad_accum)
+            ]
+            n_loss = int(sum(int((b["labels"][:, 1:] != IGNORE_INDEX).sum()) for b in batches))
+            lr = config.learning_rate * learning_rate_factor(step, total_steps, warmup, config.scheduler)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            optimizer.zero_grad(set_to_none=True)
+            loss_sum = 0.0
+            for b in batches:
+                input_ids = b["input_ids"].to(device)
+                mask = b["attention_mask"].to(device)
+                labels = b["labels"][:, 1:].to(device)
+                with amp():
+                    logits = train_model(input_ids=input_ids, attention_mask=mask).logits
+                keep = labels != IGNORE_INDEX
+                token_logits = logits[:, :-1][keep].float()
+                loss = torch.nn.functional.cross_entropy(token_logits, labels[keep], reduction="sum")
+                (loss / max(1, n_loss)).backward()
+                loss_sum += float(loss.detach())
+                n_tokens = int(b["attention_mask"].sum())
+                trained_tokens += n_tokens
+                session_tokens += n_tokens
+            if config.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
+            optimizer.step()
+            loss_tokens += n_loss
+            step_loss = loss_sum / max(1, n_loss)
+            history.append(step_loss)
+            done = step + 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{step_loss:.4f}", refresh=False)
+            if config.save_every_steps and done % config.save_every_steps == 0 and done < total_steps:
+                state = {
+                    "identity": identity,
+                    "step": done,
+                    "total_steps": total_steps,
+                    "loss_history": history,
+                    "trained_tokens": trained_tokens,
+                    "loss_tokens": loss_tokens,
+                }
+                _save_checkpoint(ckpt_dir, train_model, optimizer, state, lora=config.lora)
+            if on_step is not None:
+                on_step(done, step_loss)
+    except BaseException:
+        bar.close()
+        if peft_model is not None:
+            peft_model.unload()  # give the caller its base model back, without half-trained adapters
+        model.eval()
+        raise
+    bar.close()
+    seconds = time.perf_counter() - t0
+    if config.gradient_checkpointing:
+        _set_checkpointing(train_model, False)
+    if peft_model is not None:
+        merged = peft_model.merge_and_unload()
+        if merged is not model:  # pragma: no cover - peft returns the base model object it injected into
+            model = merged
+    model.eval()
+    peak = int(torch.cuda.max_memory_allocated(device)) if is_cuda else None
+    result = TrainResult(
+        steps=total_steps,
+        epochs=round(total_steps * config.grad_accum / micro_per_epoch, 4),
+        examples=len(encoded),
+        trained_tokens=trained_tokens,
+        loss_tokens=loss_tokens,
+        seconds=round(seconds, 3),
+        tokens_per_s=round(session_tokens / seconds, 1) if seconds > 0 else 0.0,
+        final_loss=history[-1] if history else float("nan"),
+        loss_history=tuple(history),
+        peak_gpu_memory_bytes=peak,
+        resumed_from_step=start_step,
+        device=str(device),
+        precision=precision,
+        lora=config.lora,
+    )
+    manifest = ModelManifest.new(
+        kind=kind,
+        base_model=base_model,
+        corpus_hash=corpus_hash,
+        settings=settings,
+        train={
+            "config": config.to_dict(),
+            "result": result.to_dict(),
+            "data": {**stats, "fingerprint": fingerprint},
+        },
+    )
+    save_trained_model(model, tokenizer, out / MODEL_SUBDIR, manifest)
+    shutil.rmtree(ckpt_dir, ignore_errors=True)
+    return result

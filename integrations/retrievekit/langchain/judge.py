@@ -1,0 +1,97 @@
+"""LangChain edge: the relevance judge as a reranking ``BaseDocumentCompressor``.
+
+Scores documents with a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` (a trained
+:class:`~retrievekit.core.judge.Judge`, or any object with ``score_relevance``), sorts by probability and keeps
+``top_n``; returned documents are copies with ``relevance_score`` (the judge's probability) in their metadata, as
+LangChain's rerankers do. Use it in a ``ContextualCompressionRetriever`` (``langchain``) or compose it in LCEL.
+
+Examples:
+    >>> from langchain_core.documents import Document
+    >>> class Overlap:
+    ...     def score_relevance(self, query, candidates, *, trace=None):
+    ...         q = set(query.lower().split())
+    ...         return [len(q & set(c.lower().split())) / len(q) for c in candidates]
+    >>> docs = [Document(page_content="rome is old", id="a"), Document(page_content="aspirin eases pain", id="b")]
+    >>> out = JudgeCompressor(judge=Overlap(), top_n=1).compress_documents(docs, "aspirin pain")
+    >>> out[0].id, out[0].metadata["relevance_score"]
+    ('b', 1.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import Callbacks
+from langchain_core.callbacks.manager import dispatch_custom_event
+from langchain_core.documents import BaseDocumentCompressor, Document
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.judge.data import object_text
+from retrievekit.core.judge.scorer import resolve_judge
+from retrievekit.core.trace import Trace
+from retrievekit.langchain.retriever import documents_to_objects
+
+__all__ = ["JudgeCompressor"]
+
+
+class JudgeCompressor(BaseDocumentCompressor):
+    """Rerank documents by a relevance judge's probability and keep the ``top_n``.
+
+    Attributes:
+        top_n: documents kept (default 5).
+        judge: a ``RelevanceJudge`` (e.g. ``load_judge("runs/judge")``).
+        judge_dir: a trained judge folder, loaded when ``judge`` is not given.
+        llm: zero-shot model name used when neither is given (default ``smollm2``).
+
+    ``last_trace`` holds the latest trace; inside a run it is also sent as the ``retrievekit_trace`` custom event.
+
+    Examples:
+        >>> from langchain_core.runnables import RunnableLambda
+        >>> comp = JudgeCompressor(judge_dir="runs/judge", top_n=5)  # doctest: +SKIP
+        >>> chain = RunnableLambda(lambda q: comp.compress_documents(retriever.invoke(q), q))  # doctest: +SKIP
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    top_n: int = 5
+    judge: Any = Field(default=None, exclude=True)
+    judge_dir: str | None = None
+    llm: str = "smollm2"
+    last_trace: Trace | None = Field(default=None, exclude=True)
+
+    _judge: Any = PrivateAttr()
+
+    def model_post_init(self, __context: Any) -> None:
+        if isinstance(self.top_n, bool) or not isinstance(self.top_n, int) or self.top_n < 1:
+            raise InvalidInputError(f"top_n must be a positive integer, got {self.top_n!r}")
+        self._judge = resolve_judge(self.judge, self.judge_dir, self.llm)
+
+    def compress_documents(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[Document]:
+        """The ``top_n`` documents by judge probability, best first, with ``relevance_score`` in metadata.
+
+        Examples:
+            >>> JudgeCompressor(judge_dir="runs/judge").compress_documents([], "q")  # doctest: +SKIP
+            []
+        """
+        docs = list(documents)
+        trace = Trace()
+        out: list[Document] = []
+        if docs:
+            texts = [object_text(o) for o in documents_to_objects(docs)]
+            probs = self._judge.score_relevance(query, texts, trace=trace)
+            order = sorted(range(len(docs)), key=lambda i: (-float(probs[i]), i))[: self.top_n]
+            for i in order:
+                src = docs[i]
+                meta = {**dict(src.metadata or {}), "relevance_score": float(probs[i])}
+                out.append(Document(page_content=src.page_content, metadata=meta, id=src.id))
+        self.last_trace = trace
+        if callbacks is not None:
+            try:
+                dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": callbacks})
+            except RuntimeError:  # no parent run to attach the event to
+                pass
+        return out

@@ -1,0 +1,133 @@
+"""LlamaIndex edge: the relevance judge as a reranking ``BaseNodePostprocessor``.
+
+Scores every node with a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` (a trained
+:class:`~retrievekit.core.judge.Judge`, or any object with ``score_relevance``), sorts by the judge's probability and
+keeps ``top_n``. A kept node's score becomes the judge's probability; the incoming score is kept in
+``metadata["first_stage_score"]`` (on a copy of the node). Emits ``ReRankStartEvent`` / ``ReRankEndEvent``,
+``CBEventType.RERANKING`` and a :class:`~retrievekit.llama_index.retriever.RetrieveKitTraceEvent` with the judge's
+calls and tokens, like the LlamaIndex rerankers.
+
+Examples:
+    >>> from llama_index.core.schema import NodeWithScore, TextNode
+    >>> class Overlap:
+    ...     def score_relevance(self, query, candidates, *, trace=None):
+    ...         q = set(query.lower().split())
+    ...         return [len(q & set(c.lower().split())) / len(q) for c in candidates]
+    >>> nodes = [NodeWithScore(node=TextNode(id_="a", text="rome is old"), score=2.0),
+    ...          NodeWithScore(node=TextNode(id_="b", text="aspirin eases pain"), score=1.0)]
+    >>> out = JudgeReranker(judge=Overlap(), top_n=1).postprocess_nodes(nodes, query_str="aspirin pain")
+    >>> out[0].node.node_id, out[0].score, out[0].node.metadata["first_stage_score"]
+    ('b', 1.0, 1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.callbacks import CBEventType, EventPayload
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.judge.data import object_text
+from retrievekit.core.judge.scorer import resolve_judge
+from retrievekit.core.trace import Trace
+from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects
+
+__all__ = ["JudgeReranker"]
+
+dispatcher = get_dispatcher(__name__)
+
+_MODEL_NAME = "retrievekit-judge"
+
+
+class JudgeReranker(BaseNodePostprocessor):
+    """Rerank nodes by a relevance judge's probability and keep the ``top_n``.
+
+    Attributes:
+        top_n: nodes kept (default 5).
+        judge: a ``RelevanceJudge`` (e.g. ``load_judge("runs/judge")``); or give ``judge_dir`` (a trained judge
+            folder) or nothing (zero-shot ``llm``, default ``smollm2``).
+
+    ``last_trace`` holds the latest trace.
+
+    Examples:
+        >>> from llama_index.core.query_engine import RetrieverQueryEngine  # doctest: +SKIP
+        >>> engine = RetrieverQueryEngine.from_args(retriever, llm=llm,
+        ...     node_postprocessors=[JudgeReranker(judge_dir="runs/judge", top_n=5)])  # doctest: +SKIP
+    """
+
+    top_n: int = Field(default=5, description="nodes kept after reranking")
+    last_trace: Trace | None = Field(default=None, exclude=True)
+
+    _judge: Any = PrivateAttr()
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    def __init__(
+        self,
+        top_n: int = 5,
+        *,
+        judge: Any = None,
+        judge_dir: str | None = None,
+        llm: str = "smollm2",
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
+            raise InvalidInputError(f"top_n must be a positive integer, got {top_n!r}")
+        super().__init__(top_n=top_n, **kwargs)
+        self._judge = resolve_judge(judge, judge_dir, llm)
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Name used in serialisation.
+
+        Examples:
+            >>> JudgeReranker.class_name()
+            'JudgeReranker'
+        """
+        return "JudgeReranker"
+
+    @property
+    def judge(self) -> Any:
+        """The judge in use.
+
+        Examples:
+            >>> JudgeReranker(judge_dir="runs/judge").judge  # doctest: +SKIP
+            Judge('smollm2 (judge)', ...)
+        """
+        return self._judge
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        if query_bundle is None:
+            raise InvalidInputError("JudgeReranker needs the query (postprocess_nodes(nodes, query_str=...))")
+        query = query_bundle.query_str
+        dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.top_n, model_name=_MODEL_NAME))
+        payload = {
+            EventPayload.NODES: nodes,
+            EventPayload.MODEL_NAME: _MODEL_NAME,
+            EventPayload.QUERY_STR: query,
+            EventPayload.TOP_K: self.top_n,
+        }
+        trace = Trace()
+        with self.callback_manager.event(CBEventType.RERANKING, payload=payload) as event:
+            out: list[NodeWithScore] = []
+            if nodes:
+                texts = [object_text(o) for o in nodes_to_objects([n.node for n in nodes])]
+                probs = self._judge.score_relevance(query, texts, trace=trace)
+                order = sorted(range(len(nodes)), key=lambda i: (-float(probs[i]), i))[: self.top_n]
+                for i in order:
+                    src = nodes[i]
+                    node = src.node.model_copy()
+                    node.metadata = {**dict(src.node.metadata or {}), "first_stage_score": src.score}
+                    out.append(NodeWithScore(node=node, score=float(probs[i])))
+            event.on_end(payload={EventPayload.NODES: out})
+        self.last_trace = trace
+        dispatcher.event(RetrieveKitTraceEvent(query=query, trace=trace.to_dict()))
+        dispatcher.event(ReRankEndEvent(nodes=out))
+        return out

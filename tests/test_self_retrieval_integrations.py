@@ -1,0 +1,92 @@
+"""SelfRetrievalRetriever in a LlamaIndex RetrieverQueryEngine, a LangChain LCEL chain and langchain-tests' suite
+(a tiny model trained for a few steps on the 20-document corpus of test_self_retrieval_core)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+from llama_index.core import Document as LIDocument
+from llama_index.core.llms import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+from test_self_retrieval_core import DOCS, train_small
+
+from retrievekit.core.errors import ModelMismatchError
+from retrievekit.core.generative.self_retrieval import SelfRetrieval
+from retrievekit.core.index.baselines import corpus_fingerprint
+from retrievekit.core.types import DataObject
+from retrievekit.langchain import SelfRetrievalRetriever as LCSelfRetrieval
+from retrievekit.langchain import documents_to_objects
+from retrievekit.llama_index import SelfRetrievalRetriever as LISelfRetrieval
+from retrievekit.llama_index import nodes_to_objects
+
+_RUN: dict[str, Path] = {}
+LI_DOCS = [LIDocument(id_=d.id, text=d.text, metadata={"title": d.title}) for d in DOCS]
+LC_DOCS = [Document(page_content=d.text, metadata={"title": d.title}, id=d.id) for d in DOCS]
+
+
+def model_dir(corpus: list[DataObject]) -> Path:
+    """One trained model per corpus (a few steps: mechanics, not quality). A model is tied to the exact corpus
+    objects it was trained on, so framework users train on the converted documents."""
+    key = corpus_fingerprint(corpus)
+    if key not in _RUN:
+        out = Path(tempfile.mkdtemp(prefix="sr-int-")) / "run"
+        train_small(out, steps=3, corpus=corpus)
+        _RUN[key] = out
+    return _RUN[key]
+
+
+def test_llama_index_query_engine() -> None:
+    r = LISelfRetrieval.from_documents(LI_DOCS, model_dir=model_dir(nodes_to_objects(LI_DOCS)), similarity_top_k=3)
+    engine = RetrieverQueryEngine.from_args(r, llm=MockLLM())
+    resp = engine.query("Which animal has red fur?")
+    assert 1 <= len(resp.source_nodes) <= 3
+    texts = {d.id: d.text for d in DOCS}
+    with pytest.raises(ModelMismatchError):  # trained on other objects (core Passages with a title field)
+        LISelfRetrieval.from_documents(LI_DOCS, model_dir=model_dir(list(DOCS)))
+    for n in resp.source_nodes:
+        assert n.node.get_content() == texts[n.node.node_id] and n.node.metadata["exact"]
+    assert r.last_trace is not None and r.last_trace.llm_calls >= 2
+
+
+def test_langchain_lcel_chain() -> None:
+    retriever = LCSelfRetrieval.from_documents(LC_DOCS, model_dir=model_dir(documents_to_objects(LC_DOCS)), k=3)
+    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
+    seen: list[Document] = []
+
+    def fmt(found: list[Document]) -> str:
+        seen.extend(found)
+        return "\n\n".join(d.page_content for d in found)
+
+    chain = (
+        {"context": retriever | fmt, "question": RunnablePassthrough()}
+        | prompt
+        | FakeListChatModel(responses=["The cat."])
+        | StrOutputParser()
+    )
+    assert chain.invoke("Which animal has red fur?") == "The cat."
+    assert len(seen) == 3 and all("rejection_ce" in d.metadata for d in seen)
+    assert len(retriever.invoke("x", k=1)) == 1 and retriever.self_retrieval.config.tau == 0.4
+    with pytest.raises(ValueError):
+        retriever.invoke("   ")
+
+
+class TestLangChainStandardSelfRetrieval(RetrieversIntegrationTests):
+    @property
+    def retriever_constructor(self):  # noqa: ANN201
+        return LCSelfRetrieval
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"retriever": SelfRetrieval.from_model_dir(model_dir(list(DOCS)), DOCS), "k": 3}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "Which animal has blue fur?"
