@@ -29,8 +29,19 @@ CHAT_TEMPLATE = (
 )
 
 
-def build_tiny_lm(seed: int = 0, *, chat_template: bool = True) -> tuple[Any, Any]:
+def build_tiny_lm(
+    seed: int = 0,
+    *,
+    chat_template: bool = True,
+    texts: list[str] | None = None,
+    vocab_size: int = 300,
+    hidden_size: int = 32,
+    max_positions: int = 1024,
+) -> tuple[Any, Any]:
     """Return ``(model, tokenizer)``: a ~50k-parameter ``LlamaForCausalLM`` with random weights.
+
+    ``texts`` (default: this module's sentences and titles) train the BPE tokenizer; ``vocab_size``,
+    ``hidden_size`` (intermediate size is twice it) and ``max_positions`` size the model.
 
     Example:
         >>> model, tok = build_tiny_lm()  # doctest: +SKIP
@@ -45,12 +56,12 @@ def build_tiny_lm(seed: int = 0, *, chat_template: bool = True) -> tuple[Any, An
     raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     raw.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=300,
+        vocab_size=vocab_size,
         special_tokens=["<pad>", "<s>", "</s>", "<unk>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    raw.train_from_iterator(SENTENCES + TITLES, trainer=trainer)
+    raw.train_from_iterator(SENTENCES + TITLES if texts is None else texts, trainer=trainer)
     tok = PreTrainedTokenizerFast(
         tokenizer_object=raw, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
     )
@@ -59,12 +70,12 @@ def build_tiny_lm(seed: int = 0, *, chat_template: bool = True) -> tuple[Any, An
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=1024,
+        max_position_embeddings=max_positions,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,

@@ -19,15 +19,15 @@ from pathlib import Path
 import pytest
 from conftest import FRUIT
 from langchain_core.messages import AIMessage, ToolMessage
+from test_lattice_core import _planted_tree
 
 from retrievekit.core.arm.config import ArmConfig
 from retrievekit.core.arm.method import Arm, build_arm
 from retrievekit.core.arm.verify import verify_draft
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.index.bm25 import BM25Index
-from retrievekit.core.lattice import FlatLLMReranker, Lattice, LatticeConfig, SemanticTree, SlateScorer, TreeNode
+from retrievekit.core.lattice import FlatLLMReranker, Lattice, LatticeConfig, SemanticTree, SlateScorer
 from retrievekit.core.lattice.method import build_lattice, build_llm_rerank
-from retrievekit.core.lattice.tree import ROOT
 from retrievekit.core.llm.json_output import ChatLLMBase
 from retrievekit.core.llm.protocol import ChatLLM, Completion, RelevanceJudge
 from retrievekit.core.oneshot.config import OneShotConfig
@@ -123,33 +123,6 @@ def test_judge_relevance_checks_and_clips():
 
 
 # ---------------------------------------------------------------------- LATTICE
-def _planted_tree() -> SemanticTree:
-    """root -> 3 topics -> 3 subtopics -> 3 leaves; gold leaf t1s2l0 under t1 -> t1s2."""
-    nodes = {ROOT: TreeNode(ROOT, "root")}
-    objects = {}
-    topics = []
-    for t in range(3):
-        tid = f"t{t}"
-        topics.append(tid)
-        subs = []
-        for s in range(3):
-            sid = f"{tid}s{s}"
-            subs.append(sid)
-            leaves = []
-            for lf in range(3):
-                lid = f"{sid}l{lf}"
-                gold = (t, s, lf) == (1, 2, 0)
-                text = "volcano eruption magma lava" if gold else f"filler text number {t}{s}{lf} weather"
-                objects[lid] = Passage(id=lid, text=text)
-                nodes[lid] = TreeNode(lid, text, is_leaf=True)
-                leaves.append(lid)
-            stext = "volcano magma lava" if (t, s) == (1, 2) else ("volcano" if t == 1 else f"weather {s}")
-            nodes[sid] = TreeNode(sid, stext, children=leaves)
-        nodes[tid] = TreeNode(tid, "geology volcano eruption" if t == 1 else f"sports {t}", children=subs)
-    nodes[ROOT].children = topics
-    return SemanticTree(nodes, objects)
-
-
 def test_lattice_with_a_judge_reaches_the_planted_leaf_one_call_per_slate():
     judge = OverlapJudge()
     lat = Lattice(_planted_tree(), judge, LatticeConfig(beam_size=1, num_iters=3))

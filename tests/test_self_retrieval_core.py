@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _tiny_lm import build_tiny_lm
 
 from retrievekit.core.errors import EmptyCorpusError, InvalidInputError, ModelMismatchError
 from retrievekit.core.generative.self_retrieval import (
@@ -42,39 +43,15 @@ SMALL_CFG = SelfRetrievalConfig(neg_num=2, candidate_titles=0, qa_repeat_times=1
 
 def build_lm(seed: int = 0) -> tuple[Any, Any]:
     """A ~100k-parameter random Llama with a BPE tokenizer trained on DOCS and the prompt words (offline)."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    raw = Tokenizer(models.BPE(unk_token="<unk>"))
-    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    raw.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=["<pad>", "<s>", "</s>", "<unk>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
     words = "Question: Related document title: content: Final answer: cannot extract answer the document answers"
-    raw.train_from_iterator([d.text for d in DOCS] * 3 + ANIMALS + [words], trainer=trainer)
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=raw, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
-    )
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=len(tok),
+    return build_tiny_lm(
+        seed,
+        chat_template=False,
+        texts=[d.text for d in DOCS] * 3 + ANIMALS + [words],
+        vocab_size=400,
         hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=0,
-        tie_word_embeddings=False,
+        max_positions=512,
     )
-    return LlamaForCausalLM(config), tok
 
 
 def train_small(out: Path, steps: int, corpus: list[Passage] = DOCS, **kw: Any) -> Any:
