@@ -15,6 +15,7 @@ from retrievekit.core.judge.method import JudgeRerankRetriever, build_judge_rera
 from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, answer_token_ids
 from retrievekit.core.judge.scorer import sigmoid
 from retrievekit.core.judge.train import roc_auc, train_judge
+from retrievekit.core.lattice.summarize import llm_concurrency
 from retrievekit.core.llm.json_output import ChatLLMBase
 from retrievekit.core.llm.protocol import ChatLLM, Completion, RelevanceJudge
 from retrievekit.core.retriever import MethodContext
@@ -172,6 +173,8 @@ def test_scorer_batching_empty_inputs_and_protocols():
     assert many[0] == pytest.approx(batched[0], abs=1e-5)
     zero = Judge(model, tok, prompt=JudgePrompt(template_id=CHAT_TEMPLATE_ID))
     assert len(zero.score_relevance("aspirin pain", cands)) == 4
+    # one shared torch model: LATTICE's slate scoring must not call it from several threads at once
+    assert llm_concurrency(judge, 8) == 1
 
 
 def test_training_moves_scores_in_the_right_direction(trained):

@@ -161,6 +161,9 @@ class Judge(ChatLLMBase):
         >>> trained = load_judge("runs/judge-scifact")  # doctest: +SKIP
     """
 
+    thread_safe = False
+    """One torch model shared by every call: LATTICE and the build helpers run its calls one at a time."""
+
     def __init__(
         self,
         model: Any,

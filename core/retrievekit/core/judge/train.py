@@ -17,7 +17,6 @@ Examples:
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from collections.abc import Sequence
@@ -209,13 +208,12 @@ def train_judge(
         >>> res.holdout_auc_after > res.holdout_auc_before  # doctest: +SKIP
         True
     """
-    from retrievekit.core.index.store import atomic_write_text
     from retrievekit.core.training import (
-        MANIFEST_NAME,
         TrainConfig,
         read_model_manifest,
         resolve_model_dir,
         train_causal_lm,
+        write_model_manifest,
     )
 
     t0 = time.perf_counter()
@@ -294,7 +292,7 @@ def train_judge(
         settings={**manifest.settings, "platt_a": a, "platt_b": b},
         train={**manifest.train, "judge_data": stats, "calibration": calibration},
     )
-    atomic_write_text(model_dir / MANIFEST_NAME, json.dumps(manifest.to_dict(), indent=2, sort_keys=True))
+    write_model_manifest(model_dir, manifest)
     return JudgeTrainResult(
         model_dir=model_dir,
         platt=(a, b),

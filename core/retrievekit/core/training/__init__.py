@@ -30,6 +30,7 @@ from retrievekit.core.training.manifest import (
     read_model_manifest,
     resolve_model_dir,
     save_trained_model,
+    write_model_manifest,
 )
 from retrievekit.core.training.trainer import (
     TrainResult,
@@ -63,5 +64,6 @@ __all__ = [
     "resolve_device",
     "resolve_model_dir",
     "save_trained_model",
+    "write_model_manifest",
     "train_causal_lm",
 ]

@@ -222,8 +222,26 @@ def save_trained_model(model: Any, tokenizer: Any, folder: str | os.PathLike[str
     with atomic_folder(folder) as tmp:
         model.save_pretrained(str(tmp), safe_serialization=True)
         tokenizer.save_pretrained(str(tmp))
-        atomic_write_text(tmp / MANIFEST_NAME, json.dumps(manifest.to_dict(), indent=2, sort_keys=True))
+        write_model_manifest(tmp, manifest)
     return folder
+
+
+def write_model_manifest(folder: str | os.PathLike[str], manifest: ModelManifest) -> Path:
+    """Write ``manifest`` into the trained-model ``folder`` atomically (a crash leaves the old manifest intact).
+
+    Used after training to add what is only known then (a judge's Platt parameters) to a saved model.
+
+    Examples:
+        >>> import tempfile
+        >>> path = write_model_manifest(tempfile.mkdtemp(), ModelManifest.new(kind="judge", base_model="smollm2"))
+        >>> path.name
+        'retrievekit_model.json'
+    """
+    if not isinstance(manifest, ModelManifest):
+        raise InvalidInputError(f"manifest must be a ModelManifest, got {type(manifest).__name__}")
+    path = Path(folder) / MANIFEST_NAME
+    atomic_write_text(path, json.dumps(manifest.to_dict(), indent=2, sort_keys=True))
+    return path
 
 
 def resolve_model_dir(folder: str | os.PathLike[str]) -> Path:
