@@ -6,6 +6,9 @@ Prints numbers; asserts nothing about speed. Examples (CPU, SmolLM2; the query l
     python benchmarks/mindref_bench.py hotpotqa --data-dir ../shared/data --stage1-only --limit 40 \
         --out runs/mindref-hotpot-stage1.json
 
+A long run: ``--progress runs/x.jsonl`` (one line per query; a rerun resumes), ``--shard K/N`` (one process per
+core on the same file; a last run without ``--shard`` aggregates), ``--diagnose`` (search vs model errors of stage 1).
+
 ``scifact`` reports Hit@1, Hit@5, MRR@5 and nDCG@10 of the full pipeline (document-level qrels);
 ``hotpotqa`` (split ``fullwiki``: ``hotpotqa_dev_fullwiki500``) reports gold-title recall@2 of stage 1.
 ``--option key=value`` sets any :class:`~retrievekit.core.generative.mindref.MindRefConfig` field.
@@ -51,7 +54,15 @@ def main() -> None:
         metavar="JSONL",
         help="append one line per query here and, on a rerun with the same settings, skip the queries already in it",
     )
+    ap.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only queries K, K+N, K+2N, ... (0-based), e.g. one process per core sharing one --progress file; "
+        "a final run without --shard aggregates them",
+    )
     args = ap.parse_args()
+    shard_k, shard_n = _parse_shard(args.shard)
 
     split = args.split or ("dev" if args.dataset == "scifact" else "fullwiki")
     ds = load_dataset(args.dataset, args.data_dir, split=split, limit=args.limit)
@@ -96,6 +107,8 @@ def main() -> None:
                 title_recall.append(
                     len(set(row["ids"][:2]) & set(ds.qrels.get(q.id, {}))) / max(len(ds.qrels.get(q.id, {})), 1)
                 )
+            continue
+        if i % shard_n != shard_k:  # another shard's query (not in --progress yet): left out of this run's numbers
             continue
         before = dict(violations)
         trace = Trace()
@@ -145,28 +158,30 @@ def main() -> None:
             },
         )
 
-    n = len(ds.queries)
+    queries = [q for q in ds.queries if q.id in run]
+    n = max(len(queries), 1)
     result: dict[str, object] = {
         "dataset": ds.name,
         "split": split,
         "llm": args.llm,
-        "n_queries": n,
+        "n_queries": len(queries),
+        "all_queries": len(queries) == len(ds.queries),  # False for one --shard: aggregate with a final plain run
         "config": {k: v for k, v in vars(config).items() if not k.endswith("prompt")},
         "seconds_per_query": sum(seconds) / n,
         "llm_calls_per_query": calls / n,
         "completion_tokens_per_query": tokens / n,
         "violations": violations,
         "checks": mr.checks,
-        "resumed_queries": len(done),
+        "resumed_queries": sum(1 for q in queries if q.id in done),
     }
     if args.diagnose:
         result["stage1_outcomes"] = dict(sorted(outcomes.items()))
     if args.stage1_only:
         in_corpus = {o.id for o in ds.corpus}
-        reachable = [sum(1 for g in ds.qrels.get(q.id, {}) if g in in_corpus) for q in ds.queries]
+        reachable = [sum(1 for g in ds.qrels.get(q.id, {}) if g in in_corpus) for q in queries]
         result["gold_title_recall@2"] = sum(title_recall) / n
         result["gold_titles_in_corpus_fraction"] = sum(reachable) / max(
-            sum(len(ds.qrels.get(q.id, {})) for q in ds.queries), 1
+            sum(len(ds.qrels.get(q.id, {})) for q in queries), 1
         )
     else:
         m = evaluate(run, {qid: ds.qrels[qid] for qid in run if qid in ds.qrels}, ks=(1, 5, 10))
@@ -175,6 +190,16 @@ def main() -> None:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def _parse_shard(text: str | None) -> tuple[int, int]:
+    """``"K/N"`` -> ``(K, N)`` with ``0 <= K < N``; None -> ``(0, 1)`` (every query)."""
+    if text is None:
+        return 0, 1
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 0 <= int(k) < int(n):
+        raise SystemExit(f"--shard expects K/N with 0 <= K < N, got {text!r}")
+    return int(k), int(n)
 
 
 def _diagnose(mr: MindRef, query: str, ids: list[str], gold: dict[str, int], best_title: float) -> str | None:

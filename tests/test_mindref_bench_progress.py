@@ -76,3 +76,11 @@ def test_diagnosis_rescores_a_gold_title_exactly_as_beam_search_scored_it(bench)
     assert bench._diagnose(mr, query, ["elsewhere"], gold, t.score - 1e-4) == "search"
     assert bench._diagnose(mr, query, ["elsewhere"], gold, t.score + 1e-4) == "model"
     assert bench._diagnose(mr, query, ["elsewhere"], {}, t.score) is None  # no gold: nothing to diagnose
+
+
+def test_shard_parsing(bench):
+    assert bench._parse_shard(None) == (0, 1)
+    assert bench._parse_shard("1/2") == (1, 2)
+    for bad in ("2/2", "a/2", "1", "-1/2"):
+        with pytest.raises(SystemExit, match="--shard"):
+            bench._parse_shard(bad)
