@@ -4,11 +4,8 @@ langchain-tests standard retriever suite (real MiniLM, Chroma, BM25, pulp/HiGHS)
 from __future__ import annotations
 
 import pytest
+from _lcel import run_rag_chain
 from langchain_core.documents import Document
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnablePassthrough
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
@@ -54,20 +51,8 @@ def test_llama_index_from_documents_keeps_tables():
 
 def test_langchain_lcel_chain():
     retriever = LCArm(retriever=shared_arm(), k=5)
-    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
-    seen: list[Document] = []
-
-    def fmt(docs: list[Document]) -> str:
-        seen.extend(docs)
-        return "\n\n".join(d.page_content for d in docs)
-
-    chain = (
-        {"context": retriever | fmt, "question": RunnablePassthrough()}
-        | prompt
-        | FakeListChatModel(responses=["Lynda La Plante."])
-        | StrOutputParser()
-    )
-    assert chain.invoke(QUESTION) == "Lynda La Plante."
+    answer, seen = run_rag_chain(retriever, QUESTION, "Lynda La Plante.")
+    assert answer == "Lynda La Plante."
     assert {d.id for d in seen} == {"Nonso_Anozie_1", "/wiki/Prime_Suspect"}
     assert all(d.metadata["arm_selected"] and "score" in d.metadata for d in seen)
     assert len(retriever.invoke(QUESTION, k=1)) == 1

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from _lcel import run_rag_chain
 from conftest import FRUIT
-from langchain_core.documents import Document
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnablePassthrough
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core import Document as LIDocument
 from llama_index.core.instrumentation import get_dispatcher
@@ -64,20 +60,9 @@ def test_llama_index_hybrid_from_documents_with_cache(tmp_path):
 
 def test_langchain_rag_chain_with_the_retriever():
     retriever = LCRetriever(retriever=BM25Index.build(FRUIT), k=2)
-    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
-    seen: list[str] = []
-
-    def fmt(docs: list[Document]) -> str:
-        seen.extend(d.id for d in docs)
-        return "\n".join(d.page_content for d in docs)
-
-    chain = (
-        {"context": retriever | fmt, "question": RunnablePassthrough()}
-        | prompt
-        | FakeListChatModel(responses=["The Nile."])
-        | StrOutputParser()
-    )
-    assert chain.invoke("Which river is in Africa? Is it near a mountain?") == "The Nile."
+    answer, docs = run_rag_chain(retriever, "Which river is in Africa? Is it near a mountain?", "The Nile.")
+    seen = [d.id for d in docs]
+    assert answer == "The Nile."
     assert seen[0] == "nile" and set(seen) == {"nile", "everest"}
 
 

@@ -17,6 +17,7 @@ import types
 from pathlib import Path
 
 import pytest
+from _lcel import run_rag_chain
 from conftest import FRUIT
 from langchain_core.messages import AIMessage, ToolMessage
 from test_lattice_core import _planted_tree
@@ -479,28 +480,11 @@ def test_llama_index_query_engine_with_judged_lattice_and_judged_cropping():
 
 
 def test_langchain_lcel_chain_with_judged_lattice():
-    from langchain_core.documents import Document
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-    from langchain_core.output_parsers import StrOutputParser
-    from langchain_core.prompts import ChatPromptTemplate
-    from langchain_core.runnables import RunnablePassthrough
-
     from retrievekit.langchain import LatticeRetriever
 
     judge = OverlapJudge()
     r = LatticeRetriever(retriever=Lattice(SemanticTree.flat(list(FRUIT)), judge), k=1)
-    seen: list[str] = []
-
-    def fmt(docs: list[Document]) -> str:
-        seen.extend(d.id for d in docs)
-        return "\n".join(d.page_content for d in docs)
-
-    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
-    chain = (
-        {"context": r | fmt, "question": RunnablePassthrough()}
-        | prompt
-        | FakeListChatModel(responses=["Rust."])
-        | StrOutputParser()
-    )
-    assert chain.invoke("Rust systems programming language memory safety") == "Rust."
+    answer, docs = run_rag_chain(r, "Rust systems programming language memory safety", "Rust.")
+    seen = [d.id for d in docs]
+    assert answer == "Rust."
     assert seen == ["rust"] and r.last_trace.counters["lattice.judge_slates"] >= 1

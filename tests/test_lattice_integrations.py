@@ -4,12 +4,9 @@ standard suite; and one real search with the embedded SmolLM2 (schema-constraine
 from __future__ import annotations
 
 import pytest
+from _lcel import run_rag_chain
 from conftest import FRUIT
 from langchain_core.documents import Document
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnablePassthrough
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
@@ -59,20 +56,9 @@ def test_llama_index_query_engine(tmp_path, minilm):
 
 def test_langchain_lcel_chain(minilm):
     r = LCLattice.from_documents(_lc_docs(), llm=KeywordLLM(), embedder=minilm, max_children=3, k=2, num_iters=6)
-    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
-    seen: list[str] = []
-
-    def fmt(docs: list[Document]) -> str:
-        seen.extend(d.id for d in docs)
-        return "\n".join(d.page_content for d in docs)
-
-    chain = (
-        {"context": r | fmt, "question": RunnablePassthrough()}
-        | prompt
-        | FakeListChatModel(responses=["Python."])
-        | StrOutputParser()
-    )
-    assert chain.invoke("Python programming language data science") == "Python."
+    answer, docs = run_rag_chain(r, "Python programming language data science", "Python.")
+    seen = [d.id for d in docs]
+    assert answer == "Python."
     assert seen[0] == "python" and r.last_trace is not None
     assert len(r.invoke("programming language", k=1)) == 1
 

@@ -7,11 +7,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from _lcel import run_rag_chain
 from langchain_core.documents import Document
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnablePassthrough
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
@@ -58,20 +55,8 @@ def test_llama_index_query_engine() -> None:
 
 def test_langchain_lcel_chain() -> None:
     retriever = LCSelfRetrieval.from_documents(LC_DOCS, model_dir=model_dir(documents_to_objects(LC_DOCS)), k=3)
-    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
-    seen: list[Document] = []
-
-    def fmt(found: list[Document]) -> str:
-        seen.extend(found)
-        return "\n\n".join(d.page_content for d in found)
-
-    chain = (
-        {"context": retriever | fmt, "question": RunnablePassthrough()}
-        | prompt
-        | FakeListChatModel(responses=["The cat."])
-        | StrOutputParser()
-    )
-    assert chain.invoke("Which animal has red fur?") == "The cat."
+    answer, seen = run_rag_chain(retriever, "Which animal has red fur?", "The cat.")
+    assert answer == "The cat."
     assert len(seen) == 3 and all("rejection_ce" in d.metadata for d in seen)
     assert len(retriever.invoke("x", k=1)) == 1 and retriever.self_retrieval.config.tau == 0.4
     with pytest.raises(ValueError):

@@ -1,0 +1,32 @@
+"""One LangChain RAG chain (retriever → context → prompt → scripted chat model) for the integration tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+
+
+def run_rag_chain(retriever: Any, question: str, reply: str) -> tuple[str, list[Document]]:
+    """Invoke ``{"context": retriever | fmt, "question": ...} | prompt | model | parser``.
+
+    Returns the chain's answer and the documents the retriever handed to the prompt, in order.
+    """
+    seen: list[Document] = []
+
+    def fmt(docs: list[Document]) -> str:
+        seen.extend(docs)
+        return "\n\n".join(d.page_content for d in docs)
+
+    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
+    chain = (
+        {"context": retriever | fmt, "question": RunnablePassthrough()}
+        | prompt
+        | FakeListChatModel(responses=[reply])
+        | StrOutputParser()
+    )
+    return chain.invoke(question), seen
