@@ -79,7 +79,12 @@ def score_question(
 def main() -> None:
     """Run the benchmark (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=os.environ.get("RETRIEVEKIT_DATA_DIR", "../shared/data"))
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("RETRIEVEKIT_DATA_DIR"),
+        required="RETRIEVEKIT_DATA_DIR" not in os.environ,
+        help="benchmark data folder (docs/datasets.md; default: $RETRIEVEKIT_DATA_DIR)",
+    )
     ap.add_argument("--split", default="dev")
     ap.add_argument("--limit", type=int, default=20, help="first N questions (default 20)")
     ap.add_argument("--pool-size", type=int, default=None, help="restricted pool size (default: the full pool)")

@@ -12,6 +12,7 @@ output), and tokens/s compare like for like: ``beams * steps / seconds``. Device
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import Any
 
@@ -29,7 +30,12 @@ def main() -> None:
     """Run the benchmark (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llm", default="smollm2")
-    ap.add_argument("--data-dir", default="../shared/data")
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("RETRIEVEKIT_DATA_DIR"),
+        required="RETRIEVEKIT_DATA_DIR" not in os.environ,
+        help="benchmark data folder (docs/datasets.md; default: $RETRIEVEKIT_DATA_DIR)",
+    )
     ap.add_argument("--beams", type=int, default=10)
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=2)

@@ -13,7 +13,7 @@ answer EM / F1 (SQuAD normalisation, best over aliases), searches (retrieval cal
 
 Run (from the repo root; CPU, ~1-3 min per question for the agent on a shared 2-core machine):
 
-    python benchmarks/iterative_multihop.py --data-dir ../shared/data --limit 6 --max-turns 2 \
+    python benchmarks/iterative_multihop.py --data-dir "$RETRIEVEKIT_DATA_DIR" --limit 6 --max-turns 2 \
         --out runs/iterative_multihop.json
 """
 

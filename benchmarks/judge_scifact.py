@@ -4,13 +4,13 @@ and by the trained judge (nDCG@10, Recall@100, MRR@5), with training time and pa
 Trains on SciFact *train* qrels only (+ BM25 hard negatives), or reuses ``--judge-dir``. Examples:
 
     # GPU: the acceptance run (SmolLM2; add --base-model qwen0.5b for Qwen)
-    python benchmarks/judge_scifact.py --data-dir ../shared/data --output-dir runs/judge-scifact \
+    python benchmarks/judge_scifact.py --data-dir "$RETRIEVEKIT_DATA_DIR" --output-dir runs/judge-scifact \
         --epochs 1 --out runs/judge-scifact.json
     # CPU-sized: few pairs, 20 queries, top-20 rerank
-    python benchmarks/judge_scifact.py --data-dir ../shared/data --output-dir runs/judge-cpu --max-pairs 64 \
+    python benchmarks/judge_scifact.py --data-dir "$RETRIEVEKIT_DATA_DIR" --output-dir runs/judge-cpu --max-pairs 64 \
         --max-steps 20 --limit 20 --rerank-k 20 --out runs/judge-cpu.json
     # reuse a trained judge
-    python benchmarks/judge_scifact.py --data-dir ../shared/data --judge-dir runs/judge-scifact --out r.json
+    python benchmarks/judge_scifact.py --data-dir "$RETRIEVEKIT_DATA_DIR" --judge-dir runs/judge-scifact --out r.json
 
 ``pairs/s`` is the reranking throughput: ``rerank_k x queries / seconds`` of the judge-rerank run (first stage
 included).

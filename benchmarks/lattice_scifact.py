@@ -3,9 +3,9 @@
 All LLM methods use the same local model (SmolLM2 by default). Prints a table of nDCG@10, Recall@100, LLM calls,
 tokens and seconds per query, and writes JSON. Examples (CPU; ``--corpus-size`` keeps the tree build short):
 
-    python benchmarks/lattice_scifact.py --data-dir ../shared/data --limit 20 --corpus-size 500 \
+    python benchmarks/lattice_scifact.py --data-dir "$RETRIEVEKIT_DATA_DIR" --limit 20 --corpus-size 500 \
         --tree-dir runs/lattice-scifact-500 --out runs/lattice-scifact-500.json
-    python benchmarks/lattice_scifact.py --data-dir ../shared/data --corpus-size 60 --limit 2   # smoke
+    python benchmarks/lattice_scifact.py --data-dir "$RETRIEVEKIT_DATA_DIR" --corpus-size 60 --limit 2   # smoke
 
 * ``--corpus-size N`` restricts the corpus to every gold document of the selected queries plus seeded random
   distractors up to N documents (the full corpus has 5,183 abstracts; a CPU build summarises ~N/M groups).

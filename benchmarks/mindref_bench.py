@@ -2,8 +2,8 @@
 
 Prints numbers; asserts nothing about speed. Examples (CPU, SmolLM2; the query limit keeps a run to minutes):
 
-    python benchmarks/mindref_bench.py scifact --data-dir ../shared/data --limit 12 --out runs/mindref-scifact.json
-    python benchmarks/mindref_bench.py hotpotqa --data-dir ../shared/data --stage1-only --limit 40 \
+    python benchmarks/mindref_bench.py scifact --data-dir "$RETRIEVEKIT_DATA_DIR" --limit 12 --out runs/mindref-scifact.json
+    python benchmarks/mindref_bench.py hotpotqa --data-dir "$RETRIEVEKIT_DATA_DIR" --stage1-only --limit 40 \
         --out runs/mindref-hotpot-stage1.json
 
 A long run: ``--progress runs/x.jsonl`` (one line per query; a rerun resumes), ``--shard K/N`` (one process per

@@ -14,7 +14,7 @@ Tokens are counted with --tokenizer (default tiktoken cl100k_base, bundled offli
 
 Run (from the repo root; the dense index is cached in --work-dir after the first run):
 
-    python benchmarks/oneshot_obliqa.py --data-dir ../shared/data --work-dir runs/cache --out runs/oneshot_obliqa.json
+    python benchmarks/oneshot_obliqa.py --data-dir "$RETRIEVEKIT_DATA_DIR" --work-dir runs/cache --out runs/oneshot_obliqa.json
 
 No tuning on specific questions: all parameters are OneShotConfig defaults except the budget.
 """
@@ -78,7 +78,12 @@ def recall(selected: list[str], gold: dict[str, int]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=os.environ.get("RETRIEVEKIT_DATA_DIR", "../shared/data"))
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("RETRIEVEKIT_DATA_DIR"),
+        required="RETRIEVEKIT_DATA_DIR" not in os.environ,
+        help="benchmark data folder (docs/datasets.md; default: $RETRIEVEKIT_DATA_DIR)",
+    )
     ap.add_argument("--split", default="dev")
     ap.add_argument("--limit", type=int, default=None, help="first N questions for (a)-(c) (default: all)")
     ap.add_argument("--budgets", type=int, nargs="+", default=[2000, 4000, 8000])

@@ -5,10 +5,10 @@ evaluates Hit@1, Hit@5, MRR@5 and nDCG@10 on dev queries for ``self-retrieval`` 
 and ``dense``; writes JSON with training time, tokens/s and peak GPU memory (when on a GPU). Examples:
 
     # CPU smoke (minutes): 60 documents, 5 dev queries, 20 optimizer steps
-    python benchmarks/self_retrieval_scifact.py --data-dir ../shared/data --corpus-size 60 --limit 5 \\
+    python benchmarks/self_retrieval_scifact.py --data-dir "$RETRIEVEKIT_DATA_DIR" --corpus-size 60 --limit 5 \\
         --max-steps 20 --batch-size 4 --model-dir runs/sr-smoke --out runs/sr-smoke.json
-    # GPU acceptance run: full corpus, SmolLM2-135M, 3 epochs (REFERENCE.md §5.1 defaults otherwise)
-    python benchmarks/self_retrieval_scifact.py --data-dir ../shared/data --model-dir runs/sr-scifact \\
+    # GPU acceptance run: full corpus, SmolLM2-135M, 3 epochs (the reference code's defaults otherwise)
+    python benchmarks/self_retrieval_scifact.py --data-dir "$RETRIEVEKIT_DATA_DIR" --model-dir runs/sr-scifact \\
         --epochs 3 --lr 2e-5 --batch-size 16 --out runs/sr-scifact.json
 
 ``--corpus-size N`` keeps every gold document of the dev queries (and of the train queries while room is left)
@@ -19,6 +19,7 @@ same corpus is reused (its manifest is checked); a checkpoint there is resumed.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -39,7 +40,12 @@ from retrievekit.core.training import TrainConfig
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", default="../shared/data")
+    p.add_argument(
+        "--data-dir",
+        default=os.environ.get("RETRIEVEKIT_DATA_DIR"),
+        required="RETRIEVEKIT_DATA_DIR" not in os.environ,
+        help="benchmark data folder (docs/datasets.md; default: $RETRIEVEKIT_DATA_DIR)",
+    )
     p.add_argument("--limit", type=int, default=None, help="dev queries")
     p.add_argument("--corpus-size", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)

@@ -10,6 +10,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One torch thread everywhere (the library's own model calls, tiny models built in tests, notebook kernels, which
+# inherit this environment): results then do not depend on the machine's core count, and a machine whose other
+# cores are busy does not slow the suite down by an order of magnitude (see retrievekit.core.threads).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("RETRIEVEKIT_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 

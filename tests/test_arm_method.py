@@ -204,6 +204,17 @@ def test_no_candidates_and_bad_input(indexes):
         Arm([], None, dense=NoDense(), bm25=bm25)
 
 
+def test_a_query_of_stop_words_is_ranked_by_dense_alone_and_says_so(indexes):
+    trace = Trace()
+    hits = make(indexes).search("Is it, or is it not?", k=3, trace=trace)
+    assert hits  # dense similarity still ranks objects
+    notes = [e for e in trace.events if e.kind == "no_searchable_terms"]
+    assert len(notes) == 1 and notes[0].stage == "arm.base"
+    t = Trace()
+    make(indexes).search(QUESTION, k=3, trace=t)
+    assert "no_searchable_terms" not in [e.kind for e in t.events]
+
+
 def test_factory_with_work_dir_caches_indexes(tmp_path):
     ctx = MethodContext(corpus=corpus(), work_dir=tmp_path, llm="none", options={"expand_ks": "3"})
     arm = build_arm_no_mip(ctx)

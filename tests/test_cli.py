@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +140,99 @@ def test_parse_options() -> None:
 def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     assert "bench" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- broken data folders
+
+
+def _rewrite_gz_line(path: Path, lineno: int, text: str) -> None:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    lines[lineno - 1] = text
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _truncate_corpus(d: Path) -> None:
+    path = d / "scifact" / "corpus.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:  # big and poorly compressible, so the cut lands mid-file
+        for i in range(3000):
+            f.write(json.dumps({"_id": str(i), "title": "t", "text": f"{i * 7919 % 100003:x} " * 12}) + "\n")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _bad_json_query(d: Path) -> None:
+    path = d / "scifact" / "queries.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[1] = '{"_id": "2", "text": '
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+BROKEN_CLI = [
+    ("missing file", lambda d: (d / "scifact" / "queries.jsonl").unlink(), "scifact/queries.jsonl", None),
+    ("truncated gzip", _truncate_corpus, "scifact/corpus.jsonl.gz", None),
+    (
+        "corpus line without text",
+        lambda d: _rewrite_gz_line(d / "scifact" / "corpus.jsonl.gz", 3, '{"_id": "102", "title": "Sun"}'),
+        "scifact/corpus.jsonl.gz",
+        3,
+    ),
+    ("bad JSON line", _bad_json_query, "scifact/queries.jsonl", 2),
+    (
+        "non-UTF-8 qrels",
+        lambda d: (d / "scifact" / "qrels" / "dev.tsv").write_bytes(b"query-id\tcorpus-id\tscore\n1\t100\t1\xff\n"),
+        "scifact/qrels/dev.tsv",
+        2,
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "breaks", "relpath", "line"), BROKEN_CLI, ids=[b[0] for b in BROKEN_CLI])
+def test_bench_and_data_check_name_the_broken_file(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, breaks: Any, relpath: str, line: Any
+) -> None:
+    breaks(data_dir)
+    out = tmp_path / "r.json"
+    assert _bench(data_dir, out) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.startswith("retrievekit: error: scifact: ") and str(data_dir / relpath) in err, err
+    assert "docs/datasets.md" in err and "Traceback" not in err
+    if line is not None:
+        assert f" line {line}:" in err, err
+    assert not out.exists() and "wrote" not in captured.out
+    # the same message from `retrievekit data check`, with nothing run
+    assert main(["data", "check", "--dataset", "scifact", "--data-dir", str(data_dir)]) == 2
+    check = capsys.readouterr()
+    assert "scifact dev: FAILED" in check.out and check.err.strip() == err.strip()
+
+
+def test_data_check_prints_counts(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["data", "check", "--dataset", "scifact", "--data-dir", str(data_dir)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "scifact dev: ok: 3 corpus objects, 3 queries, 3 relevant judgements; "
+        "files: scifact/corpus.jsonl.gz, scifact/queries.jsonl, scifact/qrels/dev.tsv"
+    ) in out
+
+
+def test_data_check_every_present_dataset(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVEKIT_DATA_DIR", str(data_dir))
+    assert main(["data", "check"]) == 0
+    out = capsys.readouterr().out
+    assert "scifact dev: ok" in out and "not present: ott_qa, obliqa, hotpotqa, musique" in out
+    # a dataset folder that is there but empty fails; the others are still checked
+    (data_dir / "obliqa").mkdir()
+    assert main(["data", "check"]) == 2
+    captured = capsys.readouterr()
+    assert "scifact dev: ok" in captured.out and "obliqa dev: FAILED" in captured.out
+    assert f"obliqa: missing file {data_dir / 'obliqa' / 'passages.jsonl.gz'}" in captured.err
+    # an empty folder and a folder that does not exist
+    (tmp_path / "empty").mkdir()
+    assert main(["data", "check", "--data-dir", str(tmp_path / "empty")]) == 2
+    assert "no dataset found" in capsys.readouterr().err
+    assert main(["data", "check", "--data-dir", str(tmp_path / "nowhere")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.errors import DatasetError, DatasetFormatError, InvalidInputError
 from retrievekit.core.eval.datasets import (
     DATASETS,
+    LAYOUTS,
     Dataset,
     DatasetNotFoundError,
     load_dataset,
@@ -361,6 +362,332 @@ def test_limit_validation(tmp_path: Path) -> None:
     assert load_dataset("scifact", tmp_path, limit=0).queries == []
     with pytest.raises(InvalidInputError):
         load_dataset("scifact", tmp_path, limit=-1)
+
+
+# --------------------------------------------------------------------------- missing and malformed files
+# Each case breaks one file of a valid synthetic folder; the error must be typed and name the file (and the line or
+# list item where one is to blame), so a user can fix the folder without reading the loader.
+
+
+def _bytes_gz(path: Path, data: bytes) -> None:
+    with gzip.open(path, "wb") as f:
+        f.write(data)
+
+
+def _noisy_scifact_corpus(path: Path, n: int = 3000) -> None:
+    """A corpus that compresses poorly, so a truncated copy still decodes many whole lines first."""
+    rows = [
+        {"_id": str(i), "title": f"t{i}", "text": " ".join(stable_id(str(i), str(j)) for j in range(8))}
+        for i in range(n)
+    ]
+    rows[:1] = [{"_id": "10", "title": "Aspirin", "text": "Aspirin reduces fever.", "metadata": {}}]
+    _jsonl_gz(path, rows)
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _corpus_line_without_text(root: Path) -> None:
+    rows = [{"_id": "10", "title": "Aspirin", "text": "Aspirin."}, {"_id": "20", "title": "Statins"}]
+    _jsonl_gz(root / "scifact" / "corpus.jsonl.gz", rows)
+
+
+def _corpus_line_without_id(root: Path) -> None:
+    _jsonl_gz(root / "scifact" / "corpus.jsonl.gz", [{"title": "Aspirin", "text": "Aspirin."}])
+
+
+def _bad_json_line(root: Path) -> None:
+    path = root / "scifact" / "queries.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[2] = '{"_id": "3", "text": "vitamin bones"'  # unterminated object on line 3
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _non_utf8_qrels(root: Path) -> None:
+    (root / "scifact" / "qrels" / "dev.tsv").write_bytes(b"query-id\tcorpus-id\tscore\n1\t10\t1\n2\t2\xff0\t1\n")
+
+
+def _truncated_corpus(root: Path) -> None:
+    path = root / "scifact" / "corpus.jsonl.gz"
+    _noisy_scifact_corpus(path)
+    _truncate(path)
+
+
+def _not_gzip(root: Path) -> None:
+    (root / "scifact" / "corpus.jsonl.gz").write_text('{"_id": "10", "text": "plain text, not gzip"}\n')
+
+
+def _qrels_two_columns(root: Path) -> None:
+    (root / "scifact" / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n1\t10\t1\n2 20 1\n")
+
+
+def _qrels_empty(root: Path) -> None:
+    (root / "scifact" / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n")
+
+
+def _query_line_is_a_list(root: Path) -> None:
+    with open(root / "scifact" / "queries.jsonl", "a", encoding="utf-8") as f:
+        f.write('["5", "a list, not an object"]\n')
+
+
+# (case, dataset, break the folder, error type, file relative to the data folder, line, text in the message)
+BROKEN = [
+    (
+        "missing corpus",
+        "scifact",
+        lambda r: (r / "scifact/corpus.jsonl.gz").unlink(),
+        DatasetNotFoundError,
+        "scifact/corpus.jsonl.gz",
+        None,
+        "missing file",
+    ),
+    (
+        "missing queries",
+        "scifact",
+        lambda r: (r / "scifact/queries.jsonl").unlink(),
+        DatasetNotFoundError,
+        "scifact/queries.jsonl",
+        None,
+        "missing file",
+    ),
+    (
+        "missing qrels folder",
+        "scifact",
+        lambda r: [p.unlink() for p in (r / "scifact/qrels").iterdir()],
+        DatasetNotFoundError,
+        "scifact/qrels/dev.tsv",
+        None,
+        "missing file",
+    ),
+    (
+        "truncated gzip",
+        "scifact",
+        _truncated_corpus,
+        DatasetFormatError,
+        "scifact/corpus.jsonl.gz",
+        None,
+        "truncated or corrupt",
+    ),
+    ("not gzip", "scifact", _not_gzip, DatasetFormatError, "scifact/corpus.jsonl.gz", None, "truncated or corrupt"),
+    (
+        "corpus line without text",
+        "scifact",
+        _corpus_line_without_text,
+        DatasetFormatError,
+        "scifact/corpus.jsonl.gz",
+        2,
+        "missing field 'text'",
+    ),
+    (
+        "corpus line without _id",
+        "scifact",
+        _corpus_line_without_id,
+        DatasetFormatError,
+        "scifact/corpus.jsonl.gz",
+        1,
+        "missing field '_id'",
+    ),
+    ("bad JSON line", "scifact", _bad_json_line, DatasetFormatError, "scifact/queries.jsonl", 3, "invalid JSON"),
+    (
+        "query line not an object",
+        "scifact",
+        _query_line_is_a_list,
+        DatasetFormatError,
+        "scifact/queries.jsonl",
+        5,
+        "expected a JSON object",
+    ),
+    ("non-UTF-8 qrels", "scifact", _non_utf8_qrels, DatasetFormatError, "scifact/qrels/dev.tsv", 3, "not UTF-8"),
+    (
+        "qrels with two columns",
+        "scifact",
+        _qrels_two_columns,
+        DatasetFormatError,
+        "scifact/qrels/dev.tsv",
+        3,
+        "tab-separated column",
+    ),
+    ("empty qrels", "scifact", _qrels_empty, DatasetFormatError, "scifact/qrels/dev.tsv", None, "no judgements"),
+    (
+        "ott_qa missing passages",
+        "ott_qa",
+        lambda r: (r / "ott_qa/passages_linked_from_dev_tables.jsonl.gz").unlink(),
+        DatasetNotFoundError,
+        "ott_qa/passages_linked_from_dev_tables.jsonl.gz",
+        None,
+        "missing file",
+    ),
+    (
+        "ott_qa table line without table_id",
+        "ott_qa",
+        lambda r: _jsonl_gz(r / "ott_qa/tables_traindev.jsonl.gz", [{"table_id": "T"}, {"title": "no id"}]),
+        DatasetFormatError,
+        "ott_qa/tables_traindev.jsonl.gz",
+        2,
+        "missing field 'table_id'",
+    ),
+    (
+        "ott_qa questions invalid JSON",
+        "ott_qa",
+        lambda r: (r / "ott_qa/dev.traced.json").write_text('[\n{"question_id": "q1",\n "question": }\n]'),
+        DatasetFormatError,
+        "ott_qa/dev.traced.json",
+        3,
+        "invalid JSON",
+    ),
+    (
+        "obliqa question without text",
+        "obliqa",
+        lambda r: _json_gz(r / "obliqa/dev.json.gz", [{"QuestionID": "u1", "Question": "q?"}, {"QuestionID": "u2"}]),
+        DatasetFormatError,
+        "obliqa/dev.json.gz",
+        None,
+        "item 2: missing field 'Question'",
+    ),
+    (
+        "obliqa truncated passages",
+        "obliqa",
+        lambda r: _truncate(r / "obliqa/passages.jsonl.gz"),
+        DatasetFormatError,
+        "obliqa/passages.jsonl.gz",
+        None,
+        "truncated or corrupt",
+    ),
+    (
+        "obliqa documents_meta not UTF-8",
+        "obliqa",
+        lambda r: (r / "obliqa/documents_meta.json").write_bytes(b'[\n{"DocumentID": 1,\n "title": "R\xe9gles"}]'),
+        DatasetFormatError,
+        "obliqa/documents_meta.json",
+        3,
+        "not UTF-8",
+    ),
+    (
+        "hotpotqa questions not a list",
+        "hotpotqa",
+        lambda r: _json_gz(r / "multihop_qa/hotpotqa_train100_distractor_questions.json.gz", {"_id": "h1"}),
+        DatasetFormatError,
+        "multihop_qa/hotpotqa_train100_distractor_questions.json.gz",
+        None,
+        "expected a JSON list",
+    ),
+    (
+        "hotpotqa bad supporting fact",
+        "hotpotqa",
+        lambda r: _json_gz(
+            r / "multihop_qa/hotpotqa_train100_distractor_questions.json.gz",
+            [{"_id": "h1", "question": "q?", "supporting_facts": [["Alpha"]]}],
+        ),
+        DatasetFormatError,
+        "multihop_qa/hotpotqa_train100_distractor_questions.json.gz",
+        None,
+        "item 1",
+    ),
+    (
+        "musique missing questions",
+        "musique",
+        lambda r: (r / "multihop_qa/musique_train100_questions.json.gz").unlink(),
+        DatasetNotFoundError,
+        "multihop_qa/musique_train100_questions.json.gz",
+        None,
+        "missing file",
+    ),
+    (
+        "musique pool item without text",
+        "musique",
+        lambda r: _json_gz(r / "multihop_qa/musique_train100_corpus.json.gz", [{"title": "X"}]),
+        DatasetFormatError,
+        "multihop_qa/musique_train100_corpus.json.gz",
+        None,
+        "item 1: missing field 'text'",
+    ),
+]
+
+
+def write_all(root: Path) -> Path:
+    """A valid folder with every dataset (the synthetic writers above)."""
+    for write in (write_scifact, write_ott_qa, write_obliqa, write_multihop):
+        write(root)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("case", "name", "breaks", "error", "relpath", "line", "text"), BROKEN, ids=[b[0] for b in BROKEN]
+)
+def test_broken_file_is_named(
+    tmp_path: Path, case: str, name: str, breaks: Any, error: type, relpath: str, line: int | None, text: str
+) -> None:
+    root = write_all(tmp_path)
+    load_dataset(name, root)  # valid before the break
+    breaks(root)
+    with pytest.raises(error) as info:
+        load_dataset(name, root)
+    e = info.value
+    msg = str(e)
+    assert isinstance(e, DatasetError) and isinstance(e, InvalidInputError)
+    assert msg.startswith(f"{name}: ") and str(root / relpath) in msg and text in msg, msg
+    assert e.path == str(root / relpath) and "docs/datasets.md" in msg
+    if line is not None:
+        assert f" line {line}:" in msg and e.line == line, msg
+    if error is DatasetNotFoundError:
+        assert isinstance(e, FileNotFoundError) and LAYOUTS[name] in msg
+
+
+def test_truncated_gzip_reports_how_far_it_got(tmp_path: Path) -> None:
+    root = write_all(tmp_path)
+    _truncated_corpus(root)
+    with pytest.raises(DatasetFormatError, match=r"unreadable after line \d+ \(") as info:
+        load_dataset("scifact", root)
+    assert info.value.line is not None and info.value.line > 1  # whole lines before the cut were read
+
+
+def test_first_missing_file_in_layout_order(tmp_path: Path) -> None:
+    """Existence is checked before anything is parsed: with two files gone, the first in layout order is named."""
+    root = write_all(tmp_path)
+    (root / "obliqa" / "dev.json.gz").unlink()
+    (root / "obliqa" / "qrels_dev.tsv").write_bytes(b"\xff")  # malformed, but never read
+    (root / "obliqa" / "passages.jsonl.gz").unlink()
+    with pytest.raises(DatasetNotFoundError, match=r"missing file \S+passages\.jsonl\.gz"):
+        load_dataset("obliqa", root)
+
+
+def test_missing_dataset_folder_and_data_dir(tmp_path: Path) -> None:
+    with pytest.raises(DatasetNotFoundError, match=r"scifact: missing folder \S+scifact .*docs/datasets\.md"):
+        load_dataset("scifact", tmp_path)
+    with pytest.raises(DatasetNotFoundError, match=r"hotpotqa: missing folder \S+multihop_qa"):
+        load_dataset("hotpotqa", tmp_path)
+    with pytest.raises(DatasetNotFoundError, match="no data folder given"):
+        load_dataset("scifact", None)
+
+
+def test_loaded_files_are_listed(tmp_path: Path) -> None:
+    root = write_all(tmp_path)
+    assert load_dataset("scifact", root).metadata["files"] == [
+        "scifact/corpus.jsonl.gz",
+        "scifact/queries.jsonl",
+        "scifact/qrels/dev.tsv",
+    ]
+    assert load_dataset("ott_qa", root).metadata["files"][-1] == "ott_qa/dev.traced.json"
+    assert load_dataset("obliqa", root).metadata["files"][-1] == "obliqa/documents_meta.json"
+
+
+def test_scifact_plain_corpus_as_beir_ships_it(tmp_path: Path) -> None:
+    root = write_all(tmp_path)
+    gz = root / "scifact" / "corpus.jsonl.gz"
+    with gzip.open(gz, "rb") as f:
+        (root / "scifact" / "corpus.jsonl").write_bytes(f.read())
+    gz.unlink()
+    ds = load_dataset("scifact", root)
+    assert ds.object("10").title == "Aspirin" and ds.metadata["files"][0] == "scifact/corpus.jsonl"
+
+
+def test_utf8_bom_and_blank_lines_are_accepted(tmp_path: Path) -> None:
+    root = write_all(tmp_path)
+    path = root / "scifact" / "queries.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\n\n", 1))
+    assert [q.id for q in load_dataset("scifact", root).queries] == ["1", "2"]
 
 
 # --------------------------------------------------------------------------- real data

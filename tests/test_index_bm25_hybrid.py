@@ -43,6 +43,31 @@ def test_bm25_unknown_terms_give_no_hits_and_a_trace_note(small_corpus):
         idx.search("   ")
 
 
+@pytest.mark.parametrize("query", ["the of and", "?!.", "Is it a...?", "  the  "])
+def test_bm25_query_without_searchable_terms_says_so(small_corpus, query):
+    idx = BM25Index.build(small_corpus)
+    assert idx.query_terms(query) == []
+    t = Trace()
+    assert idx.search(query, k=5, trace=t) == []
+    assert [e.kind for e in t.events] == ["no_searchable_terms"]
+    assert "no searchable terms" in t.events[0].message and t.events[0].stage == "bm25"
+    # without a stop-word list the same words are terms again, and match
+    plain = BM25Index.build(small_corpus, BM25Config(stemmer="", stopwords=""))
+    if query == "the of and":
+        assert plain.query_terms(query) == ["the", "of", "and"] and plain.search(query, k=5)
+
+
+def test_hybrid_returns_the_dense_hits_for_a_query_bm25_cannot_search(small_corpus, minilm):
+    from retrievekit.core.index.dense import DenseIndex
+
+    dense = DenseIndex.build(small_corpus, embedder=minilm, collection_name="stop-words-hybrid")
+    h = HybridRetriever([dense, BM25Index.build(small_corpus)], names=["dense", "bm25"])
+    t = Trace()
+    hits = h.search("is it the?", k=3, trace=t)
+    assert [x.id for x in hits] == [x.id for x in dense.search("is it the?", k=3)] and len(hits) == 3
+    assert [(e.kind, e.stage) for e in t.events] == [("no_searchable_terms", "bm25")]
+
+
 def test_bm25_indexes_tables():
     t = Table(id="t", title="Medals", header=["country", "gold"], rows=[["Norway", "16"], ["Germany", "12"]])
     idx = BM25Index.build([t, Passage(id="p", text="Skiing in Norway")])

@@ -13,6 +13,8 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
 from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.dense import DenseIndex
+from retrievekit.core.index.hybrid import HybridRetriever
 from retrievekit.langchain import RetrieveKitRetriever as LCRetriever
 from retrievekit.llama_index import RetrieveKitRetriever as LIRetriever
 from retrievekit.llama_index import RetrieveKitTraceEvent
@@ -89,3 +91,40 @@ class TestLangChainStandardRetriever(RetrieversIntegrationTests):
     @property
     def retriever_query_example(self) -> str:
         return "fruit programming language river mountain"
+
+
+@pytest.fixture(scope="module")
+def fruit_indexes(tmp_path_factory, minilm) -> None:
+    """The dense index (real MiniLM, real Chroma in a tmp folder) and the hybrid over it, built once for the module."""
+    dense = DenseIndex.build(FRUIT, path=tmp_path_factory.mktemp("fruit") / "dense", embedder=minilm)
+    TestLangChainStandardDense.core = dense
+    # build_hybrid's defaults (RRF k=60, equal weights), over the same dense index instead of a second copy
+    TestLangChainStandardHybrid.core = HybridRetriever(
+        [dense, BM25Index.build(FRUIT)], [0.5, 0.5], names=["dense", "bm25"]
+    )
+
+
+@pytest.mark.usefixtures("fruit_indexes")
+class TestLangChainStandardDense(RetrieversIntegrationTests):
+    """The standard suite over the dense baseline (default settings)."""
+
+    core: DenseIndex
+
+    @property
+    def retriever_constructor(self):
+        return LCRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"retriever": self.core}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "fruit programming language river mountain"
+
+
+@pytest.mark.usefixtures("fruit_indexes")
+class TestLangChainStandardHybrid(TestLangChainStandardDense):
+    """The standard suite over the hybrid BM25 + dense baseline (default settings)."""
+
+    core: HybridRetriever

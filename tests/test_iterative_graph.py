@@ -241,6 +241,42 @@ def test_checkpoint_resume_with_sqlite(tmp_path, bm25):
         assert len(list(saver.list(cfg))) > 5
 
 
+def test_the_documented_review_loop_runs_to_the_end(tmp_path, bm25, capsys):
+    """docs/methods/iterative.md's checkpointer snippet, step by step: one invoke(None) would only reach the next
+    pause (there is one before every tool turn), the loop runs the agent to its answer."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    llm = ScriptedToolChatModel(replies=[search("Paris Seine", "c1"), search("river France", "c2"), "the Seine"])
+    retriever = bm25
+    pauses = []
+    with SqliteSaver.from_conn_string(str(tmp_path / "agent.sqlite")) as saver:
+        agent = build_iterative_agent(llm, retriever, checkpointer=saver, interrupt_before=["tools"])
+        cfg = {"configurable": {"thread_id": "t1"}}
+        state = agent.invoke({"question": "Which river flows through Paris?"}, cfg)
+        while agent.get_state(cfg).next:
+            pauses.append(agent.get_state(cfg).next)
+            print(agent.get_state(cfg).values["messages"][-1].tool_calls)
+            state = agent.invoke(None, cfg)
+        print(state["answer"], state["stop_reason"])
+        assert agent.get_state(cfg).next == ()
+    assert pauses == [("tools",), ("tools",)]  # a single invoke(None) would have stopped at the second pause
+    assert state["answer"] == "the Seine" and state["stop_reason"] == "answered"
+    assert state["turn"] == 3 and "paris" in [c["id"] for c in state["working_set"]]
+    out = capsys.readouterr().out.splitlines()
+    assert "chunk_search" in out[0] and "river France" in out[1] and out[-1] == "the Seine answered"
+
+
+def test_the_docstring_review_example_runs():
+    import doctest
+
+    import retrievekit.langgraph.graph as graph
+
+    (test,) = [t for t in doctest.DocTestFinder().find(graph) if t.name.endswith(".build_iterative_agent")]
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0 and "while g.get_state(cfg).next" in test.docstring
+
+
 def test_in_memory_saver_and_state_history(bm25):
     llm = ScriptedToolChatModel(replies=[search("Paris"), "France"])
     agent = build_iterative_agent(llm, bm25, checkpointer=InMemorySaver())

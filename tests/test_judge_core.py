@@ -41,10 +41,12 @@ def _toy_pairs() -> list[JudgePair]:
 
 
 def _train_config(steps: int):
+    """A learning rate the tiny model learns from on every seed tried (1e-2 diverged on some machines' float
+    rounding: AUC 0.57-0.68 after 150 steps; 3e-3 reaches 0.94-0.98 on seeds 0-4 with 1 or 2 threads)."""
     from retrievekit.core.training import TrainConfig
 
     return TrainConfig(
-        max_steps=steps, learning_rate=1e-2, batch_size=8, warmup_ratio=0.0, scheduler="constant", save_every_steps=0
+        max_steps=steps, learning_rate=3e-3, batch_size=8, warmup_ratio=0.0, scheduler="constant", save_every_steps=0
     )
 
 
@@ -183,7 +185,9 @@ def test_training_moves_scores_in_the_right_direction(trained):
     pairs = _toy_pairs()
     y = np.array([p.label for p in pairs])
     after = judge.margins([(p.query, p.passage) for p in pairs])
-    assert roc_auc(after, y) > roc_auc(before, y) + 0.15
+    # an untrained judge orders the pairs at chance; training on them separates them clearly
+    assert roc_auc(before, y) < 0.6
+    assert roc_auc(after, y) > 0.85
     # p(yes) rises on positives relative to negatives
     assert (after[y == 1].mean() - before[y == 1].mean()) > (after[y == 0].mean() - before[y == 0].mean())
     probs = np.array(judge.score_pairs([(p.query, p.passage) for p in pairs]))

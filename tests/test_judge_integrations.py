@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from _tiny_lm import build_tiny_lm
+from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from llama_index.core.instrumentation import get_dispatcher
@@ -91,3 +92,13 @@ def test_compressor_in_a_langchain_chain(small_corpus):
     assert comp.compress_documents([], "q") == []
     with pytest.raises(ValueError):
         JudgeCompressor(judge=object())
+
+
+def test_compressor_in_contextual_compression_retriever(small_corpus):
+    base = LCRetriever.from_documents(
+        [Document(page_content=p.text, id=p.id) for p in small_corpus], method="bm25", k=6
+    )
+    comp = JudgeCompressor(judge=YellowJudge(), top_n=2)
+    docs = ContextualCompressionRetriever(base_compressor=comp, base_retriever=base).invoke("Which fruits are there?")
+    assert docs[0].id == "banana" and docs[0].metadata["relevance_score"] == pytest.approx(0.95)
+    assert len(docs) <= 2 and comp.last_trace is not None and comp.last_trace.llm_calls == 1

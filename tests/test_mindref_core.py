@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 from collections.abc import Sequence
 from typing import Any
@@ -85,6 +86,40 @@ def test_score_is_lam_weighted(mr: MindRef) -> None:
         m = h.obj.metadata
         if m["passage_score"] is not None:
             assert h.score == pytest.approx(0.9 * m["title_score"] + 0.1 * m["passage_score"])
+
+
+def test_k_is_honoured_by_widening_the_same_title_search(mr: MindRef, lm: LocalLM) -> None:
+    paper = MindRef(corpus(), lm, dataclasses.replace(SMALL, widen_to_k=False))
+    t0 = Trace()
+    base = paper.search("solar power", k=4, trace=t0)
+    assert len(base) == SMALL.title_return  # the paper's output: one passage in each of the 2 best titles
+    assert [e.kind for e in t0.events].count("short_of_k") == 1 and t0.llm_calls == 2
+    trace = Trace()
+    hits = mr.search("solar power", k=4, trace=trace)
+    assert len(hits) == 4 and len({h.id for h in hits}) == 4
+    kinds = [e.kind for e in trace.events]
+    assert "widen_to_k" in kinds and "short_of_k" not in kinds
+    assert trace.llm_calls == 3  # one title search (not repeated) + the paper's prefix search + one for the extras
+    widened = {h.id: h.score for h in hits}
+    for h in base:  # the paper's hits are unchanged (same passage, same score), only joined by more
+        assert widened[h.id] == pytest.approx(h.score)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    check_hits(mr, hits)
+    assert [h.id for h in mr.search("solar power", k=1)] == [max(base, key=lambda h: h.score).id]
+
+
+def test_k_beyond_every_title_fills_with_passages_then_says_it_is_short(lm: LocalLM) -> None:
+    docs = [Passage(id=f"d{i}", title=TITLES[i], text=" ".join(SENTENCES[i : i + 4])) for i in range(3)]
+    mr = MindRef(docs, lm, SMALL)
+    trace = Trace()
+    hits = mr.search("solar power", k=12, trace=trace)
+    assert {h.obj.metadata["document_id"] for h in hits} == {"d0", "d1", "d2"}  # every document, not just 2
+    assert len(hits) == len({h.id for h in hits}) <= 12
+    assert len(hits) > 3 and any(h.id.startswith("d") and "#tok" in h.id for h in hits)  # more passages per document
+    if len(hits) < 12:
+        short = [e for e in trace.events if e.kind == "short_of_k"]
+        assert len(short) == 1 and "3 distinct titles" in short[0].message
+    check_hits(mr, hits)
 
 
 def test_titles_that_tokenize_the_same_map_to_every_document(lm: LocalLM) -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from typing import Any
 
-import pytest
+from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever as LCBaseRetriever
@@ -125,21 +123,20 @@ def test_compressor_handles_bad_input():
     assert OneShotCompressor().compress_documents([], "q") == []
 
 
-def test_contextual_compression_retriever_if_available():
-    mod = None
-    for name in ("langchain_classic.retrievers", "langchain.retrievers"):
-        try:
-            if importlib.util.find_spec(name.split(".")[0]) is not None:
-                mod = importlib.import_module(name)
-                break
-        except ImportError:
-            continue
-    if mod is None:
-        pytest.skip("ContextualCompressionRetriever needs the `langchain` package (not installed)")
-    ccr = mod.ContextualCompressionRetriever(
+def test_compressor_in_contextual_compression_retriever(small_corpus):
+    # langchain-classic (in the `langchain` extra) holds LangChain 1.x's ContextualCompressionRetriever
+    ccr = ContextualCompressionRetriever(
         base_compressor=OneShotCompressor(budget=5),
         base_retriever=ListRetriever(
             docs=[Document(page_content="a b c", id="1"), Document(page_content="d e f", id="2")]
         ),
     )
     assert [d.id for d in ccr.invoke("q")] == ["1"]
+    comp = OneShotCompressor(budget=25)
+    base = LCRetriever.from_documents(
+        [Document(page_content=p.text, id=p.id) for p in small_corpus], method="bm25", k=6
+    )
+    docs = ContextualCompressionRetriever(base_compressor=comp, base_retriever=base).invoke("Which fruit is yellow?")
+    assert docs and docs[0].id == "banana"
+    assert sum(d.metadata["oneshot_tokens"] for d in docs) <= 25
+    assert comp.last_trace is not None and comp.last_trace.events[-1].kind == "oneshot.select"

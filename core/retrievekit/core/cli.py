@@ -1,7 +1,9 @@
-"""The ``retrievekit`` command line: ``bench``, ``report`` and ``demo``.
+"""The ``retrievekit`` command line: ``bench``, ``report``, ``demo`` and ``data check``.
 
 Examples:
-    $ retrievekit bench --dataset scifact --data-dir ../shared/data --method bm25 --limit 50 --out bm25.json
+    $ export RETRIEVEKIT_DATA_DIR=~/data/retrievekit   # laid out as docs/datasets.md describes
+    $ retrievekit data check --dataset scifact
+    $ retrievekit bench --dataset scifact --method bm25 --limit 50 --out bm25.json
     $ retrievekit report bm25.json dense.json --out report.md --png report.png
     $ retrievekit demo
 
@@ -93,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="retrievekit", description="LLM-native retrieval methods: benchmarks and demo."
     )
-    commands = ["bench", "report", "demo", *SUBCOMMANDS]
+    commands = ["bench", "report", "demo", "data", *SUBCOMMANDS]
     sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(commands) + "}")
     env_dir = os.environ.get(DATA_DIR_ENV)
 
@@ -103,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir",
         default=env_dir,
         required=env_dir is None,
-        help=f"folder laid out like shared/data (default: ${DATA_DIR_ENV})",
+        help=f"benchmark data folder, laid out as docs/datasets.md describes (default: ${DATA_DIR_ENV})",
     )
     bench.add_argument("--split", default="dev", help="which questions (default: dev)")
     bench.add_argument("--method", required=True, choices=available_methods())
@@ -143,7 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="local LLM that writes an answer from the retrieved context (default: smollm2)",
     )
     demo.add_argument("--no-llm", dest="llm", action="store_const", const=None, help="skip the LLM answer")
-    demo.add_argument("--work-dir", default=None, help="where to cache the demo indexes (default: a temp folder)")
+    demo.add_argument(
+        "--work-dir",
+        default=None,
+        help="where to cache the demo indexes (default: the demo folder in the retrievekit cache, reused by every run)",
+    )
     demo.add_argument(
         "--question",
         dest="questions",
@@ -151,6 +157,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="your own question (repeatable; default: four built-in questions)",
     )
+    data = sub.add_parser("data", help="benchmark data folders: check one before a run")
+    data_sub = data.add_subparsers(dest="data_command", required=True, metavar="{check}")
+    check = data_sub.add_parser(
+        "check",
+        help="read a data folder as `bench` would and print what it holds (first missing or malformed file: exit 2)",
+    )
+    check.add_argument("--dataset", choices=DATASETS, default=None, help="one dataset (default: every one present)")
+    check.add_argument(
+        "--data-dir",
+        default=env_dir,
+        required=env_dir is None,
+        help=f"benchmark data folder, laid out as docs/datasets.md describes (default: ${DATA_DIR_ENV})",
+    )
+    check.add_argument("--split", default=None, help="one split (default: every split the files provide)")
     for name, module in SUBCOMMANDS.items():
         plugin = importlib.import_module(module)
         plugin.add_arguments(sub.add_parser(name, help=plugin.HELP))
@@ -206,6 +226,81 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _present(name: str, root: Path) -> bool:
+    """Whether ``root`` holds any file of dataset ``name`` (its folder, or its files in ``multihop_qa/``)."""
+    if name == "hotpotqa":
+        return any((root / "multihop_qa").glob("hotpotqa_*"))
+    if name == "musique":
+        return any((root / "multihop_qa").glob("musique_*"))
+    return (root / name).is_dir()
+
+
+def _check_splits(name: str, root: Path) -> list[str]:
+    """The splits ``data check`` reads by default: every one the files provide (``dev`` when none is found)."""
+    from retrievekit.core.eval.datasets import supported_splits
+
+    if name == "hotpotqa":  # one split per file variant; dev when only some variants are there
+        variants = {
+            "dev": "hotpotqa_train100_distractor_",
+            "fullwiki": "hotpotqa_dev_fullwiki500",
+            "dpr": "hotpotqa_dev100_gold_dpr",
+            "hard": "hotpotqa_dev_hard1000",
+        }
+        found = [s for s, prefix in variants.items() if any((root / "multihop_qa").glob(prefix + "*"))]
+        return found or ["dev"]
+    if name == "musique":
+        return ["dev"]
+    return supported_splits(name, root) or ["dev"]
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    from retrievekit.core.errors import DatasetNotFoundError
+    from retrievekit.core.eval.datasets import DATASETS, load_dataset
+
+    if not args.data_dir:
+        raise DatasetNotFoundError(
+            f"no data folder given (pass --data-dir or set {DATA_DIR_ENV}; see docs/datasets.md)"
+        )
+    root = Path(args.data_dir).expanduser()
+    if not root.is_dir():
+        raise DatasetNotFoundError(
+            f"data folder {root} does not exist (set --data-dir or {DATA_DIR_ENV}; see docs/datasets.md)", path=root
+        )
+    names = [args.dataset] if args.dataset else [n for n in DATASETS if _present(n, root)]
+    if not names:
+        raise InvalidInputError(
+            f"no dataset found in {root}: expected scifact/, ott_qa/, obliqa/ or multihop_qa/ (see docs/datasets.md)"
+        )
+    print(f"checking {root}")
+    failed = 0
+    for name in names:
+        for split in [args.split] if args.split else _check_splits(name, root):
+            try:
+                ds = load_dataset(name, root, split=split)
+            except RetrieveKitError as e:
+                failed += 1
+                print(f"{name} {split}: FAILED")
+                print(f"retrievekit: error: {e}", file=sys.stderr)
+                continue
+            judged = sum(1 for docs in ds.qrels.values() for g in docs.values() if g > 0)
+            print(
+                f"{name} {split}: ok: {len(ds.corpus)} corpus objects, {len(ds.queries)} queries, "
+                f"{judged} relevant judgements; files: {', '.join(ds.metadata['files'])}"
+            )
+            if not ds.queries:
+                print(f"  warning: no query of split {split!r} has judgements: check the query ids against the qrels")
+            if ds.metadata["qrels_missing_from_corpus"]:
+                examples = ", ".join(map(str, ds.metadata.get("qrels_missing_examples", [])[:3]))
+                print(
+                    f"  note: {ds.metadata['qrels_missing_from_corpus']} judged ids are not in the corpus (e.g. {examples})"
+                )
+    if not args.dataset:
+        absent = [n for n in DATASETS if n not in names]
+        if absent:
+            print(f"not present: {', '.join(absent)}")
+    return 2 if failed else 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from retrievekit.core.demo import main as demo_main
 
@@ -229,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else 2
-    handlers = {"bench": _cmd_bench, "report": _cmd_report, "demo": _cmd_demo}
+    handlers = {"bench": _cmd_bench, "report": _cmd_report, "demo": _cmd_demo, "data": _cmd_data}
     if args.command in SUBCOMMANDS:
         handlers[args.command] = importlib.import_module(SUBCOMMANDS[args.command]).run
     try:

@@ -17,15 +17,17 @@ import importlib
 import inspect
 import pkgutil
 import re
-import tempfile
+import sys
+import threading
 import time
 from pathlib import Path
+from typing import TextIO
 
 from retrievekit.core.retriever import MethodContext, available_methods, build_method
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
 
-__all__ = ["DEMO_QUESTIONS", "build_docs_corpus", "main"]
+__all__ = ["DEMO_OPTIONS", "DEMO_QUESTIONS", "DEMO_SKIP", "LLM_DRIVEN", "build_docs_corpus", "demo_cache_dir", "main"]
 
 DEMO_QUESTIONS = [
     "How do I save a BM25 index to disk and open it again?",
@@ -36,16 +38,80 @@ DEMO_QUESTIONS = [
 
 # Methods that need a trained model or a GPU, and baselines / ablations of other methods, are not run by the demo
 # unless asked for (``--method``).
-_DEMO_SKIP = {"self-retrieval", "llm-rerank", "arm-no-mip", "arm-no-verify", "judge-rerank"}
+DEMO_SKIP = {"self-retrieval", "llm-rerank", "arm-no-mip", "arm-no-verify", "judge-rerank"}
 
-# Lighter settings for the LLM-driven methods so the whole demo stays within a few minutes on 2 CPU cores
-# (the methods' own defaults are the papers'; `retrievekit bench` uses those).
-_DEMO_OPTIONS: dict[str, dict[str, object]] = {
+# The LLM-driven methods answer the first question only, with the lightest settings their docs describe, so the
+# whole demo stays within about three minutes on 2 CPU cores (the methods' own defaults are the papers';
+# `retrievekit bench` uses those).
+DEMO_OPTIONS: dict[str, dict[str, object]] = {
     "iterative": {"max_turns": 2},
-    "lattice": {"num_iters": 4, "score_max": 9, "append_child_titles": True},
+    # a wider, shallower tree with short summaries (28 summary calls instead of 56 for the docs corpus), searched
+    # greedily (beam 1, 4 slates: enough to reach the leaves of its 3 levels)
+    "lattice": {
+        "beam_size": 1,
+        "num_iters": 4,
+        "score_max": 9,
+        "max_candidate_chars": 120,
+        "append_child_titles": True,
+        "max_children": 20,
+        "child_chars": 60,
+        "summary_max_tokens": 16,
+    },
     "arm": {"expand_ks": (3,)},
     "mindref": {"title_beams": 5, "passage_beams": 3},
 }
+LLM_DRIVEN = frozenset({"arm", "iterative", "lattice", "mindref", "llm-rerank", "self-retrieval", "judge-rerank"})
+
+
+def demo_cache_dir() -> Path:
+    """Where the demo keeps its indexes between runs: ``<retrievekit cache>/demo`` (``$RETRIEVEKIT_CACHE``).
+
+    One stable folder, so a second run reuses the indexes and no run leaves a new temporary folder behind.
+
+    Examples:
+        >>> demo_cache_dir().name
+        'demo'
+    """
+    from retrievekit.core.llm.models import cache_root
+
+    return cache_root() / "demo"
+
+
+class _Ticker:
+    """A live progress line: ``label ... 12 s`` rewritten every second on a terminal, every 15 s elsewhere."""
+
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self.label = label
+        self.stream = stream or sys.stdout
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.t0 = time.perf_counter()
+
+    def _run(self) -> None:
+        period = 1.0 if self.tty else 15.0
+        while not self._stop.wait(period):
+            elapsed = time.perf_counter() - self.t0
+            if self.tty:
+                self.stream.write(f"\r   {self.label} ... {elapsed:.0f} s")
+            else:
+                self.stream.write(f"   {self.label} ... {elapsed:.0f} s\n")
+            self.stream.flush()
+
+    def __enter__(self) -> _Ticker:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.tty:
+            self.stream.write("\r" + " " * (len(self.label) + 20) + "\r")
+            self.stream.flush()
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.t0
 
 
 def _docstring_passages(module_name: str) -> list[Passage]:
@@ -126,52 +192,85 @@ def _answer_with_llm(llm_name: str, question: str, context: list[str]) -> tuple[
 
     lm = LocalLM.load(llm_name)
     trace = Trace()
-    ctx = "\n\n".join(c[:600] for c in context)
-    prompt = f"Answer the question in one or two sentences using only the context.\n\nContext:\n{ctx}\n\nQuestion: {question}"
-    out = lm.complete(prompt, max_tokens=64, trace=trace)
+    # two passages of 400 characters and the instruction after the context: what a 135M model follows best
+    ctx = "\n\n".join(c[:400] for c in context[:2])
+    prompt = f"Context:\n{ctx}\n\nUsing only the context above, answer in one sentence: {question}"
+    out = lm.complete(prompt, max_tokens=48, trace=trace)
     return out.text.strip(), trace
 
 
 def main(args: argparse.Namespace | None = None) -> int:
-    """Run the demo; ``args`` may carry ``methods`` (list), ``k`` (int), ``llm`` (name or None), ``work_dir``.
+    """Run the demo; ``args`` may carry ``methods`` (list), ``k`` (int), ``llm`` (name or None), ``work_dir``,
+    ``questions`` (list).
+
+    Fast methods answer every question; LLM-driven ones (:data:`LLM_DRIVEN`) answer the first, with light settings.
+    Each step shows a live progress line, each method its build and query time, and a table closes the run.
 
     Examples:
         >>> main(argparse.Namespace(methods=["bm25"], k=1, llm=None, work_dir=None, questions=None))  # doctest: +SKIP
         0
     """
-    methods = list(getattr(args, "methods", None) or [m for m in available_methods() if m not in _DEMO_SKIP])
+    from retrievekit.core.threads import num_threads
+
+    methods = list(getattr(args, "methods", None) or [m for m in available_methods() if m not in DEMO_SKIP])
     k = int(getattr(args, "k", 3) or 3)
     llm = getattr(args, "llm", "smollm2")
     questions = list(getattr(args, "questions", None) or DEMO_QUESTIONS)
     work = getattr(args, "work_dir", None)
-    work_dir = Path(work) if work else Path(tempfile.mkdtemp(prefix="retrievekit-demo-"))
+    work_dir = Path(work) if work else demo_cache_dir()
+    t_start = time.perf_counter()
 
     corpus = build_docs_corpus()
-    print(f"retrievekit demo: {len(corpus)} passages from retrievekit's own documentation; index cache: {work_dir}\n")
-    contexts: dict[str, list[str]] = {}
-    for method in methods:
-        t0 = time.perf_counter()
-        ctx = MethodContext(
-            corpus=corpus, work_dir=work_dir, llm=llm or "smollm2", options=_DEMO_OPTIONS.get(method, {})
+    print(
+        f"retrievekit demo: {len(corpus)} passages from retrievekit's own documentation; index cache: {work_dir}\n"
+        f"model calls use {num_threads()} CPU thread(s) (set RETRIEVEKIT_NUM_THREADS to change); LLM-driven methods "
+        "answer the first question only, with light settings\n",
+        flush=True,
+    )
+    skipped = [m for m in available_methods() if m in DEMO_SKIP and m not in methods]
+    if skipped and not getattr(args, "methods", None):
+        print(
+            f"not shown (need a trained model, or are baselines/ablations; run them with --method): {', '.join(skipped)}\n"
         )
-        retriever = build_method(method, ctx)
-        build_s = time.perf_counter() - t0
-        print(f"=== {method}  (built in {build_s:.1f}s)")
-        for q in questions:
+    contexts: dict[str, dict[str, list[str]]] = {}
+    rows: list[tuple[str, float, float, int, int]] = []
+    for n, method in enumerate(methods, 1):
+        asked = questions[:1] if method in LLM_DRIVEN else questions
+        options = DEMO_OPTIONS.get(method, {})
+        setting = f"  [{', '.join(f'{k_}={v}' for k_, v in options.items())}]" if options else ""
+        print(f"=== [{n}/{len(methods)}] {method}{setting}", flush=True)
+        ctx = MethodContext(corpus=corpus, work_dir=work_dir, llm=llm or "smollm2", options=dict(options))
+        with _Ticker(f"{method}: building") as tick:
+            retriever = build_method(method, ctx)
+        build_s = tick.seconds
+        print(f"   built in {build_s:.1f} s", flush=True)
+        query_s, calls = 0.0, 0
+        for q in asked:
             trace = Trace()
-            t1 = time.perf_counter()
-            hits = retriever.search(q, k, trace=trace)
-            dt = time.perf_counter() - t1
-            print(f"Q: {q}   [{dt * 1000:.0f} ms, {trace.llm_calls} LLM calls]")
+            with _Ticker(f"{method}: answering") as tick:
+                hits = retriever.search(q, k, trace=trace)
+            query_s += tick.seconds
+            calls += trace.llm_calls
+            print(f"Q: {q}   [{tick.seconds:.1f} s, {trace.llm_calls} LLM calls]")
             for h in hits:
                 print(f"   {h.rank + 1}. {h.score:7.3f}  {h.obj.title or h.id}")
             if not hits:
                 print("   (no hits)")
-            contexts.setdefault(q, [h.obj.text for h in hits])
-        print()
+            contexts.setdefault(method, {})[q] = [h.obj.text for h in hits]
+        rows.append((method, build_s, query_s, len(asked), calls))
+        print(flush=True)
     if llm:
         q = questions[0]
-        print(f"=== answer with the local LLM ({llm}) over the {methods[0]} context")
-        answer, trace = _answer_with_llm(llm, q, contexts.get(q, []))
-        print(f"Q: {q}\nA: {answer}\n   [{trace.prompt_tokens} prompt + {trace.completion_tokens} completion tokens]")
+        source = "bm25" if "bm25" in methods else methods[0]
+        print(f"=== answer with the local LLM ({llm}) over the {source} context", flush=True)
+        with _Ticker(f"{llm}: writing") as tick:
+            answer, trace = _answer_with_llm(llm, q, contexts.get(source, {}).get(q, []))
+        print(
+            f"Q: {q}\nA: {answer}\n   [{trace.prompt_tokens} prompt + {trace.completion_tokens} completion tokens, "
+            f"{tick.seconds:.1f} s]\n"
+        )
+    print(f"{'method':<12} {'build s':>8} {'query s':>8} {'questions':>9} {'LLM calls':>9}")
+    for method, b, qs, nq, c in rows:
+        print(f"{method:<12} {b:8.1f} {qs:8.1f} {nq:9d} {c:9d}")
+    print(f"\ndemo finished in {time.perf_counter() - t_start:.0f} s")
     return 0

@@ -13,6 +13,8 @@ Examples:
 
 from __future__ import annotations
 
+import os
+
 
 class RetrieveKitError(Exception):
     """Base class of every error retrievekit raises on purpose.
@@ -59,6 +61,18 @@ class InvalidTextError(InvalidInputError):
     Examples:
         >>> isinstance(InvalidTextError("bad bytes"), ValueError)
         True
+    """
+
+
+class InvalidPathError(InvalidInputError, OSError):
+    """A path that cannot be used as asked: a folder wanted under a regular file, or a file where a folder must be.
+
+    Also an ``OSError``, so ``except OSError`` clauses written for the raw error keep working.
+
+    Examples:
+        >>> e = InvalidPathError("work_dir /tmp/notes.txt/sub cannot be created: /tmp/notes.txt is a file")
+        >>> isinstance(e, (InvalidInputError, OSError)), "notes.txt" in str(e)
+        (True, True)
     """
 
 
@@ -129,4 +143,43 @@ class ModelMismatchError(InvalidInputError):
     Examples:
         >>> isinstance(ModelMismatchError("trained on another corpus"), InvalidInputError)
         True
+    """
+
+
+class DatasetError(InvalidInputError):
+    """A benchmark data folder that cannot be loaded: a file is missing or malformed.
+
+    The message names the dataset, the file and, where it applies, the 1-based line (or JSON list item); ``path``
+    and ``line`` carry the same for programs.
+
+    Examples:
+        >>> e = DatasetError("scifact: /d/scifact/queries.jsonl line 3: invalid JSON", path="/d/scifact/queries.jsonl", line=3)
+        >>> e.line, isinstance(e, InvalidInputError)
+        (3, True)
+    """
+
+    def __init__(self, message: str, *, path: str | os.PathLike[str] | None = None, line: int | None = None) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.line = line
+        super().__init__(message)
+
+
+class DatasetNotFoundError(DatasetError, FileNotFoundError):
+    """A dataset file (or folder) that is not where the layout says it should be.
+
+    Examples:
+        >>> e = DatasetNotFoundError("scifact: missing file /x/scifact/corpus.jsonl.gz", path="/x/scifact/corpus.jsonl.gz")
+        >>> isinstance(e, FileNotFoundError), isinstance(e, InvalidInputError), e.path
+        (True, True, '/x/scifact/corpus.jsonl.gz')
+    """
+
+
+class DatasetFormatError(DatasetError):
+    """A dataset file that exists but cannot be read: truncated or corrupt gzip, bytes that are not UTF-8, invalid
+    JSON, a record without a required field, a qrels line without three columns.
+
+    Examples:
+        >>> e = DatasetFormatError("scifact: /d/scifact/qrels/dev.tsv line 2: not UTF-8 text", path="/d/scifact/qrels/dev.tsv", line=2)
+        >>> e.path, e.line
+        ('/d/scifact/qrels/dev.tsv', 2)
     """

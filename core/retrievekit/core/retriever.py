@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, InvalidInputError, LLMOutputError
+from retrievekit.core.paths import check_folder_path
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit, Table, TableRow, ensure_text
 
@@ -140,19 +141,29 @@ class MethodContext:
 
     Attributes:
         corpus: objects to index.
-        work_dir: a folder the method may cache indexes in (None: in memory / temp).
+        work_dir: a folder the method may cache indexes in (None: in memory / temp). Checked on construction:
+            a path that is, or lies under, a regular file raises
+            :class:`~retrievekit.core.errors.InvalidPathError` before anything is built.
         llm: name of the local LLM to use (``smollm2`` or ``qwen0.5b``) or None.
         options: method-specific options (e.g. ``{"budget": 4000}``).
 
     Examples:
         >>> MethodContext(corpus=[]).options
         {}
+        >>> MethodContext(corpus=[], work_dir=Path(__file__) / "cache")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidPathError: work_dir .../retriever.py/cache cannot be a folder: ... is a file, not a folder
     """
 
     corpus: Sequence[DataObject]
     work_dir: Path | None = None
     llm: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.work_dir is not None:
+            object.__setattr__(self, "work_dir", check_folder_path(self.work_dir, "work_dir"))
 
 
 MethodFactory = Callable[[MethodContext], Retriever]
@@ -203,11 +214,18 @@ def available_methods() -> list[str]:
 def build_method(name: str, ctx: MethodContext) -> Retriever:
     """Build the retriever registered as ``name`` over ``ctx.corpus``.
 
+    The corpus is validated (:func:`check_corpus`) before the factory runs, so a bad corpus is refused before any
+    model is loaded or index built.
+
     Examples:
         >>> build_method("nope", MethodContext(corpus=[]))
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.InvalidInputError: unknown method 'nope'; available: ...
+        >>> build_method("bm25", MethodContext(corpus=[]))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
     factory = _REGISTRY.get(name)
     if factory is None:
@@ -217,6 +235,7 @@ def build_method(name: str, ctx: MethodContext) -> Retriever:
         module, _, attr = path.partition(":")
         factory = getattr(importlib.import_module(module), attr)
         _REGISTRY[name] = factory
+    check_corpus(ctx.corpus)
     return factory(ctx)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
+from retrievekit.core.retriever import check_corpus
 from retrievekit.core.types import DataObject
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
@@ -70,5 +71,5 @@ class ArmRetriever(RetrieveKitRetriever):
         """
         docs = [d for d in documents if isinstance(d, Document)]
         converted = iter(documents_to_objects(docs))
-        objs = [next(converted) if isinstance(d, Document) else d for d in documents]
+        objs = check_corpus([next(converted) if isinstance(d, Document) else d for d in documents])
         return cls(retriever=create_arm(objs, llm=llm, llm_name=llm_name, config=config, **options), k=k)

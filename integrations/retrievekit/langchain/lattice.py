@@ -21,6 +21,7 @@ from retrievekit.core.lattice.method import Lattice, create_lattice
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.retriever import check_corpus
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["LatticeRetriever"]
@@ -90,7 +91,7 @@ class LatticeRetriever(RetrieveKitRetriever):
             10
         """
         lattice = create_lattice(
-            documents_to_objects(documents),
+            check_corpus(documents_to_objects(documents)),  # before the LLM and embedder are loaded
             llm=_as_chat_llm(llm),
             llm_name=llm_name,
             embedder=embedder,

@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
 from retrievekit.core.llm.protocol import ScoringLM
+from retrievekit.core.retriever import check_corpus
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["MindRefRetriever"]
@@ -27,7 +28,9 @@ class MindRefRetriever(RetrieveKitRetriever):
     """MindRef for LangChain: each ``Document`` is a passage located inside a recalled document.
 
     ``Document.id`` is the source document's id; ``metadata`` carries ``title``, ``token_start``/``token_end``,
-    ``title_score``, ``passage_score``, ``prefix`` and ``score``. ``k`` (default 2) can be overridden per call.
+    ``title_score``, ``passage_score``, ``prefix`` and ``score``. ``k`` (default 2) can be overridden per call, and
+    ``k`` documents come back when the corpus allows: above the 2 recalled titles' passages, the next titles of the
+    same title search fill in (``MindRefConfig.widen_to_k``; ``widen_to_k`` / ``short_of_k`` trace events).
 
     Examples:
         >>> r = MindRefRetriever(retriever=MindRef(corpus, lm), k=2)  # doctest: +SKIP
@@ -66,6 +69,5 @@ class MindRefRetriever(RetrieveKitRetriever):
             >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
             5
         """
-        return cls(
-            retriever=create_mindref(documents_to_objects(documents), lm=lm, llm=llm, config=config, **options), k=k
-        )
+        corpus = check_corpus(documents_to_objects(documents))  # before the model is loaded
+        return cls(retriever=create_mindref(corpus, lm=lm, llm=llm, config=config, **options), k=k)

@@ -22,7 +22,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_k
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_corpus, check_k
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage
 
@@ -32,12 +33,20 @@ __all__ = ["RetrieveKitRetriever", "documents_to_objects", "object_to_document"]
 def documents_to_objects(docs: Sequence[Document]) -> list[DataObject]:
     """Convert LangChain documents to retrievekit passages (id = ``doc.id`` or a hash of the text).
 
+    Raises :class:`~retrievekit.core.errors.InvalidInputError` naming the first item that is not a ``Document``.
+
     Examples:
         >>> documents_to_objects([Document(page_content="hi", id="d1")])[0].id
         'd1'
+        >>> documents_to_objects(["hi"])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: documents[0] is a str, not a LangChain Document
     """
     out: list[DataObject] = []
-    for d in docs:
+    for i, d in enumerate(docs):
+        if not isinstance(d, Document):
+            raise InvalidInputError(f"documents[{i}] is a {type(d).__name__}, not a LangChain Document")
         did = d.id or hashlib.sha1(d.page_content.encode("utf-8")).hexdigest()[:16]
         meta: dict[str, Any] = {}
         for k, v in (d.metadata or {}).items():
@@ -104,7 +113,9 @@ class RetrieveKitRetriever(BaseRetriever):
             4
         """
         ctx = MethodContext(
-            corpus=documents_to_objects(documents), work_dir=Path(work_dir) if work_dir else None, options=options
+            corpus=check_corpus(documents_to_objects(documents)),
+            work_dir=Path(work_dir) if work_dir else None,
+            options=options,
         )
         return cls(retriever=build_method(method, ctx), k=k)
 

@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, create_self_retrieval
 from retrievekit.core.llm.protocol import ScoringLM
+from retrievekit.core.retriever import check_corpus
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["SelfRetrievalRetriever"]
@@ -66,7 +67,6 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
             >>> SelfRetrievalRetriever.from_documents(docs, model_dir="runs/sr", k=2).k  # doctest: +SKIP
             2
         """
-        core = create_self_retrieval(
-            documents_to_objects(documents), model_dir=model_dir, lm=lm, config=config, **options
-        )
+        corpus = check_corpus(documents_to_objects(documents))  # before any model is loaded
+        core = create_self_retrieval(corpus, model_dir=model_dir, lm=lm, config=config, **options)
         return cls(retriever=core, k=k)

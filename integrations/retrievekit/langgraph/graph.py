@@ -236,7 +236,9 @@ def build_iterative_agent(
         fallback_on_first_turn: on turn 1, also search with the original question (guards against query drift).
         enable_delete: bind ``chunk_delete`` (guards against context growth / retrieval laziness).
         checkpointer: e.g. ``InMemorySaver()`` or ``SqliteSaver``; then pass ``{"configurable": {"thread_id": ...}}``.
-        interrupt_before: node names to pause before (``"tools"``, ``"answer"``), for human review or resume.
+        interrupt_before: node names to pause before (``"tools"``, ``"answer"``), for human review or resume. The
+            graph pauses before *every* run of those nodes, so resume with ``invoke(None, cfg)`` in a loop while
+            ``graph.get_state(cfg).next`` is non-empty (see the example).
         name: the compiled graph's name (the node name when used as a subgraph).
         judge: an optional :class:`~retrievekit.core.llm.protocol.RelevanceJudge`; after each ``chunk_search`` it
             scores the chunks the search added against the question, and those below ``judge_threshold`` are
@@ -255,6 +257,22 @@ def build_iterative_agent(
         'no idea'
         >>> g.config["recursion_limit"]
         16
+
+        Pausing before every tool turn for review, with a checkpointer; a run with two searches pauses twice:
+
+        >>> from langchain_core.messages import AIMessage
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> call = lambda q: AIMessage("", tool_calls=[{"name": "chunk_search", "args": {"query": q}, "id": q}])
+        >>> llm = ScriptedToolChatModel(replies=[call("apples"), call("red fruit"), "red"])
+        >>> g = build_iterative_agent(llm, lambda q, k, t: [], checkpointer=InMemorySaver(), interrupt_before=["tools"])
+        >>> cfg = {"configurable": {"thread_id": "t1"}}
+        >>> state = g.invoke({"question": "What colour are apples?"}, cfg)  # paused before the first tool call
+        >>> pauses = 0
+        >>> while g.get_state(cfg).next:  # paused: g.get_state(cfg).values["messages"][-1].tool_calls is pending
+        ...     pauses += 1
+        ...     state = g.invoke(None, cfg)  # approve: run the tools, continue to the next pause or the end
+        >>> pauses, state["answer"], state["stop_reason"]
+        (2, 'red', 'answered')
     """
     if isinstance(search_top_k, bool) or not isinstance(search_top_k, int) or search_top_k < 1:
         raise InvalidInputError(f"search_top_k must be a positive integer, got {search_top_k!r}")
@@ -265,8 +283,8 @@ def build_iterative_agent(
     if not 0.0 <= float(judge_threshold) <= 1.0:
         raise InvalidInputError(f"judge_threshold must be a number in [0, 1], got {judge_threshold!r}")
     recursion_limit = recursion_limit_for(max_turns)
+    search_fn = as_search_function(retriever)  # before the model is wrapped: a bad retriever fails fast
     chat = _as_chat_model(llm)
-    search_fn = as_search_function(retriever)
     tools: list[BaseTool] = [chunk_search, chunk_delete] if enable_delete else [chunk_search]
     tool_names = {t.name for t in tools}
     try:

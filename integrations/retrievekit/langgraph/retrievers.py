@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.errors import EmptyCorpusError, InvalidInputError
 from retrievekit.core.iterative.state import Chunk, make_chunk
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, Table, TableRow
@@ -98,11 +98,20 @@ def as_search_function(retriever: Any) -> SearchFunction:
     with the ``SearchFunction`` signature, or a sequence of retrievekit objects (the hybrid BM25 + dense baseline is
     built over it).
 
+    Raises:
+        EmptyCorpusError: an empty list (nothing to search).
+        InvalidInputError: anything else that is none of the above, or a list holding something other than
+            ``Passage`` / ``Table`` / ``TableRow`` objects (the message names the first such item).
+
     Examples:
         >>> as_search_function(42)
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.InvalidInputError: retriever must be a retrievekit retriever, a LlamaIndex or LangChain BaseRetriever, a search function or a list of Passages; got int
+        >>> as_search_function([])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: retriever is an empty list: chunk_search needs a retriever, or a non-empty list of Passages to search
     """
     if _is_instance(retriever, "llama_index.core.retrievers", "BaseRetriever"):
         return _llama_index_search(retriever)
@@ -112,11 +121,20 @@ def as_search_function(retriever: Any) -> SearchFunction:
         return _core_search(retriever)
     if isinstance(retriever, Sequence) and not isinstance(retriever, (str, bytes)):
         objs = list(retriever)
-        if objs and all(isinstance(o, (Passage, Table, TableRow)) for o in objs):
-            from retrievekit.core.index.baselines import build_hybrid
-            from retrievekit.core.retriever import MethodContext
+        if not objs:
+            raise EmptyCorpusError(
+                "retriever is an empty list: chunk_search needs a retriever, or a non-empty list of Passages to search"
+            )
+        for i, o in enumerate(objs):
+            if not isinstance(o, (Passage, Table, TableRow)):
+                raise InvalidInputError(
+                    f"retriever is a list, so it must hold Passage/Table/TableRow objects; item {i} is a "
+                    f"{type(o).__name__}"
+                )
+        from retrievekit.core.index.baselines import build_hybrid
+        from retrievekit.core.retriever import MethodContext
 
-            return _core_search(build_hybrid(MethodContext(corpus=objs)))
+        return _core_search(build_hybrid(MethodContext(corpus=objs)))
     if callable(retriever):
         fn: SearchFunction = retriever
         return fn

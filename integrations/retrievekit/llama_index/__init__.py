@@ -1,4 +1,4 @@
-"""retrievekit for LlamaIndex: retrievers, node postprocessors and LLM adapters.
+"""retrievekit for LlamaIndex: retrievers, node postprocessors, LLM adapters and an offline local ``LLM``.
 
 Exports are loaded lazily, so importing one component does not import the
 dependencies of every other (e.g. LangGraph for the agent retriever).
@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "JudgeReranker": "retrievekit.llama_index.judge",
     "LatticeRetriever": "retrievekit.llama_index.lattice",
     "LlamaIndexChatLLM": "retrievekit.llama_index.llm",
+    "LocalLlamaIndexLLM": "retrievekit.llama_index.local_llm",
     "MindRefRetriever": "retrievekit.llama_index.mindref",
     "OneShotPostprocessor": "retrievekit.llama_index.postprocessor",
     "SelfRetrievalRetriever": "retrievekit.llama_index.self_retrieval",
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from retrievekit.llama_index.judge import JudgeReranker
     from retrievekit.llama_index.lattice import LatticeRetriever
     from retrievekit.llama_index.llm import LlamaIndexChatLLM
+    from retrievekit.llama_index.local_llm import LocalLlamaIndexLLM
     from retrievekit.llama_index.mindref import MindRefRetriever
     from retrievekit.llama_index.postprocessor import OneShotPostprocessor
     from retrievekit.llama_index.retriever import (

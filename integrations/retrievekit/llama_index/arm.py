@@ -17,6 +17,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
+from retrievekit.core.retriever import check_corpus
 from retrievekit.core.types import DataObject
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
@@ -73,7 +74,7 @@ class ArmRetriever(RetrieveKitRetriever):
         """
         nodes = [d for d in documents if isinstance(d, BaseNode)]
         converted = iter(nodes_to_objects(nodes))
-        objs = [next(converted) if isinstance(d, BaseNode) else d for d in documents]
+        objs = check_corpus([next(converted) if isinstance(d, BaseNode) else d for d in documents])
         return cls(
             create_arm(objs, llm=llm, llm_name=llm_name, config=config, **options), similarity_top_k=similarity_top_k
         )

@@ -22,6 +22,7 @@ from retrievekit.core.lattice.method import Lattice, create_lattice
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.retriever import check_corpus
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["LatticeRetriever"]
@@ -97,7 +98,7 @@ class LatticeRetriever(RetrieveKitRetriever):
             <...LatticeRetriever...>
         """
         lattice = create_lattice(
-            nodes_to_objects(documents),
+            check_corpus(nodes_to_objects(documents)),  # before the LLM and embedder are loaded
             llm=_as_chat_llm(llm),
             llm_name=llm_name,
             embedder=embedder,

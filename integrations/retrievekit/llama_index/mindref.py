@@ -19,6 +19,7 @@ from llama_index.core.schema import BaseNode
 
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
 from retrievekit.core.llm.protocol import ScoringLM
+from retrievekit.core.retriever import check_corpus
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["MindRefRetriever"]
@@ -30,7 +31,9 @@ class MindRefRetriever(RetrieveKitRetriever):
     Node ids are document ids; ``node.metadata`` carries ``title``, ``token_start``/``token_end``, ``title_score``,
     ``passage_score`` and the generated ``prefix``. Titles come from ``metadata["title"]`` (or the first
     sentence, see :class:`~retrievekit.core.generative.mindref.MindRefConfig`). ``last_trace`` holds the query's
-    trace.
+    trace. ``similarity_top_k`` nodes come back when the corpus allows: above the 2 recalled titles' passages, the
+    next titles of the same title search fill in (``MindRefConfig.widen_to_k``; ``widen_to_k`` / ``short_of_k``
+    trace events).
 
     Args:
         mindref: a built :class:`~retrievekit.core.generative.mindref.MindRef`.
@@ -72,6 +75,6 @@ class MindRefRetriever(RetrieveKitRetriever):
             5
         """
         return cls(
-            create_mindref(nodes_to_objects(documents), lm=lm, llm=llm, config=config, **options),
+            create_mindref(check_corpus(nodes_to_objects(documents)), lm=lm, llm=llm, config=config, **options),
             similarity_top_k=similarity_top_k,
         )

@@ -21,7 +21,8 @@ from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
-from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_k
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_corpus, check_k
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage
 
@@ -61,12 +62,20 @@ def _json_safe(meta: dict[str, Any]) -> dict[str, Any]:
 def nodes_to_objects(nodes: Sequence[BaseNode]) -> list[DataObject]:
     """Convert LlamaIndex nodes/documents to retrievekit passages (id = node id, metadata kept JSON-safe).
 
+    Raises :class:`~retrievekit.core.errors.InvalidInputError` naming the first item that is not a node.
+
     Examples:
         >>> nodes_to_objects([TextNode(id_="n1", text="hi")])[0].id
         'n1'
+        >>> nodes_to_objects(["hi"])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: documents[0] is a str, not a LlamaIndex Document or node
     """
     out: list[DataObject] = []
-    for n in nodes:
+    for i, n in enumerate(nodes):
+        if not isinstance(n, BaseNode):
+            raise InvalidInputError(f"documents[{i}] is a {type(n).__name__}, not a LlamaIndex Document or node")
         text = n.get_content()
         nid = n.node_id or hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
         out.append(Passage(id=nid, text=text, metadata=_json_safe(dict(n.metadata or {}))))
@@ -141,7 +150,9 @@ class RetrieveKitRetriever(BaseRetriever):
         from pathlib import Path
 
         ctx = MethodContext(
-            corpus=nodes_to_objects(documents), work_dir=Path(work_dir) if work_dir else None, options=options
+            corpus=check_corpus(nodes_to_objects(documents)),
+            work_dir=Path(work_dir) if work_dir else None,
+            options=options,
         )
         return cls(build_method(method, ctx), similarity_top_k=similarity_top_k)
 

@@ -19,6 +19,7 @@ from llama_index.core.schema import BaseNode
 
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, create_self_retrieval
 from retrievekit.core.llm.protocol import ScoringLM
+from retrievekit.core.retriever import check_corpus
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["SelfRetrievalRetriever"]
@@ -72,5 +73,6 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
             >>> SelfRetrievalRetriever.from_documents(docs, model_dir="runs/sr", title_beams=3)  # doctest: +SKIP
             SelfRetrievalRetriever(...)
         """
-        core = create_self_retrieval(nodes_to_objects(documents), model_dir=model_dir, lm=lm, config=config, **options)
+        corpus = check_corpus(nodes_to_objects(documents))  # before any model is loaded
+        core = create_self_retrieval(corpus, model_dir=model_dir, lm=lm, config=config, **options)
         return cls(core, similarity_top_k=similarity_top_k)

@@ -239,7 +239,14 @@ class Arm:
         trace.count("arm_keyword_ngrams", sum(len(v) for v in alignment.ngrams.values()))
         with trace.stage("arm.base"):
             terms = alignment.all_terms()
-            scores = self.bm25.scores(" ".join([query, *terms]))
+            bm25_query = " ".join([query, *terms])
+            if not self.bm25.query_terms(bm25_query):
+                trace.note(
+                    "no_searchable_terms",
+                    "the query (with its keywords) has no searchable terms (only stop words or punctuation); "
+                    "BM25 adds nothing, objects are ranked by dense similarity alone",
+                )
+            scores = self.bm25.scores(bm25_query)
             bm25_ids = [self.bm25.objects[int(i)].id for i in top_k_indices(scores, cfg.pool_size) if scores[i] > 0]
             cand = list(dict.fromkeys([h.id for h in dense_hits[: cfg.pool_size]] + bm25_ids))
             if not cand:
@@ -521,12 +528,18 @@ def create_arm(
     """ARM over ``corpus`` with ``llm`` (default: ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM).
 
     ``options`` are :class:`ArmConfig` fields, ignored when ``config`` is given. The framework retrievers'
-    ``from_documents`` use this.
+    ``from_documents`` use this. The corpus and the options are checked before the LLM is loaded.
 
     Examples:
         >>> create_arm(corpus, llm_name=None, base_k=3).config.base_k  # doctest: +SKIP
         3
+        >>> create_arm([])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
+    corpus = check_corpus(corpus)
+    config = config or ArmConfig.from_options(options)
     if llm is None and llm_name is not None:
         llm = _load_llm(llm_name)
-    return Arm(corpus, llm, config or ArmConfig.from_options(options), dense=dense, bm25=bm25)
+    return Arm(corpus, llm, config, dense=dense, bm25=bm25)

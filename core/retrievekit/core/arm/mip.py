@@ -1,14 +1,27 @@
 """Structure alignment as a mixed-integer program (pulp modelling, HiGHS solver through ``highspy``).
 
 Given relevance ``R_i`` and compatibility ``C_ij`` of ``n`` candidates, choose binary ``o_i`` (object kept) and
-``c_ij`` (ordered pair i != j kept as a connection) to (REFERENCE.md §2.1.4)::
+``e_ij`` (unordered pair ``i < j`` kept as a connection) to::
 
-    maximise   w_R * sum_i R_i o_i  +  w_C * sum_{i != j} C_ij c_ij
-    subject to sum_i o_i <= k,   sum_{i != j} c_ij <= 2 (k - 1),   2 c_ij <= o_i + o_j
+    maximise   w_R * sum_i R_i o_i  +  w_C * sum_{i < j} (C_ij + C_ji) e_ij
+    subject to sum_i o_i <= k,   sum_{i < j} e_ij <= k - 1,   2 e_ij <= o_i + o_j
 
-with ``w_R = 3`` and ``w_C = 0.5``. ``c_ij`` exists only where ``C_ij > 1e-6`` (REFERENCE.md §2.3) to keep the
-model small. The model is built with ``LpProblem.add_variable`` and solved with ``pulp.HiGHS(msg=False,
-timeLimit=...)``, which runs warning-free on pulp 3.3 and 4.x (ECOSYSTEM.md §4).
+with ``w_R = 3`` and ``w_C = 0.5`` (ARM paper §3.3; reference code ``align_structure_filter.py``).
+
+**The connection budget.** The reference code has one variable per *ordered* pair and caps their sum at
+``2 (k - 1)``: "a tree's worth of edges, each counted in both directions". Here each unordered pair is one
+variable worth ``C_ij + C_ji`` and the cap is ``k - 1`` connections. For a symmetric ``C`` (ARM's compatibility is
+symmetric) both models have the same optimum, because the ``2 (k - 1)`` best ordered pairs are the ``k - 1`` best
+unordered pairs taken in both directions; the unordered model has half the variables and no optimum in which a
+pair is "half" connected. Connected-ness of the selection is not required, as in the reference.
+
+**Canonical result.** Several edge sets can tie (three fully compatible objects, ``k = 3``: any two of the three
+pairs). The reported ``edges`` and ``objective`` therefore do not come from the solver's choice among ties: for
+the selected objects, the ``k - 1`` heaviest pairs are taken (ties by index), which is optimal for that selection,
+and the objective is computed from them. The solver runs with a zero relative gap, so "optimal" means optimal.
+``e_ij`` exists only where ``C_ij`` or ``C_ji`` exceeds ``1e-6`` to keep the model small.
+The model is built with ``LpProblem.add_variable`` and solved with ``pulp.HiGHS(msg=False, timeLimit=...)``, which
+runs warning-free on pulp 3.3 and 4.x; HiGHS's one-time start-up banner is kept off standard output.
 
 Outcomes (``MipResult.status``): ``"optimal"``; ``"time_limit"`` (the solver stopped at the limit with an integer
 incumbent, which is kept); ``"fallback"`` (solver unavailable, infeasible, error, or no incumbent: the relevance
@@ -25,6 +38,9 @@ Examples:
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,7 +50,7 @@ import numpy as np
 
 from retrievekit.core.errors import InvalidInputError
 
-__all__ = ["MipResult", "relevance_top_k", "solve_mip", "solver_available"]
+__all__ = ["MipResult", "heaviest_pairs", "relevance_top_k", "solve_mip", "solver_available"]
 
 
 @dataclass(frozen=True)
@@ -43,12 +59,14 @@ class MipResult:
 
     Attributes:
         selected: indices of the chosen candidates, sorted by relevance (best first, ties by index).
-        edges: unordered pairs ``(i, j)``, ``i < j``, whose ``c_ij`` or ``c_ji`` is 1 (connections kept).
+        edges: unordered pairs ``(i, j)``, ``i < j``, kept as connections: at most ``k - 1``, the heaviest pairs
+            among ``selected`` (canonical, see the module docstring).
         status: ``"optimal"``, ``"time_limit"`` (incumbent kept) or ``"fallback"`` (relevance top-k).
         message: why a fallback happened (``""`` otherwise).
         seconds: wall time of building and solving.
         objective: the objective value of ``selected``/``edges``.
-        n_pair_vars: ``c_ij`` variables in the model.
+        n_pair_vars: ``e_ij`` (pair) variables in the model.
+        extra: ``solver_objective``, the objective the solver reported (equal to ``objective`` when optimal).
 
     Examples:
         >>> MipResult(selected=[0], edges=[], status="optimal").status
@@ -65,6 +83,36 @@ class MipResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_BANNER_DONE = False
+_BANNER_LOCK = threading.Lock()
+
+
+def _swallow_highs_banner() -> None:
+    """Create the process's first ``highspy.Highs`` with file descriptor 1 pointed at /dev/null.
+
+    HiGHS prints its copyright banner from C++ the first time a solver object is made in a process, whatever
+    ``output_flag`` says; later objects print nothing.
+    """
+    global _BANNER_DONE
+    with _BANNER_LOCK:
+        if _BANNER_DONE:
+            return
+        _BANNER_DONE = True
+        try:
+            import highspy
+        except ImportError:
+            return
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def solver_available() -> bool:
     """Whether pulp and the HiGHS (highspy) solver can be used.
 
@@ -75,9 +123,15 @@ def solver_available() -> bool:
     try:
         import pulp
 
-        return bool(pulp.HiGHS(msg=False).available())
+        available = bool(pulp.HiGHS(msg=False).available())
     except Exception:
         return False
+    if available:
+        try:
+            _swallow_highs_banner()
+        except OSError:  # no usable file descriptor 1 (e.g. a closed stdout): the banner is harmless
+            pass
+    return available
 
 
 def _order(selected: Sequence[int], R: np.ndarray) -> list[int]:
@@ -88,6 +142,33 @@ def _objective(
     R: np.ndarray, C: np.ndarray, sel: Sequence[int], edges: Sequence[tuple[int, int]], wr: float, wc: float
 ) -> float:
     return wr * float(sum(R[i] for i in sel)) + wc * float(sum(C[i, j] + C[j, i] for i, j in edges))
+
+
+def heaviest_pairs(
+    selected: Sequence[int],
+    weight: np.ndarray,
+    budget: int,
+    *,
+    min_compatibility: float = 1e-6,
+    compatibility: np.ndarray | None = None,
+) -> list[tuple[int, int]]:
+    """The ``budget`` heaviest compatible pairs among ``selected``, as sorted ``(i, j)``, ``i < j``.
+
+    ``weight[i, j]`` ranks the pairs (heaviest first, ties by ``(i, j)``); a pair is compatible when
+    ``compatibility`` (default: ``weight``) exceeds ``min_compatibility`` in either direction. For a fixed
+    selection this is the MIP's optimal choice of connections, so the result does not depend on how the solver
+    breaks ties.
+
+    Examples:
+        >>> w = np.array([[0, 2, 2], [2, 0, 2], [2, 2, 0]], dtype=float)
+        >>> heaviest_pairs([0, 1, 2], w, 2)
+        [(0, 1), (0, 2)]
+    """
+    comp = weight if compatibility is None else compatibility
+    ids = sorted({int(i) for i in selected})
+    cands = [(i, j) for a, i in enumerate(ids) for j in ids[a + 1 :] if max(comp[i, j], comp[j, i]) > min_compatibility]
+    cands.sort(key=lambda p: (-float(weight[p[0], p[1]]), p))
+    return sorted(cands[: max(budget, 0)])
 
 
 def relevance_top_k(
@@ -101,14 +182,10 @@ def relevance_top_k(
     """
     r = np.asarray(R, dtype=float)
     sel = _order(np.argsort(-r, kind="stable")[: max(k, 0)].tolist(), r)
-    edges: list[tuple[int, int]] = []
-    if C is not None:
-        for a in range(len(sel)):
-            for b in range(a + 1, len(sel)):
-                i, j = sorted((sel[a], sel[b]))
-                if max(C[i, j], C[j, i]) > min_compatibility:
-                    edges.append((i, j))
-    return sel, sorted(edges)
+    if C is None:
+        return sel, []
+    c = np.asarray(C, dtype=float)
+    return sel, heaviest_pairs(sel, c + c.T, len(sel) ** 2, min_compatibility=min_compatibility, compatibility=c)
 
 
 def solve_mip(
@@ -152,20 +229,21 @@ def solve_mip(
         return fallback("the HiGHS solver (pulp + highspy) is not available")
     import pulp
 
+    weight = c + c.T
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if max(c[i, j], c[j, i]) > min_compatibility]
     try:
         prob = pulp.LpProblem("arm_structure", pulp.LpMaximize)
         o = [prob.add_variable(f"o_{i}", 0, 1, cat="Binary") for i in range(n)]
-        pairs = [(i, j) for i in range(n) for j in range(n) if i != j and c[i, j] > min_compatibility]
-        cv = {p: prob.add_variable(f"c_{p[0]}_{p[1]}", 0, 1, cat="Binary") for p in pairs}
+        ev = {p: prob.add_variable(f"e_{p[0]}_{p[1]}", 0, 1, cat="Binary") for p in pairs}
         prob += pulp.lpSum(relevance_weight * float(r[i]) * o[i] for i in range(n)) + pulp.lpSum(
-            compatibility_weight * float(c[i, j]) * v for (i, j), v in cv.items()
+            compatibility_weight * float(weight[i, j]) * v for (i, j), v in ev.items()
         )
         prob += pulp.lpSum(o) <= k, "max_objects"
-        if cv:
-            prob += pulp.lpSum(cv.values()) <= 2 * (k - 1), "max_connections"
-            for (i, j), v in cv.items():
+        if ev:
+            prob += pulp.lpSum(ev.values()) <= k - 1, "max_connections"
+            for (i, j), v in ev.items():
                 prob += 2 * v <= o[i] + o[j], f"link_{i}_{j}"
-        prob.solve(pulp.HiGHS(msg=False, timeLimit=float(time_limit)))
+        prob.solve(pulp.HiGHS(msg=False, timeLimit=float(time_limit), gapRel=0.0))
     except Exception as e:  # solver crash, license/binary problems, pulp API errors
         return fallback(f"the MIP solver failed ({type(e).__name__}: {str(e)[:160]})")
     status, sol = int(prob.status), int(getattr(prob, "sol_status", 0))
@@ -173,14 +251,12 @@ def solve_mip(
         return fallback(
             f"the MIP solver returned {pulp.LpStatus.get(status, status)} / {pulp.LpSolution.get(sol, sol)}"
         )
-    sel = [i for i in range(n) if (o[i].varValue or 0.0) > 0.5]
-    chosen = {i for i in sel}
-    edges = sorted(
-        {tuple(sorted(p)) for p, v in cv.items() if (v.varValue or 0.0) > 0.5 and p[0] in chosen and p[1] in chosen}
-    )
+    ordered = _order([i for i in range(n) if (o[i].varValue or 0.0) > 0.5], r)
+    edges = heaviest_pairs(ordered, weight, k - 1, min_compatibility=min_compatibility, compatibility=c)
     kind = "optimal" if sol == pulp.LpSolutionOptimal else "time_limit"
     msg = "" if kind == "optimal" else f"time limit of {time_limit} s reached; the incumbent is kept"
-    ordered = _order(sel, r)
-    e2 = [(int(a), int(b)) for a, b in edges]
-    obj = _objective(r, c, ordered, e2, relevance_weight, compatibility_weight)
-    return MipResult(ordered, e2, kind, msg, time.perf_counter() - t0, obj, len(cv))
+    obj = _objective(r, c, ordered, edges, relevance_weight, compatibility_weight)
+    solver_obj = float(pulp.value(prob.objective) or 0.0)
+    return MipResult(
+        ordered, edges, kind, msg, time.perf_counter() - t0, obj, len(ev), {"solver_objective": solver_obj}
+    )

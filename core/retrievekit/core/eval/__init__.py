@@ -8,7 +8,10 @@ Examples:
 
 from retrievekit.core.eval.datasets import (
     DATASETS,
+    LAYOUTS,
     Dataset,
+    DatasetError,
+    DatasetFormatError,
     DatasetNotFoundError,
     Query,
     load_dataset,
@@ -38,7 +41,10 @@ __all__ = [
     "COST_KEYS",
     "DATASETS",
     "DEFAULT_KS",
+    "LAYOUTS",
     "Dataset",
+    "DatasetError",
+    "DatasetFormatError",
     "DatasetNotFoundError",
     "Query",
     "compare",

@@ -1,13 +1,16 @@
-"""Benchmark loaders: SciFact, OTT-QA, ObliQA, HotpotQA and MuSiQue in the layout of ``shared/data``.
+"""Benchmark loaders: SciFact, OTT-QA, ObliQA, HotpotQA and MuSiQue from one data folder.
 
-:func:`load_dataset` reads any folder laid out like the public data folder
-(one sub-folder per dataset, the same file names), so held-out parts with the
-same names load unchanged. Nothing here hard-codes ids or counts.
+:func:`load_dataset` reads a folder with one sub-folder per dataset and fixed file names (the layout, the file
+formats and where to get each dataset: ``docs/datasets.md``), so other parts with the same names load unchanged.
+Nothing here hard-codes ids or counts. A missing file raises :class:`DatasetNotFoundError`, a malformed one
+:class:`DatasetFormatError`; both name the file (and the line or list item) and are checked before any work
+(``retrievekit data check`` runs the same checks and prints what it found).
 
 =============  ============================================================  =========================================
 dataset        files (under ``DATA_DIR/<folder>/``)                          splits
 =============  ============================================================  =========================================
-``scifact``    ``corpus.jsonl.gz``, ``queries.jsonl``, ``qrels/{split}.tsv``  every ``qrels/*.tsv`` (``dev``, ``train``)
+``scifact``    ``corpus.jsonl.gz`` (or ``.jsonl``), ``queries.jsonl``,        every ``qrels/*.tsv`` (``dev``, ``train``)
+               ``qrels/{split}.tsv``
 ``ott_qa``     ``tables_*.jsonl.gz``, ``passages_linked_from_*.jsonl.gz``,    every ``{split}.traced.json`` /
                ``{split}.traced.json`` or ``{split}.json``                    ``{split}.json`` (``dev``)
 ``obliqa``     ``passages.jsonl.gz``, ``documents_meta.json``,                every ``qrels_{split}.tsv`` (``dev``)
@@ -27,22 +30,26 @@ Examples:
 from __future__ import annotations
 
 import ast
-import csv
 import gzip
 import hashlib
 import json
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.errors import DatasetError as DatasetError
+from retrievekit.core.errors import DatasetFormatError as DatasetFormatError
+from retrievekit.core.errors import DatasetNotFoundError as DatasetNotFoundError
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.types import DataObject, Passage, Table
 
 __all__ = [
     "DATASETS",
+    "LAYOUTS",
     "Dataset",
-    "DatasetNotFoundError",
     "Query",
     "load_dataset",
     "rebuild_documents",
@@ -63,15 +70,19 @@ _HOTPOT_SPLITS: dict[str, str] = {
 }
 _MUSIQUE_SPLITS: tuple[str, ...] = ("dev", "train")
 
-
-class DatasetNotFoundError(InvalidInputError, FileNotFoundError):
-    """A dataset file (or split) that is not where the layout says it should be.
-
-    Examples:
-        >>> e = DatasetNotFoundError("missing /x/corpus.jsonl.gz")
-        >>> isinstance(e, FileNotFoundError), isinstance(e, InvalidInputError)
-        (True, True)
-    """
+LAYOUTS: dict[str, str] = {
+    "scifact": "scifact/corpus.jsonl.gz (or corpus.jsonl), scifact/queries.jsonl and scifact/qrels/<split>.tsv",
+    "ott_qa": "ott_qa/tables_*.jsonl.gz, ott_qa/passages_linked_from_*.jsonl.gz and "
+    "ott_qa/<split>.traced.json (or ott_qa/<split>.json)",
+    "obliqa": "obliqa/passages.jsonl.gz, obliqa/<split>.json.gz and obliqa/qrels_<split>.tsv "
+    "(obliqa/documents_meta.json optional)",
+    "hotpotqa": "multihop_qa/hotpotqa_train100_distractor_corpus.json.gz and "
+    "multihop_qa/hotpotqa_train100_distractor_questions.json.gz (dev, train, distractor), "
+    "multihop_qa/hotpotqa_dev_fullwiki500.json.gz (fullwiki), multihop_qa/hotpotqa_dev100_gold_dpr_passages.json.gz "
+    "(dpr), multihop_qa/hotpotqa_dev_hard1000_gold_evidence.json.gz (hard)",
+    "musique": "multihop_qa/musique_train100_corpus.json.gz and multihop_qa/musique_train100_questions.json.gz",
+}
+"""The files each dataset needs, relative to the data folder (the details: ``docs/datasets.md``)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +114,8 @@ class Dataset:
         corpus: passages / tables to index, in file order.
         queries: questions in file order (after ``limit``).
         qrels: ``{query_id: {object_id: grade}}``, restricted to the loaded queries.
-        metadata: loader notes, e.g. ``qrels_missing_from_corpus`` (gold ids the pool lacks).
+        metadata: loader notes: ``n_corpus``, ``files`` (the files read, relative to the data folder),
+            ``qrels_missing_from_corpus`` (gold ids the pool lacks), ...
 
     Examples:
         >>> ds = Dataset("toy", "dev", [Passage(id="a", text="x")], [Query("q", "x?")], {"q": {"a": 1}})
@@ -157,57 +169,162 @@ def stable_id(*parts: str, length: int = 12) -> str:
     return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()[:length]
 
 
-def _need(path: Path, what: str) -> Path:
-    if not path.is_file():
-        raise DatasetNotFoundError(
-            f"{what}: expected the file {path} (is --data-dir the folder that holds '{path.parent.name}/'?)"
-        )
-    return path
+_SEE = "see docs/datasets.md"
 
 
-def _read_json(path: Path) -> Any:
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise InvalidInputError(f"cannot read JSON from {path}: {e}") from e
+class _Files:
+    """The files one load reads: checks they exist (in layout order) before any is parsed, and names them."""
 
+    def __init__(self, name: str, root: Path) -> None:
+        self.name = name
+        self.root = root
+        self.used: list[str] = []
 
-def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield json.loads(line)
-                except ValueError as e:
-                    raise InvalidInputError(f"{path}:{lineno}: not a JSON line ({e})") from e
-    except OSError as e:
-        raise InvalidInputError(f"cannot read {path}: {e}") from e
+    def folder(self, sub: str) -> Path:
+        folder = self.root / sub
+        if not folder.is_dir():
+            raise DatasetNotFoundError(
+                f"{self.name}: missing folder {folder} ({self.name} expects {LAYOUTS[self.name]} under {self.root}; "
+                f"is --data-dir the folder that holds '{sub}/'? {_SEE})",
+                path=folder,
+            )
+        return folder
 
+    def need(self, path: Path, what: str) -> Path:
+        if not path.is_file():
+            raise DatasetNotFoundError(
+                f"{self.name}: missing file {path} (the {what}; {self.name} expects {LAYOUTS[self.name]} "
+                f"under {self.root}; {_SEE})",
+                path=path,
+            )
+        self.used.append(path.relative_to(self.root).as_posix())
+        return path
 
-def _read_qrels_tsv(path: Path) -> dict[str, dict[str, int]]:
-    """BEIR TSV qrels (``query-id corpus-id score``), header optional."""
-    qrels: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8", newline="") as f:
-        for i, row in enumerate(csv.reader(f, delimiter="\t")):
-            if not row or not "".join(row).strip():
+    def bad(self, path: Path, problem: str, *, line: int | None = None, item: int | None = None) -> DatasetFormatError:
+        where = f" line {line}" if line is not None else f" item {item}" if item is not None else ""
+        return DatasetFormatError(f"{self.name}: {path}{where}: {problem}; {_SEE}", path=path, line=line)
+
+    @contextmanager
+    def record(self, path: Path, *, line: int | None = None, item: int | None = None) -> Iterator[None]:
+        """Turn a structural surprise while reading one record into an error that names the file and record."""
+        try:
+            yield
+        except DatasetError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            detail = f"missing field {e}" if isinstance(e, KeyError) else f"{type(e).__name__}: {e}"
+            raise self.bad(path, f"unexpected record structure ({detail})", line=line, item=item) from e
+
+    # ------------------------------------------------------------------ readers
+
+    def _open(self, path: Path) -> Any:
+        return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+    def lines(self, path: Path) -> Iterator[tuple[int, str]]:
+        """``(line number, text)`` of each line, decoded strictly as UTF-8 (a leading BOM is ignored)."""
+        lineno = 0
+        try:
+            with self._open(path) as f:
+                for lineno, raw in enumerate(f, 1):
+                    try:
+                        text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                    except UnicodeDecodeError as e:
+                        raise self.bad(
+                            path, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})", line=lineno
+                        ) from None
+                    yield lineno, text
+        except (OSError, EOFError, zlib.error) as e:
+            raise DatasetFormatError(
+                f"{self.name}: {path}: unreadable {f'after line {lineno}' if lineno else 'from the start'} "
+                f"({e}; truncated or corrupt file?); {_SEE}",
+                path=path,
+                line=lineno + 1,
+            ) from e
+
+    def _check_fields(
+        self,
+        path: Path,
+        row: Any,
+        fields: Sequence[str],
+        what: str,
+        *,
+        line: int | None = None,
+        item: int | None = None,
+    ) -> dict[str, Any]:
+        if not isinstance(row, dict):
+            raise self.bad(path, f"expected a JSON object ({what}), got {type(row).__name__}", line=line, item=item)
+        for name in fields:
+            if row.get(name) is None:
+                raise self.bad(
+                    path, f"missing field {name!r} (each {what} needs {', '.join(fields)})", line=line, item=item
+                )
+        return row
+
+    def jsonl(self, path: Path, fields: Sequence[str], what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line number, object)`` of each non-blank line; each object must carry ``fields``."""
+        for lineno, text in self.lines(path):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except ValueError as e:
+                msg = getattr(e, "msg", str(e))
+                col = getattr(e, "colno", None)
+                raise self.bad(path, f"invalid JSON ({msg}{f' at column {col}' if col else ''})", line=lineno) from None
+            yield lineno, self._check_fields(path, row, fields, what, line=lineno)
+
+    def json(self, path: Path) -> Any:
+        """The whole file as one JSON value (``.gz`` decompressed)."""
+        try:
+            with self._open(path) as f:
+                raw = f.read()
+        except (OSError, EOFError, zlib.error) as e:
+            raise DatasetFormatError(
+                f"{self.name}: {path}: unreadable ({e}; truncated or corrupt file?); {_SEE}", path=path
+            ) from e
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = raw.count(b"\n", 0, e.start) + 1
+            raise self.bad(path, f"not UTF-8 text (byte 0x{raw[e.start]:02x})", line=line) from None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise self.bad(path, f"invalid JSON ({e.msg} at column {e.colno})", line=e.lineno) from None
+
+    def json_list(self, path: Path, fields: Sequence[str], what: str) -> list[tuple[int, dict[str, Any]]]:
+        """``(item number, object)`` of a JSON list of objects that each carry ``fields`` (items count from 1)."""
+        data = self.json(path)
+        if not isinstance(data, list):
+            raise self.bad(path, f"expected a JSON list of {what} objects, got {type(data).__name__}")
+        return [(i, self._check_fields(path, row, fields, what, item=i)) for i, row in enumerate(data, 1)]
+
+    def qrels(self, path: Path) -> dict[str, dict[str, int]]:
+        """BEIR TSV qrels (``query-id<TAB>corpus-id<TAB>score``), header optional; at least one judgement."""
+        qrels: dict[str, dict[str, int]] = {}
+        first = True
+        for lineno, text in self.lines(path):
+            row = text.rstrip("\r\n").split("\t")
+            if not "".join(row).strip():
                 continue
             if len(row) < 3:
-                raise InvalidInputError(
-                    f"{path}: line {i + 1} has {len(row)} columns, expected 'query-id corpus-id score'"
+                raise self.bad(
+                    path,
+                    f"{len(row)} tab-separated column(s), expected 'query-id<TAB>corpus-id<TAB>score'",
+                    line=lineno,
                 )
             try:
                 grade = int(float(row[2]))
             except ValueError:
-                if i == 0:  # header
+                if first:  # header
+                    first = False
                     continue
-                raise InvalidInputError(f"{path}: line {i + 1}: score {row[2]!r} is not a number") from None
+                raise self.bad(path, f"score {row[2]!r} is not a number", line=lineno) from None
+            first = False
             qrels.setdefault(row[0].strip(), {})[row[1].strip()] = grade
-    return qrels
+        if not qrels:
+            raise self.bad(path, "no judgements (expected lines 'query-id<TAB>corpus-id<TAB>score')")
+        return qrels
 
 
 def _maybe_literal(value: Any) -> Any:
@@ -234,7 +351,7 @@ def _bad_split(name: str, split: str, supported: Sequence[str]) -> InvalidInputE
 
 
 def _finish(
-    name: str,
+    files: _Files,
     split: str,
     corpus: list[DataObject],
     queries: list[Query],
@@ -243,8 +360,6 @@ def _finish(
     metadata: dict[str, Any] | None = None,
 ) -> Dataset:
     if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise InvalidInputError(f"limit must be a non-negative integer or None, got {limit!r}")
         queries = queries[:limit]
     keep = {q.id for q in queries}
     qrels = {q: dict(d) for q, d in qrels.items() if q in keep}
@@ -252,44 +367,55 @@ def _finish(
     missing = sorted({d for docs in qrels.values() for d, g in docs.items() if g > 0 and d not in ids})
     meta = dict(metadata or {})
     meta["n_corpus"] = len(corpus)
+    meta["files"] = list(files.used)
     meta["qrels_missing_from_corpus"] = len(missing)
     if missing:
         meta["qrels_missing_examples"] = missing[:10]
-    return Dataset(name=name, split=split, corpus=corpus, queries=queries, qrels=qrels, metadata=meta)
+    return Dataset(name=files.name, split=split, corpus=corpus, queries=queries, qrels=qrels, metadata=meta)
 
 
 # --------------------------------------------------------------------------- scifact
 
 
 def _load_scifact(root: Path, split: str, limit: int | None) -> Dataset:
-    folder = root / "scifact"
+    files = _Files("scifact", root)
+    folder = files.folder("scifact")
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         splits = _splits_from_glob(folder / "qrels", "*.tsv", "", ".tsv")
-        if not folder.is_dir():
-            _need(qrels_path, "scifact qrels")
-        raise _bad_split("scifact", split, splits)
-    qrels = _read_qrels_tsv(qrels_path)
+        if splits:
+            raise _bad_split("scifact", split, splits)
+    corpus_path = folder / "corpus.jsonl.gz"
+    if not corpus_path.is_file() and (folder / "corpus.jsonl").is_file():  # as BEIR ships it
+        corpus_path = folder / "corpus.jsonl"
+    files.need(corpus_path, "corpus: one JSON object a line with _id, title, text")
+    queries_path = files.need(folder / "queries.jsonl", "queries: one JSON object a line with _id, text")
+    files.need(qrels_path, f"{split} qrels: query-id<TAB>corpus-id<TAB>score")
+    qrels = files.qrels(qrels_path)
     corpus: list[DataObject] = []
-    for row in _iter_jsonl(_need(folder / "corpus.jsonl.gz", "scifact corpus")):
-        meta = _maybe_literal(row.get("metadata") or {})
-        corpus.append(
-            Passage(
-                id=str(row["_id"]),
-                text=row.get("text") or "",
-                title=row.get("title") or "",
-                metadata=meta if isinstance(meta, dict) else {"raw": meta},
+    for line, row in files.jsonl(corpus_path, ("_id", "text"), "corpus line"):
+        with files.record(corpus_path, line=line):
+            meta = _maybe_literal(row.get("metadata") or {})
+            corpus.append(
+                Passage(
+                    id=str(row["_id"]),
+                    text=str(row["text"]),
+                    title=str(row.get("title") or ""),
+                    metadata=meta if isinstance(meta, dict) else {"raw": meta},
+                )
             )
-        )
     queries: list[Query] = []
-    for row in _iter_jsonl(_need(folder / "queries.jsonl", "scifact queries")):
-        qid = str(row["_id"])
-        meta = row.get("metadata") or {}
-        # BEIR files for other splits may carry no scifact_split: then membership in the qrels decides.
-        qsplit = meta.get("scifact_split") if isinstance(meta, dict) else None
-        if qid in qrels and (qsplit is None or qsplit == split):
-            queries.append(Query(id=qid, text=row["text"], metadata=dict(meta) if isinstance(meta, dict) else {}))
-    return _finish("scifact", split, corpus, queries, qrels, limit)
+    for line, row in files.jsonl(queries_path, ("_id", "text"), "query line"):
+        with files.record(queries_path, line=line):
+            qid = str(row["_id"])
+            meta = row.get("metadata") or {}
+            # BEIR files for other splits may carry no scifact_split: then membership in the qrels decides.
+            qsplit = meta.get("scifact_split") if isinstance(meta, dict) else None
+            if qid in qrels and (qsplit is None or qsplit == split):
+                queries.append(
+                    Query(id=qid, text=str(row["text"]), metadata=dict(meta) if isinstance(meta, dict) else {})
+                )
+    return _finish(files, split, corpus, queries, qrels, limit)
 
 
 # --------------------------------------------------------------------------- ott_qa
@@ -325,60 +451,63 @@ def _ott_table(row: dict[str, Any]) -> Table:
 
 
 def _load_ott_qa(root: Path, split: str, limit: int | None) -> Dataset:
-    folder = root / "ott_qa"
+    files = _Files("ott_qa", root)
+    folder = files.folder("ott_qa")
     qpath = folder / f"{split}.traced.json"
     if not qpath.is_file():
         qpath = folder / f"{split}.json"
     if not qpath.is_file():
-        if not folder.is_dir():
-            _need(qpath, "ott_qa questions")
         splits = sorted({p.name.split(".")[0] for p in folder.glob("*.json")})
-        raise _bad_split("ott_qa", split, splits)
-    table_files = sorted(folder.glob("tables_*.jsonl.gz"))
-    if not table_files:
-        _need(folder / "tables_traindev.jsonl.gz", "ott_qa tables")
+        if splits:
+            raise _bad_split("ott_qa", split, splits)
+    table_files = sorted(folder.glob("tables_*.jsonl.gz")) or [folder / "tables_traindev.jsonl.gz"]
+    for path in table_files:
+        files.need(path, "tables: one JSON object a line with table_id, title, header, data")
     own = folder / f"passages_linked_from_{split}_tables.jsonl.gz"
-    passage_files = [own] if own.is_file() else sorted(folder.glob("passages_linked_from_*.jsonl.gz"))
-    if not passage_files:
-        _need(own, "ott_qa passages")
+    passage_files = [own] if own.is_file() else (sorted(folder.glob("passages_linked_from_*.jsonl.gz")) or [own])
+    for path in passage_files:
+        files.need(path, "linked passages: one JSON object a line with id, title, text")
+    files.need(qpath, f"{split} questions: a JSON list with question_id, question, table_id")
     corpus: list[DataObject] = []
     seen: set[str] = set()
     for path in table_files:
-        for row in _iter_jsonl(path):
-            if str(row["table_id"]) not in seen:
-                seen.add(str(row["table_id"]))
-                corpus.append(_ott_table(row))
+        for line, row in files.jsonl(path, ("table_id",), "table line"):
+            with files.record(path, line=line):
+                if str(row["table_id"]) not in seen:
+                    seen.add(str(row["table_id"]))
+                    corpus.append(_ott_table(row))
     for path in passage_files:
-        for row in _iter_jsonl(path):
-            if str(row["id"]) not in seen:
-                seen.add(str(row["id"]))
-                corpus.append(Passage(id=str(row["id"]), text=row.get("text") or "", title=row.get("title") or ""))
-    raw = _read_json(qpath)
+        for line, row in files.jsonl(path, ("id", "text"), "passage line"):
+            with files.record(path, line=line):
+                if str(row["id"]) not in seen:
+                    seen.add(str(row["id"]))
+                    corpus.append(Passage(id=str(row["id"]), text=str(row["text"]), title=row.get("title") or ""))
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
-    for q in raw:
-        qid = str(q["question_id"])
-        nodes = q.get("answer-node") or []
-        gold_passages = []
-        for node in nodes:
-            if len(node) >= 4 and node[3] == "passage" and node[2] and node[2] not in gold_passages:
-                gold_passages.append(str(node[2]))
-        gold_table = str(q["table_id"]) if q.get("table_id") else None
-        rel: dict[str, int] = {}
-        if gold_table:
-            rel[gold_table] = 1
-        for p in gold_passages:
-            rel[p] = 1
-        qrels[qid] = rel
-        meta = {
-            "gold_table_id": gold_table,
-            "gold_passages": gold_passages,
-            "answer_text": q.get("answer-text"),
-            "answer_nodes": nodes,
-            "traced": "answer-node" in q,
-        }
-        queries.append(Query(id=qid, text=q["question"], metadata=meta))
-    return _finish("ott_qa", split, corpus, queries, qrels, limit, {"questions_file": qpath.name})
+    for item, q in files.json_list(qpath, ("question_id", "question"), "question"):
+        with files.record(qpath, item=item):
+            qid = str(q["question_id"])
+            nodes = q.get("answer-node") or []
+            gold_passages = []
+            for node in nodes:
+                if len(node) >= 4 and node[3] == "passage" and node[2] and node[2] not in gold_passages:
+                    gold_passages.append(str(node[2]))
+            gold_table = str(q["table_id"]) if q.get("table_id") else None
+            rel: dict[str, int] = {}
+            if gold_table:
+                rel[gold_table] = 1
+            for p in gold_passages:
+                rel[p] = 1
+            qrels[qid] = rel
+            meta = {
+                "gold_table_id": gold_table,
+                "gold_passages": gold_passages,
+                "answer_text": q.get("answer-text"),
+                "answer_nodes": nodes,
+                "traced": "answer-node" in q,
+            }
+            queries.append(Query(id=qid, text=str(q["question"]), metadata=meta))
+    return _finish(files, split, corpus, queries, qrels, limit, {"questions_file": qpath.name})
 
 
 # --------------------------------------------------------------------------- obliqa
@@ -406,48 +535,58 @@ def rebuild_documents(corpus: Sequence[DataObject]) -> dict[Any, list[Passage]]:
 
 
 def _load_obliqa(root: Path, split: str, limit: int | None) -> Dataset:
-    folder = root / "obliqa"
+    files = _Files("obliqa", root)
+    folder = files.folder("obliqa")
     qrels_path = folder / f"qrels_{split}.tsv"
     if not qrels_path.is_file():
-        if not folder.is_dir():
-            _need(qrels_path, "obliqa qrels")
-        raise _bad_split("obliqa", split, _splits_from_glob(folder, "qrels_*.tsv", "qrels_", ".tsv"))
+        splits = _splits_from_glob(folder, "qrels_*.tsv", "qrels_", ".tsv")
+        if splits:
+            raise _bad_split("obliqa", split, splits)
+    passages_path = files.need(
+        folder / "passages.jsonl.gz", "passages: one JSON object a line with id, DocumentID, PassageID, order, text"
+    )
     qpath = folder / f"{split}.json.gz"
     if not qpath.is_file() and (folder / f"{split}.json").is_file():
         qpath = folder / f"{split}.json"
-    _need(qpath, "obliqa questions")
+    files.need(qpath, f"{split} questions: a JSON list with QuestionID, Question, Passages")
+    files.need(qrels_path, f"{split} qrels: query-id<TAB>corpus-id<TAB>score")
     doc_meta: dict[Any, dict[str, Any]] = {}
     meta_path = folder / "documents_meta.json"
     if meta_path.is_file():
-        raw_meta = _read_json(meta_path)
+        files.need(meta_path, "document metadata")
+        raw_meta = files.json(meta_path)
+        if not isinstance(raw_meta, (dict, list)):
+            raise files.bad(meta_path, f"expected a JSON list of document objects, got {type(raw_meta).__name__}")
         items = raw_meta.values() if isinstance(raw_meta, dict) else raw_meta
         for d in items:
             if isinstance(d, dict) and "DocumentID" in d:
                 doc_meta[d["DocumentID"]] = d
     corpus: list[DataObject] = []
-    for row in _iter_jsonl(_need(folder / "passages.jsonl.gz", "obliqa passages")):
-        dm = doc_meta.get(row.get("DocumentID"), {})
-        meta = {
-            "DocumentID": row.get("DocumentID"),
-            "PassageID": row.get("PassageID"),
-            "order": row.get("order", 0),
-            "document_title": dm.get("title"),
-            "source_file": dm.get("source_file"),
-            "version": dm.get("version"),
-            "version_date": dm.get("version_date"),
-        }
-        corpus.append(Passage(id=str(row["id"]), text=row.get("text") or "", metadata=meta))
-    qrels = _read_qrels_tsv(qrels_path)
+    for line, row in files.jsonl(passages_path, ("id", "DocumentID", "text"), "passage line"):
+        with files.record(passages_path, line=line):
+            dm = doc_meta.get(row["DocumentID"], {})
+            meta = {
+                "DocumentID": row["DocumentID"],
+                "PassageID": row.get("PassageID"),
+                "order": row.get("order", 0),
+                "document_title": dm.get("title"),
+                "source_file": dm.get("source_file"),
+                "version": dm.get("version"),
+                "version_date": dm.get("version_date"),
+            }
+            corpus.append(Passage(id=str(row["id"]), text=str(row["text"]), metadata=meta))
+    qrels = files.qrels(qrels_path)
     queries: list[Query] = []
-    for q in _read_json(qpath):
-        gold = [
-            {"DocumentID": p.get("DocumentID"), "PassageID": p.get("PassageID")}
-            for p in q.get("Passages") or []
-            if isinstance(p, dict)
-        ]
-        meta = {"group": q.get("Group"), "gold_passages": gold}
-        queries.append(Query(id=str(q["QuestionID"]), text=q["Question"], metadata=meta))
-    return _finish("obliqa", split, corpus, queries, qrels, limit, {"n_documents": len(doc_meta)})
+    for item, q in files.json_list(qpath, ("QuestionID", "Question"), "question"):
+        with files.record(qpath, item=item):
+            gold = [
+                {"DocumentID": p.get("DocumentID"), "PassageID": p.get("PassageID")}
+                for p in q.get("Passages") or []
+                if isinstance(p, dict)
+            ]
+            meta = {"group": q.get("Group"), "gold_passages": gold}
+            queries.append(Query(id=str(q["QuestionID"]), text=str(q["Question"]), metadata=meta))
+    return _finish(files, split, corpus, queries, qrels, limit, {"n_documents": len(doc_meta)})
 
 
 # --------------------------------------------------------------------------- multihop
@@ -461,124 +600,146 @@ def _hotpot_passage(title: str, sentences: Any) -> Passage:
 def _hotpot_query(q: dict[str, Any], qid: str, gold: list[str]) -> Query:
     meta: dict[str, Any] = {k: q[k] for k in ("answer", "type", "level", "supporting_facts") if k in q}
     meta["gold_titles"] = gold
-    return Query(id=qid, text=q["question"], metadata=meta)
+    return Query(id=qid, text=str(q["question"]), metadata=meta)
 
 
 def _ordered_unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+_HOTPOT_FILES: dict[str, tuple[str, ...]] = {
+    "distractor": ("hotpotqa_train100_distractor_corpus.json.gz", "hotpotqa_train100_distractor_questions.json.gz"),
+    "fullwiki": ("hotpotqa_dev_fullwiki500.json.gz",),
+    "dpr": ("hotpotqa_dev100_gold_dpr_passages.json.gz",),
+    "hard": ("hotpotqa_dev_hard1000_gold_evidence.json.gz",),
+}
+
+
 def _load_hotpotqa(root: Path, split: str, limit: int | None) -> Dataset:
     if split not in _HOTPOT_SPLITS:
         raise _bad_split("hotpotqa", split, list(_HOTPOT_SPLITS))
     variant = _HOTPOT_SPLITS[split]
-    folder = root / "multihop_qa"
+    files = _Files("hotpotqa", root)
+    folder = files.folder("multihop_qa")
+    paths = [files.need(folder / f, f"{variant} questions") for f in _HOTPOT_FILES[variant]]
     corpus: list[DataObject] = []
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
     meta: dict[str, Any] = {"variant": variant}
     if variant == "distractor":
-        pool = _read_json(_need(folder / "hotpotqa_train100_distractor_corpus.json.gz", "hotpotqa distractor pool"))
+        pool_path, qpath = paths
+        pool = files.json(pool_path)
         if not isinstance(pool, dict):
-            raise InvalidInputError("hotpotqa_train100_distractor_corpus.json.gz must map title -> list of sentences")
+            raise files.bad(
+                pool_path, f"expected a JSON object mapping title -> list of sentences, got {type(pool).__name__}"
+            )
         corpus = [_hotpot_passage(str(t), s) for t, s in pool.items()]
-        raw = _read_json(_need(folder / "hotpotqa_train100_distractor_questions.json.gz", "hotpotqa questions"))
-        for q in raw:
-            gold = _ordered_unique([str(t) for t, _ in q.get("supporting_facts") or []])
-            qid = str(q["_id"])
-            qrels[qid] = dict.fromkeys(gold, 1)
-            queries.append(_hotpot_query(q, qid, gold))
+        for item, q in files.json_list(qpath, ("_id", "question"), "question"):
+            with files.record(qpath, item=item):
+                gold = _ordered_unique([str(t) for t, _ in q.get("supporting_facts") or []])
+                qid = str(q["_id"])
+                qrels[qid] = dict.fromkeys(gold, 1)
+                queries.append(_hotpot_query(q, qid, gold))
     elif variant == "fullwiki":
         # Pool = the union of the questions' retrieved contexts; some gold titles are not in it
         # (counted in metadata['qrels_missing_from_corpus']): the recall ceiling is below 1.
-        raw = _read_json(_need(folder / "hotpotqa_dev_fullwiki500.json.gz", "hotpotqa fullwiki"))
         seen: set[str] = set()
-        for q in raw:
-            for title, sents in q.get("context") or []:
-                if title not in seen:
-                    seen.add(title)
-                    corpus.append(_hotpot_passage(str(title), sents))
-            gold = _ordered_unique([str(t) for t, _ in q.get("supporting_facts") or []])
-            qid = str(q["_id"])
-            qrels[qid] = dict.fromkeys(gold, 1)
-            queries.append(_hotpot_query(q, qid, gold))
+        for item, q in files.json_list(paths[0], ("_id", "question"), "question"):
+            with files.record(paths[0], item=item):
+                for title, sents in q.get("context") or []:
+                    if title not in seen:
+                        seen.add(title)
+                        corpus.append(_hotpot_passage(str(title), sents))
+                gold = _ordered_unique([str(t) for t, _ in q.get("supporting_facts") or []])
+                qid = str(q["_id"])
+                qrels[qid] = dict.fromkeys(gold, 1)
+                queries.append(_hotpot_query(q, qid, gold))
     elif variant == "dpr":
         # Pool = the DPR Wikipedia passages the supporting facts were mapped to; gold = those passage ids.
-        raw = _read_json(_need(folder / "hotpotqa_dev100_gold_dpr_passages.json.gz", "hotpotqa dpr"))
         seen = set()
         unmapped = 0
-        for q in raw:
-            gold_ids: list[str] = []
-            titles: list[str] = []
-            for sf in q.get("supporting_facts") or []:
-                titles.append(str(sf[0]))
-                dpr = sf[3] if len(sf) > 3 else None
-                if not isinstance(dpr, dict):
-                    unmapped += 1
-                    continue
-                pid = str(dpr["id"])
-                if pid not in seen:
-                    seen.add(pid)
-                    corpus.append(Passage(id=pid, title=dpr.get("title") or "", text=dpr.get("text") or ""))
-                gold_ids.append(pid)
-            qid = str(q["_id"])
-            qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
-            query = _hotpot_query(q, qid, _ordered_unique(titles))
-            queries.append(Query(query.id, query.text, {**query.metadata, "gold_dpr_ids": _ordered_unique(gold_ids)}))
+        for item, q in files.json_list(paths[0], ("_id", "question"), "question"):
+            with files.record(paths[0], item=item):
+                gold_ids: list[str] = []
+                titles: list[str] = []
+                for sf in q.get("supporting_facts") or []:
+                    titles.append(str(sf[0]))
+                    dpr = sf[3] if len(sf) > 3 else None
+                    if not isinstance(dpr, dict):
+                        unmapped += 1
+                        continue
+                    pid = str(dpr["id"])
+                    if pid not in seen:
+                        seen.add(pid)
+                        corpus.append(Passage(id=pid, title=dpr.get("title") or "", text=dpr.get("text") or ""))
+                    gold_ids.append(pid)
+                qid = str(q["_id"])
+                qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
+                query = _hotpot_query(q, qid, _ordered_unique(titles))
+                queries.append(
+                    Query(query.id, query.text, {**query.metadata, "gold_dpr_ids": _ordered_unique(gold_ids)})
+                )
         meta["unmapped_supporting_facts"] = unmapped
     else:  # hard: gold evidence sentences "Title | sentence", no distractors
-        raw = _read_json(_need(folder / "hotpotqa_dev_hard1000_gold_evidence.json.gz", "hotpotqa hard"))
         seen = set()
-        for i, q in enumerate(raw):
-            gold_ids = []
-            titles = []
-            for ev in q.get("evidence") or []:
-                title, sep, sentence = str(ev).partition(" | ")
-                if not sep:
-                    title, sentence = "", str(ev)
-                pid = stable_id(title, sentence)
-                if pid not in seen:
-                    seen.add(pid)
-                    corpus.append(Passage(id=pid, title=title, text=sentence))
-                gold_ids.append(pid)
-                titles.append(title)
-            qid = str(q.get("_id", q.get("idx", i)))
-            qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
-            query = _hotpot_query(q, qid, _ordered_unique(titles))
-            queries.append(
-                Query(query.id, query.text, {**query.metadata, "gold_evidence_ids": _ordered_unique(gold_ids)})
-            )
-    return _finish("hotpotqa", split, corpus, queries, qrels, limit, meta)
+        for item, q in files.json_list(paths[0], ("question",), "question"):
+            with files.record(paths[0], item=item):
+                gold_ids = []
+                titles = []
+                for ev in q.get("evidence") or []:
+                    title, sep, sentence = str(ev).partition(" | ")
+                    if not sep:
+                        title, sentence = "", str(ev)
+                    pid = stable_id(title, sentence)
+                    if pid not in seen:
+                        seen.add(pid)
+                        corpus.append(Passage(id=pid, title=title, text=sentence))
+                    gold_ids.append(pid)
+                    titles.append(title)
+                qid = str(q.get("_id", q.get("idx", item - 1)))
+                qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
+                query = _hotpot_query(q, qid, _ordered_unique(titles))
+                queries.append(
+                    Query(query.id, query.text, {**query.metadata, "gold_evidence_ids": _ordered_unique(gold_ids)})
+                )
+    return _finish(files, split, corpus, queries, qrels, limit, meta)
 
 
 def _load_musique(root: Path, split: str, limit: int | None) -> Dataset:
     if split not in _MUSIQUE_SPLITS:
         raise _bad_split("musique", split, list(_MUSIQUE_SPLITS))
-    folder = root / "multihop_qa"
-    pool = _read_json(_need(folder / "musique_train100_corpus.json.gz", "musique pool"))
+    files = _Files("musique", root)
+    folder = files.folder("multihop_qa")
+    pool_path = files.need(folder / "musique_train100_corpus.json.gz", "paragraph pool: a JSON list of {title, text}")
+    qpath = files.need(
+        folder / "musique_train100_questions.json.gz", "questions: a JSON list with id, question, paragraphs"
+    )
+    pool = files.json_list(pool_path, ("text",), "paragraph")
     corpus: list[DataObject] = []
     by_content: dict[tuple[str, str], str] = {}
-    for row in pool:
-        title, text = str(row.get("title") or ""), str(row.get("text") or "")
+    for _, row in pool:
+        title, text = str(row.get("title") or ""), str(row["text"])
         _musique_id(by_content, title, text, corpus)
-    raw = _read_json(_need(folder / "musique_train100_questions.json.gz", "musique questions"))
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
-    for q in raw:
-        gold: list[str] = []
-        titles: list[str] = []
-        for p in q.get("paragraphs") or []:
-            if p.get("is_supporting"):
-                title, text = str(p.get("title") or ""), str(p.get("paragraph_text") or "")
-                # a gold paragraph missing from the pool is added, so the gold stays retrievable and consistent
-                gold.append(_musique_id(by_content, title, text, corpus))
-                titles.append(title)
-        qid = str(q["id"])
-        qrels[qid] = dict.fromkeys(_ordered_unique(gold), 1)
-        meta = {k: q[k] for k in ("answer", "answer_aliases", "answerable", "question_decomposition") if k in q}
-        meta["gold_titles"] = _ordered_unique(titles)
-        queries.append(Query(id=qid, text=q["question"], metadata=meta))
-    return _finish("musique", split, corpus, queries, qrels, limit, {"n_pool_file": len(pool)})
+    for item, q in files.json_list(qpath, ("id", "question"), "question"):
+        with files.record(qpath, item=item):
+            gold: list[str] = []
+            titles: list[str] = []
+            for p in q.get("paragraphs") or []:
+                if p.get("is_supporting"):
+                    title, text = str(p.get("title") or ""), str(p.get("paragraph_text") or "")
+                    # a gold paragraph missing from the pool is added, so the gold stays retrievable and consistent
+                    gold.append(_musique_id(by_content, title, text, corpus))
+                    titles.append(title)
+            qid = str(q["id"])
+            qrels[qid] = dict.fromkeys(_ordered_unique(gold), 1)
+            meta: dict[str, Any] = {
+                k: q[k] for k in ("answer", "answer_aliases", "answerable", "question_decomposition") if k in q
+            }
+            meta["gold_titles"] = _ordered_unique(titles)
+            queries.append(Query(id=qid, text=str(q["question"]), metadata=meta))
+    return _finish(files, split, corpus, queries, qrels, limit, {"n_pool_file": len(pool)})
 
 
 def _musique_id(by_content: dict[tuple[str, str], str], title: str, text: str, corpus: list[DataObject]) -> str:
@@ -629,31 +790,47 @@ def supported_splits(name: str, data_dir: str | Path) -> list[str]:
     raise InvalidInputError(f"unknown dataset {name!r}; choose one of: {', '.join(DATASETS)}")
 
 
-def load_dataset(name: str, data_dir: str | Path, split: str = "dev", limit: int | None = None) -> Dataset:
-    """Load a benchmark from a folder laid out like ``shared/data``.
+def load_dataset(name: str, data_dir: str | Path | None, split: str = "dev", limit: int | None = None) -> Dataset:
+    """Load a benchmark from a data folder laid out as ``docs/datasets.md`` describes.
+
+    Every file the split needs is checked to exist (in the order of :data:`LAYOUTS`) before any is read, so the
+    first missing one is named at once.
 
     Args:
         name: one of :data:`DATASETS`.
-        data_dir: the folder holding ``scifact/``, ``ott_qa/``, ``obliqa/``, ``multihop_qa/``.
+        data_dir: the folder holding ``scifact/``, ``ott_qa/``, ``obliqa/``, ``multihop_qa/`` (``~`` expanded).
         split: which questions (see the module table for each dataset's splits).
         limit: keep only the first ``limit`` queries in file order (qrels follow).
 
     Raises:
-        DatasetNotFoundError: a required file is missing (the message names the expected path).
-        InvalidInputError: unknown dataset or split, or a malformed file.
+        DatasetNotFoundError: the data folder, the dataset's folder or a required file is missing (the message
+            names the expected path and the files the dataset needs).
+        DatasetFormatError: a file is malformed: truncated or corrupt gzip, not UTF-8, invalid JSON, a record
+            without a required field (the message names the file and the line or list item).
+        InvalidInputError: unknown dataset or split, or a bad ``limit``.
 
     Examples:
         >>> load_dataset("nope", "/tmp")
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.InvalidInputError: unknown dataset 'nope'; choose one of: scifact, ott_qa, obliqa, hotpotqa, musique
+        >>> load_dataset("scifact", "/nonexistent/data")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.DatasetNotFoundError: data folder /nonexistent/data does not exist (set --data-dir or RETRIEVEKIT_DATA_DIR; see docs/datasets.md)
     """
     loader = _LOADERS.get(name)
     if loader is None:
         raise InvalidInputError(f"unknown dataset {name!r}; choose one of: {', '.join(DATASETS)}")
+    if data_dir is None or str(data_dir) == "":
+        raise DatasetNotFoundError(f"no data folder given (pass --data-dir or set RETRIEVEKIT_DATA_DIR; {_SEE})")
     root = Path(data_dir).expanduser()
     if not root.is_dir():
-        raise DatasetNotFoundError(f"data folder {root} does not exist (set --data-dir or RETRIEVEKIT_DATA_DIR)")
+        raise DatasetNotFoundError(
+            f"data folder {root} does not exist (set --data-dir or RETRIEVEKIT_DATA_DIR; {_SEE})", path=root
+        )
     if not isinstance(split, str) or not split:
         raise InvalidInputError(f"split must be a non-empty string, got {split!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InvalidInputError(f"limit must be a non-negative integer or None, got {limit!r}")
     return loader(root, split, limit)

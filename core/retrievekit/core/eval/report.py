@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.paths import ensure_folder
 
 __all__ = ["DEFAULT_REPORT_METRICS", "compare", "load_results", "plot"]
 
@@ -134,7 +135,7 @@ def plot(results: Sequence[ResultLike], out_png: str | Path, metrics: Sequence[s
     cols = _choose_metrics(rows, metrics)
     labels = [_label(r) for r in rows]
     out = Path(out_png)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out.parent)
     fig, (ax_q, ax_t) = plt.subplots(
         1, 2, figsize=(max(8.0, 2.0 + 1.4 * len(rows) * max(1, len(cols)) / 3), 4.5 + 0.25 * (len(rows) // 4))
     )

@@ -17,6 +17,15 @@ violation is recorded as a ``constraint_violation`` trace event and counted in :
 the document id, so document-level qrels apply; ``metadata`` holds the token/character span, both scores and the
 prefix.
 
+**k.** The paper's pipeline yields at most ``title_return * passages_per_document`` hits (2 by default). When
+``search(query, k)`` asks for more, ``MindRefConfig.widen_to_k`` (on by default) widens it in two steps, each
+recorded as a ``widen_to_k`` trace event: (1) the next-best distinct titles of the *same* title beam search (up to
+``title_beams`` of them; no new title search) get their passages from one more prefix search over just their
+documents, scored the same way; (2) if that is still short, further located passages of the recalled documents
+(ids ``"{id}#tok{start}"``) fill in. The first ``title_return`` titles' passages are computed exactly as without
+widening; all hits are then ranked by score. Fewer than ``k`` hits come back only when the title search found no
+more titles and the recalled documents no more passages, and then a ``short_of_k`` trace event says so.
+
 Examples:
     >>> from retrievekit.core.llm import LocalLM
     >>> from retrievekit.core.types import Passage
@@ -40,7 +49,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.suffix_array import DEFAULT_MAX_TOKENS, TokenSuffixArray
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import Beam, ScoringLM
-from retrievekit.core.retriever import MethodContext, check_corpus, check_k, check_query
+from retrievekit.core.retriever import MethodContext, check_corpus, check_k, check_query, option_bool
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit
 
@@ -76,6 +85,9 @@ class MindRefConfig:
         passages_per_document: passages kept per document; the best keeps the document id, others get
             ``"{id}#tok{start}"``.
         max_sa_tokens: cap on the per-query suffix array (:class:`SuffixArrayTooLargeError` above it).
+        widen_to_k: when ``k`` exceeds the hits of the best ``title_return`` titles, recall passages in the next
+            titles of the same title search (then more passages per document) until there are ``k`` (ours; the
+            paper returns ``title_return`` documents; see the module docstring). False: the paper's output only.
 
     Examples:
         >>> MindRefConfig().title_beams, MindRefConfig(lam=0.5).lam
@@ -102,6 +114,7 @@ class MindRefConfig:
     title_max_chars: int = 100
     passages_per_document: int = 1
     max_sa_tokens: int = DEFAULT_MAX_TOKENS
+    widen_to_k: bool = True
 
     def __post_init__(self) -> None:
         for name in ("title_beams", "title_return", "title_max_new_tokens", "passage_beams", "prefix_tokens"):
@@ -127,6 +140,8 @@ class MindRefConfig:
         Examples:
             >>> MindRefConfig.from_options({"title_beams": "4", "lam": 1}).title_beams
             4
+            >>> MindRefConfig.from_options({"widen_to_k": "false"}).widen_to_k
+            False
         """
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(options) - set(known))
@@ -135,6 +150,9 @@ class MindRefConfig:
         kwargs: dict[str, Any] = {}
         for key, value in options.items():
             default = getattr(cls(), key)
+            if isinstance(default, bool):
+                kwargs[key] = option_bool(key, value)
+                continue
             try:
                 kwargs[key] = type(default)(value) if isinstance(default, (int, float)) else str(value)
             except (TypeError, ValueError):
@@ -276,8 +294,11 @@ class MindRef:
             >>> [t.title for t in mr.recall_titles("blood thinners")]  # doctest: +SKIP
             ['Aspirin', 'Protein folding']
         """
+        return self._recall_titles(check_query(query), self.config.title_return, trace)
+
+    def _recall_titles(self, query: str, limit: int, trace: Trace | None) -> list[TitleHit]:
+        """The best ``limit`` distinct real titles of one title beam search (at most ``title_beams``)."""
         cfg = self.config
-        query = check_query(query)
         beams = self.lm.constrained_beam_search(
             cfg.title_prompt.format(query=query),
             self.trie.allowed,
@@ -303,7 +324,7 @@ class MindRef:
                 continue
             title = self.titles[docs[0]]
             out.append(TitleHit(title=title, token_ids=ids, score=beam.score, documents=docs, truncated=truncated))
-            if len(out) >= cfg.title_return:
+            if len(out) >= limit:
                 break
         return out
 
@@ -413,8 +434,40 @@ class MindRef:
             self.checks["text_not_substring"] += 1
         return Passage(id=pid, text=text, title=self.titles[cand.doc], metadata=meta), ok
 
+    def _pick(
+        self,
+        scored: Sequence[tuple[_Candidate, float]],
+        need: int,
+        per_doc: dict[int, int],
+        seen: set[tuple[int, int]],
+        *,
+        cap_per_doc: bool,
+    ) -> tuple[list[tuple[_Candidate, float, int]], list[tuple[_Candidate, float]]]:
+        """Take up to ``need`` new passages, best first: ``(candidate, score, index within its document)``; the
+        candidates not taken are returned too (for widening)."""
+        picked: list[tuple[_Candidate, float, int]] = []
+        left: list[tuple[_Candidate, float]] = []
+        for cand, score in scored:
+            key = (cand.doc, cand.start)
+            if key in seen:
+                continue
+            full = cap_per_doc and per_doc.get(cand.doc, 0) >= self.config.passages_per_document
+            if full or len(picked) >= need:
+                left.append((cand, score))
+                continue
+            seen.add(key)
+            n = per_doc.get(cand.doc, 0)
+            per_doc[cand.doc] = n + 1
+            picked.append((cand, score, n))
+        return picked, left
+
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
-        """Titles, then passages; at most ``k`` hits, best first (ids are document ids).
+        """Titles, then passages; ``k`` hits when the corpus allows, best first (ids are document ids).
+
+        The best ``title_return`` titles give the paper's hits; when ``k`` asks for more and
+        ``config.widen_to_k`` is on, the next titles of the same title search and then more passages per document
+        fill in (``widen_to_k`` trace events; see the module docstring). Fewer than ``k`` hits are recorded as a
+        ``short_of_k`` trace event.
 
         Examples:
             >>> hits = mr.search("What thins the blood?", k=2)  # doctest: +SKIP
@@ -424,31 +477,63 @@ class MindRef:
         query = check_query(query)
         k = check_k(k)
         trace = trace if trace is not None else Trace()
+        cfg = self.config
         with trace.stage("mindref.titles"):
-            titles = self.recall_titles(query, trace=trace)
+            titles = self._recall_titles(query, max(cfg.title_return, k) if cfg.widen_to_k else cfg.title_return, trace)
         if not titles:
             trace.note("no_title", "the title search returned no complete title")
             return []
         by_doc = {d: t for t in titles for d in t.documents}
+        first, rest = titles[: cfg.title_return], titles[cfg.title_return :]
         with trace.stage("mindref.passages"):
-            scored = self.recall_passages(query, titles, trace=trace)
-        hits: list[ScoredHit] = []
+            scored = self.recall_passages(query, first, trace=trace)
         per_doc: dict[int, int] = {}
         seen: set[tuple[int, int]] = set()
-        for cand, score in scored:
-            if (cand.doc, cand.start) in seen or per_doc.get(cand.doc, 0) >= self.config.passages_per_document:
-                continue
-            seen.add((cand.doc, cand.start))
-            n = per_doc.get(cand.doc, 0)
-            per_doc[cand.doc] = n + 1
+        picked, left = self._pick(scored, k, per_doc, seen, cap_per_doc=True)
+        if cfg.widen_to_k and len(picked) < k and rest:
+            need, extra, n_docs = k - len(picked), [], 0
+            for t in rest:  # just enough further titles: every recalled document yields at least one passage
+                if n_docs >= need:
+                    break
+                extra.append(t)
+                n_docs += len(t.documents)
+            trace.note(
+                "widen_to_k",
+                f"k={k} asks for more than the {len(picked)} hit(s) of the best {cfg.title_return} title(s); "
+                f"recalling passages in the next {len(extra)} title(s) of the same title search",
+                titles=[t.title for t in extra],
+            )
+            trace.count("mindref.widened_titles", len(extra))
+            with trace.stage("mindref.passages"):
+                scored_extra = self.recall_passages(query, extra, trace=trace)
+            more, left_extra = self._pick(scored_extra, need, per_doc, seen, cap_per_doc=True)
+            picked += more
+            left += left_extra
+        if cfg.widen_to_k and len(picked) < k and left:
+            more, _ = self._pick(
+                sorted(left, key=lambda x: x[1], reverse=True), k - len(picked), per_doc, seen, cap_per_doc=False
+            )
+            if more:
+                trace.note("widen_to_k", f"added {len(more)} more located passage(s) of the recalled documents")
+                trace.count("mindref.widened_passages", len(more))
+                picked += more
+        if len(picked) < k:
+            why = (
+                "widen_to_k is off (the paper's output: at most title_return x passages_per_document hits)"
+                if not cfg.widen_to_k
+                else f"the title search (title_beams={cfg.title_beams}) recalled {len(titles)} of the corpus's "
+                f"{len(self.trie)} distinct titles and their documents gave no more passages"
+            )
+            trace.note("short_of_k", f"returning {len(picked)} hit(s) for k={k}: {why}", hits=len(picked), k=k)
+        picked.sort(key=lambda x: x[1], reverse=True)
+        hits: list[ScoredHit] = []
+        for cand, score, n in picked:
             doc_id = self.corpus[cand.doc].id
             pid = doc_id if n == 0 else f"{doc_id}#tok{cand.start}"
             passage, ok = self._passage_hit(cand, score, by_doc.get(cand.doc), pid)
             if not ok:
                 trace.note("constraint_violation", f"passage of {doc_id!r} is not a token span of the document")
             hits.append(ScoredHit(obj=passage, score=score, rank=len(hits)))
-            if len(hits) >= k:
-                break
         return hits
 
     def __repr__(self) -> str:
@@ -458,14 +543,17 @@ class MindRef:
 def build_mindref(ctx: MethodContext) -> MindRef:
     """``retrievekit bench --method mindref``: MindRef on the local LM named by ``--llm`` (default ``smollm2``).
 
-    Options (``--option key=value``) are :class:`MindRefConfig` fields, e.g. ``title_beams=5``.
+    Options (``--option key=value``) are :class:`MindRefConfig` fields, e.g. ``title_beams=5``. Unlike the
+    framework retrievers, the benchmark keeps the paper's output (``widen_to_k=False``: the best ``title_return``
+    documents, whatever ``--k`` is) unless ``--option widen_to_k=true`` is given, so its figures stay comparable.
 
     Examples:
         >>> from retrievekit.core.retriever import MethodContext
         >>> build_mindref(MethodContext(corpus=docs, llm="smollm2", options={"title_beams": 5}))  # doctest: +SKIP
         MindRef(...)
     """
-    return create_mindref(ctx.corpus, llm=ctx.llm or "smollm2", **ctx.options)
+    options = {"widen_to_k": False, **ctx.options}  # benchmarks measure the paper's output unless asked
+    return create_mindref(ctx.corpus, llm=ctx.llm or "smollm2", **options)
 
 
 def create_mindref(
@@ -477,14 +565,21 @@ def create_mindref(
     **options: Any,
 ) -> MindRef:
     """MindRef over ``corpus`` with ``lm`` (default: ``LocalLM.load(llm)``); ``options`` are :class:`MindRefConfig`
-    fields, ignored when ``config`` is given. The framework retrievers' ``from_documents`` use this.
+    fields, ignored when ``config`` is given. The framework retrievers' ``from_documents`` use this. The corpus and
+    the options are checked before the model is loaded.
 
     Examples:
         >>> create_mindref(docs, llm="smollm2", title_beams=5).config.title_beams  # doctest: +SKIP
         5
+        >>> create_mindref([])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
+    corpus = check_corpus(corpus)
+    config = config or MindRefConfig.from_options(options)
     if lm is None:
         from retrievekit.core.llm.local import LocalLM
 
         lm = LocalLM.load(llm)
-    return MindRef(corpus, lm, config or MindRefConfig.from_options(options))
+    return MindRef(corpus, lm, config)

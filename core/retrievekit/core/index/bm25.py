@@ -81,8 +81,9 @@ class BM25Index:
     """A BM25 index: build from objects, search, ``save(folder)`` / ``load(folder)``.
 
     Scores are raw BM25 scores; only objects sharing at least one query term
-    are returned (a query with no known term returns no hits and says so in
-    the trace).
+    are returned. A query with no searchable term (only stop words, punctuation
+    or one-letter words) returns no hits with a ``no_searchable_terms`` trace
+    event; one whose terms occur nowhere in the corpus, with a ``no_match`` event.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -119,6 +120,22 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self.objects)
 
+    def query_terms(self, query: str) -> list[str]:
+        """The terms BM25 would search for in ``query``: words of two or more characters, lower-cased, stop words
+        removed (before stemming). Empty for a query of only stop words or punctuation.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> idx = BM25Index.build([Passage(id="a", text="x")])
+            >>> idx.query_terms("The cats of Rome?"), idx.query_terms("the of and ?!.")
+            (['cats', 'rome'], [])
+        """
+        q = check_query(query)
+        tok = self._tokenizer
+        text = q.lower() if getattr(tok, "lower", True) else q
+        stop = set(getattr(tok, "stopwords", None) or ())
+        return [str(w) for w in tok.splitter(text) if w not in stop]  # type: ignore[attr-defined]
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every object for ``query`` (0 where no term matches).
 
@@ -141,13 +158,23 @@ class BM25Index:
             >>> from retrievekit.core.types import Passage
             >>> BM25Index.build([Passage(id="a", text="alpha")]).search("omega")
             []
+            >>> t = Trace()
+            >>> BM25Index.build([Passage(id="a", text="alpha")]).search("the of and ?!", trace=t), t.events[0].kind
+            ([], 'no_searchable_terms')
         """
         check_k(k)
         trace = trace if trace is not None else Trace()
         with trace.stage("bm25"):
             s = self.scores(query)
             idx = [int(i) for i in top_k_indices(s, k) if s[i] > 0]
-            if not idx:
+            if not idx and not self.query_terms(query):  # the reason is looked up only when nothing matched
+                trace.note(
+                    "no_searchable_terms",
+                    "the query has no searchable terms (only stop words, punctuation or one-letter words); "
+                    "BM25 returns no hits",
+                    query=query[:200],
+                )
+            elif not idx:
                 trace.note("no_match", "no query term occurs in the BM25 vocabulary; returning no hits")
             return [ScoredHit(obj=self.objects[i], score=float(s[i]), rank=r) for r, i in enumerate(idx)]
 

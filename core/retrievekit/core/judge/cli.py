@@ -1,7 +1,7 @@
 """``retrievekit train-judge``: fine-tune a local LM into a relevance judge from qrels or from a corpus alone.
 
 Examples:
-    $ retrievekit train-judge --dataset scifact --data-dir ../shared/data --split train --output-dir runs/judge
+    $ retrievekit train-judge --dataset scifact --data-dir ~/data/retrievekit --split train --output-dir runs/judge
     $ retrievekit train-judge --dataset scifact --synthesize 500 --output-dir runs/judge-syn --lora
     $ retrievekit bench --dataset scifact --method judge-rerank --judge runs/judge --out judge.json
 
@@ -39,7 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     env_dir = os.environ.get("RETRIEVEKIT_DATA_DIR")
     parser.add_argument("--dataset", required=True, help="dataset name (scifact, ...)")
     parser.add_argument(
-        "--data-dir", default=env_dir, required=env_dir is None, help="folder laid out like shared/data"
+        "--data-dir",
+        default=env_dir,
+        required=env_dir is None,
+        help="benchmark data folder, laid out as docs/datasets.md describes (default: $RETRIEVEKIT_DATA_DIR)",
     )
     parser.add_argument("--split", default="train", help="split whose qrels give the positives (default: train)")
     parser.add_argument(

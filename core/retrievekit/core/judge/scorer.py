@@ -34,6 +34,7 @@ from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, PLAIN_TEMPLATE_ID, T
 from retrievekit.core.llm.json_output import ChatLLMBase
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult
 from retrievekit.core.retriever import check_query
+from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ensure_text
 
@@ -314,7 +315,7 @@ class Judge(ChatLLMBase):
         rows_idx = torch.arange(len(rows), device=dev)
         out_emb = self.model.get_output_embeddings()
         decoder = self.model.get_decoder() if hasattr(self.model, "get_decoder") else None
-        with torch.no_grad():
+        with torch.no_grad(), model_threads():
             if decoder is not None and out_emb is not None:
                 hidden = decoder(input_ids=input_ids, attention_mask=mask).last_hidden_state
                 h = hidden[rows_idx, last].float()

@@ -25,6 +25,7 @@ from typing import Any
 
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
+from retrievekit.core.paths import ensure_folder
 
 __all__ = ["draw_search", "explored_subgraph"]
 
@@ -139,7 +140,7 @@ def draw_search(
     ax.set_title(title or f"LATTICE search: {len(state.expanded)} expanded, {len(state.predicted)} leaves reached")
     ax.axis("off")
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out.parent)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)

@@ -37,6 +37,7 @@ from retrievekit.core.lattice.search import LatticeSearcher, SearchState
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.paths import check_folder_path
 from retrievekit.core.retriever import MethodContext, Retriever, check_corpus, check_k, check_query
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
@@ -170,35 +171,56 @@ def create_lattice(
     :class:`IndexFormatError`); an empty or missing one gets the new tree, and its ``.build`` sibling keeps the
     resumable journal. ``options`` are flat :class:`TreeBuildConfig` / :class:`LatticeConfig` fields.
 
+    Everything is checked before the LLM or the embedder is loaded: the options, the corpus (``EmptyCorpusError``
+    for none), ``tree_dir`` (``InvalidPathError`` under a file) and, without a corpus, that ``tree_dir`` holds a tree
+    (``IndexFormatError`` naming the folder).
+
     Examples:
         >>> create_lattice([Passage(id="a", text="sun")], llm=Like(), embedder=None).tree.num_leaves  # doctest: +SKIP
         1
+        >>> create_lattice([])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
+        >>> create_lattice(tree_dir="no/such/tree")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: no LATTICE tree at no/such/tree: the folder does not exist; ...
     """
     build_opts, search_opts, other = split_options(options)
     if other:
         raise InvalidInputError(f"unknown LATTICE option(s): {', '.join(sorted(other))}")
     bcfg = build_config or TreeBuildConfig.from_options(build_opts)
     scfg = config or LatticeConfig.from_options(search_opts)
+    if corpus is not None:
+        corpus = check_corpus(corpus)
+    path = check_folder_path(tree_dir, "tree_dir") if tree_dir is not None else None
+    if tree is None and path is not None and (path / "manifest.json").exists() and not rebuild:
+        tree = SemanticTree.load(path)
+        if corpus is not None:
+            want = {o.id for o in corpus}
+            if want != set(tree.leaf_ids()):
+                raise IndexFormatError(
+                    f"the tree in {path} covers {tree.num_leaves} objects, not this corpus of {len(want)}; "
+                    "pass rebuild=True (--option rebuild=true) or another --tree-dir"
+                )
+    if tree is None and corpus is None:
+        if path is None:
+            raise InvalidInputError("create_lattice needs a corpus, a tree, or a tree_dir holding a tree")
+        state = "the folder does not exist" if not path.exists() else "the folder has no manifest.json"
+        if rebuild and path.exists():
+            state = "rebuild=True needs the corpus to build from"
+        raise IndexFormatError(
+            f"no LATTICE tree at {path}: {state}; pass the documents to build one there (from_documents / corpus=)"
+        )
     llm = llm or _default_llm(llm_name)
     if tree is None:
-        path = Path(tree_dir) if tree_dir is not None else None
-        if path is not None and (path / "manifest.json").exists() and not rebuild:
-            tree = SemanticTree.load(path)
-            if corpus is not None:
-                want = {o.id for o in corpus}
-                if want != set(tree.leaf_ids()):
-                    raise IndexFormatError(
-                        f"the tree in {path} covers {tree.num_leaves} objects, not this corpus of {len(want)}; "
-                        "pass rebuild=True (--option rebuild=true) or another --tree-dir"
-                    )
-        else:
-            if corpus is None:
-                raise InvalidInputError("create_lattice needs a corpus, a tree, or a tree_dir holding a tree")
-            embedder = embedder or _default_embedder()
-            build_dir = path.with_name(path.name + ".build") if path is not None else None
-            tree = build_tree(check_corpus(corpus), llm, embedder, bcfg, builder=builder, build_dir=build_dir)
-            if path is not None:
-                tree.save(path)
+        assert corpus is not None  # checked above
+        embedder = embedder or _default_embedder()
+        build_dir = path.with_name(path.name + ".build") if path is not None else None
+        tree = build_tree(corpus, llm, embedder, bcfg, builder=builder, build_dir=build_dir)
+        if path is not None:
+            tree.save(path)
     if embedder is None:
         try:
             embedder = _default_embedder()

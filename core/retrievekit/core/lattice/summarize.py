@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.paths import ensure_folder
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
@@ -105,7 +106,7 @@ class BuildJournal:
         self._lock = threading.Lock()
         self.reused = 0
         if self.folder is not None:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            ensure_folder(self.folder, "tree build folder")
             path = self.folder / JOURNAL
             if path.is_file():
                 with open(path, encoding="utf-8") as f:

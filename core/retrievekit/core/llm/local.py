@@ -9,7 +9,8 @@
   ``next_token_logprobs``.
 
 ``LocalLM.load("smollm2")`` loads the embedded SmolLM2-135M-Instruct (see :mod:`retrievekit.core.llm.models`);
-``LocalLM(model, tokenizer)`` wraps any transformers causal LM. Torch's default thread count is respected.
+``LocalLM(model, tokenizer)`` wraps any transformers causal LM. Model calls run with
+:func:`retrievekit.core.threads.num_threads` torch threads (half the CPUs by default, ``RETRIEVEKIT_NUM_THREADS``).
 
 Examples:
     >>> lm = LocalLM.load("smollm2")  # doctest: +SKIP
@@ -36,6 +37,7 @@ from retrievekit.core.llm.json_output import (
 )
 from retrievekit.core.llm.models import DEFAULT_MODEL, cache_root, load_model_and_tokenizer
 from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, as_messages
+from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 
 __all__ = ["LocalLM"]
@@ -264,7 +266,7 @@ class LocalLM(ChatLLMBase):
             kwargs.update(do_sample=True, temperature=float(temperature), top_k=0, top_p=1.0)
         else:
             kwargs.update(do_sample=False, temperature=None, top_k=None, top_p=None)
-        with torch.no_grad():
+        with torch.no_grad(), model_threads():
             out = self.model.generate(input_ids, **kwargs)
         new = out[0, len(ids) :].tolist()
         n_generated = new.index(self._eos) + 1 if self._eos in new else len(new)
@@ -324,7 +326,8 @@ class LocalLM(ChatLLMBase):
         prompt_tokens = len(self.encode(text))
         self._check_length(prompt_tokens + max_tokens)
         try:
-            raw = generator(text, max_new_tokens=max_tokens, do_sample=False, pad_token_id=self._pad)
+            with model_threads():
+                raw = generator(text, max_new_tokens=max_tokens, do_sample=False, pad_token_id=self._pad)
         except Exception as e:
             if trace is not None:
                 trace.note("fallback", f"Outlines generation failed ({type(e).__name__}: {e}); using prompt + repair")
@@ -374,7 +377,7 @@ class LocalLM(ChatLLMBase):
         for i, r in enumerate(rows):
             input_ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
             mask[i, : len(r)] = 1
-        with torch.no_grad():
+        with torch.no_grad(), model_threads():
             logits = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device)).logits
         logp = torch.log_softmax(logits.float(), dim=-1)
         out: list[list[float]] = []
@@ -443,7 +446,7 @@ class LocalLM(ChatLLMBase):
             return allowed if allowed else [eos]
 
         input_ids = torch.tensor([prompt_ids], device=self.device)
-        with torch.no_grad():
+        with torch.no_grad(), model_threads():
             out = self.model.generate(
                 input_ids,
                 attention_mask=torch.ones_like(input_ids),
@@ -547,6 +550,6 @@ class LocalLM(ChatLLMBase):
         self._check_length(len(prompt_ids))
         if trace is not None:
             trace.record_llm_call(prompt_tokens=len(prompt_ids), completion_tokens=0)
-        with torch.no_grad():
+        with torch.no_grad(), model_threads():
             logits = self.model(input_ids=torch.tensor([prompt_ids], device=self.device)).logits[0, -1]
         return np.asarray(torch.log_softmax(logits.float(), dim=-1).cpu().numpy(), dtype=np.float32)

@@ -39,6 +39,7 @@ import numpy as np
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
 from retrievekit.core.index.store import atomic_folder, atomic_write_text, read_manifest, write_manifest
+from retrievekit.core.threads import model_threads
 from retrievekit.core.training.config import TrainConfig
 from retrievekit.core.training.examples import (
     IGNORE_INDEX,
@@ -463,53 +464,54 @@ def train_causal_lm(
     t0 = time.perf_counter()
     train_model.train()
     try:
-        for step in range(start_step, total_steps):
-            torch.manual_seed(config.seed * 1_000_003 + step)
-            batches = [
-                collate([encoded[i] for i in plan.micro_batch(m)], pad_id)
-                for m in range(step * config.grad_accum, (step + 1) * config.grad_accum)
-            ]
-            n_loss = int(sum(int((b["labels"][:, 1:] != IGNORE_INDEX).sum()) for b in batches))
-            lr = config.learning_rate * learning_rate_factor(step, total_steps, warmup, config.scheduler)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            optimizer.zero_grad(set_to_none=True)
-            loss_sum = 0.0
-            for b in batches:
-                input_ids = b["input_ids"].to(device)
-                mask = b["attention_mask"].to(device)
-                labels = b["labels"][:, 1:].to(device)
-                with amp():
-                    logits = train_model(input_ids=input_ids, attention_mask=mask).logits
-                keep = labels != IGNORE_INDEX
-                token_logits = logits[:, :-1][keep].float()
-                loss = torch.nn.functional.cross_entropy(token_logits, labels[keep], reduction="sum")
-                (loss / max(1, n_loss)).backward()
-                loss_sum += float(loss.detach())
-                n_tokens = int(b["attention_mask"].sum())
-                trained_tokens += n_tokens
-                session_tokens += n_tokens
-            if config.max_grad_norm > 0:
-                torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
-            optimizer.step()
-            loss_tokens += n_loss
-            step_loss = loss_sum / max(1, n_loss)
-            history.append(step_loss)
-            done = step + 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{step_loss:.4f}", refresh=False)
-            if config.save_every_steps and done % config.save_every_steps == 0 and done < total_steps:
-                state = {
-                    "identity": identity,
-                    "step": done,
-                    "total_steps": total_steps,
-                    "loss_history": history,
-                    "trained_tokens": trained_tokens,
-                    "loss_tokens": loss_tokens,
-                }
-                _save_checkpoint(ckpt_dir, train_model, optimizer, state, lora=config.lora)
-            if on_step is not None:
-                on_step(done, step_loss)
+        with model_threads():
+            for step in range(start_step, total_steps):
+                torch.manual_seed(config.seed * 1_000_003 + step)
+                batches = [
+                    collate([encoded[i] for i in plan.micro_batch(m)], pad_id)
+                    for m in range(step * config.grad_accum, (step + 1) * config.grad_accum)
+                ]
+                n_loss = int(sum(int((b["labels"][:, 1:] != IGNORE_INDEX).sum()) for b in batches))
+                lr = config.learning_rate * learning_rate_factor(step, total_steps, warmup, config.scheduler)
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                optimizer.zero_grad(set_to_none=True)
+                loss_sum = 0.0
+                for b in batches:
+                    input_ids = b["input_ids"].to(device)
+                    mask = b["attention_mask"].to(device)
+                    labels = b["labels"][:, 1:].to(device)
+                    with amp():
+                        logits = train_model(input_ids=input_ids, attention_mask=mask).logits
+                    keep = labels != IGNORE_INDEX
+                    token_logits = logits[:, :-1][keep].float()
+                    loss = torch.nn.functional.cross_entropy(token_logits, labels[keep], reduction="sum")
+                    (loss / max(1, n_loss)).backward()
+                    loss_sum += float(loss.detach())
+                    n_tokens = int(b["attention_mask"].sum())
+                    trained_tokens += n_tokens
+                    session_tokens += n_tokens
+                if config.max_grad_norm > 0:
+                    torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
+                optimizer.step()
+                loss_tokens += n_loss
+                step_loss = loss_sum / max(1, n_loss)
+                history.append(step_loss)
+                done = step + 1
+                bar.update(1)
+                bar.set_postfix(loss=f"{step_loss:.4f}", refresh=False)
+                if config.save_every_steps and done % config.save_every_steps == 0 and done < total_steps:
+                    state = {
+                        "identity": identity,
+                        "step": done,
+                        "total_steps": total_steps,
+                        "loss_history": history,
+                        "trained_tokens": trained_tokens,
+                        "loss_tokens": loss_tokens,
+                    }
+                    _save_checkpoint(ckpt_dir, train_model, optimizer, state, lora=config.lora)
+                if on_step is not None:
+                    on_step(done, step_loss)
     except BaseException:
         bar.close()
         if peft_model is not None:

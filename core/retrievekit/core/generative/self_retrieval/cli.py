@@ -2,7 +2,7 @@
 
 Examples (a reduced SciFact corpus on CPU; the full corpus on a GPU)::
 
-    retrievekit train-self-retrieval --dataset scifact --data-dir ../shared/data --split train \\
+    retrievekit train-self-retrieval --dataset scifact --data-dir "$RETRIEVEKIT_DATA_DIR" --split train \\
         --corpus-limit 200 --max-steps 300 --output-dir runs/sr-scifact-200
     retrievekit bench --method self-retrieval --model-dir runs/sr-scifact-200 --dataset scifact ...
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -37,13 +38,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--dataset", default="scifact", help="benchmark dataset whose corpus to internalise")
     parser.add_argument("--corpus", default=None, help="a JSONL corpus instead (objects as `retrievekit` writes them)")
-    parser.add_argument("--data-dir", default="../shared/data", help="benchmark data folder")
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("RETRIEVEKIT_DATA_DIR"),
+        help="benchmark data folder, laid out as docs/datasets.md describes (default: $RETRIEVEKIT_DATA_DIR)",
+    )
     parser.add_argument("--split", default="train", help="queries used as supervision ('none': indexing data only)")
     parser.add_argument("--eval-split", default="dev", help="split whose gold documents a reduced corpus keeps")
     parser.add_argument("--base-model", default="smollm2", help="registry model to fine-tune")
     parser.add_argument("--output-dir", required=True, help="checkpoints and the trained model go here")
     parser.add_argument("--epochs", type=float, default=None)
-    parser.add_argument("--lr", type=float, default=None, help="learning rate (default 2e-5, REFERENCE.md §5.1)")
+    parser.add_argument("--lr", type=float, default=None, help="learning rate (default 2e-5, as in the reference code)")
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--grad-accum", type=int, default=None)
     parser.add_argument("--max-length", type=int, default=None)

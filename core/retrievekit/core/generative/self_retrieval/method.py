@@ -42,6 +42,7 @@ from retrievekit.core.generative.self_retrieval.scoring import assessment_score,
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.core.retriever import MethodContext, check_corpus, check_k, check_query
+from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit
 
@@ -110,7 +111,7 @@ def batch_continuation_logprobs(
         for i, s in enumerate(seqs):
             ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
             mask[i, : len(s)] = 1
-        with torch.no_grad():
+        with torch.no_grad(), model_threads():
             logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits
         logp = torch.log_softmax(logits.float(), dim=-1)
         for i, (p, c) in enumerate(chunk):
@@ -222,9 +223,9 @@ class SelfRetrieval:
         from retrievekit.core.llm.local import LocalLM
         from retrievekit.core.training.manifest import load_trained_model, read_model_manifest, resolve_model_dir
 
+        corpus = check_corpus(corpus)
         folder = resolve_model_dir(model_dir)
         manifest = read_model_manifest(folder)
-        corpus = check_corpus(corpus)
         trained = {k: v for k, v in dict(manifest.settings).items() if k in MATCH_SETTINGS}
         if config is None:
             config = SelfRetrievalConfig.from_options({**trained, **options})
@@ -497,10 +498,17 @@ def create_self_retrieval(
     ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given). The framework
     retrievers' ``from_documents`` use this.
 
+    The corpus is checked before the model is read or loaded.
+
     Examples:
         >>> create_self_retrieval(docs, model_dir="runs/sr", title_beams=3).config.title_beams  # doctest: +SKIP
         3
+        >>> create_self_retrieval([], model_dir="runs/sr")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
+    corpus = check_corpus(corpus)
     if model_dir is not None:
         return SelfRetrieval.from_model_dir(Path(model_dir), corpus, config, **options)
     if lm is None:

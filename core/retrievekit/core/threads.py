@@ -1,0 +1,136 @@
+"""How many CPU threads retrievekit's own model calls use (torch intra-op threads).
+
+Torch defaults to one intra-op thread per core and its OpenMP threads busy-wait at every parallel region. On a
+machine whose other cores are busy (a laptop running anything else) each of the hundreds of parallel regions in a
+forward pass then waits for a thread the scheduler has parked, and a model call became 10-20x slower instead of
+the 2x a fair share would cost (measured figures: ``docs/models.md``, "CPU threads"). retrievekit therefore runs
+its own model calls (local LLM generation and scoring, the relevance judge, embeddings, training) with a bounded
+thread count and restores the caller's setting afterwards; torch code outside retrievekit is not affected.
+
+The count is, first to last that is set:
+
+1. :func:`set_num_threads` (in code);
+2. the environment variable ``RETRIEVEKIT_NUM_THREADS`` (a positive integer);
+3. the default: half the CPUs this process may run on, at least 1 (1 on a 2-core machine).
+
+Examples:
+    >>> set_num_threads(2)
+    >>> num_threads()
+    2
+    >>> set_num_threads(None)  # back to $RETRIEVEKIT_NUM_THREADS or the default
+    >>> num_threads() >= 1
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from retrievekit.core.errors import InvalidInputError
+
+__all__ = ["ENV_VAR", "available_cpus", "default_num_threads", "model_threads", "num_threads", "set_num_threads"]
+
+ENV_VAR = "RETRIEVEKIT_NUM_THREADS"
+
+_override: int | None = None
+_lock = threading.Lock()
+_depth = 0
+_saved: int | None = None
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one, else the CPU count).
+
+    Examples:
+        >>> available_cpus() >= 1
+        True
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def default_num_threads() -> int:
+    """Half the CPUs this process may use, at least 1.
+
+    Examples:
+        >>> default_num_threads() >= 1
+        True
+    """
+    return max(1, available_cpus() // 2)
+
+
+def _check(n: object, source: str) -> int:
+    try:
+        value = int(str(n))
+    except ValueError:
+        raise InvalidInputError(f"{source} must be a positive integer, got {n!r}") from None
+    if value < 1:
+        raise InvalidInputError(f"{source} must be a positive integer, got {n!r}")
+    return value
+
+
+def set_num_threads(n: int | None) -> None:
+    """Set the thread count of retrievekit's model calls for this process (``None``: back to the default).
+
+    Raises:
+        InvalidInputError: ``n`` is not a positive integer.
+
+    Examples:
+        >>> set_num_threads(1); num_threads()
+        1
+        >>> set_num_threads(None)
+    """
+    global _override
+    _override = None if n is None else _check(n, "the thread count")
+
+
+def num_threads() -> int:
+    """The thread count retrievekit's model calls use now (see the module docstring for the order).
+
+    Examples:
+        >>> num_threads() >= 1
+        True
+    """
+    if _override is not None:
+        return _override
+    raw = os.environ.get(ENV_VAR, "").strip()
+    if raw:
+        return _check(raw, f"${ENV_VAR}")
+    return default_num_threads()
+
+
+@contextmanager
+def model_threads() -> Iterator[int]:
+    """Run the enclosed torch work with :func:`num_threads` intra-op threads, then restore the caller's count.
+
+    Nested and concurrent uses share one setting: the first to enter sets it, the last to leave restores it.
+
+    Examples:
+        >>> with model_threads() as n:
+        ...     n == num_threads()
+        True
+    """
+    global _depth, _saved
+    import torch
+
+    n = num_threads()
+    with _lock:
+        if _depth == 0:
+            _saved = torch.get_num_threads()
+            if _saved != n:
+                torch.set_num_threads(n)
+        _depth += 1
+    try:
+        yield n
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _saved is not None:
+                if torch.get_num_threads() != _saved:
+                    torch.set_num_threads(_saved)
+                _saved = None

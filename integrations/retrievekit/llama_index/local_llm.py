@@ -1,0 +1,279 @@
+"""A LlamaIndex ``LLM`` over retrievekit's local transformers model, so a query engine runs offline.
+
+:class:`LocalLlamaIndexLLM` is a LlamaIndex ``CustomLLM`` around :class:`~retrievekit.core.llm.local.LocalLM`:
+``RetrieverQueryEngine.from_args(retriever, llm=LocalLlamaIndexLLM("smollm2"))`` answers from the retrieved nodes
+with the embedded SmolLM2-135M-Instruct (or ``"qwen0.5b"``, or any transformers causal LM wrapped in ``LocalLM``),
+with no server and no network. It is a chat model: messages go through the tokenizer's chat template; generation is
+greedy unless ``temperature > 0``.
+
+Examples:
+    >>> from llama_index.core.query_engine import RetrieverQueryEngine
+    >>> llm = LocalLlamaIndexLLM("smollm2", max_new_tokens=64)  # nothing is loaded yet
+    >>> llm.model_name
+    'smollm2'
+    >>> engine = RetrieverQueryEngine.from_args(retriever, llm=llm)  # doctest: +SKIP
+    >>> str(engine.query("What thins the blood?"))  # doctest: +SKIP
+    'Aspirin thins the blood.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ChatResponseGen,
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+    MessageRole,
+)
+from llama_index.core.llms import CustomLLM
+from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.protocol import ChatMessage as RKChatMessage
+from retrievekit.core.llm.protocol import Completion
+from retrievekit.core.trace import Trace
+
+__all__ = ["LocalLlamaIndexLLM"]
+
+DEFAULT_CONTEXT_WINDOW = 2048
+"""Context window reported for a model whose config names no ``max_position_embeddings``."""
+
+_ROLES = {
+    MessageRole.SYSTEM: "system",
+    MessageRole.DEVELOPER: "system",
+    MessageRole.USER: "user",
+    MessageRole.ASSISTANT: "assistant",
+    MessageRole.CHATBOT: "assistant",
+    MessageRole.MODEL: "assistant",
+    MessageRole.TOOL: "tool",
+    MessageRole.FUNCTION: "tool",
+}
+
+
+def _registry_names() -> list[str]:
+    from retrievekit.core.llm.models import MODEL_REGISTRY
+
+    return sorted(MODEL_REGISTRY)
+
+
+class LocalLlamaIndexLLM(CustomLLM):
+    """LlamaIndex chat LLM over a local :class:`~retrievekit.core.llm.local.LocalLM` (offline, CPU or GPU).
+
+    Args:
+        lm: a registry model name (``"smollm2"``, the default, or ``"qwen0.5b"``), loaded lazily with
+            ``LocalLM.load(name)`` on the first call (shared with every other retrievekit component of the process
+            that loads it), or a ready ``LocalLM`` (e.g. ``LocalLM(model, tokenizer)`` around any HF causal LM).
+        max_new_tokens: generation cap per call (a call's ``max_new_tokens=`` / ``max_tokens=`` keyword overrides it).
+        temperature: 0 (default) decodes greedily; above 0 samples.
+        context_window: what ``metadata`` reports to LlamaIndex's prompt packing; default: the model's
+            ``max_position_embeddings`` (which loads a lazily named model), else 2048.
+
+    ``chat`` renders the messages with the tokenizer's chat template; ``complete`` sends the prompt as one user turn
+    through the same template (the models are instruct models; ``formatted`` is accepted and changes nothing).
+    ``stream_complete`` / ``stream_chat`` yield the whole reply once. Token counts are in each response's
+    ``additional_kwargs`` (``prompt_tokens``, ``completion_tokens``) and ``last_trace``.
+
+    Raises:
+        InvalidInputError: an unknown registry name, an ``lm`` without ``complete``, or ``max_new_tokens < 1``.
+
+    Examples:
+        >>> LocalLlamaIndexLLM("smollm2").metadata.is_chat_model  # doctest: +SKIP
+        True
+        >>> LocalLlamaIndexLLM("gpt-9")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown local model 'gpt-9'; known: qwen0.5b, smollm2 (or pass a LocalLM)
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, protected_namespaces=())
+
+    model_name: str = Field(default="smollm2", description="registry name of the model, or the LocalLM's name")
+    max_new_tokens: int = Field(default=256, description="generation cap per call")
+    temperature: float = Field(default=0.0, description="0: greedy; above 0: sampling")
+    context_window: int | None = Field(default=None, description="None: the model's max_position_embeddings")
+
+    _lm: Any = PrivateAttr(default=None)
+    _last_trace: Trace | None = PrivateAttr(default=None)
+
+    def __init__(
+        self,
+        lm: Any = None,
+        *,
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        context_window: int | None = None,
+        **data: Any,
+    ) -> None:
+        if lm is None:
+            lm = data.pop("model_name", "smollm2")
+        if isinstance(lm, str):
+            if lm not in _registry_names():
+                raise InvalidInputError(
+                    f"unknown local model {lm!r}; known: {', '.join(_registry_names())} (or pass a LocalLM)"
+                )
+            name, instance = lm, None
+        else:
+            if not callable(getattr(lm, "complete", None)):
+                raise InvalidInputError(f"lm must be a registry name or a LocalLM, got {type(lm).__name__}")
+            name, instance = str(getattr(lm, "name", type(lm).__name__)), lm
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise InvalidInputError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+        super().__init__(
+            model_name=name,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            context_window=context_window,
+            **data,
+        )
+        self._lm = instance
+
+    @classmethod
+    def class_name(cls) -> str:
+        """LlamaIndex's serialisation name.
+
+        Examples:
+            >>> LocalLlamaIndexLLM.class_name()
+            'LocalLlamaIndexLLM'
+        """
+        return "LocalLlamaIndexLLM"
+
+    @property
+    def lm(self) -> Any:
+        """The wrapped ``LocalLM`` (loaded on first access when a registry name was given).
+
+        Examples:
+            >>> LocalLlamaIndexLLM("smollm2").lm.eos_token_id  # doctest: +SKIP
+            2
+        """
+        if self._lm is None:
+            from retrievekit.core.llm.local import LocalLM
+
+            self._lm = LocalLM.load(self.model_name)
+        return self._lm
+
+    @property
+    def last_trace(self) -> Trace | None:
+        """Trace of the latest call (one LLM call, its prompt and completion tokens).
+
+        Examples:
+            >>> LocalLlamaIndexLLM("smollm2").last_trace is None
+            True
+        """
+        return self._last_trace
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        """Context window, output cap, ``is_chat_model=True`` and the model name.
+
+        Examples:
+            >>> LocalLlamaIndexLLM("smollm2", context_window=4096).metadata.context_window
+            4096
+        """
+        window = self.context_window
+        if window is None:
+            positions = getattr(
+                getattr(getattr(self.lm, "model", None), "config", None), "max_position_embeddings", None
+            )
+            window = int(positions) if isinstance(positions, int) and positions > 0 else DEFAULT_CONTEXT_WINDOW
+        return LLMMetadata(
+            context_window=window,
+            num_output=self.max_new_tokens,
+            is_chat_model=True,
+            is_function_calling_model=False,
+            model_name=self.model_name,
+        )
+
+    # ------------------------------------------------------------------ generation
+    def _generate(self, prompt: str | Sequence[RKChatMessage], kwargs: dict[str, Any]) -> Completion:
+        max_tokens = kwargs.get("max_new_tokens", kwargs.get("max_tokens", self.max_new_tokens))
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise InvalidInputError(f"max_new_tokens must be a positive integer, got {max_tokens!r}")
+        temperature = float(kwargs.get("temperature", self.temperature))
+        trace = Trace()
+        out: Completion = self.lm.complete(prompt, max_tokens=max_tokens, temperature=temperature, trace=trace)
+        self._last_trace = trace
+        return out
+
+    @staticmethod
+    def _usage(out: Completion) -> dict[str, Any]:
+        return {"prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens}
+
+    @staticmethod
+    def to_messages(messages: Sequence[ChatMessage]) -> list[RKChatMessage]:
+        """LlamaIndex chat messages as retrievekit ones (developer -> system; chatbot/model -> assistant; function ->
+        tool).
+
+        Examples:
+            >>> LocalLlamaIndexLLM.to_messages([ChatMessage(role="developer", content="Be brief.")])
+            [ChatMessage(role='system', content='Be brief.')]
+        """
+        out = [RKChatMessage(_ROLES.get(MessageRole(m.role), "user"), m.content or "") for m in messages]
+        if not out:
+            raise InvalidInputError("chat() got no messages")
+        return out
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        """Reply to ``prompt`` (one user turn, rendered with the chat template).
+
+        Examples:
+            >>> LocalLlamaIndexLLM("smollm2", max_new_tokens=8).complete("Say hi.").text  # doctest: +SKIP
+            'Hi there!'
+        """
+        out = self._generate(prompt, kwargs)
+        return CompletionResponse(text=out.text, additional_kwargs=self._usage(out))
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        """Stream the reply to ``prompt``: the whole completion, once.
+
+        Examples:
+            >>> [r.delta for r in LocalLlamaIndexLLM("smollm2").stream_complete("Say hi.")]  # doctest: +SKIP
+            ['Hi there!']
+        """
+        out = self._generate(prompt, kwargs)
+
+        def gen() -> CompletionResponseGen:
+            yield CompletionResponse(text=out.text, delta=out.text, additional_kwargs=self._usage(out))
+
+        return gen()
+
+    @llm_chat_callback()
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        """Reply to a conversation rendered with the tokenizer's chat template.
+
+        Examples:
+            >>> msgs = [ChatMessage(role="user", content="Say hi.")]
+            >>> LocalLlamaIndexLLM("smollm2").chat(msgs).message.content  # doctest: +SKIP
+            'Hi there!'
+        """
+        out = self._generate(self.to_messages(messages), kwargs)
+        return ChatResponse(
+            message=ChatMessage(role=MessageRole.ASSISTANT, content=out.text), additional_kwargs=self._usage(out)
+        )
+
+    @llm_chat_callback()
+    def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
+        """Stream the reply to a conversation: the whole reply, once.
+
+        Examples:
+            >>> msgs = [ChatMessage(role="user", content="Say hi.")]
+            >>> [r.delta for r in LocalLlamaIndexLLM("smollm2").stream_chat(msgs)]  # doctest: +SKIP
+            ['Hi there!']
+        """
+        out = self._generate(self.to_messages(messages), kwargs)
+
+        def gen() -> ChatResponseGen:
+            yield ChatResponse(
+                message=ChatMessage(role=MessageRole.ASSISTANT, content=out.text),
+                delta=out.text,
+                additional_kwargs=self._usage(out),
+            )
+
+        return gen()
