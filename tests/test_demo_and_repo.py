@@ -67,3 +67,29 @@ def test_docs_site_builds_strictly(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "index.html").is_file()
+
+
+def test_demo_keeps_its_indexes_in_one_cache_folder_and_no_temp_folder(capsys, tmp_path, monkeypatch):
+    """Without --work-dir the demo uses <cache>/demo, reused by the next run; nothing new appears in the temp dir."""
+    import tempfile
+
+    from retrievekit.core.demo import demo_cache_dir
+
+    monkeypatch.setenv("RETRIEVEKIT_CACHE", str(tmp_path / "cache"))
+    temp = Path(tempfile.gettempdir())
+    before = {p.name for p in temp.iterdir()}
+    for _ in range(2):
+        assert main(["demo", "--method", "bm25", "--no-llm", "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert {p.name for p in temp.iterdir()} - before == set()
+    assert demo_cache_dir() == tmp_path / "cache" / "demo" and demo_cache_dir().is_dir()
+    assert f"index cache: {demo_cache_dir()}" in out
+    assert "method" in out and "demo finished in" in out  # the closing table
+
+
+def test_docs_sections_marked_skip_stay_out_of_the_demo_corpus():
+    from retrievekit.core.demo import DEMO_SKIP_MARK
+
+    marked = (REPO / "docs" / "getting-started.md").read_text()
+    assert DEMO_SKIP_MARK in marked
+    assert not any(DEMO_SKIP_MARK in p.text for p in build_docs_corpus())

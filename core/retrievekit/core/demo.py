@@ -138,6 +138,10 @@ def _docstring_passages(module_name: str) -> list[Passage]:
     return out
 
 
+DEMO_SKIP_MARK = "<!-- retrievekit-demo: skip -->"
+"""A docs section holding this HTML comment is left out of the demo corpus."""
+
+
 def _markdown_passages(docs_dir: Path) -> list[Passage]:
     out: list[Passage] = []
     for md in sorted(docs_dir.glob("*.md")):
@@ -147,6 +151,8 @@ def _markdown_passages(docs_dir: Path) -> list[Passage]:
         for i, part in enumerate(parts):
             part = part.strip()
             if not part:
+                continue
+            if DEMO_SKIP_MARK in part:  # e.g. a section quoting the demo's own output
                 continue
             head = part.splitlines()[0].lstrip("# ").strip()
             out.append(
@@ -199,6 +205,15 @@ def _answer_with_llm(llm_name: str, question: str, context: list[str]) -> tuple[
     return out.text.strip(), trace
 
 
+def _quiet_model_loading() -> None:
+    """Hide transformers' per-load progress bars: the demo prints its own progress line."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
+
+
 def main(args: argparse.Namespace | None = None) -> int:
     """Run the demo; ``args`` may carry ``methods`` (list), ``k`` (int), ``llm`` (name or None), ``work_dir``,
     ``questions`` (list).
@@ -211,6 +226,8 @@ def main(args: argparse.Namespace | None = None) -> int:
         0
     """
     from retrievekit.core.threads import num_threads
+
+    _quiet_model_loading()
 
     methods = list(getattr(args, "methods", None) or [m for m in available_methods() if m not in DEMO_SKIP])
     k = int(getattr(args, "k", 3) or 3)
