@@ -1,6 +1,8 @@
 """ARM on OTT-QA dev (tables + linked passages) beside BM25 and dense top-k, with its two ablations.
 
-Prints a table and writes JSON; asserts nothing about speed. Examples (CPU, SmolLM2):
+A recipe over the benchmark harness (:func:`retrievekit.core.eval.runner.run_benchmark`; ``--records-dir`` keeps a
+resumable per-query file per method). Prints a table and writes JSON; asserts nothing about speed. Examples (CPU,
+SmolLM2):
 
     # smoke: 2 questions on a restricted pool (gold tables + their linked passages + seeded random distractors)
     python benchmarks/arm_ottqa.py --limit 2 --pool-size 300 --out runs/arm-ottqa-smoke.json
@@ -25,40 +27,38 @@ threshold and every other default are the reference's; nothing was tuned on thes
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import random
-import time
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options
-from retrievekit.core.eval.datasets import Dataset, load_dataset
+from retrievekit.core.cli import parse_options, write_json_atomic
+from retrievekit.core.eval.datasets import Dataset, Query, load_dataset
 from retrievekit.core.eval.metrics import set_precision_recall_f1
-from retrievekit.core.retriever import MethodContext, build_method
+from retrievekit.core.eval.runner import run_benchmark
 from retrievekit.core.trace import Trace
-from retrievekit.core.types import DataObject, Table
+from retrievekit.core.types import ScoredHit, Table
 
 METHODS = ["bm25", "dense", "arm", "arm-no-mip", "arm-no-verify"]
+COLUMNS = [
+    "table_recall@1",
+    "table_recall@5",
+    "table_recall@10",
+    "perfect_recall",
+    "perfect_recall_passage",
+    "set_f1",
+    "set_size",
+]
 
 
-def restrict_pool(ds: Dataset, size: int, seed: int = 0) -> list[DataObject]:
-    """Gold tables of the loaded questions + the passages their cells link to + seeded random distractors."""
+def linked_passages(ds: Dataset) -> list[str]:
+    """The passages the gold tables' cells link to (kept, with the gold objects, in a restricted pool)."""
     by_id = ds.objects_by_id()
     keep: list[str] = []
     for q in ds.queries:
-        for oid in ds.qrels.get(q.id, {}):
-            if oid in by_id and oid not in keep:
-                keep.append(oid)
         t = by_id.get(str(q.metadata.get("gold_table_id")))
         if isinstance(t, Table):
-            for link in t.metadata.get("cell_links") or ():
-                if str(link[2]) in by_id and str(link[2]) not in keep:
-                    keep.append(str(link[2]))
-    rest = sorted(set(by_id) - set(keep))
-    rng = random.Random(seed)
-    keep += rng.sample(rest, max(0, min(len(rest), size - len(keep))))
-    return [by_id[i] for i in sorted(keep)]
+            keep += [str(link[2]) for link in t.metadata.get("cell_links") or () if str(link[2]) in by_id]
+    return keep
 
 
 def score_question(
@@ -79,12 +79,7 @@ def score_question(
 def main() -> None:
     """Run the benchmark (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("RETRIEVEKIT_DATA_DIR"),
-        required="RETRIEVEKIT_DATA_DIR" not in os.environ,
-        help="benchmark data folder (docs/datasets.md; default: $RETRIEVEKIT_DATA_DIR)",
-    )
+    ap.add_argument("--data-dir", default=os.environ.get("RETRIEVEKIT_DATA_DIR"), help="default: $RETRIEVEKIT_DATA_DIR")
     ap.add_argument("--split", default="dev")
     ap.add_argument("--limit", type=int, default=20, help="first N questions (default 20)")
     ap.add_argument("--pool-size", type=int, default=None, help="restricted pool size (default: the full pool)")
@@ -95,101 +90,71 @@ def main() -> None:
     ap.add_argument("--set-k", type=int, default=5, help="a baseline's top-N counted as its set (default 5)")
     ap.add_argument("--work-dir", default="runs/cache", help="where dense/BM25 indexes are cached")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="ArmConfig field")
+    ap.add_argument("--records-dir", default=None, help="one resumable per-query records file per method here")
     ap.add_argument("--out", default="runs/arm-ottqa.json")
     args = ap.parse_args()
 
-    t0 = time.perf_counter()
     ds = load_dataset("ott_qa", args.data_dir, split=args.split, limit=args.limit)
-    corpus = restrict_pool(ds, args.pool_size, args.seed) if args.pool_size else ds.corpus
-    n_tables = sum(isinstance(o, Table) for o in corpus)
-    print(
-        f"ott_qa/{args.split}: {len(ds.queries)} questions, pool {len(corpus)} objects ({n_tables} tables, "
-        f"{len(corpus) - n_tables} passages){' [restricted]' if args.pool_size else ''}; load {time.perf_counter() - t0:.1f} s",
-        flush=True,
-    )
+    ds = ds.restrict_corpus(args.pool_size, seed=args.seed, keep=linked_passages(ds))
+    n_tables = sum(isinstance(o, Table) for o in ds.corpus)
+    print(f"ott_qa/{args.split}: {len(ds.queries)} questions, pool {len(ds.corpus)} objects ({n_tables} tables)")
     n_passage_q = sum(1 for q in ds.queries if q.metadata.get("gold_passages"))
     options = parse_options(args.option)
     results: dict[str, Any] = {}
     for method in args.methods:
         is_arm = method.startswith("arm")
-        ctx = MethodContext(
-            corpus=corpus,
-            work_dir=Path(args.work_dir),
-            llm=args.llm if is_arm else None,
-            options=dict(options) if is_arm else {},
-        )
-        tb = time.perf_counter()
-        retriever = build_method(method, ctx)
-        build_s = time.perf_counter() - tb
-        rows: list[dict[str, float]] = []
-        events: dict[str, int] = {}
-        for q in ds.queries:
-            trace = Trace()
-            ts = time.perf_counter()
-            hits = retriever.search(q.text, args.k, trace=trace)
-            secs = time.perf_counter() - ts
-            ranked = [h.id for h in hits]
-            set_ids = ranked if is_arm else ranked[: args.set_k]
-            row = score_question(ranked, ds.qrels.get(q.id, {}), q.metadata.get("gold_table_id"), set_ids)
-            row.update(
-                llm_calls=float(trace.llm_calls), seconds=secs, has_passage=float(bool(q.metadata.get("gold_passages")))
-            )
-            rows.append(row)
-            for e in trace.events:
-                events[e.kind] = events.get(e.kind, 0) + 1
-            if is_arm:
-                stages = " ".join(
-                    f"{k.split('.', 1)[1]}={v:.1f}" for k, v in trace.stage_seconds.items() if k.startswith("arm.")
-                )
-                print(
-                    f"  {method} q{len(rows)}: {secs:.1f} s, {trace.llm_calls} LLM calls, set {len(set_ids)}; {stages}",
-                    flush=True,
-                )
-        n = len(rows)
-        summary = {key: sum(r[key] for r in rows) / n for key in rows[0] if key != "has_passage"}
-        with_p = [r for r in rows if r["has_passage"]]
-        summary["perfect_recall_passage"] = sum(r["perfect_recall"] for r in with_p) / len(with_p) if with_p else 0.0
-        summary["build_seconds"] = build_s
-        summary["events"] = events
-        results[method] = summary
-        print(f"{method}: done in {sum(r['seconds'] for r in rows):.1f} s (+ build {build_s:.1f} s)", flush=True)
 
-    cols = [
-        "table_recall@1",
-        "table_recall@5",
-        "table_recall@10",
-        "perfect_recall",
-        "perfect_recall_passage",
-        "set_f1",
-        "set_size",
-        "llm_calls",
-        "seconds",
-    ]
+        def scores(q: Query, hits: list[ScoredHit], trace: Trace, is_arm: bool = is_arm) -> dict[str, float]:
+            ranked = [h.id for h in hits]
+            row = score_question(
+                ranked,
+                ds.qrels.get(q.id, {}),
+                q.metadata.get("gold_table_id"),
+                ranked if is_arm else ranked[: args.set_k],
+            )
+            return {**row, "has_passage": float(bool(q.metadata.get("gold_passages")))}
+
+        r = run_benchmark(
+            ds,
+            method,
+            k=args.k,
+            llm=args.llm if is_arm else None,
+            work_dir=args.work_dir,
+            options=options if is_arm else {},
+            extra=scores,
+            keep_run=True,
+            records=Path(args.records_dir) / f"{method}.jsonl" if args.records_dir else None,
+            settings={"set_k": args.set_k, "pool_size": args.pool_size, "seed": args.seed},
+        )
+        with_p = [row["extra"] for row in r["per_query"] if row["extra"]["has_passage"]]
+        r["extra_means"]["perfect_recall_passage"] = (
+            sum(x["perfect_recall"] for x in with_p) / len(with_p) if with_p else 0.0
+        )
+        results[method] = {k: v for k, v in r.items() if k not in ("per_query", "run")}
+        print(f"{method}: {r['cost']['seconds_per_query']:.1f} s/q (+ build {r['build_seconds']:.1f} s)", flush=True)
+
     print(
         f"\n{len(ds.queries)} questions ({n_passage_q} with a gold answer passage); baselines' set = top-{args.set_k}"
     )
-    widths = [max(len(c), 7) + 2 for c in cols]
-    print(f"{'method':<15}" + "".join(f"{c:>{w}}" for c, w in zip(cols, widths, strict=True)))
+    print("| method | " + " | ".join(COLUMNS) + " | LLM calls | s/q |")
+    print("|---" * (len(COLUMNS) + 3) + "|")
     for method, s in results.items():
-        print(f"{method:<15}" + "".join(f"{s[c]:>{w}.3f}" for c, w in zip(cols, widths, strict=True)))
+        cells = [f"{s['extra_means'][c]:.3f}" for c in COLUMNS]
+        print(
+            f"| {method} | "
+            + " | ".join(cells)
+            + f" | {s['cost']['llm_calls_per_query']:.1f} | {s['cost']['seconds_per_query']:.2f} |"
+        )
     out = {
         "dataset": "ott_qa",
         "split": args.split,
-        "limit": args.limit,
-        "pool_size": len(corpus),
-        "restricted_pool": bool(args.pool_size),
-        "seed": args.seed,
-        "llm": args.llm,
-        "k": args.k,
-        "set_k": args.set_k,
-        "options": options,
+        "pool_size": len(ds.corpus),
         "n_questions": len(ds.queries),
         "n_with_gold_passage": n_passage_q,
+        "set_k": args.set_k,
         "results": results,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")
-    print(f"wrote {args.out}")
+    print(f"wrote {write_json_atomic(out, args.out)}")
 
 
 if __name__ == "__main__":

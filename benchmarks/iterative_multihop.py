@@ -11,7 +11,11 @@ Reported per method: supporting-passage recall (|context ∩ gold| / |gold|, the
 answer EM / F1 (SQuAD normalisation, best over aliases), searches (retrieval calls) per question, context tokens
 (len/4 of title + text) and LLM calls / seconds per question.
 
-Run (from the repo root; CPU, ~1-3 min per question for the agent on a shared 2-core machine):
+A recipe over the benchmark harness (:func:`retrievekit.core.eval.runner.run_benchmark`): both methods are retrievers
+whose returned set is the answer context (the harness's ``set_recall`` is the supporting-passage recall) and whose
+answers are scored by a per-query hook; ``--records-dir`` keeps a resumable per-query file per dataset and method.
+
+Run (from the repo root; CPU, ~20 s per question for the agent with one thread):
 
     python benchmarks/iterative_multihop.py --data-dir "$RETRIEVEKIT_DATA_DIR" --limit 6 --max-turns 2 \
         --out runs/iterative_multihop.json
@@ -20,9 +24,7 @@ Run (from the repo root; CPU, ~1-3 min per question for the agent on a shared 2-
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from langchain_core.messages import HumanMessage, SystemMessage  # noqa: E402
 
-from retrievekit.core.eval.datasets import load_dataset  # noqa: E402
+from retrievekit.core.cli import write_json_atomic  # noqa: E402
+from retrievekit.core.eval.datasets import Query, load_dataset  # noqa: E402
+from retrievekit.core.eval.runner import run_benchmark  # noqa: E402
 from retrievekit.core.index import baselines  # noqa: E402
 from retrievekit.core.iterative import (  # noqa: E402
     answer_messages,
@@ -42,7 +46,9 @@ from retrievekit.core.iterative import (  # noqa: E402
     render_working_set,
 )
 from retrievekit.core.llm import LocalLM  # noqa: E402
-from retrievekit.core.retriever import MethodContext  # noqa: E402
+from retrievekit.core.retriever import MethodContext, Retriever  # noqa: E402
+from retrievekit.core.trace import Trace  # noqa: E402
+from retrievekit.core.types import ScoredHit  # noqa: E402
 from retrievekit.langchain.local_chat import LocalToolChatModel  # noqa: E402
 from retrievekit.langgraph import build_iterative_agent, run_agent  # noqa: E402
 
@@ -50,74 +56,93 @@ DATASETS = (("hotpotqa", "distractor"), ("musique", "dev"))
 
 
 def golds_of(meta: dict[str, Any]) -> list[str]:
+    """The answer and its aliases."""
     return [str(meta.get("answer", ""))] + [str(a) for a in meta.get("answer_aliases") or []]
 
 
-def recall(ids: list[str], gold: dict[str, int]) -> float:
-    rel = {d for d, g in gold.items() if g > 0}
-    return len(rel & set(ids)) / len(rel) if rel else 0.0
+class OneShotAnswer:
+    """(a) The base retriever's top-k, then one answer call with the agent's answer prompt; the hits are the context."""
+
+    returns_set = True
+
+    def __init__(self, base: Retriever, chat: LocalToolChatModel, top_k: int) -> None:
+        self.base, self.chat, self.top_k, self.answer = base, chat, top_k, ""
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        trace = trace if trace is not None else Trace()
+        hits = self.base.search(query, self.top_k)
+        chunks = [chunk_from_hit(h, query=query, turn=0) for h in hits]
+        prompt = [
+            SystemMessage(c) if r == "system" else HumanMessage(c)
+            for r, c in answer_messages(query, render_working_set(chunks))
+        ]
+        self.answer = self.chat.invoke(prompt).text.strip()
+        trace.record_llm_call()
+        trace.count("retrieval_calls", 1)
+        trace.count("context_tokens", context_tokens(chunks))
+        return hits
 
 
-def mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else 0.0
+class AgentAnswer:
+    """(b) The iterative agent; its final working set is the context."""
+
+    returns_set = True
+
+    def __init__(self, agent: Any, corpus: dict[str, Any]) -> None:
+        self.agent, self.corpus, self.answer = agent, corpus, ""
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        run = run_agent(self.agent, query)
+        if trace is not None:
+            trace.merge(run.trace)
+            trace.count(f"stop.{run.stop_reason}")
+        self.answer = str(run.answer or "")
+        return [ScoredHit(obj=self.corpus[c["id"]], score=1.0, rank=r) for r, c in enumerate(run.working_set)]
 
 
 def run_dataset(name: str, split: str, args: argparse.Namespace, lm: LocalLM) -> dict[str, Any]:
+    """Both methods over one dataset."""
     ds = load_dataset(name, args.data_dir, split=split, limit=args.limit)
     ctx = MethodContext(corpus=ds.corpus, work_dir=Path(args.work_dir) if args.work_dir else None)
     base = {"bm25": baselines.build_bm25, "hybrid": baselines.build_hybrid}[args.base](ctx)
     chat = LocalToolChatModel(lm=lm, max_tokens=args.max_tokens, answer_max_tokens=args.answer_max_tokens)
     agent = build_iterative_agent(chat, base, max_turns=args.max_turns, search_top_k=args.top_k)
-    rows: dict[str, list[dict[str, float]]] = {"oneshot_top5": [], "agent": []}
-    stops: dict[str, int] = {}
-    for i, q in enumerate(ds.queries):
-        golds, gold = golds_of(dict(q.metadata)), ds.qrels.get(q.id, {})
-        # (a) one-shot top-k + one answer call
-        t0 = time.perf_counter()
-        chunks = [chunk_from_hit(h, query=q.text, turn=0) for h in base.search(q.text, args.top_k)]
-        prompt = [
-            SystemMessage(c) if r == "system" else HumanMessage(c)
-            for r, c in answer_messages(q.text, render_working_set(chunks))
-        ]
-        answer = chat.invoke(prompt).text.strip()
-        rows["oneshot_top5"].append(
-            {
-                "recall": recall([c["id"] for c in chunks], gold),
-                **answer_scores(answer, golds),
-                "searches": 1.0,
-                "context_tokens": float(context_tokens(chunks)),
-                "llm_calls": 1.0,
-                "seconds": time.perf_counter() - t0,
-            }
+    methods = {"oneshot_top5": OneShotAnswer(base, chat, args.top_k), "agent": AgentAnswer(agent, ds.objects_by_id())}
+    out: dict[str, Any] = {"dataset": name, "split": split, "n_questions": len(ds.queries), "summary": {}}
+    for label, method in methods.items():
+
+        def answers(q: Query, hits: list[ScoredHit], trace: Trace, method: Any = method) -> dict[str, float]:
+            return dict(answer_scores(method.answer, golds_of(dict(q.metadata))))
+
+        r = run_benchmark(
+            ds,
+            method,
+            label=label,
+            k=1000,
+            llm=args.llm,
+            extra=answers,
+            progress=False,
+            options={k: v for k, v in vars(args).items() if k not in ("out", "data_dir", "datasets", "records_dir")},
+            records=Path(args.records_dir) / f"{name}-{label}.jsonl" if args.records_dir else None,
         )
-        # (b) the agent
-        t0 = time.perf_counter()
-        run = run_agent(agent, q.text)
-        c = run.trace.counters
-        rows["agent"].append(
-            {
-                "recall": recall([ch["id"] for ch in run.working_set], gold),
-                **answer_scores(run.answer, golds),
-                "searches": float(c["retrieval_calls"]),
-                "context_tokens": float(c["context_tokens"]),
-                "llm_calls": float(run.trace.llm_calls),
-                "seconds": time.perf_counter() - t0,
-            }
-        )
-        stops[str(run.stop_reason)] = stops.get(str(run.stop_reason), 0) + 1
-        print(
-            f"[{name} {i + 1}/{len(ds.queries)}] gold={golds[0]!r} oneshot={answer[:60]!r} agent={str(run.answer)[:60]!r} "
-            f"R1={rows['oneshot_top5'][-1]['recall']:.2f} R2={rows['agent'][-1]['recall']:.2f} "
-            f"searches={c['retrieval_calls']} stop={run.stop_reason}",
-            flush=True,
-        )
-    summary = {m: {k: mean([r[k] for r in rs]) for k in rs[0]} for m, rs in rows.items()}
-    return {"dataset": name, "split": split, "n_questions": len(ds.queries), "summary": summary, "agent_stops": stops}
+        c = r.get("counters_per_query", {})
+        out["summary"][label] = {
+            "recall": r["metrics"]["set_recall"],
+            **r["extra_means"],
+            "searches": c.get("retrieval_calls", 0.0),
+            "context_tokens": c.get("context_tokens", 0.0),
+            "llm_calls": r["cost"]["llm_calls_per_query"],
+            "seconds": r["cost"]["seconds_per_query"],
+        }
+        if label == "agent":
+            out["agent_stops"] = {k[5:]: v for k, v in c.items() if k.startswith("stop.")}
+    return out
 
 
 def main() -> None:
+    """Run the comparison (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", required=True)
+    p.add_argument("--data-dir", default=os.environ.get("RETRIEVEKIT_DATA_DIR"))
     p.add_argument("--limit", type=int, default=None, help="first N questions per dataset (default: all 70)")
     p.add_argument("--llm", default="smollm2", choices=("smollm2", "qwen0.5b"))
     p.add_argument("--base", default="bm25", choices=("bm25", "hybrid"))
@@ -127,6 +152,7 @@ def main() -> None:
     p.add_argument("--answer-max-tokens", type=int, default=24)
     p.add_argument("--work-dir", default=None)
     p.add_argument("--datasets", nargs="+", default=[d for d, _ in DATASETS])
+    p.add_argument("--records-dir", default=None, help="one resumable per-query records file per dataset and method")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     lm = LocalLM.load(args.llm)
@@ -134,8 +160,7 @@ def main() -> None:
     for name, split in DATASETS:
         if name in args.datasets:
             results.append(run_dataset(name, split, args, lm))
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
+            write_json_atomic({"args": vars(args), "results": results}, args.out)
     lines = [
         "| dataset | method | n | recall | EM | F1 | searches/q | context tokens | LLM calls/q | s/q |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -34,6 +34,7 @@ from retrievekit.core.cli import parse_options, write_json_atomic
 from retrievekit.core.errors import RetrieveKitError
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
+from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
 
 
 def _row(name: str, res: dict[str, Any], rerank_k: int | None = None) -> dict[str, Any]:
@@ -58,11 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--judge-dir", default=None, help="reuse a trained judge (skip training)")
     ap.add_argument("--output-dir", default="runs/judge-scifact", help="training folder when training")
     ap.add_argument("--base-model", default="smollm2")
-    ap.add_argument("--epochs", type=float, default=1.0)
-    ap.add_argument("--lr", type=float, default=None)
-    ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--max-steps", type=int, default=None)
-    ap.add_argument("--lora", action="store_true")
+    add_train_arguments(ap, defaults={"epochs": 1.0})
     ap.add_argument("--negatives", type=int, default=3)
     ap.add_argument("--max-pairs", type=int, default=None, help="first N positive train pairs (CPU runs)")
     ap.add_argument("--limit", type=int, default=None, help="first N dev queries")
@@ -82,18 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     if judge_dir is None:
         from retrievekit.core.judge.cli import collect_pairs
         from retrievekit.core.judge.train import train_judge
-        from retrievekit.core.training import TrainConfig
 
         ns = argparse.Namespace(
             dataset="scifact", data_dir=args.data_dir, split="train", synthesize=None, synth_llm=None,
-            negatives=args.negatives, miner="bm25", skip_top=0, max_pairs=args.max_pairs, seed=0,
+            negatives=args.negatives, miner="bm25", skip_top=0, max_pairs=args.max_pairs, seed=args.seed,
             base_model=args.base_model, device=None,
         )  # fmt: skip
         pairs, _, info = collect_pairs(ns)
-        lr = args.lr if args.lr is not None else (2e-4 if args.lora else 2e-5)
-        cfg = TrainConfig(
-            epochs=args.epochs, learning_rate=lr, batch_size=args.batch_size, max_steps=args.max_steps, lora=args.lora
-        )
+        cfg = train_config_from_args(args)
         t0 = time.perf_counter()
         res = train_judge(pairs, output_dir=args.output_dir, base_model=args.base_model, train_config=cfg)
         summary["training"] = {"data": info, "wall_seconds": time.perf_counter() - t0, **res.to_dict()}

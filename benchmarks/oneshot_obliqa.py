@@ -12,6 +12,9 @@ Compares, at each budget (default 2k / 4k / 8k tokens), over one shared hybrid (
 Recall = |selected ∩ gold| / |gold| averaged over judged queries; a cropped chunk still counts as selected.
 Tokens are counted with --tokenizer (default tiktoken cl100k_base, bundled offline with llama-index-core).
 
+A recipe over the benchmark harness (:func:`retrievekit.core.eval.runner.run_benchmark`): each (variant, budget) is a
+retriever returning its selection as a set, so the harness's ``set_recall`` is the gold recall within the budget.
+
 Run (from the repo root; the dense index is cached in --work-dir after the first run):
 
     python benchmarks/oneshot_obliqa.py --data-dir "$RETRIEVEKIT_DATA_DIR" --work-dir runs/cache --out runs/oneshot_obliqa.json
@@ -33,7 +36,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from retrievekit.core.eval.datasets import load_dataset, rebuild_documents  # noqa: E402
+from retrievekit.core.cli import write_json_atomic  # noqa: E402
+from retrievekit.core.eval.datasets import Dataset, load_dataset, rebuild_documents  # noqa: E402
+from retrievekit.core.eval.runner import run_benchmark  # noqa: E402
 from retrievekit.core.index.baselines import build_hybrid  # noqa: E402
 from retrievekit.core.llm.protocol import JsonResult  # noqa: E402
 from retrievekit.core.oneshot import DocumentCatalog, OneShotConfig, OneShotSelector  # noqa: E402
@@ -71,19 +76,56 @@ class CachedLLM:
         return out
 
 
-def recall(selected: list[str], gold: dict[str, int]) -> float:
-    rel = {d for d, g in gold.items() if g > 0}
-    return len(rel & set(selected)) / len(rel) if rel else 0.0
+class PoolSelection:
+    """One variant at one budget as a retriever: the shared hybrid pool of the query, then the selection.
+
+    Returns the selected chunks as a set (``returns_set``: the harness's ``set_recall`` is the gold recall within the
+    budget); the trace counts ``tokens_used``, ``chunks``, ``drops``, ``adds`` and ``cropped``.
+    """
+
+    returns_set = True
+
+    def __init__(self, variant: str, selector: OneShotSelector, pool: Any) -> None:
+        self.variant, self.selector, self.pool = variant, selector, pool
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        trace = trace if trace is not None else Trace()
+        hits = self.pool(query)
+        if self.variant == "top5":
+            chosen, used = [], 0
+            for h in hits[:5]:
+                t = self.selector.tokens_of(h.obj)
+                if used + t > self.selector.config.budget:
+                    break
+                chosen.append(h)
+                used += t
+            trace.count("tokens_used", used)
+            trace.count("chunks", len(chosen))
+            return chosen
+        res = self.selector.select(query, hits, trace=trace)
+        trace.count("tokens_used", res.tokens_used)
+        trace.count("chunks", len(res.chunks))
+        trace.count("drops", sum(1 for e in res.trace.events if e.kind == "oneshot.drop"))
+        trace.count("adds", sum(1 for c in res.chunks if c.origin.startswith("add:")))
+        trace.count("cropped", sum(1 for c in res.chunks if c.cropped))
+        return [
+            ScoredHit(obj=c.obj, score=c.relevance if c.score is None else c.score, rank=r)
+            for r, c in enumerate(res.chunks)
+        ]
+
+
+LABELS = {
+    "top5": "(a) fixed top-5",
+    "knapsack": "(b) knapsack",
+    "filter": "(c) knapsack + filter",
+    "crop": "(d) + cropping",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the comparison (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("RETRIEVEKIT_DATA_DIR"),
-        required="RETRIEVEKIT_DATA_DIR" not in os.environ,
-        help="benchmark data folder (docs/datasets.md; default: $RETRIEVEKIT_DATA_DIR)",
-    )
+    ap.add_argument("--data-dir", default=os.environ.get("RETRIEVEKIT_DATA_DIR"), help="default: $RETRIEVEKIT_DATA_DIR")
     ap.add_argument("--split", default="dev")
     ap.add_argument("--limit", type=int, default=None, help="first N questions for (a)-(c) (default: all)")
     ap.add_argument("--budgets", type=int, nargs="+", default=[2000, 4000, 8000])
@@ -93,21 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--crop-limit", type=int, default=30, help="questions for (d); 0 skips cropping")
     ap.add_argument("--crop-max-chunks", type=int, default=None, help="override OneShotConfig.crop_max_chunks")
     ap.add_argument("--llm", default="smollm2", help="local model for (d)")
-    ap.add_argument(
-        "--score-normalization", default=None, help="override OneShotConfig.score_normalization (minmax|max|raw|rank)"
-    )
+    ap.add_argument("--score-normalization", default=None, help="override OneShotConfig.score_normalization")
     ap.add_argument("--variants", nargs="*", default=["top5", "knapsack", "filter"], help="which of (a)-(c) to run")
+    ap.add_argument("--records-dir", default=None, help="one resumable per-query records file per run here")
     ap.add_argument("--out", default="runs/oneshot_obliqa.json")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
     ds = load_dataset("obliqa", args.data_dir, split=args.split, limit=args.limit)
+    judged = [q for q in ds.queries if any(g > 0 for g in ds.qrels.get(q.id, {}).values())]
+    ds = Dataset(ds.name, ds.split, ds.corpus, judged, ds.qrels, ds.metadata)
     docs = rebuild_documents(ds.corpus)  # documents rebuilt from passages in order -> neighbour lookup
-    lookup_table = {(doc, p.metadata.get("order")): p for doc, ps in docs.items() for p in ps}
-
-    def lookup(doc: Any, order: Any) -> Any:
-        return lookup_table.get((doc, order))
-
+    table_of = {(doc, p.metadata.get("order")): p for doc, ps in docs.items() for p in ps}
     meta_path = Path(args.data_dir) / "obliqa" / "documents_meta.json"
     catalog = None
     if meta_path.is_file():
@@ -116,68 +155,45 @@ def main(argv: list[str] | None = None) -> int:
     hybrid = build_hybrid(
         MethodContext(corpus=ds.corpus, work_dir=Path(args.work_dir), options={"candidate_k": max(100, args.pool)})
     )
+    pools: dict[str, list[ScoredHit]] = {}
+
+    def pool(query: str) -> list[ScoredHit]:
+        if query not in pools:
+            pools[query] = hybrid.search(query, args.pool)
+        return pools[query]
+
     print(
-        f"loaded {len(ds.queries)} questions, {len(ds.corpus)} passages in {len(docs)} documents; "
+        f"{len(judged)} judged questions, {len(ds.corpus)} passages in {len(docs)} documents; "
         f"index ready in {time.perf_counter() - t0:.0f}s",
         file=sys.stderr,
     )
 
-    t1 = time.perf_counter()
-    pools: dict[str, list[ScoredHit]] = {q.id: hybrid.search(q.text, args.pool) for q in ds.queries}
-    print(f"retrieved pools in {time.perf_counter() - t1:.0f}s", file=sys.stderr)
-    judged = [q for q in ds.queries if any(g > 0 for g in ds.qrels.get(q.id, {}).values())]
-
-    def run(variant: str, budget: int, queries: list[Any], llm: Any = None) -> dict[str, Any]:
-        cfg = OneShotConfig(
-            budget=budget,
-            filter=variant in ("filter", "crop"),
-            crop=variant == "crop",
-            **({"crop_max_chunks": args.crop_max_chunks} if args.crop_max_chunks is not None else {}),
-            **({"score_normalization": args.score_normalization} if args.score_normalization else {}),
+    def run(variant: str, budget: int, data: Dataset, llm: Any = None) -> dict[str, Any]:
+        extra = {"crop_max_chunks": args.crop_max_chunks} if args.crop_max_chunks is not None else {}
+        if args.score_normalization:
+            extra["score_normalization"] = args.score_normalization
+        cfg = OneShotConfig(budget=budget, filter=variant in ("filter", "crop"), crop=variant == "crop", **extra)
+        sel = OneShotSelector(
+            cfg, catalog=catalog, lookup=lambda d, o: table_of.get((d, o)), llm=llm, token_counter=counter
         )
-        sel = OneShotSelector(cfg, catalog=catalog, lookup=lookup, llm=llm, token_counter=counter)
-        rs, toks, nchunks, secs, drops, adds, crops = [], [], [], [], 0, 0, 0
-        for q in queries:
-            hits = pools[q.id]
-            start = time.perf_counter()
-            if variant == "top5":
-                ids, used = [], 0
-                for h in hits[:5]:
-                    t = sel.tokens_of(h.obj)
-                    if used + t > budget:
-                        break
-                    ids.append(h.id)
-                    used += t
-            else:
-                res = sel.select(q.text, hits, trace=Trace())
-                ids, used = res.ids, res.tokens_used
-                drops += sum(1 for e in res.trace.events if e.kind == "oneshot.drop")
-                adds += sum(1 for c in res.chunks if c.origin.startswith("add:"))
-                crops += sum(1 for c in res.chunks if c.cropped)
-            secs.append(time.perf_counter() - start)
-            rs.append(recall(ids, ds.qrels[q.id]))
-            toks.append(used)
-            nchunks.append(len(ids))
-        n = len(queries)
-        return {
-            "variant": variant,
-            "budget": budget,
-            "n_queries": n,
-            "recall": sum(rs) / n,
-            "tokens_used": sum(toks) / n,
-            "max_tokens_used": max(toks),
-            "chunks": sum(nchunks) / n,
-            "ms_per_query": 1000 * sum(secs) / n,
-            "drops_per_query": drops / n,
-            "adds_per_query": adds / n,
-            "cropped_per_query": crops / n,
-        }
+        name = f"{variant}@{budget}" + ("-subset" if len(data.queries) != len(judged) else "")
+        records = Path(args.records_dir) / f"{name}.jsonl" if args.records_dir else None
+        r = run_benchmark(
+            data,
+            PoolSelection(variant, sel, pool),
+            label=name,
+            k=args.pool,
+            records=records,
+            options={"tokenizer": args.tokenizer, **extra},
+            keep_run=True,
+            progress=False,
+        )
+        used = [rec["counters"].get("tokens_used", 0) for rec in r["per_query"]]
+        r.update(variant=variant, budget=budget, recall=r["metrics"]["set_recall"], max_tokens_used=max(used))
+        print(f"{name}: gold recall {r['recall']:.3f}", file=sys.stderr)
+        return r
 
-    rows: list[dict[str, Any]] = []
-    for b in args.budgets:
-        for v in args.variants:
-            rows.append(run(v, b, judged))
-            print(json.dumps(rows[-1]), file=sys.stderr)
+    rows = [run(v, b, ds) for b in args.budgets for v in args.variants]
     crop_rows: list[dict[str, Any]] = []
     llm_info: dict[str, Any] = {}
     if args.crop_limit > 0:
@@ -185,11 +201,12 @@ def main(argv: list[str] | None = None) -> int:
 
         tl = time.perf_counter()
         cached = CachedLLM(LocalLM.load(args.llm, device="cpu"))
-        subset = judged[: args.crop_limit]
+        subset = Dataset(ds.name, ds.split, ds.corpus, judged[: args.crop_limit], ds.qrels, ds.metadata)
         for b in args.budgets:
-            crop_rows.append(run("filter", b, subset) | {"subset": True})
-            crop_rows.append(run("crop", b, subset, llm=cached) | {"subset": True})
-            print(json.dumps(crop_rows[-1]), file=sys.stderr)
+            crop_rows += [
+                run("filter", b, subset) | {"subset": True},
+                run("crop", b, subset, llm=cached) | {"subset": True},
+            ]
         llm_info = {
             "llm": args.llm,
             "unique_llm_calls": cached.calls,
@@ -197,12 +214,6 @@ def main(argv: list[str] | None = None) -> int:
             "crop_wall_seconds": time.perf_counter() - tl,
         }
 
-    label = {
-        "top5": "(a) fixed top-5",
-        "knapsack": "(b) knapsack",
-        "filter": "(c) knapsack + filter",
-        "crop": "(d) + cropping",
-    }
     lines = [
         f"ObliQA {args.split}: {len(judged)} judged questions, pool = hybrid top-{args.pool}, tokens = {counter!r}",
         "",
@@ -210,24 +221,21 @@ def main(argv: list[str] | None = None) -> int:
         "|---:|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows + crop_rows:
-        name = label[r["variant"]] + (" [subset]" if r.get("subset") else "")
+        c = r.get("counters_per_query", {})
         lines.append(
-            f"| {r['budget']} | {name} | {r['n_queries']} | {r['recall']:.3f} | "
-            f"{r['tokens_used']:.0f} / {r['max_tokens_used']} | {r['chunks']:.1f} | {r['ms_per_query']:.1f} |"
+            f"| {r['budget']} | {LABELS[r['variant']]}{' [subset]' if r.get('subset') else ''} | {r['n_queries']} | "
+            f"{r['recall']:.3f} | {c.get('tokens_used', 0):.0f} / {r['max_tokens_used']:.0f} | "
+            f"{c.get('chunks', 0):.1f} | {1000 * r['cost']['seconds_per_query']:.1f} |"
         )
     table = "\n".join(lines)
     print(table)
     if llm_info:
         print(f"\ncropping: {llm_info}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {"rows": rows, "crop_rows": crop_rows, "llm": llm_info, "table": table, "args": vars(args)}, indent=1
-        ),
-        encoding="utf-8",
+    slim = [{k: v for k, v in r.items() if k not in ("per_query", "run")} for r in rows + crop_rows]
+    print(
+        f"wrote {write_json_atomic({'rows': slim, 'llm': llm_info, 'table': table, 'args': vars(args)}, args.out)}",
+        file=sys.stderr,
     )
-    print(f"wrote {out}", file=sys.stderr)
     return 0
 
 

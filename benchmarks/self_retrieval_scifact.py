@@ -1,6 +1,7 @@
 """Self-Retrieval on SciFact dev beside BM25 and dense, on the same (optionally reduced) corpus.
 
-Trains (or reuses) a Self-Retrieval model on the corpus (indexing data) plus the SciFact train queries, then
+A recipe over the benchmark harness (:func:`retrievekit.core.eval.runner.run_benchmark`). Trains (or reuses) a
+Self-Retrieval model on the corpus (indexing data) plus the SciFact train queries, then
 evaluates Hit@1, Hit@5, MRR@5 and nDCG@10 on dev queries for ``self-retrieval`` (document-level hits), ``bm25``
 and ``dense``; writes JSON with training time, tokens/s and peak GPU memory (when on a GPU). Examples:
 
@@ -22,20 +23,18 @@ import argparse
 import os
 import random
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from retrievekit.core.cli import parse_options, write_json_atomic
-from retrievekit.core.eval.datasets import load_dataset
-from retrievekit.core.eval.metrics import evaluate
+from retrievekit.core.eval.datasets import Dataset, load_dataset
+from retrievekit.core.eval.runner import run_benchmark
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, train_self_retrieval
 from retrievekit.core.generative.self_retrieval.cli import reduced_corpus
 from retrievekit.core.index.baselines import build_dense
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.retriever import MethodContext
-from retrievekit.core.trace import Trace
-from retrievekit.core.training import TrainConfig
+from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,17 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--limit", type=int, default=None, help="dev queries")
     p.add_argument("--corpus-size", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--model-dir", required=True)
     p.add_argument("--base-model", default="smollm2")
     p.add_argument("--no-train-queries", action="store_true", help="indexing data only")
-    p.add_argument("--epochs", type=float, default=3.0)
-    p.add_argument("--max-steps", type=int, default=None)
-    p.add_argument("--lr", type=float, default=2e-5)
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--grad-accum", type=int, default=1)
-    p.add_argument("--max-length", type=int, default=512)
-    p.add_argument("--lora", action="store_true")
+    p.add_argument("--records-dir", default=None, help="one resumable per-query records file per method here")
+    add_train_arguments(p)
     p.add_argument("--option", action="append", default=[], help="SelfRetrievalConfig field key=value")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
@@ -80,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         corpus = list(dev.corpus)
     kept = {o.id for o in corpus}
+    dev_pool = Dataset(dev.name, dev.split, corpus, dev.queries, dev.qrels, dev.metadata)
     pairs = [(q, d) for q, d in pairs if d in kept]
     print(f"corpus {len(corpus)} documents, {len(pairs)} train pairs, {len(dev.queries)} dev queries", file=sys.stderr)
 
@@ -88,16 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = Path(args.model_dir)
     train_info: dict[str, Any] = {}
     if not (model_dir / "model").is_dir():
-        tcfg = TrainConfig(
-            epochs=args.epochs,
-            max_steps=args.max_steps,
-            learning_rate=args.lr,
-            batch_size=args.batch_size,
-            grad_accum=args.grad_accum,
-            max_length=args.max_length,
-            lora=args.lora,
-            seed=args.seed,
-        )
+        tcfg = train_config_from_args(args, lora_learning_rate=None)
         res = train_self_retrieval(
             corpus, pairs=pairs, output_dir=model_dir, base_model=args.base_model, config=cfg, train_config=tcfg
         )
@@ -114,21 +99,19 @@ def main(argv: list[str] | None = None) -> int:
     }
     results: dict[str, Any] = {}
     for name, retriever in methods.items():
-        run: dict[str, list[str]] = {}
-        trace = Trace()
-        start = time.perf_counter()
-        for q in dev.queries:
-            run[q.id] = [h.id for h in retriever.search(q.text, k=10, trace=trace)]
-        seconds = time.perf_counter() - start
-        m = evaluate(run, dev.qrels, ks=(1, 5, 10))
-        n = max(1, len(dev.queries))
-        results[name] = {
-            "hit@1": m["hit@1"],
-            "hit@5": m["hit@5"],
-            "mrr@5": m["mrr@5"],
-            "ndcg@10": m["ndcg@10"],
-            "seconds_per_query": seconds / n,
-            "llm_calls_per_query": trace.llm_calls / n,
+        records = Path(args.records_dir) / f"{name}.jsonl" if args.records_dir else None
+        r = run_benchmark(
+            dev_pool,
+            retriever,
+            label=name,
+            k=10,
+            records=records,
+            progress=False,
+            settings={"model_dir": str(model_dir)},
+        )
+        results[name] = {m: r["metrics"][m] for m in ("hit@1", "hit@5", "mrr@5", "ndcg@10")} | {
+            "seconds_per_query": r["cost"]["seconds_per_query"],
+            "llm_calls_per_query": r["cost"]["llm_calls_per_query"],
         }
         print(f"{name:15s} " + " ".join(f"{k}={v:.4f}" for k, v in results[name].items()), file=sys.stderr)
     out = {

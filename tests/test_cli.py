@@ -236,3 +236,22 @@ def test_data_check_every_present_dataset(
     assert "no dataset found" in capsys.readouterr().err
     assert main(["data", "check", "--data-dir", str(tmp_path / "nowhere")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_bench_records_shards_and_corpus_size(data_dir: Path, tmp_path: Path) -> None:
+    """Two shard runs share one records file; a last run aggregates them and equals a plain run."""
+    rec = tmp_path / "runs" / "r.jsonl"
+    for part in ("0/2", "1/2"):
+        assert _bench(data_dir, tmp_path / f"s{part[0]}.json", "--records", str(rec), "--shard", part) == 0
+    shards = [json.loads((tmp_path / f"s{i}.json").read_text()) for i in (0, 1)]
+    assert [s["n_queries"] for s in shards] == [2, 1] and shards[1]["shard"] == "1/2"
+    assert _bench(data_dir, tmp_path / "all.json", "--records", str(rec)) == 0
+    total = json.loads((tmp_path / "all.json").read_text())
+    assert _bench(data_dir, tmp_path / "plain.json") == 0
+    plain = json.loads((tmp_path / "plain.json").read_text())
+    assert total["n_resumed"] == 3 and total["metrics"] == plain["metrics"]
+    assert len(rec.read_text().splitlines()) == 1 + 3  # header + one line per query
+    assert _bench(data_dir, tmp_path / "small.json", "--corpus-size", "1", "--limit", "1") == 0
+    small = json.loads((tmp_path / "small.json").read_text())
+    assert small["metrics"]["hit@1"] == 1.0  # the gold abstract is kept in the restricted pool
+    assert _bench(data_dir, tmp_path / "bad.json", "--shard", "2/2") == 2

@@ -90,6 +90,10 @@ def test_complete_chat_stream_and_settings(lm: LocalLM) -> None:
     LlamaIndexChatLLM(llm).complete("Wind farms", trace=trace)
     assert trace.completion_tokens == llm.last_trace.completion_tokens
     assert not [e for e in trace.events if e.kind == "token_estimate"]
+    # every call so far is in usage: complete, stream_complete, chat, stream_chat, the override, the wrapped one
+    assert llm.usage.llm_calls == 6 and llm.usage.completion_tokens >= longer.additional_kwargs["completion_tokens"]
+    llm.reset_usage()
+    assert llm.usage.llm_calls == 0
 
 
 def test_a_registry_name_is_loaded_lazily(lm: LocalLM, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -82,53 +82,59 @@ def write_json_atomic(data: Any, path: str | Path) -> Path:
     return target
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser (method choices come from the registry at call time).
-
-    Examples:
-        >>> build_parser().parse_args(["report", "a.json"]).files
-        ['a.json']
-    """
-    from retrievekit.core.eval.datasets import DATASETS
-    from retrievekit.core.retriever import available_methods
-
-    parser = argparse.ArgumentParser(
-        prog="retrievekit", description="LLM-native retrieval methods: benchmarks and demo."
-    )
-    commands = ["bench", "report", "demo", "data", *SUBCOMMANDS]
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(commands) + "}")
+def _data_dir_argument(parser: argparse.ArgumentParser) -> None:
     env_dir = os.environ.get(DATA_DIR_ENV)
-
-    bench = sub.add_parser("bench", help="run one method over one dataset and write a JSON result")
-    bench.add_argument("--dataset", required=True, choices=DATASETS)
-    bench.add_argument(
+    parser.add_argument(
         "--data-dir",
         default=env_dir,
         required=env_dir is None,
         help=f"benchmark data folder, laid out as docs/datasets.md describes (default: ${DATA_DIR_ENV})",
     )
+
+
+def _add_bench_arguments(bench: argparse.ArgumentParser) -> None:
+    from retrievekit.core.eval.datasets import DATASETS
+    from retrievekit.core.retriever import available_methods
+
+    bench.add_argument("--dataset", required=True, choices=DATASETS)
+    _data_dir_argument(bench)
     bench.add_argument("--split", default="dev", help="which questions (default: dev)")
     bench.add_argument("--method", required=True, choices=available_methods())
     bench.add_argument("--limit", type=int, default=None, help="first N queries only")
+    bench.add_argument(
+        "--corpus-size",
+        type=int,
+        default=None,
+        help="restrict the pool to the queries' gold objects plus seeded distractors, N objects in all",
+    )
+    bench.add_argument("--seed", type=int, default=0, help="seed of --corpus-size's distractors (default: 0)")
     bench.add_argument("--llm", choices=LLM_CHOICES, default=None, help="local LLM for LLM-based methods")
     bench.add_argument("--k", type=int, default=100, help="hits per query (default: 100)")
     bench.add_argument("--work-dir", default=None, help="folder for cached indexes")
     bench.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="method option (repeatable)")
     bench.add_argument("--out", required=True, help="result JSON file")
+    bench.add_argument(
+        "--records",
+        default=None,
+        metavar="FILE.jsonl",
+        help="per-query records, written as each query finishes; a rerun with the same settings resumes from them",
+    )
+    bench.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only queries K, K+N, ... (one process per core sharing one --records file); "
+        "a last run without --shard aggregates",
+    )
     bench.add_argument("--tree-dir", default=None, help="LATTICE: tree folder to load (or build into)")
     bench.add_argument("--model-dir", default=None, help="Self-Retrieval: trained model folder (option model_dir)")
     bench.add_argument("--judge", default=None, help="trained judge folder used as the LLM judge (option judge_dir)")
     bench.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
-    report = sub.add_parser("report", help="compare bench results: markdown table and bar chart")
-    report.add_argument("files", nargs="+", help="result JSON files from `retrievekit bench`")
-    report.add_argument("--out", default=None, help="markdown file (default: print)")
-    report.add_argument("--png", default=None, help="bar chart PNG")
-    report.add_argument("--metrics", nargs="+", default=None, help="metric columns, e.g. ndcg@10 recall@100")
 
-    demo = sub.add_parser(
-        "demo", help="index retrievekit's own docs and answer a few questions with every method (offline)"
-    )
+def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
+    from retrievekit.core.retriever import available_methods
+
     demo.add_argument(
         "--method",
         dest="methods",
@@ -157,20 +163,45 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="your own question (repeatable; default: four built-in questions)",
     )
-    data = sub.add_parser("data", help="benchmark data folders: check one before a run")
+
+
+def _add_data_arguments(data: argparse.ArgumentParser) -> None:
+    from retrievekit.core.eval.datasets import DATASETS
+
     data_sub = data.add_subparsers(dest="data_command", required=True, metavar="{check}")
     check = data_sub.add_parser(
         "check",
         help="read a data folder as `bench` would and print what it holds (first missing or malformed file: exit 2)",
     )
     check.add_argument("--dataset", choices=DATASETS, default=None, help="one dataset (default: every one present)")
-    check.add_argument(
-        "--data-dir",
-        default=env_dir,
-        required=env_dir is None,
-        help=f"benchmark data folder, laid out as docs/datasets.md describes (default: ${DATA_DIR_ENV})",
-    )
+    _data_dir_argument(check)
     check.add_argument("--split", default=None, help="one split (default: every split the files provide)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser (method choices come from the registry at call time).
+
+    Examples:
+        >>> build_parser().parse_args(["report", "a.json"]).files
+        ['a.json']
+    """
+    parser = argparse.ArgumentParser(
+        prog="retrievekit", description="LLM-native retrieval methods: benchmarks and demo."
+    )
+    commands = ["bench", "report", "demo", "data", *SUBCOMMANDS]
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(commands) + "}")
+    _add_bench_arguments(sub.add_parser("bench", help="run one method over one dataset and write a JSON result"))
+    report = sub.add_parser("report", help="compare bench results: markdown table and bar chart")
+    report.add_argument("files", nargs="+", help="result JSON files from `retrievekit bench`")
+    report.add_argument("--out", default=None, help="markdown file (default: print)")
+    report.add_argument("--png", default=None, help="bar chart PNG")
+    report.add_argument("--metrics", nargs="+", default=None, help="metric columns, e.g. ndcg@10 recall@100")
+    _add_demo_arguments(
+        sub.add_parser(
+            "demo", help="index retrievekit's own docs and answer a few questions with every method (offline)"
+        )
+    )
+    _add_data_arguments(sub.add_parser("data", help="benchmark data folders: check one before a run"))
     for name, module in SUBCOMMANDS.items():
         plugin = importlib.import_module(module)
         plugin.add_arguments(sub.add_parser(name, help=plugin.HELP))
@@ -191,7 +222,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         options.setdefault("model_dir", args.model_dir)
     if getattr(args, "judge", None):
         options.setdefault("judge_dir", args.judge)
-    dataset = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit)
+    dataset = load_dataset(
+        args.dataset, args.data_dir, split=args.split, limit=args.limit, corpus_size=args.corpus_size, seed=args.seed
+    )
     result = run_benchmark(
         dataset,
         args.method,
@@ -200,6 +233,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         work_dir=args.work_dir,
         options=options,
         progress=not args.no_progress,
+        records=args.records,
+        shard_spec=args.shard,
+        settings={"corpus_size": args.corpus_size, "seed": args.seed} if args.corpus_size else None,
     )
     out = write_json_atomic(result, args.out)
     print(compare([result]), end="")

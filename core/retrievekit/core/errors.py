@@ -183,3 +183,35 @@ class DatasetFormatError(DatasetError):
         >>> e.path, e.line
         ('/d/scifact/qrels/dev.tsv', 2)
     """
+
+
+class ToolCallError(InvalidInputError):
+    """A tool call an agent cannot run: an unknown tool, or arguments that do not parse or do not validate.
+
+    ``tool`` is the tool's name as the model wrote it, ``kind`` the trace event kind (``unknown_tool`` or
+    ``invalid_tool_args``), ``label`` the short reason the model is shown on later turns (``unknown tool``,
+    ``unparsable arguments``, ``invalid arguments``), ``arguments`` the arguments as given (None when they did not
+    parse) and ``errors`` the validation errors (empty unless the arguments were validated).
+
+    Examples:
+        >>> e = ToolCallError("unknown tool 'grep'", tool="grep", kind="unknown_tool", label="unknown tool")
+        >>> isinstance(e, InvalidInputError), e.kind, e.label, str(e)
+        (True, 'unknown_tool', 'unknown tool', "unknown tool 'grep'")
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool: str,
+        kind: str,
+        label: str,
+        arguments: object = None,
+        errors: str = "",
+    ) -> None:
+        self.tool = tool
+        self.kind = kind
+        self.label = label
+        self.arguments = arguments
+        self.errors = errors
+        super().__init__(message)

@@ -3,7 +3,10 @@
 A retriever is anything with ``search(query, k, trace=None) -> list[ScoredHit]``.
 Methods are registered by name with a factory that builds a retriever over a
 corpus; later methods (LATTICE, ARM, ...) add themselves with
-:func:`register_method`.
+:func:`register_method`. Installed packages add theirs as entry points of the
+group ``retrievekit.methods`` (``name = "module:factory"``, the standard plugin
+mechanism of ``importlib.metadata``), loaded only when a method of that name is
+built; ``retrievekit.langgraph`` registers ``iterative`` this way.
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -17,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +33,7 @@ from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit, Table, TableRow, ensure_text
 
 __all__ = [
+    "METHOD_ENTRY_POINT_GROUP",
     "MethodContext",
     "Retriever",
     "available_methods",
@@ -36,6 +41,7 @@ __all__ = [
     "check_corpus",
     "check_k",
     "check_query",
+    "judge_from_options",
     "judge_relevance",
     "option_bool",
     "register_method",
@@ -174,7 +180,6 @@ _BUILTIN: dict[str, str] = {
     "hybrid": "retrievekit.core.index.baselines:build_hybrid",
     "oneshot": "retrievekit.core.oneshot.method:build_oneshot",
     "mindref": "retrievekit.core.generative.mindref:build_mindref",
-    "iterative": "retrievekit.langgraph.method:build_iterative",
     "lattice": "retrievekit.core.lattice.method:build_lattice",
     "llm-rerank": "retrievekit.core.lattice.method:build_llm_rerank",
     "arm": "retrievekit.core.arm.method:build_arm",
@@ -184,6 +189,28 @@ _BUILTIN: dict[str, str] = {
     "self-retrieval": "retrievekit.core.generative.self_retrieval.method:build_self_retrieval",
 }
 _REGISTRY: dict[str, MethodFactory] = {}
+
+METHOD_ENTRY_POINT_GROUP = "retrievekit.methods"
+"""Entry-point group of method factories in installed packages (``[project.entry-points."retrievekit.methods"]``)."""
+
+
+def _plugin_methods() -> dict[str, importlib.metadata.EntryPoint]:
+    """Methods that installed packages declare as entry points (read from their metadata; nothing is imported)."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=METHOD_ENTRY_POINT_GROUP)}
+
+
+def _load_factory(name: str) -> MethodFactory:
+    """Import the factory registered as ``name``: a lazy ``module:function`` path first, then an entry point."""
+    path = _BUILTIN.get(name)
+    if path is not None:
+        module, _, attr = path.partition(":")
+        factory: MethodFactory = getattr(importlib.import_module(module), attr)
+        return factory
+    plugin = _plugin_methods().get(name)
+    if plugin is None:
+        raise InvalidInputError(f"unknown method {name!r}; available: {', '.join(available_methods())}")
+    loaded: MethodFactory = plugin.load()
+    return loaded
 
 
 def register_method(name: str, factory: MethodFactory | str) -> None:
@@ -202,13 +229,14 @@ def register_method(name: str, factory: MethodFactory | str) -> None:
 
 
 def available_methods() -> list[str]:
-    """Names of all registered methods, sorted.
+    """Names of all registered methods, sorted: built in, registered with :func:`register_method`, or declared as
+    entry points of group :data:`METHOD_ENTRY_POINT_GROUP` by an installed package (listed without importing it).
 
     Examples:
         >>> "hybrid" in available_methods()
         True
     """
-    return sorted(set(_BUILTIN) | set(_REGISTRY))
+    return sorted(set(_BUILTIN) | set(_REGISTRY) | set(_plugin_methods()))
 
 
 def build_method(name: str, ctx: MethodContext) -> Retriever:
@@ -229,11 +257,7 @@ def build_method(name: str, ctx: MethodContext) -> Retriever:
     """
     factory = _REGISTRY.get(name)
     if factory is None:
-        path = _BUILTIN.get(name)
-        if path is None:
-            raise InvalidInputError(f"unknown method {name!r}; available: {', '.join(available_methods())}")
-        module, _, attr = path.partition(":")
-        factory = getattr(importlib.import_module(module), attr)
+        factory = _load_factory(name)
         _REGISTRY[name] = factory
     check_corpus(ctx.corpus)
     return factory(ctx)
@@ -283,7 +307,7 @@ def judge_relevance(judge: Any, query: str, candidates: Sequence[str], *, trace:
     return [min(max(v, 0.0), 1.0) for v in values]
 
 
-def _judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
+def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     """The judge named by option ``judge_dir`` (``retrievekit bench --judge DIR``) and the other options.
 
     Returns ``(None, options)`` when no judge is asked for; otherwise loads it with
@@ -294,9 +318,9 @@ def _judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     this, so ``judge_dir`` never leaks into a method's own option parsing.
 
     Examples:
-        >>> _judge_from_options(MethodContext(corpus=[], options={"beam_size": 2}))
+        >>> judge_from_options(MethodContext(corpus=[], options={"beam_size": 2}))
         (None, {'beam_size': 2})
-        >>> _judge_from_options(MethodContext(corpus=[], options={"judge_dir": ""}))
+        >>> judge_from_options(MethodContext(corpus=[], options={"judge_dir": ""}))
         (None, {})
     """
     opts = dict(ctx.options)
@@ -316,3 +340,6 @@ def _judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     if not isinstance(judge, RelevanceJudge):
         raise InvalidInputError(f"the judge loaded from {judge_dir} has no score_relevance(query, candidates)")
     return judge, opts
+
+
+_judge_from_options = judge_from_options  # the former private name, still used by some method factories

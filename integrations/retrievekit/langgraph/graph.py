@@ -6,8 +6,10 @@ Graph: ``START -> start -> agent -> (tools -> agent)* -> answer -> END``.
   counters; the working set is kept (pass ``{"working_set": []}`` to clear it).
 * ``agent`` shows the model the question, the working set (``[id] title: text``) and the turn budget, with the tools
   ``chunk_search(query)`` and ``chunk_delete(ids)`` bound; a reply without tool calls is the answer.
-* ``tools`` validates the arguments, runs the calls and updates the working set. On turn 1 ``chunk_search`` also
-  searches with the user's original question (the *fallback search*), merged without duplicates.
+* ``tools`` (an :class:`IterativeToolNode`) validates the arguments, runs the calls and updates the working set. On
+  turn 1 ``chunk_search`` also searches with the user's original question (the *fallback search*), merged without
+  duplicates. The mechanism itself is framework-free (:mod:`retrievekit.core.iterative.steps`); the nodes here only
+  translate messages and tool calls.
 * after ``max_turns`` turns the loop goes to ``answer`` (an orderly stop, ``stop_reason="turn_cap"``), which asks the
   model for a short answer from the working set. ``recursion_limit`` is set on the compiled graph as a backstop.
 
@@ -36,81 +38,63 @@ Examples:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from retrievekit.core.errors import EmptyQueryError, InvalidInputError
+from retrievekit.core.errors import EmptyQueryError, InvalidInputError, ToolCallError
+from retrievekit.core.iterative.arguments import (
+    TOOL_NAMES,
+    ChunkDeleteArgs,
+    ChunkSearchArgs,
+    parse_tool_call,
+    unparsable_call,
+)
 from retrievekit.core.iterative.prompts import (
     SYSTEM_PROMPT,
     SYSTEM_PROMPT_NO_DELETE,
     TOOL_DESCRIPTIONS,
-    agent_instruction,
     answer_messages,
+    turn_instruction,
 )
 from retrievekit.core.iterative.state import (
     Chunk,
-    _jsonable,
     context_tokens,
-    delete_chunks,
-    merge_chunks,
     recursion_limit_for,
     render_working_set,
+    trace_event,
+)
+from retrievekit.core.iterative.steps import (
+    SearchFunction,
+    SearchSettings,
+    StepResult,
+    delete_step,
+    rejected_step,
+    search_step,
 )
 from retrievekit.core.llm.json_output import estimate_tokens
-from retrievekit.core.llm.protocol import RelevanceJudge
-from retrievekit.core.retriever import judge_relevance
-from retrievekit.core.trace import Trace
 from retrievekit.langgraph.retrievers import as_search_function
 
 __all__ = [
     "ChunkDeleteArgs",
     "ChunkSearchArgs",
     "IterativeAgentState",
+    "IterativeToolNode",
     "build_iterative_agent",
     "chunk_delete",
     "chunk_search",
 ]
 
-
-class ChunkSearchArgs(BaseModel):
-    """Arguments of ``chunk_search``.
-
-    Examples:
-        >>> ChunkSearchArgs(query="  Paris population ").query
-        'Paris population'
-    """
-
-    query: str = Field(min_length=1, max_length=1000, description="a short search query")
-
-    @field_validator("query")
-    @classmethod
-    def _strip(cls, v: str) -> str:
-        v = " ".join(v.split())
-        if not v:
-            raise ValueError("query is empty")
-        return v
-
-
-class ChunkDeleteArgs(BaseModel):
-    """Arguments of ``chunk_delete``.
-
-    Examples:
-        >>> ChunkDeleteArgs(ids=["a", "b"]).ids
-        ['a', 'b']
-    """
-
-    ids: list[str] = Field(min_length=1, max_length=100, description="ids of chunks to remove, as shown in [brackets]")
+Node = Callable[..., dict[str, Any]]
 
 
 @tool("chunk_search", args_schema=ChunkSearchArgs, description=TOOL_DESCRIPTIONS["chunk_search"])
@@ -150,8 +134,7 @@ class IterativeAgentState(TypedDict, total=False):
     usage: dict[str, int]
 
 
-def _event(state: IterativeAgentState, kind: str, message: str, **data: Any) -> dict[str, Any]:
-    return {"kind": kind, "message": message, "turn": int(state.get("turn", 0)), "data": _jsonable(data)}
+# ---------------------------------------------------------------------------------------------- message helpers
 
 
 def _usage_of(msg: BaseMessage, prompt: Sequence[BaseMessage]) -> tuple[int, int, bool]:
@@ -182,6 +165,15 @@ def _as_chat_model(llm: Any) -> BaseChatModel:
     )
 
 
+def _bind_tools(chat: BaseChatModel, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+    try:
+        return chat.bind_tools(tools)
+    except NotImplementedError as e:
+        raise InvalidInputError(
+            f"{type(chat).__name__} does not implement bind_tools; use a tool-calling chat model or a LocalLM"
+        ) from e
+
+
 def _question_of(state: IterativeAgentState) -> str:
     msgs = state.get("messages") or []
     if msgs and isinstance(msgs[-1], HumanMessage) and msgs[-1].text.strip():
@@ -206,6 +198,267 @@ def _last_ai(state: IterativeAgentState) -> AIMessage | None:
         if isinstance(m, HumanMessage):
             return None
     return None
+
+
+def _turn(state: IterativeAgentState) -> int:
+    return int(state.get("turn", 0))
+
+
+# ---------------------------------------------------------------------------------------------- start
+
+
+def _start_node(state: IterativeAgentState) -> dict[str, Any]:
+    """Take the question and reset the per-question counters; the working set is kept."""
+    question = _question_of(state)
+    update: dict[str, Any] = {
+        "question": question,
+        "turn": 0,
+        "searches": 0,
+        "fallback_done": False,
+        "answer": None,
+        "stop_reason": None,
+        "trace": [],
+        "usage": {},
+        "working_set": list(state.get("working_set") or []),
+    }
+    if not any(isinstance(m, HumanMessage) and m.text.strip() == question for m in state.get("messages") or []):
+        update["messages"] = [HumanMessage(question)]
+    _safe_writer()({"event": "start", "question": question, "working_set": len(update["working_set"])})
+    return update
+
+
+# ---------------------------------------------------------------------------------------------- agent
+
+
+def _reply_events(reply: AIMessage, turn: int, estimated: bool) -> list[dict[str, Any]]:
+    """Events the chat model reported in its reply's metadata (e.g. a local model's repairs), and estimates."""
+    meta = reply.response_metadata or {}
+    events = [
+        trace_event(str(ev.get("kind", "llm_event")), str(ev.get("message", "")), turn=turn)
+        for ev in meta.get("retrievekit_events") or []
+    ]
+    if meta.get("retrievekit_error"):
+        events.append(trace_event("invalid_tool_call", str(meta["retrievekit_error"]), turn=turn))
+    if estimated:
+        events.append(
+            trace_event("token_estimate", "the chat model reported no token usage; estimated len//4", turn=turn)
+        )
+    return events
+
+
+def _make_agent_node(bound: Runnable[Any, Any], system_prompt: str, max_turns: int) -> Node:
+    """The ``agent`` node: show the model the question, the working set and the budget; keep its reply."""
+
+    def agent(state: IterativeAgentState, config: RunnableConfig) -> dict[str, Any]:
+        turn, ws, trace = _turn(state) + 1, list(state.get("working_set") or []), list(state.get("trace") or [])
+        instruction = turn_instruction(
+            state["question"], render_working_set(ws), trace, turn=turn, max_turns=max_turns, tokens=context_tokens(ws)
+        )
+        prompt: list[BaseMessage] = [SystemMessage(system_prompt), HumanMessage(instruction)]
+        writer = _safe_writer()
+        writer({"event": "agent", "turn": turn, "working_set": len(ws)})
+        try:
+            reply = bound.invoke(prompt, config)
+        except Exception as e:  # a provider error or timeout: recorded, then the answer node takes over
+            trace.append(trace_event("llm_error", f"agent LLM call failed: {type(e).__name__}: {e}", turn=turn))
+            return {"turn": turn, "trace": trace, "stop_reason": "llm_error"}
+        if not isinstance(reply, AIMessage):
+            reply = AIMessage(content=str(getattr(reply, "content", reply)))
+        p, c, estimated = _usage_of(reply, prompt)
+        calls = [{"name": tc["name"], "args": tc["args"]} for tc in reply.tool_calls]
+        writer({"event": "agent_reply", "turn": turn, "tool_calls": calls, "content": reply.text[:200]})
+        trace += _reply_events(reply, turn, estimated)
+        return {"turn": turn, "messages": [reply], "trace": trace, "usage": _add_usage(state.get("usage"), p, c)}
+
+    return agent
+
+
+def _route_after_agent(state: IterativeAgentState) -> Literal["tools", "answer"]:
+    if state.get("stop_reason"):
+        return "answer"
+    last = _last_ai(state)
+    if last is not None and (last.tool_calls or last.invalid_tool_calls):
+        return "tools"
+    return "answer"
+
+
+# ---------------------------------------------------------------------------------------------- tools
+
+
+@dataclass
+class _ToolTurn:
+    """What the tool calls of one agent turn did so far (folded into one state update)."""
+
+    question: str
+    turn: int
+    working_set: list[Chunk]
+    trace: list[dict[str, Any]]
+    usage: dict[str, int]
+    searches: int
+    fallback_done: bool
+    messages: list[ToolMessage] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, state: IterativeAgentState) -> _ToolTurn:
+        return cls(
+            question=str(state.get("question") or ""),
+            turn=_turn(state),
+            working_set=list(state.get("working_set") or []),
+            trace=list(state.get("trace") or []),
+            usage=dict(state.get("usage") or {}),
+            searches=int(state.get("searches", 0)),
+            fallback_done=bool(state.get("fallback_done", False)),
+        )
+
+    def apply(self, result: StepResult, call_id: str, writer: Callable[[Any], None]) -> None:
+        self.working_set = result.working_set
+        self.trace += result.events
+        for key, n in result.usage.items():
+            self.usage[key] = self.usage.get(key, 0) + n
+        self.searches += result.searches
+        self.fallback_done = self.fallback_done or result.fallback_done
+        status: Literal["success", "error"] = "error" if result.error else "success"
+        self.messages.append(ToolMessage(result.reply, tool_call_id=call_id, status=status))
+        for chunk in result.progress:
+            writer(chunk)
+
+
+class IterativeToolNode:
+    """The agent's ``tools`` node: runs the last AI message's tool calls with the framework-free steps.
+
+    Each call is checked (:func:`~retrievekit.core.iterative.arguments.parse_tool_call`) and run with
+    :func:`~retrievekit.core.iterative.steps.search_step` or :func:`~retrievekit.core.iterative.steps.delete_step`;
+    a call that cannot run becomes an error ``ToolMessage``
+    (:func:`~retrievekit.core.iterative.steps.rejected_step`), never an exception. The node only translates: tool
+    calls in, ``ToolMessage`` replies, working set, trace, counters and custom stream events out.
+
+    Examples:
+        >>> from retrievekit.core.iterative.state import make_chunk
+        >>> node = IterativeToolNode(lambda q, k, t: [make_chunk("a", "Apples are red.")])
+        >>> call = {"name": "chunk_search", "args": {"query": "apples"}, "id": "1"}
+        >>> out = node({"question": "Apple colour?", "turn": 2, "messages": [AIMessage("", tool_calls=[call])]})
+        >>> [c["id"] for c in out["working_set"]], out["searches"], out["messages"][0].content
+        (['a'], 1, 'Added 1 chunk(s): [a] Working set: 1 chunk(s).')
+    """
+
+    def __init__(
+        self, search: SearchFunction, settings: SearchSettings | None = None, *, tool_names: Sequence[str] = TOOL_NAMES
+    ) -> None:
+        self.search = search
+        self.settings = settings if settings is not None else SearchSettings()
+        self.tool_names = tuple(tool_names)
+
+    def _run_call(self, name: str, args: Any, turn: _ToolTurn) -> StepResult:
+        """Run one tool call against ``turn``'s working set."""
+        try:
+            parsed = parse_tool_call(name, args, tools=self.tool_names)
+        except ToolCallError as e:
+            return rejected_step(turn.working_set, e, turn=turn.turn)
+        if isinstance(parsed, ChunkDeleteArgs):
+            return delete_step(turn.working_set, parsed, turn=turn.turn)
+        return search_step(
+            turn.working_set,
+            parsed,
+            self.search,
+            question=turn.question,
+            turn=turn.turn,
+            settings=self.settings,
+            fallback_done=turn.fallback_done,
+        )
+
+    def __call__(self, state: IterativeAgentState) -> dict[str, Any]:
+        last = _last_ai(state)
+        if last is None:
+            return {}
+        writer, run = _safe_writer(), _ToolTurn.of(state)
+        for bad in last.invalid_tool_calls:
+            error = unparsable_call(bad.get("name"), bad.get("error") or bad.get("args"))
+            run.apply(rejected_step(run.working_set, error, turn=run.turn), str(bad.get("id") or "invalid"), writer)
+        for call in last.tool_calls:
+            result = self._run_call(call["name"], call.get("args") or {}, run)
+            run.apply(result, str(call.get("id") or f"call_{run.turn}"), writer)
+        update: dict[str, Any] = {
+            "messages": run.messages,
+            "working_set": run.working_set,
+            "trace": run.trace,
+            "searches": run.searches,
+            "fallback_done": run.fallback_done,
+        }
+        if self.settings.judge is not None:
+            update["usage"] = run.usage
+        return update
+
+
+def _make_route_after_tools(max_turns: int) -> Callable[[IterativeAgentState], Literal["agent", "answer"]]:
+    def route_after_tools(state: IterativeAgentState) -> Literal["agent", "answer"]:
+        return "answer" if _turn(state) >= max_turns else "agent"
+
+    return route_after_tools
+
+
+# ---------------------------------------------------------------------------------------------- answer
+
+
+def _stop_reason(state: IterativeAgentState, max_turns: int) -> tuple[str, str | None, list[dict[str, Any]]]:
+    """Why the loop ended: ``(reason, the model's answer if it gave one, events)``."""
+    last, reason, turn = _last_ai(state), state.get("stop_reason"), _turn(state)
+    if reason is None and last is not None and not last.tool_calls and not last.invalid_tool_calls:
+        text = last.text.strip()
+        if text:
+            return "answered", text, []
+        return "no_action", None, [trace_event("no_action", "the model neither called a tool nor answered", turn=turn)]
+    if reason is None:
+        msg = f"reached max_turns={max_turns}; answering from the working set"
+        return "turn_cap", None, [trace_event("turn_cap", msg, turn=turn, data={"max_turns": max_turns})]
+    return reason, None, []
+
+
+def _make_answer_node(chat: BaseChatModel, max_turns: int) -> Node:
+    """The ``answer`` node: the model's own answer, or (turn cap, no action, LLM error) one from the working set."""
+
+    def answer(state: IterativeAgentState, config: RunnableConfig) -> dict[str, Any]:
+        writer, turn = _safe_writer(), _turn(state)
+        reason, text, events = _stop_reason(state, max_turns)
+        if text is not None:
+            writer({"event": "answer", "turn": turn, "answer": text, "stop_reason": reason})
+            return {"answer": text, "stop_reason": reason}
+        trace, usage = list(state.get("trace") or []) + events, dict(state.get("usage") or {})
+        prompt: list[BaseMessage] = [
+            SystemMessage(c) if r == "system" else HumanMessage(c)
+            for r, c in answer_messages(state["question"], render_working_set(list(state.get("working_set") or [])))
+        ]
+        try:
+            reply = chat.invoke(prompt, config)
+            text = reply.text.strip() if isinstance(reply, BaseMessage) else str(reply).strip()
+            p, c, _ = _usage_of(reply, prompt) if isinstance(reply, BaseMessage) else (0, 0, True)
+            usage = _add_usage(usage, p, c)
+        except Exception as e:
+            text = ""
+            trace.append(trace_event("llm_error", f"answer LLM call failed: {type(e).__name__}: {e}", turn=turn))
+        writer({"event": "answer", "turn": turn, "answer": text, "stop_reason": reason})
+        return {"answer": text, "stop_reason": reason, "trace": trace, "usage": usage, "messages": [AIMessage(text)]}
+
+    return answer
+
+
+# ---------------------------------------------------------------------------------------------- the graph
+
+
+def _agent_graph(chat: BaseChatModel, tool_node: IterativeToolNode, *, max_turns: int) -> StateGraph:
+    """Wire ``START -> start -> agent -> (tools -> agent)* -> answer -> END``; the model is bound to the tools."""
+    tools = [chunk_search, chunk_delete] if "chunk_delete" in tool_node.tool_names else [chunk_search]
+    system_prompt = SYSTEM_PROMPT if "chunk_delete" in tool_node.tool_names else SYSTEM_PROMPT_NO_DELETE
+    graph = StateGraph(IterativeAgentState)
+    graph.add_node("start", _start_node)
+    graph.add_node("agent", _make_agent_node(_bind_tools(chat, tools), system_prompt, max_turns))
+    graph.add_node("tools", tool_node)
+    graph.add_node("answer", _make_answer_node(chat, max_turns))
+    graph.add_edge(START, "start")
+    graph.add_edge("start", "agent")
+    graph.add_conditional_edges("agent", _route_after_agent, ["tools", "answer"])
+    graph.add_conditional_edges("tools", _make_route_after_tools(max_turns), ["agent", "answer"])
+    graph.add_edge("answer", END)
+    return graph
 
 
 def build_iterative_agent(
@@ -274,325 +527,12 @@ def build_iterative_agent(
         >>> pauses, state["answer"], state["stop_reason"]
         (2, 'red', 'answered')
     """
-    if isinstance(search_top_k, bool) or not isinstance(search_top_k, int) or search_top_k < 1:
-        raise InvalidInputError(f"search_top_k must be a positive integer, got {search_top_k!r}")
-    if judge is not None and not isinstance(judge, RelevanceJudge):
-        raise InvalidInputError(f"judge must implement score_relevance(query, candidates), got {type(judge).__name__}")
-    if isinstance(judge_threshold, bool) or not isinstance(judge_threshold, (int, float)):
-        raise InvalidInputError(f"judge_threshold must be a number in [0, 1], got {judge_threshold!r}")
-    if not 0.0 <= float(judge_threshold) <= 1.0:
-        raise InvalidInputError(f"judge_threshold must be a number in [0, 1], got {judge_threshold!r}")
+    settings = SearchSettings(search_top_k, fallback_on_first_turn, judge, judge_threshold)  # fails fast
     recursion_limit = recursion_limit_for(max_turns)
     search_fn = as_search_function(retriever)  # before the model is wrapped: a bad retriever fails fast
-    chat = _as_chat_model(llm)
-    tools: list[BaseTool] = [chunk_search, chunk_delete] if enable_delete else [chunk_search]
-    tool_names = {t.name for t in tools}
-    try:
-        bound = chat.bind_tools(tools)
-    except NotImplementedError as e:
-        raise InvalidInputError(
-            f"{type(chat).__name__} does not implement bind_tools; use a tool-calling chat model or a LocalLM"
-        ) from e
-    system_prompt = SYSTEM_PROMPT if enable_delete else SYSTEM_PROMPT_NO_DELETE
-
-    def start(state: IterativeAgentState) -> dict[str, Any]:
-        question = _question_of(state)
-        update: dict[str, Any] = {
-            "question": question,
-            "turn": 0,
-            "searches": 0,
-            "fallback_done": False,
-            "answer": None,
-            "stop_reason": None,
-            "trace": [],
-            "usage": {},
-            "working_set": list(state.get("working_set") or []),
-        }
-        if not any(isinstance(m, HumanMessage) and m.text.strip() == question for m in state.get("messages") or []):
-            update["messages"] = [HumanMessage(question)]
-        _safe_writer()({"event": "start", "question": question, "working_set": len(update["working_set"])})
-        return update
-
-    def agent(state: IterativeAgentState, config: RunnableConfig) -> dict[str, Any]:
-        turn = int(state.get("turn", 0)) + 1
-        ws = list(state.get("working_set") or [])
-        trace = list(state.get("trace") or [])
-        actions = [
-            f"- turn {e['turn']}: {e['message']}"
-            for e in trace
-            if e["kind"] in ("search", "delete", "judge_delete", "tool_error")
-        ]
-        instruction = agent_instruction(
-            state["question"], render_working_set(ws), turn=turn, max_turns=max_turns, tokens=context_tokens(ws)
-        )
-        if actions:
-            instruction += "\nDone so far:\n" + "\n".join(actions[-8:])
-        prompt: list[BaseMessage] = [SystemMessage(system_prompt), HumanMessage(instruction)]
-        writer = _safe_writer()
-        writer({"event": "agent", "turn": turn, "working_set": len(ws)})
-        st: IterativeAgentState = {**state, "turn": turn}
-        try:
-            reply = bound.invoke(prompt, config)
-        except Exception as e:  # a provider error or timeout: recorded, then the answer node takes over
-            trace.append(_event(st, "llm_error", f"agent LLM call failed: {type(e).__name__}: {e}"))
-            return {"turn": turn, "trace": trace, "stop_reason": "llm_error"}
-        if not isinstance(reply, AIMessage):
-            reply = AIMessage(content=str(getattr(reply, "content", reply)))
-        p, c, estimated = _usage_of(reply, prompt)
-        usage = _add_usage(state.get("usage"), p, c)
-        meta = reply.response_metadata or {}
-        for ev in meta.get("retrievekit_events") or []:
-            trace.append(_event(st, str(ev.get("kind", "llm_event")), str(ev.get("message", ""))))
-        if meta.get("retrievekit_error"):
-            trace.append(_event(st, "invalid_tool_call", str(meta["retrievekit_error"])))
-        if estimated:
-            trace.append(_event(st, "token_estimate", "the chat model reported no token usage; estimated len//4"))
-        calls = [{"name": tc["name"], "args": tc["args"]} for tc in reply.tool_calls]
-        writer({"event": "agent_reply", "turn": turn, "tool_calls": calls, "content": reply.text[:200]})
-        return {"turn": turn, "messages": [reply], "trace": trace, "usage": usage}
-
-    def route_after_agent(state: IterativeAgentState) -> Literal["tools", "answer"]:
-        if state.get("stop_reason"):
-            return "answer"
-        last = _last_ai(state)
-        if last is not None and (last.tool_calls or last.invalid_tool_calls):
-            return "tools"
-        return "answer"
-
-    def run_search(
-        query: str, state: IterativeAgentState, trace: list[dict[str, Any]], writer: Any, role: str
-    ) -> tuple[list[Chunk], bool]:
-        rk_trace = Trace()
-        try:
-            found = search_fn(query, search_top_k, rk_trace)[:search_top_k]
-        except Exception as e:
-            trace.append(_event(state, "retriever_error", f"{role} search {query!r} failed: {type(e).__name__}: {e}"))
-            writer({"event": "retriever_error", "turn": state.get("turn", 0), "query": query, "error": str(e)})
-            return [], False
-        for ev in rk_trace.events:
-            trace.append(_event(state, ev.kind, ev.message, **ev.data))
-        turn = int(state.get("turn", 0))
-        found = [{**c, "query": query, "turn": turn} for c in found]
-        if not found:
-            trace.append(_event(state, "empty_result", f"{role} search {query!r} returned nothing"))
-        return found, True
-
-    def judge_new(
-        ws: list[Chunk],
-        added: list[str],
-        state: IterativeAgentState,
-        trace: list[dict[str, Any]],
-        usage: dict[str, int],
-        writer: Any,
-    ) -> tuple[list[Chunk], list[str]]:
-        """Score the chunks ``added`` by one search; delete those below the threshold (returns the new set)."""
-        if judge is None or not added:
-            return ws, []
-        by_id = {c["id"]: c for c in ws}
-        new = [by_id[i] for i in added if i in by_id]
-        texts = [f"{c['title']}\n{c['text']}" if c["title"] else c["text"] for c in new]
-        rk_trace = Trace()
-        try:
-            ps = judge_relevance(judge, state["question"], texts, trace=rk_trace)
-        except Exception as e:  # a broken judge must not stop the agent: keep the chunks, say so
-            trace.append(_event(state, "judge_error", f"the judge failed ({type(e).__name__}: {e}); chunks kept"))
-            return ws, []
-        finally:
-            usage["judge_calls"] = usage.get("judge_calls", 0) + 1
-            usage["llm_calls"] = usage.get("llm_calls", 0) + rk_trace.llm_calls
-            usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + rk_trace.prompt_tokens
-            usage["completion_tokens"] = usage.get("completion_tokens", 0) + rk_trace.completion_tokens
-        scores = {c["id"]: round(p, 4) for c, p in zip(new, ps, strict=True)}
-        low = [c["id"] for c, p in zip(new, ps, strict=True) if p < judge_threshold]
-        if not low:
-            trace.append(_event(state, "judge", f"the judge kept all {len(new)} new chunk(s)", scores=scores))
-            return ws, []
-        res = delete_chunks(ws, low)
-        trace.append(
-            _event(
-                state,
-                "judge_delete",
-                f"judge deleted {res.removed} (P(relevant) < {judge_threshold})",
-                removed=res.removed,
-                scores=scores,
-                threshold=judge_threshold,
-            )
-        )
-        writer({"event": "judge_delete", "turn": state.get("turn", 0), "removed": res.removed})
-        return res.chunks, res.removed
-
-    def tools_node(state: IterativeAgentState) -> dict[str, Any]:
-        writer = _safe_writer()
-        last = _last_ai(state)
-        ws = list(state.get("working_set") or [])
-        trace = list(state.get("trace") or [])
-        usage = dict(state.get("usage") or {})
-        searches = int(state.get("searches", 0))
-        fallback_done = bool(state.get("fallback_done", False))
-        turn = int(state.get("turn", 0))
-        out_msgs: list[ToolMessage] = []
-        if last is None:
-            return {}
-        for bad in last.invalid_tool_calls:
-            msg = f"could not parse the arguments of {bad.get('name')!r}: {bad.get('error') or bad.get('args')}"
-            trace.append(_event(state, "invalid_tool_args", msg))
-            trace.append(_event(state, "tool_error", f"{bad.get('name')}: unparsable arguments"))
-            out_msgs.append(ToolMessage(msg, tool_call_id=str(bad.get("id") or "invalid"), status="error"))
-        for call in last.tool_calls:
-            name, args, cid = call["name"], call.get("args") or {}, str(call.get("id") or f"call_{turn}")
-            if name not in tool_names:
-                msg = f"unknown tool {name!r}; available: {', '.join(sorted(tool_names))}"
-                trace.append(_event(state, "unknown_tool", msg))
-                trace.append(_event(state, "tool_error", f"{name}: unknown tool"))
-                out_msgs.append(ToolMessage(msg, tool_call_id=cid, status="error"))
-                continue
-            try:
-                parsed: ChunkSearchArgs | ChunkDeleteArgs = (
-                    ChunkSearchArgs.model_validate(args)
-                    if name == "chunk_search"
-                    else ChunkDeleteArgs.model_validate(args)
-                )
-            except ValidationError as e:
-                errs = "; ".join(f"{'.'.join(str(x) for x in er['loc']) or 'args'}: {er['msg']}" for er in e.errors())
-                msg = f"invalid arguments for {name}: {errs}"
-                trace.append(_event(state, "invalid_tool_args", msg, args=args))
-                trace.append(_event(state, "tool_error", f"{name}: invalid arguments"))
-                writer({"event": "invalid_tool_args", "turn": turn, "tool": name, "error": errs})
-                out_msgs.append(ToolMessage(msg, tool_call_id=cid, status="error"))
-                continue
-            if isinstance(parsed, ChunkSearchArgs):
-                queries = [(parsed.query, "model")]
-                if fallback_on_first_turn and turn == 1 and not fallback_done:
-                    fallback_done = True
-                    queries.append((state["question"], "fallback"))
-                    trace.append(
-                        _event(
-                            state,
-                            "fallback_search",
-                            "turn 1: also searching with the original question",
-                            query=parsed.query,
-                            original=state["question"],
-                        )
-                    )
-                added_all: list[str] = []
-                dups = 0
-                for q, role in queries:
-                    found, ok = run_search(q, state, trace, writer, role)
-                    searches += 1
-                    merged = merge_chunks(ws, found)
-                    ws = merged.chunks
-                    added_all += merged.added
-                    dups += len(merged.duplicates)
-                    if ok:
-                        trace.append(
-                            _event(
-                                state,
-                                "search",
-                                f"{role} search {q!r}: {len(found)} hits, {len(merged.added)} new",
-                                query=q,
-                                role=role,
-                                hits=[c["id"] for c in found],
-                                added=merged.added,
-                            )
-                        )
-                    writer({"event": "search", "turn": turn, "query": q, "role": role, "added": merged.added})
-                ws, judged_out = judge_new(ws, added_all, state, trace, usage, writer)
-                if added_all:
-                    content = f"Added {len(added_all)} chunk(s): " + ", ".join(f"[{i}]" for i in added_all)
-                else:
-                    content = "No new chunks (nothing found, or only chunks already in the working set)."
-                if dups:
-                    content += f" Skipped {dups} duplicate(s)."
-                if judged_out:
-                    content += " The relevance judge removed " + ", ".join(f"[{i}]" for i in judged_out) + "."
-                out_msgs.append(ToolMessage(content + f" Working set: {len(ws)} chunk(s).", tool_call_id=cid))
-            else:
-                res = delete_chunks(ws, parsed.ids)
-                ws = res.chunks
-                trace.append(
-                    _event(
-                        state,
-                        "delete",
-                        f"deleted {res.removed}" + (f"; not in the working set: {res.unknown}" if res.unknown else ""),
-                        removed=res.removed,
-                        unknown=res.unknown,
-                    )
-                )
-                if res.unknown:
-                    trace.append(_event(state, "unknown_ids", f"chunk_delete named ids not in the set: {res.unknown}"))
-                writer({"event": "delete", "turn": turn, "removed": res.removed, "unknown": res.unknown})
-                content = f"Removed {len(res.removed)} chunk(s)" + (
-                    f"; unknown ids {json.dumps(res.unknown)}" if res.unknown else ""
-                )
-                out_msgs.append(ToolMessage(content + f". Working set: {len(ws)} chunk(s).", tool_call_id=cid))
-        update: dict[str, Any] = {
-            "messages": out_msgs,
-            "working_set": ws,
-            "trace": trace,
-            "searches": searches,
-            "fallback_done": fallback_done,
-        }
-        if judge is not None:
-            update["usage"] = usage
-        return update
-
-    def route_after_tools(state: IterativeAgentState) -> Literal["agent", "answer"]:
-        return "answer" if int(state.get("turn", 0)) >= max_turns else "agent"
-
-    def answer(state: IterativeAgentState, config: RunnableConfig) -> dict[str, Any]:
-        writer = _safe_writer()
-        trace = list(state.get("trace") or [])
-        ws = list(state.get("working_set") or [])
-        usage = dict(state.get("usage") or {})
-        last = _last_ai(state)
-        reason = state.get("stop_reason")
-        update: dict[str, Any] = {}
-        if reason is None and last is not None and not last.tool_calls and not last.invalid_tool_calls:
-            text = last.text.strip()
-            if text:
-                writer({"event": "answer", "turn": state.get("turn", 0), "answer": text, "stop_reason": "answered"})
-                return {"answer": text, "stop_reason": "answered"}
-            reason = "no_action"
-            trace.append(_event(state, "no_action", "the model neither called a tool nor answered"))
-        if reason is None:
-            reason = "turn_cap"
-            trace.append(
-                _event(
-                    state,
-                    "turn_cap",
-                    f"reached max_turns={max_turns}; answering from the working set",
-                    max_turns=max_turns,
-                )
-            )
-        prompt: list[BaseMessage] = [
-            SystemMessage(c) if r == "system" else HumanMessage(c)
-            for r, c in answer_messages(state["question"], render_working_set(ws))
-        ]
-        try:
-            reply = chat.invoke(prompt, config)
-            text = reply.text.strip() if isinstance(reply, BaseMessage) else str(reply).strip()
-            p, c, _ = _usage_of(reply, prompt) if isinstance(reply, BaseMessage) else (0, 0, True)
-            usage = _add_usage(usage, p, c)
-        except Exception as e:
-            text = ""
-            trace.append(_event(state, "llm_error", f"answer LLM call failed: {type(e).__name__}: {e}"))
-        update.update(
-            {"answer": text, "stop_reason": reason, "trace": trace, "usage": usage, "messages": [AIMessage(text)]}
-        )
-        writer({"event": "answer", "turn": state.get("turn", 0), "answer": text, "stop_reason": reason})
-        return update
-
-    graph = StateGraph(IterativeAgentState)
-    graph.add_node("start", start)
-    graph.add_node("agent", agent)
-    graph.add_node("tools", tools_node)
-    graph.add_node("answer", answer)
-    graph.add_edge(START, "start")
-    graph.add_edge("start", "agent")
-    graph.add_conditional_edges("agent", route_after_agent, ["tools", "answer"])
-    graph.add_conditional_edges("tools", route_after_tools, ["agent", "answer"])
-    graph.add_edge("answer", END)
-    compiled = graph.compile(
-        checkpointer=checkpointer, interrupt_before=list(interrupt_before) if interrupt_before else None, name=name
-    )
+    tool_names = TOOL_NAMES if enable_delete else ("chunk_search",)
+    tool_node = IterativeToolNode(search_fn, settings, tool_names=tool_names)
+    graph = _agent_graph(_as_chat_model(llm), tool_node, max_turns=max_turns)
+    interrupt = list(interrupt_before) if interrupt_before else None
+    compiled = graph.compile(checkpointer=checkpointer, interrupt_before=interrupt, name=name)
     return compiled.with_config(recursion_limit=recursion_limit)

@@ -1,5 +1,8 @@
 """The agent as a retrievekit retriever, and ``retrievekit bench --method iterative``.
 
+:func:`build_iterative` is registered as the bench method ``iterative`` by this package itself, as an entry point
+of group ``retrievekit.methods`` in ``pyproject.toml`` (the core registry names no integration module).
+
 :func:`run_agent` runs a compiled agent on one question and returns the final state plus a retrievekit
 :class:`~retrievekit.core.trace.Trace` (LLM calls and tokens, every agent event, and the counters
 ``retrieval_calls``, ``context_tokens``, ``turns``, ``working_set_size``). :class:`IterativeAgentMethod` wraps that
@@ -157,9 +160,9 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
         retrievekit.core.errors.InvalidInputError: option base must be one of bm25, dense, hybrid; got 'nope'
     """
     from retrievekit.core.index import baselines
-    from retrievekit.core.retriever import _judge_from_options
+    from retrievekit.core.retriever import judge_from_options
 
-    judge, opts = _judge_from_options(ctx)
+    judge, opts = judge_from_options(ctx)
     base = str(opts.get("base", "hybrid"))
     builders = {"bm25": baselines.build_bm25, "dense": baselines.build_dense, "hybrid": baselines.build_hybrid}
     if base not in builders:

@@ -11,18 +11,16 @@ Examples:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from retrievekit.core.errors import EmptyCorpusError, InvalidInputError
 from retrievekit.core.iterative.state import Chunk, make_chunk
+from retrievekit.core.iterative.steps import SearchFunction
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, Table, TableRow
 
 __all__ = ["SearchFunction", "as_search_function"]
-
-SearchFunction = Callable[[str, int, "Trace | None"], list[Chunk]]
-"""``search(query, k, trace) -> chunks``, best first (at most ``k``)."""
 
 
 def _fallback_id(text: str) -> str:

@@ -100,6 +100,7 @@ class LocalLlamaIndexLLM(CustomLLM):
 
     _lm: Any = PrivateAttr(default=None)
     _last_trace: Trace | None = PrivateAttr(default=None)
+    _usage_trace: Trace = PrivateAttr(default_factory=Trace)
 
     def __init__(
         self,
@@ -168,6 +169,27 @@ class LocalLlamaIndexLLM(CustomLLM):
         return self._last_trace
 
     @property
+    def usage(self) -> Trace:
+        """Every call since this object was made (or since :meth:`reset_usage`): LLM calls and tokens.
+
+        Lets a caller account for what a LlamaIndex component (a ``TreeIndex``, a query engine) spent.
+
+        Examples:
+            >>> LocalLlamaIndexLLM("smollm2").usage.llm_calls
+            0
+        """
+        return self._usage_trace
+
+    def reset_usage(self) -> None:
+        """Start counting :attr:`usage` afresh.
+
+        Examples:
+            >>> llm = LocalLlamaIndexLLM("smollm2"); llm.reset_usage(); llm.usage.prompt_tokens
+            0
+        """
+        self._usage_trace = Trace()
+
+    @property
     def metadata(self) -> LLMMetadata:
         """Context window, output cap, ``is_chat_model=True`` and the model name.
 
@@ -198,6 +220,7 @@ class LocalLlamaIndexLLM(CustomLLM):
         trace = Trace()
         out: Completion = self.lm.complete(prompt, max_tokens=max_tokens, temperature=temperature, trace=trace)
         self._last_trace = trace
+        self._usage_trace.merge(trace)
         return out
 
     @staticmethod

@@ -33,8 +33,9 @@ import ast
 import gzip
 import hashlib
 import json
+import random
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,30 @@ class Dataset:
         """
         return {o.id: o for o in self.corpus}
 
+    def restrict_corpus(self, size: int | None, *, seed: int = 0, keep: Sequence[str] = ()) -> Dataset:
+        """The same queries over a smaller pool: every gold object of the loaded queries, the ids in ``keep``, and
+        seeded random distractors up to ``size`` objects in all (corpus order kept; ``None`` keeps everything).
+
+        A smaller pool makes an expensive method (a LATTICE tree build, ARM's compatibility) affordable on a CPU while
+        every query can still find its gold objects. ``metadata["restricted"]`` records the size and seed.
+
+        Raises:
+            InvalidInputError: ``size`` is below 1.
+
+        Examples:
+            >>> docs = [Passage(id=str(i), text=f"doc {i}") for i in range(10)]
+            >>> ds = Dataset("t", "dev", docs, [Query("q", "?")], {"q": {"7": 1}})
+            >>> small = ds.restrict_corpus(3, seed=0)
+            >>> len(small.corpus), "7" in {o.id for o in small.corpus}
+            (3, True)
+        """
+        if size is None or size >= len(self.corpus):
+            return self
+        wanted = [oid for q in self.queries for oid, grade in self.qrels.get(q.id, {}).items() if grade > 0]
+        pool = restrict_objects(self.corpus, [*wanted, *keep], size, seed=seed)
+        meta = {**self.metadata, "restricted": {"size": len(pool), "seed": seed, "n_corpus_full": len(self.corpus)}}
+        return Dataset(self.name, self.split, pool, self.queries, self.qrels, meta)
+
     def object(self, object_id: str) -> DataObject:
         """The corpus object with this id (``KeyError`` if absent).
 
@@ -157,6 +182,33 @@ class Dataset:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def restrict_objects(
+    objects: Sequence[DataObject], must: Iterable[str], size: int | None, *, seed: int = 0
+) -> list[DataObject]:
+    """The objects whose ids are in ``must`` plus seeded random others, ``size`` objects in all, in input order.
+
+    The others are drawn with ``random.Random(seed).sample`` from the remaining objects in input order, so a seed
+    always gives the same pool. ``None`` (or a size of at least ``len(objects)``) keeps everything.
+
+    Raises:
+        InvalidInputError: ``size`` is below 1.
+
+    Examples:
+        >>> docs = [Passage(id=str(i), text="x") for i in range(10)]
+        >>> len(restrict_objects(docs, ["3"], 3, seed=0)), "3" in [o.id for o in restrict_objects(docs, ["3"], 3)]
+        (3, True)
+    """
+    if size is None or size >= len(objects):
+        return list(objects)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise InvalidInputError(f"corpus size must be a positive integer, got {size!r}")
+    ids = {o.id for o in objects}
+    keep = {oid for oid in must if oid in ids}
+    rest = [o.id for o in objects if o.id not in keep]
+    keep |= set(random.Random(seed).sample(rest, max(0, min(len(rest), size - len(keep)))))
+    return [o for o in objects if o.id in keep]
 
 
 def stable_id(*parts: str, length: int = 12) -> str:
@@ -790,7 +842,15 @@ def supported_splits(name: str, data_dir: str | Path) -> list[str]:
     raise InvalidInputError(f"unknown dataset {name!r}; choose one of: {', '.join(DATASETS)}")
 
 
-def load_dataset(name: str, data_dir: str | Path | None, split: str = "dev", limit: int | None = None) -> Dataset:
+def load_dataset(
+    name: str,
+    data_dir: str | Path | None,
+    split: str = "dev",
+    limit: int | None = None,
+    *,
+    corpus_size: int | None = None,
+    seed: int = 0,
+) -> Dataset:
     """Load a benchmark from a data folder laid out as ``docs/datasets.md`` describes.
 
     Every file the split needs is checked to exist (in the order of :data:`LAYOUTS`) before any is read, so the
@@ -801,6 +861,9 @@ def load_dataset(name: str, data_dir: str | Path | None, split: str = "dev", lim
         data_dir: the folder holding ``scifact/``, ``ott_qa/``, ``obliqa/``, ``multihop_qa/`` (``~`` expanded).
         split: which questions (see the module table for each dataset's splits).
         limit: keep only the first ``limit`` queries in file order (qrels follow).
+        corpus_size: restrict the pool to the loaded queries' gold objects plus seeded distractors, this many
+            objects in all (:meth:`Dataset.restrict_corpus`); ``None`` keeps the whole pool.
+        seed: the distractors' seed.
 
     Raises:
         DatasetNotFoundError: the data folder, the dataset's folder or a required file is missing (the message
@@ -833,4 +896,4 @@ def load_dataset(name: str, data_dir: str | Path | None, split: str = "dev", lim
         raise InvalidInputError(f"split must be a non-empty string, got {split!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidInputError(f"limit must be a non-negative integer or None, got {limit!r}")
-    return loader(root, split, limit)
+    return loader(root, split, limit).restrict_corpus(corpus_size, seed=seed)

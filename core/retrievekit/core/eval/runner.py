@@ -1,4 +1,8 @@
-"""Run one registered method over one dataset and summarise quality and cost as a JSON-ready dict.
+"""The benchmark harness: run a method (a registered name or a ready retriever) over a dataset and score it.
+
+One harness serves ``retrievekit bench`` and every script in ``benchmarks/``. It keeps a :class:`~retrievekit.core.eval.records.QueryRecord`
+per query; with ``records=FILE.jsonl`` each record is written as it finishes, a rerun resumes, and ``shard="K/N"``
+runs every N-th query so one process per core can share one file (a last run without ``shard`` aggregates them).
 
 Examples:
     >>> from retrievekit.core.eval.datasets import Dataset, Query
@@ -13,6 +17,8 @@ Examples:
     >>> r = run_benchmark(ds, "doc-first", k=10, progress=False)
     >>> r["metrics"]["ndcg@10"], r["n_queries"]
     (1.0, 1)
+    >>> run_benchmark(ds, First(type("Ctx", (), {"corpus": ds.corpus})), label="first", progress=False)["method"]
+    'first'
 """
 
 from __future__ import annotations
@@ -20,19 +26,21 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
-from retrievekit.core.eval.datasets import Dataset
+from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets
-from retrievekit.core.retriever import MethodContext, build_method, check_k
+from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard, shard
+from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_k
 from retrievekit.core.trace import Trace
+from retrievekit.core.types import ScoredHit
 
-__all__ = ["COST_KEYS", "run_benchmark"]
+__all__ = ["COST_KEYS", "QueryExtra", "run_benchmark", "search_one", "summarize"]
 
 COST_KEYS: tuple[str, ...] = (
     "llm_calls_per_query",
@@ -43,9 +51,112 @@ COST_KEYS: tuple[str, ...] = (
 """The keys of the ``cost`` block of a result."""
 
 
+QueryExtra = Callable[[Query, list[ScoredHit], Trace], Mapping[str, Any]]
+"""A benchmark's per-query hook: ``(query, hits, trace) -> JSON-safe fields`` kept in the record's ``extra``."""
+
+
+def search_one(retriever: Retriever, query: Query, k: int, extra: QueryExtra | None = None) -> QueryRecord:
+    """Search one query with a fresh trace and record the ranking and its cost.
+
+    A :class:`~retrievekit.core.errors.RetrieveKitError` becomes an empty ranking with ``error`` set; other
+    exceptions propagate. ``extra`` (if given) adds per-query fields.
+
+    Examples:
+        >>> from retrievekit.core.index.bm25 import BM25Index
+        >>> from retrievekit.core.types import Passage
+        >>> idx = BM25Index.build([Passage(id="a", text="apples are red")])
+        >>> search_one(idx, Query("q", "red apples"), 5).ids
+        ['a']
+    """
+    trace = Trace()
+    start = time.perf_counter()
+    error = None
+    try:
+        hits = retriever.search(query.text, k, trace=trace)
+    except RetrieveKitError as e:
+        hits, error = [], f"{type(e).__name__}: {e}"
+    seconds = time.perf_counter() - start
+    record = QueryRecord(
+        qid=query.id,
+        ids=[h.id for h in hits[:k]],
+        scores=[float(h.score) for h in hits[:k]],
+        seconds=seconds,
+        llm_calls=trace.llm_calls,
+        prompt_tokens=trace.prompt_tokens,
+        completion_tokens=trace.completion_tokens,
+        events=len(trace.events),
+        counters={name: float(v) for name, v in trace.counters.items()},
+        error=error,
+    )
+    if extra is not None:
+        record.extra = json.loads(json.dumps(dict(extra(query, hits, trace)), default=str))
+    return record
+
+
+def summarize(
+    records: Iterable[QueryRecord],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    ks: Iterable[int] = DEFAULT_KS,
+    returns_set: bool = False,
+) -> dict[str, Any]:
+    """Metrics and mean cost of a set of query records (the body of a benchmark result).
+
+    Returns ``{"n_queries", "metrics", "cost", "n_failed", "events_per_query"}`` plus ``counters_per_query`` and
+    ``extra_means`` (the mean of each numeric ``extra`` field) when any record has them, and ``failures`` (the first
+    20 error messages) when a query failed. Metrics cover the judged queries among ``records``.
+
+    Examples:
+        >>> recs = [QueryRecord(qid="q", ids=["a"], seconds=2.0, llm_calls=1)]
+        >>> s = summarize(recs, {"q": {"a": 1}}, ks=(1,))
+        >>> s["metrics"]["hit@1"], s["cost"]["llm_calls_per_query"]
+        (1.0, 1.0)
+    """
+    recs = list(records)
+    n = max(len(recs), 1)
+    run = {r.qid: r.ids for r in recs}
+    sub = {r.qid: qrels.get(r.qid, {}) for r in recs}
+    metrics = evaluate(run, sub, ks=ks)
+    if returns_set:
+        metrics.update(evaluate_sets(run, sub))
+    counters: dict[str, float] = {}
+    extras: dict[str, list[float]] = {}
+    for r in recs:
+        for name, value in r.counters.items():
+            counters[name] = counters.get(name, 0.0) + value
+        for name, value in r.extra.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                extras.setdefault(name, []).append(float(value))
+    out: dict[str, Any] = {
+        "n_queries": len(recs),
+        "metrics": metrics,
+        "cost": {
+            "llm_calls_per_query": sum(r.llm_calls for r in recs) / n,
+            "prompt_tokens_per_query": sum(r.prompt_tokens for r in recs) / n,
+            "completion_tokens_per_query": sum(r.completion_tokens for r in recs) / n,
+            "seconds_per_query": sum(r.seconds for r in recs) / n,
+        },
+        "n_judged_queries": sum(1 for r in recs if any(g > 0 for g in qrels.get(r.qid, {}).values())),
+        "n_failed": sum(1 for r in recs if r.error),
+        "events_per_query": sum(r.events for r in recs) / n,
+    }
+    if counters:
+        out["counters_per_query"] = {name: total / n for name, total in sorted(counters.items())}
+    if extras:
+        out["extra_means"] = {name: sum(v) / len(v) for name, v in sorted(extras.items())}
+    failures = [f"{r.qid}: {r.error}" for r in recs if r.error]
+    if failures:
+        out["failures"] = failures[:20]
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
 def run_benchmark(
     dataset: Dataset,
-    method_name: str,
+    method: str | Retriever,
     *,
     k: int = 100,
     llm: str | None = None,
@@ -54,27 +165,36 @@ def run_benchmark(
     progress: bool = True,
     ks: Iterable[int] = DEFAULT_KS,
     keep_run: bool = False,
+    records: str | Path | None = None,
+    shard_spec: str | tuple[int, int] | None = None,
+    label: str | None = None,
+    extra: QueryExtra | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Build ``method_name`` over ``dataset.corpus`` once, search every query, and score the rankings.
+    """Run every query of ``dataset`` through ``method`` (built once over ``dataset.corpus``) and score the rankings.
 
-    Returns a JSON-safe dict::
+    Args:
+        dataset: corpus, queries and qrels (see :func:`~retrievekit.core.eval.datasets.load_dataset`, which can also
+            restrict the corpus).
+        method: a registered method name (built with ``llm``, ``work_dir`` and ``options``) or a ready retriever
+            (anything with ``search(query, k, trace=...)``; then ``label`` names it in the result).
+        k: hits per query; metrics are computed at every cut-off in ``ks`` on those hits, so a cut-off above ``k``
+            equals the value at ``k``.
+        keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
+        records: a JSONL file of per-query records (:class:`~retrievekit.core.eval.records.RecordFile`): finished
+            queries are appended as they finish and skipped on a rerun with the same settings.
+        shard_spec: ``"K/N"``: run only queries ``K, K+N, ...`` (one process per core sharing ``records``); the
+            result then covers the shard. A last run without it aggregates the file and runs what is missing.
+        extra: a per-query hook whose JSON-safe fields land in each record's ``extra`` (numeric ones are averaged
+            into ``extra_means``).
+        settings: more JSON-safe settings that identify the run in the records file (e.g. a diagnosis switch).
 
-        {"dataset", "split", "method", "n_queries",
-         "metrics": {"ndcg@10": ..., "recall@100": ..., "mrr@5": ..., ...},
-         "cost": {"llm_calls_per_query", "prompt_tokens_per_query",
-                  "completion_tokens_per_query", "seconds_per_query"},
-         "build_seconds", "k", "n_failed", "events_per_query",
-         "counters_per_query": {...}}  # only when the method's traces set counters
-
-    Metrics are computed at every cut-off in ``ks`` on the (at most ``k``)
-    hits returned, so a cut-off above ``k`` equals the value at ``k``. A
-    retriever whose class sets ``returns_set = True`` also gets
-    ``set_precision/set_recall/set_f1``. Each query gets a fresh
-    :class:`~retrievekit.core.trace.Trace`; ``seconds_per_query`` is the mean
-    wall time of ``search`` calls. A query whose search raises a
-    :class:`~retrievekit.core.errors.RetrieveKitError` counts as an empty
-    ranking and in ``n_failed`` (first messages in ``failures``); other
-    exceptions propagate. ``keep_run=True`` adds ``"run": {qid: [ids]}``.
+    Returns a JSON-safe dict: ``dataset``, ``split``, ``method``, ``n_queries``, ``metrics`` (``ndcg@10``,
+    ``recall@100``, ``mrr@5``, ``hit@1``, ...), ``cost`` (:data:`COST_KEYS`), ``build_seconds``, ``k``,
+    ``n_failed``, ``events_per_query``, ``llm``, ``options``, and when present ``counters_per_query``,
+    ``extra_means``, ``failures`` and ``shard``. A retriever whose class sets ``returns_set = True`` also gets
+    ``set_precision/set_recall/set_f1``. A query whose search raises a
+    :class:`~retrievekit.core.errors.RetrieveKitError` counts as an empty ranking and in ``n_failed``.
 
     Examples:
         >>> from retrievekit.core.eval.datasets import Dataset
@@ -86,69 +206,67 @@ def run_benchmark(
     check_k(k)
     if not dataset.queries:
         raise InvalidInputError(f"dataset {dataset.name}/{dataset.split} has no queries to run")
+    name = method if isinstance(method, str) else (label or type(method).__name__)
+    part = parse_shard(shard_spec)
+    run_settings = {
+        "dataset": dataset.name,
+        "split": dataset.split,
+        "n_corpus": len(dataset.corpus),
+        "method": name,
+        "k": k,
+        "llm": llm,
+        "options": _jsonable(dict(options or {})),
+        **_jsonable(dict(settings or {})),
+    }
+    log = RecordFile(records, run_settings) if records is not None else None
+    done = log.done() if log is not None else {}
+    todo = [q for q in shard(dataset.queries, part) if q.id not in done]
+
+    t0 = time.perf_counter()
+    retriever = _build(method, dataset, llm, work_dir, options)  # also when resuming: its class says returns_set
+    build_seconds = time.perf_counter() - t0
+
+    fresh: dict[str, QueryRecord] = {}
+    show = progress and sys.stderr.isatty()
+    for query in tqdm(todo, desc=f"{name}@{dataset.name}", unit="q", disable=not show):
+        record = search_one(retriever, query, k, extra)
+        fresh[query.id] = record
+        if log is not None:
+            log.append(record)
+    mine = {**done, **fresh}
+    chosen = [mine[q.id] for q in shard(dataset.queries, part) if q.id in mine]
+    result: dict[str, Any] = {
+        "dataset": dataset.name,
+        "split": dataset.split,
+        "method": name,
+        **summarize(chosen, dataset.qrels, ks=ks, returns_set=bool(getattr(retriever, "returns_set", False))),
+        "build_seconds": build_seconds,
+        "k": k,
+        "llm": llm,
+        "options": run_settings["options"],
+        "n_resumed": len(chosen) - len(fresh),
+    }
+    if part is not None:
+        result["shard"] = f"{part[0]}/{part[1]}"
+    if keep_run:
+        result["run"] = {r.qid: r.ids for r in chosen}
+        result["per_query"] = [r.to_dict() for r in chosen]
+    return result
+
+
+def _build(
+    method: str | Retriever,
+    dataset: Dataset,
+    llm: str | None,
+    work_dir: str | Path | None,
+    options: Mapping[str, Any] | None,
+) -> Retriever:
+    if not isinstance(method, str):
+        return method
     ctx = MethodContext(
         corpus=dataset.corpus,
         work_dir=Path(work_dir) if work_dir is not None else None,
         llm=llm,
         options=dict(options or {}),
     )
-    t0 = time.perf_counter()
-    retriever = build_method(method_name, ctx)
-    build_seconds = time.perf_counter() - t0
-
-    run: dict[str, list[str]] = {}
-    seconds: list[float] = []
-    llm_calls = prompt_tokens = completion_tokens = events = 0
-    counters: dict[str, float] = {}
-    failures: list[str] = []
-    show = progress and sys.stderr.isatty()
-    bar = tqdm(dataset.queries, desc=f"{method_name}@{dataset.name}", unit="q", disable=not show)
-    for query in bar:
-        trace = Trace()
-        start = time.perf_counter()
-        try:
-            hits = retriever.search(query.text, k, trace=trace)
-        except RetrieveKitError as e:
-            hits = []
-            failures.append(f"{query.id}: {type(e).__name__}: {e}")
-        seconds.append(time.perf_counter() - start)
-        run[query.id] = [h.id for h in hits[:k]]
-        llm_calls += trace.llm_calls
-        prompt_tokens += trace.prompt_tokens
-        completion_tokens += trace.completion_tokens
-        events += len(trace.events)
-        for name, value in trace.counters.items():
-            counters[name] = counters.get(name, 0) + value
-    bar.close()
-
-    n = len(dataset.queries)
-    metrics = evaluate(run, dataset.qrels, ks=ks)
-    if getattr(retriever, "returns_set", False):
-        metrics.update(evaluate_sets(run, dataset.qrels))
-    result: dict[str, Any] = {
-        "dataset": dataset.name,
-        "split": dataset.split,
-        "method": method_name,
-        "n_queries": n,
-        "metrics": metrics,
-        "cost": {
-            "llm_calls_per_query": llm_calls / n,
-            "prompt_tokens_per_query": prompt_tokens / n,
-            "completion_tokens_per_query": completion_tokens / n,
-            "seconds_per_query": sum(seconds) / n,
-        },
-        "build_seconds": build_seconds,
-        "k": k,
-        "n_judged_queries": sum(1 for q in dataset.queries if any(g > 0 for g in dataset.qrels.get(q.id, {}).values())),
-        "n_failed": len(failures),
-        "events_per_query": events / n,
-        "llm": llm,
-        "options": json.loads(json.dumps(dict(options or {}), default=str)),
-    }
-    if counters:
-        result["counters_per_query"] = {name: total / n for name, total in sorted(counters.items())}
-    if failures:
-        result["failures"] = failures[:20]
-    if keep_run:
-        result["run"] = run
-    return result
+    return build_method(method, ctx)

@@ -3,7 +3,10 @@
 The LangGraph graph lives in :mod:`retrievekit.langgraph`; this package holds what does not need a framework:
 
 * :mod:`~retrievekit.core.iterative.state` -- chunks of the working set, merge without duplicates, delete by id,
-  context-token accounting, rendering the working set into a prompt, turn accounting;
+  context-token accounting, rendering the working set into a prompt, turn accounting, JSON-safe trace events;
+* :mod:`~retrievekit.core.iterative.arguments` -- the two tools' argument schemas and the check of a tool call;
+* :mod:`~retrievekit.core.iterative.steps` -- one tool call as a pure function: ``search_step`` (with the turn-1
+  fallback search and the optional judge deletion), ``delete_step``, ``rejected_step``;
 * :mod:`~retrievekit.core.iterative.answers` -- SQuAD-style answer exact match and token F1 (over aliases);
 * :mod:`~retrievekit.core.iterative.prompts` -- every prompt the agent sends, in one place.
 
@@ -16,12 +19,21 @@ Examples:
 """
 
 from retrievekit.core.iterative.answers import answer_exact_match, answer_f1, answer_scores, normalize_answer
+from retrievekit.core.iterative.arguments import (
+    TOOL_NAMES,
+    ChunkDeleteArgs,
+    ChunkSearchArgs,
+    parse_tool_call,
+    unparsable_call,
+)
 from retrievekit.core.iterative.prompts import (
+    ACTION_KINDS,
     ANSWER_PROMPT,
     SYSTEM_PROMPT,
     TOOL_DESCRIPTIONS,
     agent_instruction,
     answer_messages,
+    turn_instruction,
 )
 from retrievekit.core.iterative.state import (
     Chunk,
@@ -30,21 +42,38 @@ from retrievekit.core.iterative.state import (
     chunk_from_hit,
     context_tokens,
     delete_chunks,
+    jsonable,
     make_chunk,
     merge_chunks,
     recursion_limit_for,
     render_working_set,
+    trace_event,
     trace_from_events,
     turns_left,
 )
+from retrievekit.core.iterative.steps import (
+    SearchFunction,
+    SearchSettings,
+    StepResult,
+    delete_step,
+    rejected_step,
+    search_step,
+)
 
 __all__ = [
+    "ACTION_KINDS",
     "ANSWER_PROMPT",
     "SYSTEM_PROMPT",
     "TOOL_DESCRIPTIONS",
+    "TOOL_NAMES",
     "Chunk",
+    "ChunkDeleteArgs",
+    "ChunkSearchArgs",
     "DeleteResult",
     "MergeResult",
+    "SearchFunction",
+    "SearchSettings",
+    "StepResult",
     "agent_instruction",
     "answer_exact_match",
     "answer_f1",
@@ -53,11 +82,19 @@ __all__ = [
     "chunk_from_hit",
     "context_tokens",
     "delete_chunks",
+    "delete_step",
+    "jsonable",
     "make_chunk",
     "merge_chunks",
     "normalize_answer",
+    "parse_tool_call",
     "recursion_limit_for",
+    "rejected_step",
     "render_working_set",
+    "search_step",
+    "trace_event",
     "trace_from_events",
+    "turn_instruction",
     "turns_left",
+    "unparsable_call",
 ]

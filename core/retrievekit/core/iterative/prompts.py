@@ -13,13 +13,18 @@ Examples:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 __all__ = [
+    "ACTION_KINDS",
     "ANSWER_PROMPT",
     "SYSTEM_PROMPT",
     "SYSTEM_PROMPT_NO_DELETE",
     "TOOL_DESCRIPTIONS",
     "agent_instruction",
     "answer_messages",
+    "turn_instruction",
 ]
 
 TOOL_DESCRIPTIONS: dict[str, str] = {
@@ -69,6 +74,27 @@ def agent_instruction(question: str, working_set: str, *, turn: int, max_turns: 
         f"Working set ({tokens} tokens):\n{working_set}\n\n"
         f"Turn {turn} of {max_turns}. Choose one action."
     )
+
+
+ACTION_KINDS: tuple[str, ...] = ("search", "delete", "judge_delete", "tool_error")
+"""Trace event kinds the agent is reminded of each turn (its own actions and what went wrong)."""
+
+
+def turn_instruction(
+    question: str, working_set: str, events: Iterable[Mapping[str, Any]], *, turn: int, max_turns: int, tokens: int
+) -> str:
+    """:func:`agent_instruction` plus a "Done so far" list of the last 8 actions in ``events`` (trace event dicts).
+
+    Examples:
+        >>> ev = [{"kind": "search", "message": "model search 'x': 1 hits, 1 new", "turn": 1}]
+        >>> print(turn_instruction("Who?", "[a] x", ev, turn=2, max_turns=5, tokens=1).splitlines()[-2:])
+        ['Done so far:', "- turn 1: model search 'x': 1 hits, 1 new"]
+    """
+    text = agent_instruction(question, working_set, turn=turn, max_turns=max_turns, tokens=tokens)
+    actions = [f"- turn {e['turn']}: {e['message']}" for e in events if e["kind"] in ACTION_KINDS]
+    if actions:
+        text += "\nDone so far:\n" + "\n".join(actions[-8:])
+    return text
 
 
 def answer_messages(question: str, passages: str) -> list[tuple[str, str]]:

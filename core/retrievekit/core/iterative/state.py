@@ -16,7 +16,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -32,10 +32,12 @@ __all__ = [
     "chunk_from_hit",
     "context_tokens",
     "delete_chunks",
+    "jsonable",
     "make_chunk",
     "merge_chunks",
     "recursion_limit_for",
     "render_working_set",
+    "trace_event",
     "trace_from_events",
     "turns_left",
 ]
@@ -213,15 +215,32 @@ def recursion_limit_for(max_turns: int) -> int:
     return 2 * max_turns + 6
 
 
-def _jsonable(value: Any) -> Any:
-    """Best-effort JSON-safe copy of trace data (used by the graph when writing events)."""
+def jsonable(value: Any) -> Any:
+    """A JSON-safe copy of ``value`` for trace data: dict keys become strings, tuples and sets lists, and anything
+    that is not a str, int, float, bool or None its ``str()``.
+
+    Examples:
+        >>> from pathlib import PurePosixPath
+        >>> jsonable({"ids": ("a", "b"), 1: PurePosixPath("/tmp/x"), "ok": None})
+        {'ids': ['a', 'b'], '1': '/tmp/x', 'ok': None}
+    """
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     return str(value)
+
+
+def trace_event(kind: str, message: str, *, turn: int = 0, data: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One JSON-safe agent event, as kept in the agent state's ``trace`` list (read by :func:`trace_from_events`).
+
+    Examples:
+        >>> trace_event("delete", "deleted ['b']", turn=2, data={"removed": ("b",)})
+        {'kind': 'delete', 'message': "deleted ['b']", 'turn': 2, 'data': {'removed': ['b']}}
+    """
+    return {"kind": str(kind), "message": str(message), "turn": int(turn), "data": jsonable(dict(data or {}))}
 
 
 def trace_from_events(

@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
 
 __all__ = ["HELP", "add_arguments", "collect_pairs", "run"]
 
@@ -54,20 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-top", type=int, default=0, help="non-positive top hits skipped before mining")
     parser.add_argument("--base-model", default="smollm2", help="registry model to fine-tune (smollm2, qwen0.5b)")
     parser.add_argument("--output-dir", required=True, help="training folder (checkpoints, then model/)")
-    parser.add_argument("--epochs", type=float, default=1.0, help="passes over the pairs (default: 1)")
-    parser.add_argument("--lr", type=float, default=None, help="learning rate (default: 2e-5 full, 2e-4 LoRA)")
-    parser.add_argument("--batch-size", type=int, default=16, help="pairs per step (default: 16)")
-    parser.add_argument("--grad-accum", type=int, default=1)
-    parser.add_argument("--max-steps", type=int, default=None, help="stop after N optimizer steps")
-    parser.add_argument("--max-length", type=int, default=512, help="token cap of a training instance")
-    parser.add_argument("--lora", action="store_true", help="train LoRA adapters (merged at the end)")
     parser.add_argument("--max-pairs", type=int, default=None, help="first N positive pairs only (CPU runs)")
     parser.add_argument("--holdout", type=float, default=0.1, help="share of queries held out for calibration")
     parser.add_argument("--max-passage-tokens", type=int, default=256)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default=None, help="torch device (default: cuda when available)")
-    parser.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_train_arguments(parser, defaults={"epochs": 1.0})
 
 
 def collect_pairs(args: argparse.Namespace) -> tuple[list[Any], list[Any], dict[str, Any]]:
@@ -126,21 +118,9 @@ def run(args: argparse.Namespace) -> int:
         0
     """
     from retrievekit.core.judge.train import train_judge
-    from retrievekit.core.training import TrainConfig
 
     pairs, _, info = collect_pairs(args)
-    lr = args.lr if args.lr is not None else (2e-4 if args.lora else 2e-5)
-    config = TrainConfig(
-        epochs=args.epochs,
-        learning_rate=lr,
-        batch_size=args.batch_size,
-        grad_accum=args.grad_accum,
-        max_steps=args.max_steps,
-        max_length=args.max_length,
-        lora=bool(args.lora),
-        seed=args.seed,
-        device=args.device,
-    )
+    config = train_config_from_args(args)
     print(
         f"train-judge: {info['positives']} positive + {info['negatives']} negative pairs "
         f"({args.miner} negatives), base {args.base_model}",

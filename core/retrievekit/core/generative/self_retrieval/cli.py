@@ -23,6 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.eval.datasets import restrict_objects
+from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
+
 __all__ = ["HELP", "add_arguments", "reduced_corpus", "run"]
 
 HELP = "fine-tune a local LM to internalise a corpus for Self-Retrieval (writes a trained-model folder)"
@@ -47,21 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-split", default="dev", help="split whose gold documents a reduced corpus keeps")
     parser.add_argument("--base-model", default="smollm2", help="registry model to fine-tune")
     parser.add_argument("--output-dir", required=True, help="checkpoints and the trained model go here")
-    parser.add_argument("--epochs", type=float, default=None)
-    parser.add_argument("--lr", type=float, default=None, help="learning rate (default 2e-5, as in the reference code)")
-    parser.add_argument("--batch-size", type=int, default=None)
-    parser.add_argument("--grad-accum", type=int, default=None)
-    parser.add_argument("--max-length", type=int, default=None)
-    parser.add_argument("--max-steps", type=int, default=None)
-    parser.add_argument("--save-every", type=int, default=None, help="checkpoint every N steps")
-    parser.add_argument("--lora", action="store_true", help="LoRA adapters (peft) instead of full fine-tuning")
     parser.add_argument("--index-mode", choices=("full", "prefix"), default="full")
     parser.add_argument("--corpus-limit", type=int, default=None, help="reduced corpus: gold docs + random distractors")
     parser.add_argument("--corpus-ids-from", default=None, help="reduced corpus: a file with one document id per line")
     parser.add_argument("--query-limit", type=int, default=None, help="eval queries whose gold docs are kept")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
     parser.add_argument("--option", action="append", default=[], help="SelfRetrievalConfig field key=value")
+    add_train_arguments(parser)  # learning rate 2e-5, as in the reference code, also with --lora
 
 
 def reduced_corpus(corpus: list[Any], gold: set[str], size: int | None, seed: int) -> list[Any]:
@@ -73,11 +67,7 @@ def reduced_corpus(corpus: list[Any], gold: set[str], size: int | None, seed: in
         >>> [o.id for o in reduced_corpus(docs, {"3"}, 3, seed=0)][:1] != []
         True
     """
-    if size is None or size >= len(corpus):
-        return corpus
-    rest = [o.id for o in corpus if o.id not in gold]
-    keep = set(gold) | set(random.Random(seed).sample(rest, max(0, min(len(rest), size - len(gold)))))
-    return [o for o in corpus if o.id in keep]
+    return restrict_objects(corpus, gold, size, seed=seed)
 
 
 def load_corpus_and_pairs(args: argparse.Namespace) -> tuple[list[Any], list[tuple[str, str]]]:
@@ -132,25 +122,12 @@ def run(args: argparse.Namespace) -> int:
     from retrievekit.core.cli import parse_options
     from retrievekit.core.generative.self_retrieval.config import SelfRetrievalConfig
     from retrievekit.core.generative.self_retrieval.train import train_self_retrieval
-    from retrievekit.core.training import TrainConfig
 
     corpus, pairs = load_corpus_and_pairs(args)
     options = parse_options(args.option)
     options.setdefault("index_mode", args.index_mode)
     options.setdefault("seed", args.seed)
     cfg = SelfRetrievalConfig.from_options(options)
-    tkw: dict[str, Any] = {"seed": args.seed, "lora": bool(args.lora)}
-    for arg, key in (
-        ("epochs", "epochs"),
-        ("lr", "learning_rate"),
-        ("batch_size", "batch_size"),
-        ("grad_accum", "grad_accum"),
-        ("max_length", "max_length"),
-        ("max_steps", "max_steps"),
-        ("save_every", "save_every_steps"),
-    ):
-        if getattr(args, arg) is not None:
-            tkw[key] = getattr(args, arg)
     print(f"corpus: {len(corpus)} documents, {len(pairs)} query pairs", file=sys.stderr)
     res = train_self_retrieval(
         corpus,
@@ -158,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         output_dir=args.output_dir,
         base_model=args.base_model,
         config=cfg,
-        train_config=TrainConfig(**tkw),
+        train_config=train_config_from_args(args, lora_learning_rate=None),
         resume=not args.no_resume,
     )
     if not args.corpus:  # the bench must see the same corpus: keep the ids beside the model

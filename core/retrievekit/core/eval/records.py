@@ -1,0 +1,243 @@
+"""Per-query records of a benchmark run, in a JSONL file a stopped run resumes from.
+
+A long run (an LLM method over hundreds of queries on a CPU) must survive being stopped, and should use every core.
+:class:`RecordFile` keeps one JSON line per finished query after a header line with the run's settings:
+
+* each line is flushed and fsynced when its query finishes, so a killed run loses at most the query in flight;
+* a rerun with the same settings skips the queries already recorded; a half-written last line (the process died
+  while writing it) is dropped and its query redone;
+* a file written with other settings is refused (:class:`~retrievekit.core.errors.InvalidInputError` naming the
+  settings that differ), so results of different runs never mix;
+* several processes may append to one file at once (one per core, each running a :func:`shard` of the queries):
+  every record is one ``write`` of one line to a file opened in append mode.
+
+Examples:
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"
+    >>> f = RecordFile(path, {"method": "bm25", "k": 10})
+    >>> f.append(QueryRecord(qid="q1", ids=["d3", "d1"], seconds=0.01))
+    >>> sorted(RecordFile(path, {"method": "bm25", "k": 10}).done())
+    ['q1']
+    >>> shard(["q1", "q2", "q3", "q4", "q5"], "1/2")
+    ['q2', 'q4']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.paths import ensure_folder
+
+__all__ = ["FORMAT_VERSION", "QueryRecord", "RecordFile", "parse_shard", "shard"]
+
+FORMAT_VERSION = 1
+"""Version of the record file format (the header's ``retrievekit_records``)."""
+
+T = TypeVar("T")
+
+
+@dataclass
+class QueryRecord:
+    """What one query produced: the ranking, its cost and anything a benchmark adds.
+
+    Attributes:
+        qid: the query id.
+        ids: returned object ids, best first.
+        scores: their scores (same order).
+        seconds: wall time of the search call.
+        llm_calls, prompt_tokens, completion_tokens: from the query's trace.
+        events: number of trace events.
+        counters: the trace's counters (summed per query).
+        error: ``"ErrorType: message"`` when the search raised a retrievekit error (the ranking is then empty).
+        extra: JSON-safe fields a benchmark adds per query (e.g. a diagnosis, a judge's accuracy inputs).
+
+    Examples:
+        >>> QueryRecord(qid="q", ids=["a"]).to_dict()["ids"]
+        ['a']
+    """
+
+    qid: str
+    ids: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    events: int = 0
+    counters: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (what one line of a record file holds).
+
+        Examples:
+            >>> sorted(QueryRecord(qid="q").to_dict())[:3]
+            ['completion_tokens', 'counters', 'error']
+        """
+        return json.loads(json.dumps(asdict(self), default=str))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> QueryRecord:
+        """Read a record back; unknown keys are refused.
+
+        Examples:
+            >>> QueryRecord.from_dict({"qid": "q", "ids": ["a"]}).ids
+            ['a']
+        """
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown or "qid" not in data:
+            raise InvalidInputError(f"not a query record (unknown keys {unknown}, or no qid)")
+        return cls(**dict(data))
+
+
+def _canonical(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(dict(settings), sort_keys=True, default=str))
+
+
+class RecordFile:
+    """An append-only JSONL file of :class:`QueryRecord` lines under a settings header.
+
+    Args:
+        path: the file (created with its folder on the first :meth:`append`).
+        settings: JSON-safe description of the run (dataset, method, options, ...); a file with other settings
+            is refused.
+
+    Raises:
+        InvalidInputError: the file exists with other settings, is not a record file, or has a newer format.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> RecordFile(p, {"k": 10}).append(QueryRecord(qid="q"))
+        >>> RecordFile(p, {"k": 20})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: .../r.jsonl was written by a run with other settings (k: 10 != 20); use another file or the same settings
+    """
+
+    def __init__(self, path: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
+        self.path = Path(path)
+        self.settings = _canonical(settings)
+        self._lock = threading.Lock()
+        self._done: dict[str, QueryRecord] = {}
+        self._read()
+
+    def _read(self) -> None:
+        if not self.path.exists():
+            return
+        raw = self.path.read_bytes()
+        complete = raw[: raw.rfind(b"\n") + 1]  # a half-written last line is dropped (and rewritten on append)
+        if len(complete) != len(raw):
+            with open(self.path, "r+b") as f:
+                f.truncate(len(complete))
+        lines = complete.decode("utf-8", errors="strict").splitlines()
+        if not lines:
+            return
+        try:
+            header = json.loads(lines[0])
+        except ValueError:
+            raise InvalidInputError(f"{self.path} is not a retrievekit record file (bad header line)") from None
+        if not isinstance(header, dict) or "retrievekit_records" not in header:
+            raise InvalidInputError(f"{self.path} is not a retrievekit record file (no header)")
+        if int(header["retrievekit_records"]) > FORMAT_VERSION:
+            raise InvalidInputError(f"{self.path} has record format {header['retrievekit_records']}, newer than this")
+        theirs = header.get("settings", {})
+        if theirs != self.settings:
+            keys = sorted(set(theirs) | set(self.settings))
+            diff = [
+                f"{k}: {theirs.get(k)} != {self.settings.get(k)}" for k in keys if theirs.get(k) != self.settings.get(k)
+            ]
+            raise InvalidInputError(
+                f"{self.path} was written by a run with other settings ({'; '.join(diff)}); "
+                "use another file or the same settings"
+            )
+        for n, line in enumerate(lines[1:], start=2):
+            try:
+                rec = QueryRecord.from_dict(json.loads(line))
+            except (ValueError, TypeError, InvalidInputError) as e:
+                raise InvalidInputError(f"{self.path} line {n}: not a query record ({e})") from None
+            self._done[rec.qid] = rec
+
+    def done(self) -> dict[str, QueryRecord]:
+        """The records read from the file and appended since, by query id.
+
+        Examples:
+            >>> import tempfile
+            >>> RecordFile(tempfile.mkdtemp() + "/none.jsonl", {}).done()
+            {}
+        """
+        return dict(self._done)
+
+    def append(self, record: QueryRecord) -> None:
+        """Write one record as one line (header first for a new file), flushed and fsynced.
+
+        Examples:
+            >>> import tempfile
+            >>> f = RecordFile(tempfile.mkdtemp() + "/a.jsonl", {"k": 1})
+            >>> f.append(QueryRecord(qid="q")); "q" in f.done()
+            True
+        """
+        line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
+        with self._lock:
+            ensure_folder(self.path.parent, "record folder")
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                if os.fstat(fd).st_size == 0:
+                    header = {"retrievekit_records": FORMAT_VERSION, "settings": self.settings}
+                    os.write(fd, (json.dumps(header, ensure_ascii=False) + "\n").encode("utf-8"))
+                os.write(fd, line.encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._done[record.qid] = record
+
+
+def parse_shard(text: str | tuple[int, int] | None) -> tuple[int, int] | None:
+    """``"K/N"`` (0-based) as ``(K, N)``; ``None`` stays ``None``.
+
+    Raises:
+        InvalidInputError: not ``K/N`` with ``0 <= K < N``.
+
+    Examples:
+        >>> parse_shard("0/2"), parse_shard(None)
+        ((0, 2), None)
+        >>> parse_shard("2/2")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: --shard must be K/N with 0 <= K < N, got '2/2'
+    """
+    if text is None:
+        return None
+    if isinstance(text, tuple):
+        k, n = text
+    else:
+        try:
+            k, n = (int(x) for x in str(text).split("/"))
+        except ValueError:
+            raise InvalidInputError(f"--shard must be K/N with 0 <= K < N, got {text!r}") from None
+    if not 0 <= k < n:
+        raise InvalidInputError(f"--shard must be K/N with 0 <= K < N, got {text!r}")
+    return int(k), int(n)
+
+
+def shard(items: Sequence[T], spec: str | tuple[int, int] | None) -> list[T]:
+    """Items ``K, K+N, K+2N, ...`` of ``items`` for shard ``K/N`` (all of them for ``None``).
+
+    Examples:
+        >>> shard([1, 2, 3], None), shard([1, 2, 3], (0, 2))
+        ([1, 2, 3], [1, 3])
+    """
+    parsed = parse_shard(spec)
+    if parsed is None:
+        return list(items)
+    k, n = parsed
+    return list(items[k::n])
