@@ -34,7 +34,7 @@ from retrievekit.core.llm.protocol import ChatLLM, Completion, RelevanceJudge
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.cropping import SentenceCropper
 from retrievekit.core.oneshot.method import build_oneshot
-from retrievekit.core.oneshot.postprocessor import OneShotSelector
+from retrievekit.core.oneshot.selector import OneShotSelector
 from retrievekit.core.retriever import MethodContext, _judge_from_options, judge_relevance
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, ScoredHit

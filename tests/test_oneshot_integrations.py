@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
@@ -15,6 +16,7 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
 
+from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.protocol import JsonResult
 from retrievekit.core.oneshot import OneShotConfig
 from retrievekit.langchain import OneShotCompressor
@@ -140,3 +142,65 @@ def test_compressor_in_contextual_compression_retriever(small_corpus):
     assert docs and docs[0].id == "banana"
     assert sum(d.metadata["oneshot_tokens"] for d in docs) <= 25
     assert comp.last_trace is not None and comp.last_trace.events[-1].kind == "oneshot.select"
+
+
+# ------------------------------------------------------------- settings: one source of truth for both edges
+def _docs() -> list[Document]:
+    return [
+        Document(page_content="one two three", id="a", metadata={"score": 0.9}),
+        Document(page_content="four five six seven", id="b", metadata={"score": 0.8}),
+    ]
+
+
+def test_postprocessor_settings_scalar_only_config_only_and_both():
+    pp = OneShotPostprocessor(budget=6, k_max=1)
+    assert pp.config == OneShotConfig(budget=6, k_max=1) and (pp.budget, pp.k_max) == (6, 1)
+    assert OneShotPostprocessor().config == OneShotConfig()
+
+    cfg = OneShotConfig(budget=6, filter=True, min_relevance=0.1)
+    pp = OneShotPostprocessor(config=cfg)
+    assert pp.config is cfg and (pp.budget, pp.filter) == (6, True)
+    nodes = [NodeWithScore(node=TextNode(id_=d.id, text=d.page_content), score=0.5) for d in _docs()]
+    assert [n.node.node_id for n in pp.postprocess_nodes(nodes)] == ["a"]
+
+    # both: an explicitly given scalar wins over the config's field; the other fields keep the config's values
+    pp = OneShotPostprocessor(
+        budget=100, k_max=None, filter=False, config=OneShotConfig(budget=6, k_max=1, filter=True)
+    )
+    assert pp.config == OneShotConfig(budget=100, k_max=None, filter=False)
+    assert (pp.budget, pp.k_max, pp.filter) == (100, None, False)
+    pp = OneShotPostprocessor(budget=4000, config=OneShotConfig(budget=6, min_relevance=0.1))  # = default, still wins
+    assert pp.config == OneShotConfig(budget=4000, min_relevance=0.1)
+    assert [n.node.node_id for n in OneShotPostprocessor(budget=7, config=cfg).postprocess_nodes(nodes)] == ["a", "b"]
+
+    with pytest.raises(InvalidInputError, match="budget must be a positive int"):
+        OneShotPostprocessor(budget=0, config=cfg)
+    with pytest.raises(InvalidInputError, match="config must be a OneShotConfig"):
+        OneShotPostprocessor(config={"budget": 6})  # type: ignore[arg-type]
+
+
+def test_compressor_settings_scalar_only_config_only_and_both():
+    comp = OneShotCompressor(budget=6, k_max=1)
+    assert comp.config == OneShotConfig(budget=6, k_max=1) and (comp.budget, comp.k_max) == (6, 1)
+    assert OneShotCompressor().config == OneShotConfig()
+
+    cfg = OneShotConfig(budget=6, filter=True, min_relevance=0.1)
+    comp = OneShotCompressor(config=cfg)
+    assert comp.config is cfg and (comp.budget, comp.filter) == (6, True)
+    assert [d.id for d in comp.compress_documents(_docs(), "q")] == ["a"]
+
+    comp = OneShotCompressor(budget=100, k_max=None, filter=False, config=OneShotConfig(budget=6, k_max=1, filter=True))
+    assert comp.config == OneShotConfig(budget=100, k_max=None, filter=False)
+    assert (comp.budget, comp.k_max, comp.filter) == (100, None, False)
+    comp = OneShotCompressor(budget=7, config=cfg)
+    assert comp.config == OneShotConfig(budget=7, filter=True, min_relevance=0.1)
+    assert [d.id for d in comp.compress_documents(_docs(), "q")] == ["a", "b"]
+    with pytest.raises(ValueError, match="budget must be a positive int"):  # pydantic wraps it in a ValidationError
+        OneShotCompressor(budget=0, config=cfg)
+
+
+def test_both_edges_resolve_the_same_settings():
+    cfg = OneShotConfig(budget=50, k_max=4, tokenizer="regex", crop_max_chunks=2)
+    for kwargs in ({}, {"budget": 9}, {"k_max": None, "filter": True}, {"tokenizer": "regex", "crop": False}):
+        assert OneShotPostprocessor(config=cfg, **kwargs).config == OneShotCompressor(config=cfg, **kwargs).config
+        assert OneShotPostprocessor(config=cfg, **kwargs).config == cfg.with_overrides(**kwargs)

@@ -11,9 +11,10 @@ from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.runner import run_benchmark
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.oneshot import OneShotConfig, OneShotSelector, make_token_counter
-from retrievekit.core.oneshot.method import OneShotRetriever
+from retrievekit.core.oneshot.config import options_to_config
+from retrievekit.core.oneshot.method import OneShotRetriever, build_oneshot
 from retrievekit.core.oneshot.tokens import RegexTokenCounter, TiktokenCounter
-from retrievekit.core.retriever import available_methods
+from retrievekit.core.retriever import MethodContext, available_methods
 from retrievekit.core.types import Passage, ScoredHit
 
 
@@ -123,3 +124,51 @@ def test_bench_method_registered_and_runs(small_corpus, tmp_path):
     assert "set_recall" in out["metrics"]
     with pytest.raises(InvalidInputError):
         run_benchmark(ds, "oneshot", options={"crop": True}, progress=False)
+
+
+def test_with_overrides_is_the_settings_rule():
+    base = OneShotConfig(budget=200, k_max=3, filter=True)
+    cfg = base.with_overrides(budget=1000, k_max=None)
+    assert (cfg.budget, cfg.k_max, cfg.filter) == (1000, None, True)
+    assert base.with_overrides() is base
+    with pytest.raises(InvalidInputError, match="unknown OneShotConfig setting"):
+        base.with_overrides(budgt=10)
+    with pytest.raises(InvalidInputError, match="budget must be a positive int"):
+        base.with_overrides(budget=0)  # overrides are validated like any config
+
+
+def test_options_to_config_derives_keys_and_coercion_from_the_dataclass():
+    cfg = options_to_config(
+        OneShotConfig,
+        {
+            "budget": "300",
+            "k_max": "null",
+            "filter": "yes",
+            "crop_refill": "false",
+            "dedupe_text": 0,
+            "relevance_floor": "0.2",
+            "score_normalization": "minmax",
+            "crop_judge_threshold": 1,
+        },
+    )
+    assert (cfg.budget, cfg.k_max, cfg.filter, cfg.crop_refill, cfg.dedupe_text) == (300, None, True, False, False)
+    assert (cfg.relevance_floor, cfg.score_normalization, cfg.crop_judge_threshold) == (0.2, "minmax", 1)
+    assert options_to_config(OneShotConfig, {}) == OneShotConfig()
+    with pytest.raises(InvalidInputError, match="unknown OneShotConfig option"):
+        options_to_config(OneShotConfig, {"pool": 5})
+    with pytest.raises(InvalidInputError, match="option filter must be true/false, got 'maybe'"):
+        options_to_config(OneShotConfig, {"filter": "maybe"})
+    with pytest.raises(InvalidInputError, match="option budget must be an int, got '2k'"):
+        options_to_config(OneShotConfig, {"budget": "2k"})
+    with pytest.raises(InvalidInputError, match="option min_relevance must be a number"):
+        options_to_config(OneShotConfig, {"min_relevance": "low"})
+    with pytest.raises(InvalidInputError, match="solver must be auto"):
+        options_to_config(OneShotConfig, {"solver": "magic"})
+
+
+def test_bench_method_takes_every_config_field_as_an_option(small_corpus):
+    r = build_oneshot(
+        MethodContext(corpus=small_corpus, options={"budget": 40, "pool": 5, "min_relevance": "0.1", "crop": "no"})
+    )
+    assert r.selector.config == OneShotConfig(budget=40, min_relevance=0.1)
+    assert r.pool == 5

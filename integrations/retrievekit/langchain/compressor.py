@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
@@ -28,11 +29,13 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
-from retrievekit.core.oneshot.postprocessor import Candidate, OneShotResult, OneShotSelector
+from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
 from retrievekit.core.trace import Trace
 from retrievekit.langchain.retriever import documents_to_objects, object_to_document
 
 __all__ = ["OneShotCompressor"]
+
+_CONFIG_FIELDS = frozenset(f.name for f in fields(OneShotConfig))
 
 
 def _score(meta: dict[str, Any]) -> float | None:
@@ -49,16 +52,20 @@ class OneShotCompressor(BaseDocumentCompressor):
     Attributes:
         budget, k_max, filter, crop, tokenizer: as in :class:`~retrievekit.core.oneshot.config.OneShotConfig`.
         llm: for cropping: a LangChain chat model (wrapped with ``LangChainChatLLM``) or a retrievekit ``ChatLLM``.
-        config: a full ``OneShotConfig`` (overrides the scalar fields).
+        config: a full ``OneShotConfig``. The scalar fields above that are given explicitly override its fields
+            (:meth:`~retrievekit.core.oneshot.config.OneShotConfig.with_overrides`); the others keep the config's
+            values (or the ``OneShotConfig`` defaults without ``config=``). After construction ``config`` holds the
+            effective settings and ``budget`` ... ``tokenizer`` mirror them.
         corpus: documents to fetch neighbours from (adjacent-chunk adds).
-        rules, catalog, keys, token_counter: see :class:`~retrievekit.core.oneshot.postprocessor.OneShotSelector`.
+        rules, catalog, keys, token_counter: see :class:`~retrievekit.core.oneshot.selector.OneShotSelector`.
 
     Examples:
-        >>> from langchain_core.runnables import RunnableLambda
-        >>> comp = OneShotCompressor(budget=2000)
-        >>> chain = RunnableLambda(lambda q: comp.compress_documents(retriever.invoke(q), q))  # doctest: +SKIP
-        >>> # or, with `langchain` installed:
-        >>> # ContextualCompressionRetriever(base_compressor=comp, base_retriever=retriever).invoke("question")
+        >>> comp = OneShotCompressor(budget=2000, config=OneShotConfig(budget=200, filter=True))
+        >>> comp.config.budget, comp.config.filter, comp.budget
+        (2000, True, 2000)
+
+        In a chain: ``RunnableLambda(lambda q: comp.compress_documents(retriever.invoke(q), q))``, or, with
+        ``langchain-classic`` installed, ``ContextualCompressionRetriever(base_compressor=comp, base_retriever=...)``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -81,10 +88,12 @@ class OneShotCompressor(BaseDocumentCompressor):
     _selector: OneShotSelector = PrivateAttr()
 
     def model_post_init(self, __context: Any) -> None:
-        cfg = self.config or OneShotConfig(
-            budget=self.budget, k_max=self.k_max, filter=self.filter, crop=self.crop, tokenizer=self.tokenizer
-        )
-        self.budget, self.k_max, self.filter, self.crop = cfg.budget, cfg.k_max, cfg.filter, cfg.crop
+        settings = [name for name in type(self).model_fields if name in _CONFIG_FIELDS]
+        given = {name: getattr(self, name) for name in settings if name in self.model_fields_set}
+        cfg = (self.config or OneShotConfig()).with_overrides(**given)
+        for name in settings:  # the scalar fields mirror the effective config
+            setattr(self, name, getattr(cfg, name))
+        self.config = cfg
         chat: ChatLLM | None = None
         if self.llm is not None:
             if isinstance(self.llm, ChatLLM):

@@ -26,10 +26,11 @@ from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRan
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
+from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
-from retrievekit.core.oneshot.postprocessor import Candidate, OneShotResult, OneShotSelector
+from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
 from retrievekit.core.trace import Trace
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects, object_to_node
 
@@ -38,6 +39,16 @@ __all__ = ["OneShotPostprocessor"]
 dispatcher = get_dispatcher(__name__)
 
 _MODEL_NAME = "retrievekit-oneshot"
+
+
+class _FromConfig:
+    """Default of the scalar arguments: not given, so the value comes from ``config=`` (or its default)."""
+
+    def __repr__(self) -> str:
+        return "<from config>"
+
+
+_FROM_CONFIG: Any = _FromConfig()
 
 
 class OneShotPostprocessor(BaseNodePostprocessor):
@@ -50,17 +61,22 @@ class OneShotPostprocessor(BaseNodePostprocessor):
         crop: let an LLM keep only the needed sentences of each node (needs ``llm``).
         tokenizer: ``"regex"`` (default estimate), ``"tiktoken"``, or pass ``token_counter=`` (callable/tokenizer).
         llm: for cropping: a LlamaIndex ``LLM`` (wrapped with ``LlamaIndexChatLLM``) or any retrievekit ``ChatLLM``.
-        config: a full :class:`~retrievekit.core.oneshot.config.OneShotConfig` (overrides the scalar arguments).
+        config: a full :class:`~retrievekit.core.oneshot.config.OneShotConfig`. The scalar arguments above that are
+            given explicitly override its fields (``OneShotConfig.with_overrides``); the others keep the config's
+            values (or the ``OneShotConfig`` defaults without ``config=``). The effective settings are
+            :attr:`config`; ``budget`` ... ``tokenizer`` mirror them.
         corpus: nodes to fetch neighbours from (adjacent-chunk adds); the input nodes are always searched.
-        rules, catalog, keys: see :class:`~retrievekit.core.oneshot.postprocessor.OneShotSelector`.
+        rules, catalog, keys, token_counter: see :class:`~retrievekit.core.oneshot.selector.OneShotSelector`.
 
     Without a query (``postprocess_nodes(nodes)``) selection still works; cropping is skipped and noted.
     ``last_result`` / ``last_trace`` hold the latest selection and trace.
 
     Examples:
-        >>> from llama_index.core.query_engine import RetrieverQueryEngine  # doctest: +SKIP
-        >>> engine = RetrieverQueryEngine.from_args(retriever, llm=llm,
-        ...     node_postprocessors=[OneShotPostprocessor(budget=4000, filter=True)])  # doctest: +SKIP
+        >>> pp = OneShotPostprocessor(budget=1000, config=OneShotConfig(budget=200, filter=True))
+        >>> pp.config.budget, pp.config.filter, pp.budget
+        (1000, True, 1000)
+
+        In a query engine: ``RetrieverQueryEngine.from_args(retriever, llm=llm, node_postprocessors=[pp])``.
     """
 
     budget: int = Field(default=4000, description="token budget")
@@ -78,12 +94,12 @@ class OneShotPostprocessor(BaseNodePostprocessor):
 
     def __init__(
         self,
-        budget: int = 4000,
+        budget: int = _FROM_CONFIG,
         *,
-        k_max: int | None = None,
-        filter: bool = False,
-        crop: bool = False,
-        tokenizer: str = "regex",
+        k_max: int | None = _FROM_CONFIG,
+        filter: bool = _FROM_CONFIG,
+        crop: bool = _FROM_CONFIG,
+        tokenizer: str = _FROM_CONFIG,
         llm: Any = None,
         config: OneShotConfig | None = None,
         corpus: Sequence[BaseNode] | None = None,
@@ -93,10 +109,11 @@ class OneShotPostprocessor(BaseNodePostprocessor):
         token_counter: Any = None,
         **kwargs: Any,
     ) -> None:
-        cfg = config or OneShotConfig(budget=budget, k_max=k_max, filter=filter, crop=crop, tokenizer=tokenizer)
-        super().__init__(
-            budget=cfg.budget, k_max=cfg.k_max, filter=cfg.filter, crop=cfg.crop, tokenizer=cfg.tokenizer, **kwargs
-        )
+        if config is not None and not isinstance(config, OneShotConfig):
+            raise InvalidInputError(f"config must be a OneShotConfig, got {type(config).__name__}")
+        scalars = {"budget": budget, "k_max": k_max, "filter": filter, "crop": crop, "tokenizer": tokenizer}
+        cfg = (config or OneShotConfig()).with_overrides(**{k: v for k, v in scalars.items() if v is not _FROM_CONFIG})
+        super().__init__(**{name: getattr(cfg, name) for name in scalars}, **kwargs)
         chat: ChatLLM | None = None
         if llm is not None:
             if isinstance(llm, ChatLLM):
@@ -113,6 +130,16 @@ class OneShotPostprocessor(BaseNodePostprocessor):
         self._selector = OneShotSelector(
             cfg, rules=rules, catalog=catalog, keys=keys, lookup=lookup, llm=chat, token_counter=token_counter
         )
+
+    @property
+    def config(self) -> OneShotConfig:
+        """The effective settings: ``config=`` with the explicitly given scalar arguments applied.
+
+        Examples:
+            >>> OneShotPostprocessor(k_max=3).config.k_max
+            3
+        """
+        return self._selector.config
 
     @classmethod
     def class_name(cls) -> str:

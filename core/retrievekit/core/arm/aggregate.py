@@ -1,4 +1,4 @@
-"""Aggregation of verified drafts: ``score = 0.5 * mean log-prob + 0.5 * softmax(votes)`` (REFERENCE.md §2.1.6).
+"""Aggregation of verified drafts: ``score = 0.5 * mean log-prob + 0.5 * softmax(votes)`` (reference ``aggregate.py``).
 
 Each draft's verdict maps the objects it kept to the mean log-probability of their name tokens (0 when the
 verifier gives no log-probs, e.g. a chat LLM). Across drafts an object's *votes* is how many drafts kept it; the

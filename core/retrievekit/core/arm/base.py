@@ -1,5 +1,5 @@
 """Base objects: ``score = 0.9 * dense + 0.1 * BM25``, each max-normalised over the candidate pool, top ``k``
-(REFERENCE.md §2.1.1).
+(reference code ``peterbaile/arm``, base-object stage).
 
 Examples:
     >>> fused = fuse_scores({"a": 0.8, "b": 0.4}, {"b": 10.0}, 0.9, 0.1)

@@ -1,4 +1,4 @@
-"""Object-object compatibility ``C_ij`` for ARM's structure alignment (REFERENCE.md §2.1.3).
+"""Object-object compatibility ``C_ij`` for ARM's structure alignment (as reference ``align_structure_expand.py``).
 
 * **table-passage**: max over the table's cells of ``0.2 * overlap(cell, passage title) + 0.8 * cos(cell,
   passage)``; cells are the row-level view's cells plus every cell whose hyperlink points at the passage (OTT-QA

@@ -1,4 +1,8 @@
-"""ARM settings: one frozen dataclass with the reference defaults (REFERENCE.md §2.1, §7.4).
+"""ARM settings: one frozen dataclass with the reference defaults (``peterbaile/arm``; docs/methods/arm.md).
+
+"Reference" is the authors' code: ``align_info.py`` / ``constraint_decoder.py`` (keywords),
+``align_structure_expand.py`` (base objects, compatibility, drafts), ``align_structure_filter.py`` (MIP),
+``verify.py`` and ``aggregate.py``; "the independent reproduction" is ``apostolhskouk/ARM``.
 
 Examples:
     >>> cfg = ArmConfig()
@@ -26,36 +30,39 @@ class ArmConfig:
 
     Attributes:
         vocab_objects: dense top-N objects whose N-grams form the per-query decoding vocabulary
-            (REFERENCE.md §2.1.1: top-50 dense-retrieved objects).
+            (reference ``align_info.py``: top-50 dense-retrieved objects).
         ngram_max: longest N-gram in the vocabulary (paper §3: n = 1-3).
         max_keywords: keywords kept from the LLM's decomposition (ours: the reference has no cap; a cap keeps the
             local model cheap).
-        keyword_beams: beam size of the constrained rephrasing (REFERENCE.md §2.1.1: ``beam_size = 5``).
-        words_per_keyword: corpus N-grams kept per keyword (REFERENCE.md §2.1.1: up to 5).
+        keyword_beams: beam size of the constrained rephrasing (reference ``constraint_decoder.py``: ``beam_size = 5``).
+        words_per_keyword: corpus N-grams kept per keyword (reference ``constraint_decoder.py``: up to 5).
         keyword_max_tokens: token cap of one rephrased N-gram (ours: 3 words rarely need more than 8 tokens).
         decompose_max_tokens: token cap of one keyword of the decomposition (ours; x4 for the chat path's JSON).
         keywords: run the LLM keyword stage at all (``False``: base objects from the question alone; ablation).
         constrained: use constrained decoding when the LLM is a scoring LM (``False``: free generation then snap,
             the chat-LLM path).
-        dense_weight: weight of the max-normalised dense score in the base score (REFERENCE.md §2.1.1: 0.9).
-        bm25_weight: weight of the max-normalised BM25 score (REFERENCE.md §2.1.1: 0.1).
-        base_k: base objects kept (REFERENCE.md §2.1.1: k = 5).
+        dense_weight: weight of the max-normalised dense score in the base score (reference base-object stage: 0.9).
+        bm25_weight: weight of the max-normalised BM25 score (reference base-object stage: 0.1).
+        base_k: base objects kept (reference base-object stage: k = 5).
         pool_size: candidate pool for expansion, dense + BM25 top-N (ours, instead of all-pairs over the corpus,
-            which REFERENCE.md §2.3 found infeasible; 50 matches the vocabulary pool).
+            which the independent reproduction found infeasible; 50 matches the vocabulary pool).
         linked_passages: add passages linked from base tables' cells to the pool (OTT-QA ``cell_links``; ours).
-        view_rows: rows of a table kept by the row-level view used for compatibility (REFERENCE.md §2.1.2: 10).
-        prompt_rows: rows of a table shown in the verification prompt (REFERENCE.md §2.1.5: 5).
+        view_rows: rows of a table kept by the row-level view used for compatibility (reference
+            ``align_structure_expand.py``: 10).
+        prompt_rows: rows of a table shown in the verification prompt (reference ``verify.py``: 5).
         prompt_chars: characters of a passage shown in the verification prompt (ours: 200; the reference shows the
             top-5 sentences). Table cells are cut to 40 characters in prompts.
         prompt_max_chars: cap on the candidate text of one verification prompt (ours: about 1,000 tokens; wide
             tables are cut to an even share per object, since prefill dominates a local model's cost).
-        expand_ks: expansion sizes, one draft each (REFERENCE.md §2.1.2: OTT-QA ``[3, 4, 5]``).
+        expand_ks: expansion sizes, one draft each (reference ``align_structure_expand.py``: OTT-QA ``[3, 4, 5]``).
         mip: select each draft with the MIP (``False``: relevance top-``ilp_k``; the ``arm-no-mip`` ablation).
-        ilp_k: at most this many objects per MIP draft (REFERENCE.md §2.1.4: ``ilp_k = 10``).
-        relevance_weight: MIP objective weight of relevance (REFERENCE.md §2.1.4: 3).
-        compatibility_weight: MIP objective weight of compatibility (REFERENCE.md §2.1.4: 1 x 0.5).
-        mip_time_limit: solver time limit in seconds (REFERENCE.md §2.1.4: ``max_seconds = 60``).
-        min_compatibility: pairs with C_ij at or below this get no c_ij variable (REFERENCE.md §2.3: 1e-6).
+        ilp_k: at most this many objects per MIP draft (reference ``align_structure_filter.py``: ``ilp_k = 10``).
+        relevance_weight: MIP objective weight of relevance (reference ``align_structure_filter.py``: 3).
+        compatibility_weight: MIP objective weight of compatibility (reference ``align_structure_filter.py``:
+            1 x 0.5).
+        mip_time_limit: solver time limit in seconds (reference ``align_structure_filter.py``: ``max_seconds = 60``).
+        min_compatibility: pairs with C_ij at or below this get no c_ij variable (the independent reproduction:
+            1e-6).
         verify: run LLM self-verification (``False``: the ``arm-no-verify`` ablation, vote-only aggregation).
         verify_beams: beams of the constrained verification decoding (ours: 1, i.e. greedy under the name grammar;
             every beam multiplies the prompt's prefill, which dominates on CPU).
@@ -63,10 +70,10 @@ class ArmConfig:
         judge_threshold: with a relevance judge as the LLM, verification keeps a draft's objects whose
             ``P(relevant)`` is at least this (the best one when none is); ours: 0.5, the decision threshold of a
             calibrated binary judge (the paper verifies with a prompt, not a judge).
-        threshold: aggregated score an object needs to be kept (REFERENCE.md §2.1.6 tuned it per dataset, e.g.
+        threshold: aggregated score an object needs to be kept (reference ``aggregate.py`` tunes it per dataset, e.g.
             OTT-QA -0.019 for Llama-8B; the default keeps every object a draft voted for, the reference's value
             for Qwen, since small local models are not calibrated; not tuned on OTT-QA).
-        logprob_weight: weight of the mean log-prob in the aggregation (REFERENCE.md §2.1.6: 0.5).
+        logprob_weight: weight of the mean log-prob in the aggregation (reference ``aggregate.py``: 0.5).
         min_votes: with ``verify=False``, drafts an object must appear in (ours: a majority of the drafts).
         fill_to_k: pad the selected set with the next-best candidates up to ``k`` (marked
             ``arm_selected=False``); for frameworks that expect exactly ``k`` results (ours; off by default so the

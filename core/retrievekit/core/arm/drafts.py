@@ -1,8 +1,9 @@
 """Expansion drafts: base objects plus, for each, its ``k`` best partners by ``relevance + compatibility``
-(REFERENCE.md §2.1.2; one draft per ``k`` in ``expand_ks``, e.g. {3, 4, 5} for OTT-QA).
+(reference ``align_structure_expand.py``; one draft per ``k`` in ``expand_ks``, e.g. {3, 4, 5} for OTT-QA).
 
 Partners come from the candidate pool (dense + BM25 top-N plus linked passages), not from the whole corpus: the
-reference's all-pairs expansion is O(N^2) and was found infeasible (REFERENCE.md §2.3).
+reference's all-pairs expansion is O(N^2) and was found infeasible by an independent reproduction
+(``apostolhskouk/ARM``).
 
 Examples:
     >>> import numpy as np

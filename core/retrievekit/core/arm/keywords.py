@@ -1,6 +1,6 @@
 """Information alignment: decompose the question into keywords, then rephrase each into corpus N-grams.
 
-Two paths (REFERENCE.md §2.1.1):
+Two paths (reference: ``align_info.py`` with ``constraint_decoder.py``):
 
 * **Scoring LM** (a local causal LM, e.g. ``LocalLM``): the keywords are the best beams of a search constrained
   to the question's own N-grams (the reference decomposes the question into its substrings), then each keyword
@@ -282,8 +282,8 @@ def rephrase_constrained(
 def snap(phrase: str, index: NGramIndex, n: int = 1, *, cutoff: float = 0.5) -> list[str]:
     """The ``n`` corpus N-grams closest to ``phrase`` by string similarity (``difflib`` ratio on normalised text).
 
-    Candidates are the N-grams sharing a 4-character word prefix with ``phrase`` (or with ``phrase`` without spaces); ``[]`` when none
-    reaches ``cutoff``.
+    Candidates are the N-grams sharing a 4-character word prefix with ``phrase`` (or with ``phrase`` without
+    spaces); ``[]`` when none reaches ``cutoff``.
 
     Examples:
         >>> from retrievekit.core.types import Passage

@@ -1,4 +1,4 @@
-"""ARM: alignment-oriented retrieval over passages and tables (arXiv 2501.18539; REFERENCE.md §2).
+"""ARM: alignment-oriented retrieval over passages and tables (arXiv 2501.18539; reference code ``peterbaile/arm``).
 
 One query runs five stages, each recorded in the trace (``arm.*`` stage times, LLM calls, fallbacks):
 

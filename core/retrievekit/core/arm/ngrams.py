@@ -2,7 +2,7 @@
 
 :class:`NGramIndex` maps each word N-gram (lower-cased ``\\w+`` words, N-grams that start or end with a stopword
 or are all digits of one character are skipped) to the objects that contain it. ARM builds one per query over the
-top-50 dense objects (the reference's per-query vocabulary, REFERENCE.md §2.1.1), then turns it into a token trie
+top-50 dense objects (the reference's per-query vocabulary, ``align_info.py``), then turns it into a token trie
 (:meth:`NGramIndex.token_trie`) so a scoring LM can only emit corpus N-grams.
 
 Examples:

@@ -1,4 +1,4 @@
-"""Self-verification of one draft: the LLM names the objects needed to answer the question (REFERENCE.md §2.1.5).
+"""Self-verification of one draft: the LLM names the objects needed to answer the question (reference ``verify.py``).
 
 The prompt shows the question, each candidate object under its display name (tables: title, header and the rows
 most similar to the question; passages: title and opening text) and the connections the MIP kept between them.

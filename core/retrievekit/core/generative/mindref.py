@@ -1,7 +1,8 @@
 """MindRef: generative retrieval that recalls a title, then a passage, with no pre-chunking.
 
 Two constrained decoding stages on a local causal LM (a :class:`~retrievekit.core.llm.protocol.ScoringLM`), then a
-string-location step (paper: arXiv 2402.17010; behaviour and defaults from the reference code, REFERENCE.md §4):
+string-location step (paper: arXiv 2402.17010; behaviour and defaults from the reference code ``www-Ye/MindRef``,
+``src/llm2gr.py`` and ``run.sh``):
 
 1. **Titles.** Beam search (15 beams) under a :class:`~retrievekit.core.index.token_trie.TokenTrie` of every
    document title, so each generated title is a real one; the 2 best distinct titles are kept, scored by the
@@ -61,21 +62,21 @@ PASSAGE_PROMPT = "Question: {query}\n\nThe Wikipedia paragraph to answer the abo
 
 @dataclass(frozen=True)
 class MindRefConfig:
-    """MindRef settings; defaults are the reference code's (REFERENCE.md §4.1, ``run.sh``).
+    """MindRef settings; defaults are the reference code's (``www-Ye/MindRef``, ``src/llm2gr.py`` run by ``run.sh``).
 
     Attributes:
-        title_beams: beams of the title search (REFERENCE.md §4.1: ``--title_gen_beams 15``).
-        title_return: distinct titles kept (REFERENCE.md §4.1: ``--title_return_nums 2``).
-        title_max_new_tokens: token cap of a title (REFERENCE.md §4.1: max 64 new tokens). A beam cut off by the
+        title_beams: beams of the title search (``run.sh``: ``--title_gen_beams 15``).
+        title_return: distinct titles kept (``run.sh``: ``--title_return_nums 2``).
+        title_max_new_tokens: token cap of a title (reference code: max 64 new tokens). A beam cut off by the
             cap still counts when its prefix leads to exactly one title (it is resolved to that title).
-        passage_beams: beams of the prefix search (REFERENCE.md §4.1: ``--re_beams 10``).
-        prefix_tokens: length of the generated passage prefix (REFERENCE.md §4.1: ``--gen_len 16``).
-        passage_tokens: passage length from the located prefix, forward (REFERENCE.md §4.1: 150 tokens).
-        lam: weight of the title score, ``score = lam * title + (1 - lam) * passage`` (REFERENCE.md §4.1:
+        passage_beams: beams of the prefix search (``run.sh``: ``--re_beams 10``).
+        prefix_tokens: length of the generated passage prefix (``run.sh``: ``--gen_len 16``).
+        passage_tokens: passage length from the located prefix, forward (reference code: 150 tokens).
+        lam: weight of the title score, ``score = lam * title + (1 - lam) * passage`` (``run.sh``:
             ``--lam 0.9``).
         length_penalty: exponent of the length normalisation of both scores (HF ``sequences_scores``: 1.0).
-        title_prompt: stage-1 prompt, ``{query}`` is replaced (REFERENCE.md §4.1, the NQ/HotpotQA wording).
-        passage_prompt: stage-2 prompt (REFERENCE.md §4.1).
+        title_prompt: stage-1 prompt, ``{query}`` is replaced (reference code, the NQ/HotpotQA wording).
+        passage_prompt: stage-2 prompt (reference code).
         title_prefix: text put before a title when it is tokenized (the model continues ``"Title:"``, so titles
             are encoded as ``" " + title``).
         passage_prefix: text put before a document when it is tokenized for the suffix array.

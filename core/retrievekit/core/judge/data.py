@@ -285,7 +285,7 @@ def synthesize_pairs(
     first question mark; a reply of fewer than 3 words is dropped as empty, one that copies the passage as an echo,
     one with no content word from the passage or already kept for another passage as generic (all counted, and
     noted in ``trace``). A call that raises ``LLMOutputError`` counts as failed. SmolLM2-135M mostly writes generic
-    questions (measured: 4 of 12 SciFact passages kept, ~2.8 s each on CPU); a stronger ``llm`` keeps more.
+    questions (docs/methods/judge.md has a measured run); a stronger ``llm`` keeps more.
 
     Examples:
         >>> from retrievekit.core.llm.json_output import ChatLLMBase

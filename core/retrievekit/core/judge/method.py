@@ -3,8 +3,8 @@
 :class:`JudgeRerankRetriever` takes any first-stage :class:`~retrievekit.core.retriever.Retriever` (BM25 by default)
 and any :class:`~retrievekit.core.llm.protocol.RelevanceJudge`; it scores the first ``rerank_k`` hits (issue #9:
 BM25 top-100) and orders them by the judge's probability, or, with ``mix > 0``, by
-``(1 - mix) * z(logit p) + mix * z(first-stage score)`` (the z-scored blend measured in ``MODELS.md``). Ties keep
-the first-stage order. Hits past ``rerank_k`` are not returned (``k <= rerank_k`` is the useful range).
+``(1 - mix) * z(logit p) + mix * z(first-stage score)`` (both z-scored per query, so neither scale dominates).
+Ties keep the first-stage order. Hits past ``rerank_k`` are not returned (``k <= rerank_k`` is the useful range).
 
 Examples:
     >>> from retrievekit.core.index.bm25 import BM25Index
@@ -58,7 +58,8 @@ class JudgeRerankConfig:
 
     Attributes:
         rerank_k: first-stage hits the judge scores (issue #9 acceptance: BM25 top-100).
-        mix: weight of the z-scored first-stage score in the final order (0: judge only; ``MODELS.md`` measured 0.5).
+        mix: weight of the z-scored first-stage score in the final order (0: judge only, so a run reports the judge
+            itself; docs/methods/judge.md shows what a 0.5 blend gave a zero-shot judge).
 
     Examples:
         >>> JudgeRerankConfig().rerank_k

@@ -5,8 +5,9 @@ Two templates, each with an id stored in a trained judge's manifest (and checked
 * ``"judge-plain-v1"`` (:data:`PLAIN_TEMPLATE`) -- what a judge is fine-tuned on and scored with: no chat template,
   ``Query: ...\\nDocument: ...\\nRelevant:`` followed by the answer ``" yes"`` or ``" no"``.
 * ``"judge-chat-v1"`` (:data:`CHAT_INSTRUCTION`) -- the zero-shot prompt: the instruction as one user turn through
-  the tokenizer's chat template (as ``MODELS.md``'s measurement did); the answer is read as
-  ``logsumexp(Yes-variants) - logsumexp(No-variants)`` of the first tokens of ``Yes/yes/ Yes/ yes`` (and No).
+  the tokenizer's chat template (the prompt of the zero-shot measurement in docs/methods/judge.md); the answer is
+  read as ``logsumexp(Yes-variants) - logsumexp(No-variants)`` of the first tokens of ``Yes/yes/ Yes/ yes`` (and
+  No).
 
 The passage is cut to ``max_passage_tokens`` tokens (and the query to ``max_query_tokens``) *before* the template
 is filled, by encoding and decoding with the model's tokenizer, so training and scoring see the same text.

@@ -1,11 +1,12 @@
 """Latent-score calibration: fit ``tau * s_obs ~ a * tau * theta_node + b_slate`` over all slates of a query.
 
-The reference code (``CalibModel``, REFERENCE.md §1.2) fits this with AdamW (200 steps, pure weighted MSE at its
-default ``lambda_mse = 1``) and then uses ``a * theta`` normalised to a maximum of 1. Since ``a`` and ``theta``
-only appear as their product, the fit is linear in ``phi = a * theta`` and the biases: we solve it in closed form
-with weighted least squares (numpy), weights ``max(sigmoid(s - 0.5), floor)`` as in the code. The model's offset
-freedom (``phi + c``, ``b - c``) is fixed by a small ridge on the biases, which mirrors the code's biases starting
-at 0. The calibrated score is ``phi / max(phi)`` (when the maximum is positive).
+The reference code (``CalibModel``, ``nilesh2797/llm-guided-retrieval`` ``src/calib_utils.py``) fits this with
+AdamW (200 steps, pure weighted MSE at its default ``lambda_mse = 1``) and then uses ``a * theta`` normalised to a
+maximum of 1. Since ``a`` and ``theta`` only appear as their product, the fit is linear in ``phi = a * theta`` and
+the biases: we solve it in closed form with weighted least squares (numpy), weights ``max(sigmoid(s - 0.5),
+floor)`` as in the code. The model's offset freedom (``phi + c``, ``b - c``) is fixed by a small ridge on the
+biases, which mirrors the code's biases starting at 0. The calibrated score is ``phi / max(phi)`` (when the
+maximum is positive).
 
 Examples:
     >>> slates = [(["a", "b"], [0.9, 0.1]), (["b", "c"], [0.8, 0.2])]  # slate 2 is biased upwards

@@ -1,8 +1,9 @@
 """LATTICE settings: tree construction (:class:`TreeBuildConfig`) and search (:class:`LatticeConfig`).
 
-Every default cites its source: the reference code (``nilesh2797/llm-guided-retrieval``, ``hyperparams.py``,
-REFERENCE.md §1.1-1.2), the paper (arXiv 2510.13217, REFERENCE.md §1.4) or, where neither says, this package's own
-choice for small local models (marked *ours*).
+Every default cites its source: the reference code (``nilesh2797/llm-guided-retrieval``: ``src/hyperparams.py``
+for the defaults, ``src/tree_objects.py`` and ``src/calib_utils.py`` for the search and calibration), the paper
+(arXiv 2510.13217: §3.1 tree construction, §B.1 defaults) or, where neither says, this package's own choice for
+small local models (marked *ours*). docs/methods/lattice.md lists where code and paper differ.
 
 Examples:
     >>> LatticeConfig().beam_size, LatticeConfig().num_iters, LatticeConfig().num_leaf_anchors

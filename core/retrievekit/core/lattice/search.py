@@ -1,6 +1,7 @@
 """LATTICE online search: best-first beam search over the tree with calibrated, LLM-scored slates.
 
-Per query (REFERENCE.md §1.2, the reference code's behaviour unless a :class:`LatticeConfig` field says otherwise):
+Per query (the reference code's behaviour, ``nilesh2797/llm-guided-retrieval`` ``src/tree_objects.py``, unless a
+:class:`LatticeConfig` field says otherwise):
 
 1. The frontier starts as the root (path relevance 1.0). Each of ``num_iters`` iterations takes the top
    ``beam_size`` frontier nodes by path relevance (ties by id) and expands them.

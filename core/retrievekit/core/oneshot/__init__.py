@@ -38,7 +38,7 @@ from retrievekit.core.oneshot.knapsack import (
     knapsack_greedy,
     solve_knapsack,
 )
-from retrievekit.core.oneshot.postprocessor import Candidate, OneShotResult, OneShotSelector, SelectedChunk
+from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector, SelectedChunk
 from retrievekit.core.oneshot.tokens import (
     HFTokenCounter,
     RegexTokenCounter,

@@ -3,6 +3,10 @@
 The paper ("Fishing for Answers", arXiv 2509.04820, mechanisms 1-2) publishes no code, so every choice below is an
 explicit parameter; "paper" marks what the paper states, "our choice" what we decided and document here.
 
+Settings come from three places, all through this one class: Python (``OneShotConfig(...)``), a framework edge's
+scalar arguments (applied with :meth:`OneShotConfig.with_overrides`: a given argument wins over ``config=``'s field)
+and ``--option key=value`` pairs (:func:`options_to_config`, which coerces strings by the field's type).
+
 Examples:
     >>> cfg = OneShotConfig(budget=2000, k_max=20)
     >>> cfg.budget, cfg.solver
@@ -15,12 +19,20 @@ Examples:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.retriever import option_bool
 
-__all__ = ["OneShotConfig"]
+__all__ = ["OneShotConfig", "options_to_config"]
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+C = TypeVar("C", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -38,10 +50,9 @@ class OneShotConfig:
             comparable scale; it values the head of the ranking strongly, so the knapsack does not trade a top chunk
             for several short tail chunks. ``"minmax"`` maps the pool's scores to [relevance_floor, 1];
             ``"max"`` divides by the best score (needs positive scores); ``"raw"`` uses scores as given
-            (non-positive ones are never selected). On the first 300 ObliQA dev questions (hybrid pool of 100,
-            2k budget) ``rank`` reached 0.827 gold recall vs 0.772 for ``minmax`` (equal at 8k); see
-            docs/methods/oneshot.md. When any score is missing (None/NaN), the pool uses 1/(1+rank) of the input
-            order and the trace says so.
+            (non-positive ones are never selected). The measured comparison that made ``rank`` the default is in
+            ``docs/methods/oneshot.md`` ("Results"). When any score is missing (None/NaN), the pool uses 1/(1+rank)
+            of the input order and the trace says so.
         relevance_floor: the value ``"minmax"`` gives the weakest candidate, so every candidate keeps a positive
             value. Our choice: 0.05.
         solver: ``"auto"`` (DP when it fits ``max_dp_cells``, else greedy), ``"dp"`` or ``"greedy"``. Paper: knapsack,
@@ -53,7 +64,8 @@ class OneShotConfig:
         per_chunk_overhead: tokens charged per chunk on top of its text (separators, headers in the final prompt).
             Our choice: 0; every chunk costs at least 1 token (so empty chunks are never free).
         tokenizer: token counter spec for :func:`~retrievekit.core.oneshot.tokens.make_token_counter`. Our choice:
-            ``"regex"`` (deterministic, dependency-free, ~1.12x cl100k on ObliQA); ``"tiktoken"`` for exact counts.
+            ``"regex"`` (deterministic, dependency-free, errs on the high side of cl100k; measured ratio in
+            ``docs/methods/oneshot.md``); ``"tiktoken"`` for exact counts.
         dedupe_text: also drop chunks whose text duplicates an earlier (higher-ranked) chunk's. Our choice: True.
             Duplicate ids are always merged (the first, i.e. best-ranked, copy wins).
         if_nothing_fits: what to do when no chunk fits the budget: ``"empty"`` (return nothing and record why) or
@@ -126,3 +138,89 @@ class OneShotConfig:
             raise InvalidInputError(f"crop_judge_threshold must be a number in [0, 1], got {t!r}")
         if not 0.0 < self.relevance_floor <= 1.0:
             raise InvalidInputError(f"relevance_floor must be in (0, 1], got {self.relevance_floor!r}")
+
+    def with_overrides(self, **overrides: Any) -> OneShotConfig:
+        """This config with ``overrides`` applied: the one settings rule of the LlamaIndex and LangChain edges.
+
+        A setting given explicitly (an edge's scalar argument such as ``budget=``) wins over the same field of the
+        ``config=`` it is combined with; fields not given keep the config's value. The copy is made with
+        ``dataclasses.replace``, so it is validated like any config. Unknown names raise
+        :class:`~retrievekit.core.errors.InvalidInputError` naming them; without overrides ``self`` is returned.
+
+        Examples:
+            >>> base = OneShotConfig(budget=200, filter=True)
+            >>> cfg = base.with_overrides(budget=1000)
+            >>> cfg.budget, cfg.filter, base.budget
+            (1000, True, 200)
+            >>> base.with_overrides() is base
+            True
+            >>> base.with_overrides(budgt=1000)
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: unknown OneShotConfig setting(s): budgt; known: budget, ...
+        """
+        if not overrides:
+            return self
+        known = [f.name for f in fields(self)]
+        unknown = sorted(set(overrides) - set(known))
+        if unknown:
+            raise InvalidInputError(
+                f"unknown OneShotConfig setting(s): {', '.join(unknown)}; known: {', '.join(known)}"
+            )
+        return replace(self, **overrides)
+
+
+def _field_type(hint: Any) -> tuple[Any, bool]:
+    """The type a field holds and whether it also accepts None (``int | None`` -> ``(int, True)``)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        args = [a for a in get_args(hint) if a is not type(None)]
+        return (args[0] if len(args) == 1 else hint), len(args) < len(get_args(hint))
+    return hint, False
+
+
+def _coerce_option(name: str, hint: Any, value: Any) -> Any:
+    """One option value as the field's type: bools via true/false/yes/no/1/0, strings to int/float/None."""
+    kind, optional = _field_type(hint)
+    if kind is bool:
+        return option_bool(name, value)
+    if not isinstance(value, str):
+        return value  # the config's own validation judges it
+    if optional and value.strip().lower() in ("none", "null"):
+        return None
+    if kind in (int, float):
+        try:
+            return kind(value.strip())
+        except ValueError:
+            what = "an int" if kind is int else "a number"
+            raise InvalidInputError(f"option {name} must be {what}, got {value!r}") from None
+    return value
+
+
+def options_to_config(cls: type[C], options: Mapping[str, Any]) -> C:
+    """Build the config dataclass ``cls`` from ``--option key=value`` pairs, one key per dataclass field.
+
+    The known keys are ``cls``'s fields (nothing is listed by hand). String values are coerced to the field's type:
+    bool fields take true/false/yes/no/1/0 (any case), int and float fields parse the number, optional fields take
+    ``none``/``null``; other values go to ``cls`` unchanged, whose own validation then applies. Unknown keys and
+    unparseable values raise :class:`~retrievekit.core.errors.InvalidInputError` naming them.
+
+    Examples:
+        >>> cfg = options_to_config(OneShotConfig, {"budget": "2000", "filter": "true", "k_max": "none"})
+        >>> cfg.budget, cfg.filter, cfg.k_max
+        (2000, True, None)
+        >>> options_to_config(OneShotConfig, {"crop_judge_threshold": "high"})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: option crop_judge_threshold must be a number, got 'high'
+        >>> options_to_config(OneShotConfig, {"budgt": 10})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown OneShotConfig option(s): budgt; known: budget, ...
+    """
+    params = [f for f in fields(cls) if f.init]
+    known = [f.name for f in params]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InvalidInputError(f"unknown {cls.__name__} option(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    hints = get_type_hints(cls)
+    return cls(**{name: _coerce_option(name, hints[name], value) for name, value in options.items()})

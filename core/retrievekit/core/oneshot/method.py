@@ -1,12 +1,14 @@
 """``retrievekit bench --method oneshot``: a wide hybrid candidate pool, then One-SHOT selection within a budget.
 
-Options (``--option key=value``): ``budget`` (tokens, 4000), ``pool`` (candidates from the hybrid baseline, 100),
-``filter`` (false), ``crop`` (false; needs ``--llm``), ``k_max`` (none), ``tokenizer`` ("regex"),
+Options (``--option key=value``): every :class:`~retrievekit.core.oneshot.config.OneShotConfig` field, e.g.
+``budget`` (tokens, 4000), ``filter`` (false), ``crop`` (false; needs ``--llm``), ``k_max`` (none), ``tokenizer``
+("regex"), ``crop_judge_threshold`` (0.5) -- read by :func:`~retrievekit.core.oneshot.config.options_to_config`,
+which coerces strings by the field's type; then ``pool`` (candidates from the hybrid baseline, 100),
 ``documents_meta`` (a ``documents_meta.json`` with document titles/aliases for the filter), ``judge_dir``
 (``--judge DIR``: a trained relevance judge crops instead of ``--llm``; it turns ``crop`` on unless ``crop=false``
-is given, which is an error) and ``crop_judge_threshold`` (0.5), plus the hybrid
-baseline's own options (``fusion``, ``rrf_k`` ...). Selection returns a *set*; its hits come back in relevance
-order so ranking metrics stay meaningful, and ``returns_set = True`` adds set precision/recall/F1 to the results.
+is given, which is an error), plus the hybrid baseline's own options (``fusion``, ``rrf_k`` ...). Selection returns
+a *set*; its hits come back in relevance order so ranking metrics stay meaningful, and ``returns_set = True`` adds
+set precision/recall/F1 to the results.
 
 Examples:
     >>> from retrievekit.core.retriever import MethodContext
@@ -19,40 +21,21 @@ Examples:
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.oneshot.config import OneShotConfig
+from retrievekit.core.oneshot.config import OneShotConfig, options_to_config
 from retrievekit.core.oneshot.filters import DocumentCatalog, MetadataKeys
-from retrievekit.core.oneshot.postprocessor import OneShotResult, OneShotSelector
+from retrievekit.core.oneshot.selector import OneShotResult, OneShotSelector
 from retrievekit.core.retriever import MethodContext, Retriever, check_k, check_query, option_bool
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
 __all__ = ["OneShotRetriever", "build_oneshot"]
 
-_SELECTOR_KEYS = {
-    "budget",
-    "k_max",
-    "min_relevance",
-    "score_normalization",
-    "relevance_floor",
-    "solver",
-    "bucket",
-    "max_dp_cells",
-    "per_chunk_overhead",
-    "tokenizer",
-    "dedupe_text",
-    "if_nothing_fits",
-    "filter",
-    "crop",
-    "crop_min_sentences",
-    "crop_max_chunks",
-    "crop_refill",
-    "crop_max_tokens",
-    "crop_judge_threshold",
-}
+_CONFIG_KEYS = frozenset(f.name for f in fields(OneShotConfig))
 
 
 class OneShotRetriever:
@@ -108,22 +91,12 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
     from retrievekit.core.retriever import _judge_from_options
 
     judge, opts = _judge_from_options(ctx)
-    cfg_kwargs: dict[str, Any] = {k: opts[k] for k in _SELECTOR_KEYS if k in opts}
-    for b in ("filter", "crop", "crop_refill", "dedupe_text"):
-        if b in cfg_kwargs:
-            cfg_kwargs[b] = option_bool(b, cfg_kwargs[b])
-    if isinstance(cfg_kwargs.get("crop_judge_threshold"), str):
-        try:
-            cfg_kwargs["crop_judge_threshold"] = float(cfg_kwargs["crop_judge_threshold"])
-        except ValueError:
-            raise InvalidInputError(
-                f"option crop_judge_threshold must be a number, got {cfg_kwargs['crop_judge_threshold']!r}"
-            ) from None
+    cfg_opts: dict[str, Any] = {k: v for k, v in opts.items() if k in _CONFIG_KEYS}
     if judge is not None:
-        if cfg_kwargs.get("crop") is False:
+        if "crop" in cfg_opts and not option_bool("crop", cfg_opts["crop"]):
             raise InvalidInputError("--judge is used for cropping; it cannot be combined with crop=false")
-        cfg_kwargs["crop"] = True
-    cfg = OneShotConfig(**cfg_kwargs)
+        cfg_opts["crop"] = True
+    cfg = options_to_config(OneShotConfig, cfg_opts)
     pool = opts.get("pool", 100)
     if isinstance(pool, bool) or not isinstance(pool, int) or pool < 1:
         raise InvalidInputError(f"option pool must be a positive int, got {pool!r}")
@@ -143,7 +116,7 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
         raw = json.loads(path.read_text(encoding="utf-8"))
         catalog = DocumentCatalog.from_records(raw.values() if isinstance(raw, dict) else raw)
     keys = MetadataKeys()
-    hybrid_opts = {k: v for k, v in opts.items() if k not in _SELECTOR_KEYS | {"pool", "documents_meta"}}
+    hybrid_opts = {k: v for k, v in opts.items() if k not in _CONFIG_KEYS | {"pool", "documents_meta"}}
     hybrid_opts.setdefault("candidate_k", max(100, pool))
     base = build_hybrid(MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, llm=ctx.llm, options=hybrid_opts))
     selector = OneShotSelector(

@@ -2,10 +2,10 @@
 
 The budget is in tokens of *some* tokenizer; pick the one of the LLM that will read the context when it matters.
 
-* :class:`RegexTokenCounter` (default) -- no dependencies, deterministic, ~50 µs per passage. Letters runs of up to
-  6 characters count 1, longer runs ``1 + (len - 3) // 5``; digit runs count one per 3 digits; every other non-space character
-  counts 1. On ObliQA passages it gives 1.12x the cl100k_base count and is >= cl100k_base for 93% of passages
-  (measured on 3,000 random passages), so a budget in estimated tokens rarely overflows a real one.
+* :class:`RegexTokenCounter` (default) -- no dependencies, deterministic. Letters runs of up to 6 characters count 1,
+  longer runs ``1 + (len - 3) // 5``; digit runs count one per 3 digits; every other non-space character counts 1.
+  It is meant to err on the high side of ``cl100k_base`` so that a budget in estimated tokens rarely overflows a real
+  one; the measured ratio and speed are in ``docs/methods/oneshot.md`` ("Token counting").
 * :class:`TiktokenCounter` -- exact OpenAI encodings (``cl100k_base`` ...). Works offline with the tiktoken cache that
   ``llama-index-core`` bundles (found on ``sys.path`` without importing LlamaIndex) or ``$TIKTOKEN_CACHE_DIR``.
 * :class:`HFTokenCounter` -- wraps anything with ``encode(text)`` (a transformers tokenizer, ``LocalLM``).

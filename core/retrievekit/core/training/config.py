@@ -1,5 +1,8 @@
 """Fine-tuning settings (:class:`TrainConfig`), with the Self-Retrieval reference defaults.
 
+"Reference" is the training script of Self-Retrieval's authors, ``icip-cas/SelfRetrieval`` ``sft.sh`` (DeepSpeed
+ZeRO-2 on 8 GPUs, bf16). The paper (arXiv 2403.00801, §5.2) reports 5 epochs; the script runs 3, the default here.
+
 Examples:
     >>> cfg = TrainConfig(max_steps=10, batch_size=4)
     >>> TrainConfig.from_dict(cfg.to_dict()) == cfg
@@ -30,15 +33,15 @@ class TrainConfig:
     """Causal-LM fine-tuning settings.
 
     Attributes:
-        epochs: passes over the data (REFERENCE.md §5.1: 3 epochs); fractions allowed.
-        learning_rate: peak AdamW learning rate (REFERENCE.md §5.1: 2e-5; LoRA usually wants ~1e-4..1e-3).
-        batch_size: instances per micro-batch, before accumulation (REFERENCE.md §5.1: 16 per GPU).
-        grad_accum: micro-batches per optimizer step (REFERENCE.md §5.1 uses 8 GPUs x 16 instead).
-        warmup_ratio: share of the steps with a linear warmup (REFERENCE.md §5.1: 0.03).
-        scheduler: ``"cosine"`` (REFERENCE.md §5.1), ``"linear"`` or ``"constant"`` decay after warmup.
+        epochs: passes over the data (reference ``sft.sh``: 3; paper §5.2: 5); fractions allowed.
+        learning_rate: peak AdamW learning rate (reference ``sft.sh``: 2e-5; LoRA usually wants ~1e-4..1e-3).
+        batch_size: instances per micro-batch, before accumulation (reference ``sft.sh``: 16 per GPU).
+        grad_accum: micro-batches per optimizer step (reference ``sft.sh``: 1, on 8 GPUs x 16).
+        warmup_ratio: share of the steps with a linear warmup (reference ``sft.sh``: 0.03).
+        scheduler: ``"cosine"`` (reference ``sft.sh``), ``"linear"`` or ``"constant"`` decay after warmup.
         weight_decay: AdamW weight decay on matrices (HF Trainer default 0.0; biases/norms never decay).
         max_grad_norm: gradient-norm clip (HF Trainer default 1.0; <= 0 disables).
-        max_length: token cap of an instance (REFERENCE.md §5.1 uses 2048; 512 fits SmolLM2 instances).
+        max_length: token cap of an instance (reference ``sft.sh``: 2048; 512 fits SmolLM2 instances).
         max_steps: optimizer steps; overrides ``epochs`` when set.
         lora: train LoRA adapters (peft) instead of all weights; they are merged at the end.
         lora_r: LoRA rank (peft's common default is 8; 16 for small models here).
@@ -46,8 +49,9 @@ class TrainConfig:
         lora_dropout: dropout on the LoRA input (peft examples: 0.05).
         lora_target_modules: module names to adapt; None: peft's default for the architecture.
         dtype: ``"auto"`` (bf16 autocast on CUDA, fp32 on CPU), ``"float32"`` or ``"bfloat16"`` (autocast). Master
-            weights and optimizer state are always fp32 (REFERENCE.md §5.1 trains in bf16 with DeepSpeed).
-        gradient_checkpointing: recompute activations in the backward pass (REFERENCE.md §5.1: on); saves memory.
+            weights and optimizer state are always fp32 (reference ``sft.sh`` trains in bf16 with DeepSpeed).
+        gradient_checkpointing: recompute activations in the backward pass (reference ``sft.sh``: on; off here);
+            saves memory at the cost of time.
         save_every_steps: resumable checkpoint cadence in optimizer steps (0: only the final model).
         seed: seed of the data order, LoRA init and dropout.
         device: torch device; None: CUDA when available, else CPU.

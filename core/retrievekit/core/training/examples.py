@@ -1,10 +1,10 @@
 """Training instances as spans with trainable flags, their encoding into token ids + labels, and batching.
 
 An instance is a sequence of :class:`Segment` s; the loss is computed only on the tokens of trainable segments
-(Self-Retrieval's ``[[segments...], [trainable flags...]]`` pairs, REFERENCE.md §5.1). Each segment is tokenized
-on its own (``add_special_tokens=False``) and the ids are concatenated, so the token boundary between a prompt
-and its target is exactly the segment boundary (no BPE merge across it); a BOS token is prepended when the
-tokenizer has one and an EOS token is appended as a trainable token.
+(the ``[[segments...], [trainable flags...]]`` pairs of Self-Retrieval's reference data, ``icip-cas/SelfRetrieval``).
+Each segment is tokenized on its own (``add_special_tokens=False``) and the ids are concatenated, so the token
+boundary between a prompt and its target is exactly the segment boundary (no BPE merge across it); a BOS token is
+prepended when the tokenizer has one and an EOS token is appended as a trainable token.
 
 Examples:
     >>> class _Tok:  # a stand-in tokenizer: one id per character

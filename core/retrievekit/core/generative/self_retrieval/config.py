@@ -1,6 +1,8 @@
 """Self-Retrieval settings: prompt templates, data-building modes and decoding/scoring defaults.
 
-Every default cites its source: the reference code (``icip-cas/SelfRetrieval``, REFERENCE.md §5) or the paper
+Every default cites its source: the reference code (``icip-cas/SelfRetrieval``: ``data_preprocess/`` builds the
+training data with ``mem_dataset.py``, ``add_neg_data.py``, ``qa_dataset.py`` and ``configs/config1.json``;
+``evaluation/predict.py`` decodes; ``evaluation/get_retrieve_from_generation.py`` scores) or the paper
 (arXiv 2403.00801). Fields marked "ours" are choices this package makes where neither says anything.
 
 Examples:
@@ -45,45 +47,50 @@ class SelfRetrievalConfig:
     """Self-Retrieval settings (data building, decoding and scoring).
 
     Attributes:
-        query_prompt: model input before a title, ``{query}`` is replaced (REFERENCE.md §5.1, ``Question: {q}\\n\\n
-            Related document title: ``).
-        candidates_prompt: input of the "query + candidate titles" instances (REFERENCE.md §5.1, configs 2-4).
-        content_separator: text between a title and its passage (REFERENCE.md §5.1, ``\\n Related document
-            content: ``).
-        answer_prompt: text after a passage, before the assessment response (REFERENCE.md §5.1/§5.2,
-            ``\\n\\n Final answer:``).
-        rejection_response: the fixed rejection response whose likelihood scores a passage (REFERENCE.md §5.1/§5.2,
-            ``cannot extract answer``, with the space the template puts after ``answer:``).
+        query_prompt: model input before a title, ``{query}`` is replaced (reference training data and
+            ``predict.py``: ``Question: {q}\\n\\n Related document title: ``).
+        candidates_prompt: input of the "query + candidate titles" instances (reference ``configs/config1.json``,
+            configs 2-4).
+        content_separator: text between a title and its passage (reference training data and trie:
+            ``\\n Related document content: ``).
+        answer_prompt: text after a passage, before the assessment response (reference training data and
+            ``predict.py``: ``\\n\\n Final answer:``).
+        rejection_response: the fixed rejection response whose likelihood scores a passage (reference training
+            data and ``predict.py``: ``cannot extract answer``, with the space the template puts after
+            ``answer:``; paper §3.4).
         approval_response: response trained after a gold passage when a query pair has no answer (ours: the
             reference trains the gold answer of the QA pair; retrieval datasets such as SciFact have none).
-        lowercase_titles: titles are lower-cased in training data and the trie (REFERENCE.md §5.1).
+        lowercase_titles: titles are lower-cased in training data and the trie (reference
+            ``mem_dataset.py --lower_title``).
         untitled_title_chars: length cap of the first-sentence title of an untitled document (ours, as MindRef).
-        max_passage_words: documents are split into passages of at most this many words (REFERENCE.md §5: KILT
-            passages of at most 200 words).
+        max_passage_words: documents are split into passages of at most this many words (paper §5.1: KILT
+            passages of at most 200 words, as the reference data ships them).
         index_mode: ``"full"``: an indexing instance's target is title + whole passage; ``"prefix"``: title + the
-            first ``prefix_words`` words (REFERENCE.md §5.1, ``--tile_and_prefix_only``).
-        prefix_words: words of the passage prefix in ``"prefix"`` mode and in the QA prefix instances (REFERENCE.md
-            §5.1: 10 words).
-        min_sentence_words: shortest sentence used as an indexing input (REFERENCE.md §5.1: 5 words).
-        max_sentence_words: longest sentence used as an indexing input (REFERENCE.md §5.1: 50 words).
-        random_sent_num: sentences sampled per passage (REFERENCE.md §5.1: ``mem_3`` uses 20); ``None`` uses every
-            sentence (``mem_all``, the reference's stage-1 data, our default).
-        neg_num: rejection negatives per query pair (REFERENCE.md §5.1: ``neg_num`` 5 in the README).
-        qa_repeat_times: repeats of the query data in the mixture (REFERENCE.md §5.1: ``qa_repeat_times = 2``).
-        candidate_titles: titles listed in a "candidate titles" instance, gold included (REFERENCE.md §5.1: 10);
-            0 disables those instances.
-        title_beams: beams of the title stage (REFERENCE.md §5.2: ``beam_num_for_title = 5``).
-        passage_beams: first-token beams of the passage stage per title (REFERENCE.md §5.2: ``beam_num_for_chunk =
-            10``).
+            first ``prefix_words`` words (reference ``mem_dataset.py --tile_and_prefix_only``).
+        prefix_words: words of the passage prefix in ``"prefix"`` mode and in the QA prefix instances (reference
+            ``mem_dataset.py`` and ``config1.json``: 10 words).
+        min_sentence_words: shortest sentence used as an indexing input (reference ``mem_dataset.py``: 5 words).
+        max_sentence_words: longest sentence used as an indexing input (reference ``mem_dataset.py``: 50 words).
+        random_sent_num: sentences sampled per passage (reference ``mem_dataset.py --random_sent_num``: ``mem_3``
+            uses 20); ``None`` uses every sentence (``mem_all``, the reference's stage-1 data, our default).
+        neg_num: rejection negatives per query pair (reference ``add_neg_data.py --neg_num 5``, as its README runs
+            it).
+        qa_repeat_times: repeats of the query data in the mixture (reference ``qa_dataset.py --qa_repeat_times 2``).
+        candidate_titles: titles listed in a "candidate titles" instance, gold included (paper §5.2 and reference
+            ``config1.json``: 10); 0 disables those instances.
+        title_beams: beams of the title stage (reference ``predict.py --beam_num_for_title 5``; paper §5.2).
+        passage_beams: first-token beams of the passage stage per title (reference
+            ``predict.py --beam_num_for_chunk 10``; paper §5.2).
         max_title_tokens: token cap of a title in the trie (ours; longer titles are cut, counted).
-        max_passage_tokens: tokens of a passage kept in the trie and in the self-assessment input (REFERENCE.md §5.2
-            caps the greedy continuation at 256 tokens); the returned passage text is always the full passage.
-        tau: title temperature of ``S^T`` (REFERENCE.md §5.3: 0.4).
-        delta: passage temperature of ``S^P`` (REFERENCE.md §5.3: 0.4).
-        top_k: candidates kept after scoring (REFERENCE.md §5.3: top 50).
+        max_passage_tokens: tokens of a passage kept in the trie and in the self-assessment input (reference
+            ``predict.py`` caps the greedy continuation at 256 tokens); the returned passage text is always the
+            full passage.
+        tau: title temperature of ``S^T`` (paper §3.4; reference ``get_retrieve_from_generation.py``: 0.4).
+        delta: passage temperature of ``S^P`` (paper §3.4; reference ``get_retrieve_from_generation.py``: 0.4).
+        top_k: candidates kept after scoring (reference ``get_retrieve_from_generation.py``: top 50).
         hit_level: ``"passage"``: one hit per passage (id ``{doc_id}`` or ``{doc_id}#p{i}``); ``"document"``: the best
             passage per document, id = document id, for document-level qrels (ours; ``retrievekit bench`` uses it).
-        assess_batch_size: self-assessment forward passes per batch (REFERENCE.md §5.2 predicts in batches of 12).
+        assess_batch_size: self-assessment forward passes per batch (reference ``predict.py``: batches of 12).
         seed: seed of every sampling step of the data builders (ours).
 
     Examples:

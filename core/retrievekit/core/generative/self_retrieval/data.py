@@ -1,7 +1,8 @@
 """Training data of Self-Retrieval: indexing instances from the corpus, query instances from query pairs.
 
 Every instance is a :class:`~retrievekit.core.training.examples.TrainingExample` whose segments follow the
-reference templates (REFERENCE.md §5.1); the loss applies only to the trainable segments:
+reference templates (``icip-cas/SelfRetrieval`` ``data_preprocess/``; paper §4); the loss applies only to the
+trainable segments:
 
 * ``index`` -- ``Question: {sentence}\\n\\n Related document title: `` -> ``{title}\\n Related document content:
   {passage}`` (``index_mode="full"``) or ``{title}\\n Related document content: {first 10 words}`` (``"prefix"``).

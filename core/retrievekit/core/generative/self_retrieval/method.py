@@ -10,9 +10,9 @@ The model was fine-tuned (:func:`~retrievekit.core.generative.self_retrieval.tra
 2. **Passages** of each title, under a trie of that title's ``separator + passage`` token sequences (at most
    ``max_passage_tokens`` passage tokens). Tokens forced by the trie cost no model call; at the first branching
    point the ``passage_beams`` (10) best allowed tokens are kept, then each continues greedily (one forward pass
-   per branching step) **until its trie prefix is unique**, and is completed from the trie (REFERENCE.md §5.2:
-   beam-10 one token, then greedy until the leaf resolves the chunk). A title with a single passage needs no call.
-   Every candidate is therefore exactly a corpus passage.
+   per branching step) **until its trie prefix is unique**, and is completed from the trie (reference
+   ``evaluation/predict.py``: beam-10 one token, then greedy until the leaf resolves the chunk). A title with a
+   single passage needs no call. Every candidate is therefore exactly a corpus passage.
 3. **Self-assessment.** The mean token cross-entropy ``L`` of the rejection response after
    ``...{passage}\\n\\n Final answer:`` (batched forward passes), ``s = 1 - exp(-L)``, and
    ``S = softmax(exp(title)/tau) * softmax(s/delta)`` (:func:`~retrievekit.core.generative.self_retrieval.scoring.

@@ -1,4 +1,4 @@
-"""Self-assessment scoring of Self-Retrieval (pure numpy; REFERENCE.md §5.3, ``get_retrieve_from_generation.py``).
+"""Self-assessment scoring of Self-Retrieval (pure numpy; paper §3.4, reference ``get_retrieve_from_generation.py``).
 
 For titles ``t_1..t_m`` (length-normalised beam log-probabilities ``l_i``) and, per title, passages with the mean
 token cross-entropy ``L_ij`` of the rejection response after them:

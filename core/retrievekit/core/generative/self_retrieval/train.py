@@ -93,7 +93,7 @@ def train_self_retrieval(
         pairs: supervision ``(query, document or passage id[, answer])``; none -> indexing data only.
         base_model: registry name (``"smollm2"``) or, with ``model``, a label stored in the manifest.
         config: :class:`SelfRetrievalConfig` (data building; its prompt/title settings go into the manifest).
-        train_config: :class:`~retrievekit.core.training.TrainConfig` (defaults: REFERENCE.md §5.1).
+        train_config: :class:`~retrievekit.core.training.TrainConfig` (defaults: the reference ``sft.sh``).
         on_step: called after every optimizer step (``step, loss``).
 
     Returns:
