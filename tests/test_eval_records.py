@@ -146,3 +146,23 @@ def test_the_per_query_hook_lands_in_records_and_means(tmp_path):
     out = run_benchmark(DS, "bm25", k=3, extra=extra, keep_run=True, progress=False)
     assert out["extra_means"] == {"top_is_gold": pytest.approx(1.0)}
     assert out["per_query"][0]["extra"]["top"] == "apple"
+
+
+def test_processes_starting_together_write_one_header(tmp_path):
+    """Two processes appending to a new file at once: one header line, every record kept."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "shared.jsonl"
+    code = (
+        "import sys\n"
+        "from retrievekit.core.eval.records import QueryRecord, RecordFile\n"
+        "f = RecordFile(sys.argv[1], {'k': 1})\n"
+        "for i in range(50):\n"
+        "    f.append(QueryRecord(qid=f'{sys.argv[2]}-{i}'))\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), name]) for name in ("a", "b")]
+    assert [p.wait() for p in procs] == [0, 0]
+    lines = path.read_text().splitlines()
+    assert sum("retrievekit_records" in line for line in lines) == 1 and "retrievekit_records" in lines[0]
+    assert len(RecordFile(path, {"k": 1}).done()) == 100

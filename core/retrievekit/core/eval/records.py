@@ -9,7 +9,8 @@ A long run (an LLM method over hundreds of queries on a CPU) must survive being 
 * a file written with other settings is refused (:class:`~retrievekit.core.errors.InvalidInputError` naming the
   settings that differ), so results of different runs never mix;
 * several processes may append to one file at once (one per core, each running a :func:`shard` of the queries):
-  every record is one ``write`` of one line to a file opened in append mode.
+  the header is created once (exclusive create), and every record is one ``write`` of one line to a file opened in
+  append mode.
 
 Examples:
     >>> import tempfile, pathlib
@@ -27,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -129,6 +131,7 @@ class RecordFile:
         self.settings = _canonical(settings)
         self._lock = threading.Lock()
         self._done: dict[str, QueryRecord] = {}
+        self._header_written = False
         self._read()
 
     def _read(self) -> None:
@@ -150,6 +153,7 @@ class RecordFile:
             raise InvalidInputError(f"{self.path} is not a retrievekit record file (no header)")
         if int(header["retrievekit_records"]) > FORMAT_VERSION:
             raise InvalidInputError(f"{self.path} has record format {header['retrievekit_records']}, newer than this")
+        self._header_written = True
         theirs = header.get("settings", {})
         if theirs != self.settings:
             keys = sorted(set(theirs) | set(self.settings))
@@ -189,16 +193,39 @@ class RecordFile:
         line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
         with self._lock:
             ensure_folder(self.path.parent, "record folder")
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._ensure_header()
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
             try:
-                if os.fstat(fd).st_size == 0:
-                    header = {"retrievekit_records": FORMAT_VERSION, "settings": self.settings}
-                    os.write(fd, (json.dumps(header, ensure_ascii=False) + "\n").encode("utf-8"))
                 os.write(fd, line.encode("utf-8"))
                 os.fsync(fd)
             finally:
                 os.close(fd)
             self._done[record.qid] = record
+
+    def _ensure_header(self) -> None:
+        """Create the file with its header line, exactly once even when several processes start together."""
+        if self._header_written:
+            return
+        header = json.dumps({"retrievekit_records": FORMAT_VERSION, "settings": self.settings}, ensure_ascii=False)
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:  # another process (or an earlier run) made it: its header must be ours
+            for _ in range(100):
+                first = self.path.read_bytes().split(b"\n", 1)
+                if len(first) == 2:
+                    break
+                time.sleep(0.01)  # the other process is writing its header line
+            if json.loads(first[0]) != json.loads(header):
+                raise InvalidInputError(
+                    f"{self.path} was started by a run with other settings; use another file or the same settings"
+                ) from None
+        else:
+            try:
+                os.write(fd, (header + "\n").encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._header_written = True
 
 
 def parse_shard(text: str | tuple[int, int] | None) -> tuple[int, int] | None:
