@@ -46,7 +46,8 @@ from retrievekit.core.iterative import (  # noqa: E402
     render_working_set,
 )
 from retrievekit.core.llm import LocalLM  # noqa: E402
-from retrievekit.core.retriever import MethodContext, Retriever  # noqa: E402
+from retrievekit.core.registry import MethodContext  # noqa: E402
+from retrievekit.core.retriever import Retriever  # noqa: E402
 from retrievekit.core.trace import Trace  # noqa: E402
 from retrievekit.core.types import ScoredHit  # noqa: E402
 from retrievekit.langchain.local_chat import LocalToolChatModel  # noqa: E402
@@ -119,7 +120,7 @@ def run_dataset(name: str, split: str, args: argparse.Namespace, lm: LocalLM) ->
             method,
             label=label,
             k=1000,
-            llm=args.llm,
+            llm_name=args.llm,
             extra=answers,
             progress=False,
             options={k: v for k, v in vars(args).items() if k not in ("out", "data_dir", "datasets", "records_dir")},

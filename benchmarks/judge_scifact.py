@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     skipped: dict[str, str] = {}
     for name, method, options, llm in runs:
         try:
-            res = run_benchmark(ds, method, k=100, llm=llm, options=options, progress=False)
+            res = run_benchmark(ds, method, k=100, llm_name=llm, options=options, progress=False)
         except RetrieveKitError as e:
             skipped[name] = f"{type(e).__name__}: {e}"
             print(f"skipped {name}: {skipped[name]}", file=sys.stderr)

@@ -40,7 +40,8 @@ from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.embeddings import MiniLMEmbedder
 from retrievekit.core.lattice import FlatLLMReranker, LatticeConfig, create_lattice
 from retrievekit.core.llm.local import LocalLM
-from retrievekit.core.retriever import MethodContext, Retriever
+from retrievekit.core.registry import MethodContext
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     def bench(name: str, retriever: Any) -> dict[str, Any]:
         records = Path(args.records_dir) / f"{name}.jsonl" if args.records_dir else None
         return run_benchmark(
-            ds, retriever, label=name, k=args.k, llm=args.llm, options=options, records=records, keep_run=True
+            ds, retriever, label=name, k=args.k, llm_name=args.llm, options=options, records=records, keep_run=True
         )
 
     results: dict[str, dict[str, Any]] = {}

@@ -91,7 +91,7 @@ def main() -> None:
         retriever,
         label="mindref-titles" if args.stage1_only else "mindref",
         k=10,
-        llm=args.llm,
+        llm_name=args.llm,
         options=config.__dict__,
         extra=checks,
         records=args.records,

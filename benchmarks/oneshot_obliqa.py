@@ -43,7 +43,7 @@ from retrievekit.core.index.baselines import build_hybrid  # noqa: E402
 from retrievekit.core.llm.protocol import JsonResult  # noqa: E402
 from retrievekit.core.oneshot import DocumentCatalog, OneShotConfig, OneShotSelector  # noqa: E402
 from retrievekit.core.oneshot.tokens import make_token_counter  # noqa: E402
-from retrievekit.core.retriever import MethodContext  # noqa: E402
+from retrievekit.core.registry import MethodContext  # noqa: E402
 from retrievekit.core.trace import Trace  # noqa: E402
 from retrievekit.core.types import ScoredHit  # noqa: E402
 

@@ -33,7 +33,7 @@ from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrie
 from retrievekit.core.generative.self_retrieval.cli import reduced_corpus
 from retrievekit.core.index.baselines import build_dense
 from retrievekit.core.index.bm25 import BM25Index
-from retrievekit.core.retriever import MethodContext
+from retrievekit.core.registry import MethodContext
 from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
 
 

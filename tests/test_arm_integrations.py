@@ -13,6 +13,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from test_arm_method import QUESTION, Chat, corpus
 
 from retrievekit.core.arm import Arm, ArmConfig
+from retrievekit.core.errors import InvalidInputError
 from retrievekit.langchain import ArmRetriever as LCArm
 from retrievekit.llama_index import ArmRetriever as LIArm
 
@@ -81,3 +82,62 @@ class TestLangChainStandardArm(RetrieversIntegrationTests):
     @property
     def retriever_query_example(self) -> str:
         return QUESTION
+
+
+# ---------------------------------------------------------------- a framework LLM reaches ARM's core wrapped
+KEYWORDS_REPLY = '{"keywords": [{"keyword": "Nonso Anozie", "similar": ["actor"]}]}'
+OBJECTS_REPLY = '{"objects": ["Prime Suspect", "Nonso Anozie - Television"]}'
+
+
+def _scripted_reply(prompt: str) -> str:
+    return OBJECTS_REPLY if "Objects:" in prompt else KEYWORDS_REPLY
+
+
+def test_llama_index_arm_takes_a_llama_index_llm():
+    from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+    from llama_index.core.llms.callbacks import llm_completion_callback
+
+    from retrievekit.llama_index import LlamaIndexChatLLM
+
+    class Scripted(CustomLLM):
+        prompts: list[str] = []
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name="scripted")
+
+        @llm_completion_callback()
+        def complete(self, prompt: str, formatted: bool = False, **kwargs) -> CompletionResponse:
+            self.prompts.append(prompt)
+            return CompletionResponse(text=_scripted_reply(prompt))
+
+        @llm_completion_callback()
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs):
+            raise NotImplementedError
+
+    llm = Scripted()
+    r = LIArm.from_documents(corpus(), llm=llm, similarity_top_k=5, ilp_k=4)
+    assert isinstance(r.arm.llm, LlamaIndexChatLLM) and r.arm.llm.llm is llm and not r.arm.scoring
+    ids = {n.node.node_id for n in r.retrieve(QUESTION)}
+    assert ids == {"Nonso_Anozie_1", "/wiki/Prime_Suspect"}  # as with the scripted retrievekit ChatLLM
+    assert len(llm.prompts) == r.last_trace.llm_calls >= 2 and any("Objects:" in p for p in llm.prompts)
+
+
+def test_langchain_arm_takes_a_langchain_chat_model():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from retrievekit.langchain import LangChainChatLLM
+
+    llm = FakeListChatModel(responses=[KEYWORDS_REPLY] + [OBJECTS_REPLY] * 3)
+    r = LCArm.from_documents(corpus(), llm=llm, k=5, ilp_k=4)
+    assert isinstance(r.arm.llm, LangChainChatLLM) and r.arm.llm.llm is llm and not r.arm.scoring
+    assert {d.id for d in r.invoke(QUESTION)} == {"Nonso_Anozie_1", "/wiki/Prime_Suspect"}
+    assert r.last_trace.llm_calls >= 2 and llm.i > 0
+
+
+def test_arm_edges_keep_the_old_llm_name_keyword_for_one_release():
+    with pytest.warns(DeprecationWarning, match=r"ArmRetriever.from_documents\(llm='none'\) is deprecated"):
+        r = LCArm.from_documents(corpus(), llm="none", k=2)
+    assert r.arm.llm is None
+    with pytest.raises(InvalidInputError, match="llm must be a model object"):
+        LIArm.from_documents(corpus(), llm=42)

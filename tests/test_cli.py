@@ -11,7 +11,7 @@ import pytest
 
 from retrievekit.core.cli import main, parse_options
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.retriever import MethodContext, register_method
+from retrievekit.core.registry import MethodContext, register_method
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.retriever import METHOD_ENTRY_POINT_GROUP, MethodContext, available_methods, build_method
+from retrievekit.core.registry import METHOD_ENTRY_POINT_GROUP, MethodContext, available_methods, build_method
 
 CORE = Path(__file__).resolve().parents[1] / "core" / "retrievekit" / "core"
 FORBIDDEN = (
@@ -104,7 +104,7 @@ def test_iterative_is_registered_by_the_langgraph_entry_point():
 def test_listing_methods_imports_no_integration():
     code = (
         "import sys\n"
-        "from retrievekit.core.retriever import available_methods\n"
+        "from retrievekit.core.registry import available_methods\n"
         "assert 'iterative' in available_methods()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core', 'llama_index')"
         " or m.startswith(('retrievekit.langgraph', 'retrievekit.langchain', 'retrievekit.llama_index'))))\n"

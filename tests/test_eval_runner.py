@@ -10,7 +10,7 @@ import pytest
 from retrievekit.core.errors import EmptyQueryError, InvalidInputError
 from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.runner import COST_KEYS, run_benchmark
-from retrievekit.core.retriever import MethodContext, register_method
+from retrievekit.core.registry import MethodContext, register_method
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit
 
@@ -79,7 +79,7 @@ def test_options_context_and_run() -> None:
         DS,
         "test-overlap-ctx",
         k=1,
-        llm="smollm2",
+        llm_name="smollm2",
         work_dir="/tmp/x",
         options={"budget": 5},
         progress=False,
@@ -87,7 +87,7 @@ def test_options_context_and_run() -> None:
     )
     assert (
         len(seen) == 1
-        and seen[0].llm == "smollm2"
+        and seen[0].llm_name == "smollm2"
         and str(seen[0].work_dir) == "/tmp/x"
         and seen[0].options == {"budget": 5}
     )

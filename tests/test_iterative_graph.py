@@ -335,7 +335,7 @@ def test_bench_method_wrapper_reports_counters(bm25):
 def test_runner_averages_trace_counters(bm25):
     from retrievekit.core.eval.datasets import Dataset, Query
     from retrievekit.core.eval.runner import run_benchmark
-    from retrievekit.core.retriever import register_method
+    from retrievekit.core.registry import register_method
 
     def factory(ctx):
         llm = ScriptedToolChatModel(replies=[search("Seine"), "the Seine"])

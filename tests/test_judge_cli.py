@@ -6,7 +6,7 @@ import argparse
 
 from retrievekit.core.cli import build_parser, main
 from retrievekit.core.judge.cli import add_arguments, collect_pairs
-from retrievekit.core.retriever import available_methods
+from retrievekit.core.registry import available_methods
 
 
 def test_train_judge_is_registered(capsys):

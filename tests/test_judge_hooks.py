@@ -27,6 +27,7 @@ from retrievekit.core.arm.method import Arm, build_arm
 from retrievekit.core.arm.verify import verify_draft
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.judge.hooks import judge_from_options, judge_relevance
 from retrievekit.core.lattice import FlatLLMReranker, Lattice, LatticeConfig, SemanticTree, SlateScorer
 from retrievekit.core.lattice.method import build_lattice, build_llm_rerank
 from retrievekit.core.llm.json_output import ChatLLMBase
@@ -35,7 +36,7 @@ from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.cropping import SentenceCropper
 from retrievekit.core.oneshot.method import build_oneshot
 from retrievekit.core.oneshot.selector import OneShotSelector
-from retrievekit.core.retriever import MethodContext, _judge_from_options, judge_relevance
+from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, ScoredHit
 from retrievekit.langgraph.graph import build_iterative_agent
@@ -199,11 +200,11 @@ def fake_judge_module(monkeypatch):
     return judge, loaded
 
 
-def test_judge_from_options(fake_judge_module):
+def testjudge_from_options(fake_judge_module):
     judge, loaded = fake_judge_module
-    got, opts = _judge_from_options(MethodContext(corpus=[], options={"judge_dir": "runs/j", "calls": 3}))
+    got, opts = judge_from_options(MethodContext(corpus=[], options={"judge_dir": "runs/j", "calls": 3}))
     assert got is judge and opts == {"calls": 3} and loaded == ["runs/j"]
-    assert _judge_from_options(MethodContext(corpus=[], options={"calls": 3})) == (None, {"calls": 3})
+    assert judge_from_options(MethodContext(corpus=[], options={"calls": 3})) == (None, {"calls": 3})
 
 
 def test_judge_from_options_refuses_a_non_judge(monkeypatch):
@@ -211,7 +212,7 @@ def test_judge_from_options_refuses_a_non_judge(monkeypatch):
     mod.load_judge = lambda path, **kw: PromptScorer()
     monkeypatch.setitem(sys.modules, "retrievekit.core.judge", mod)
     with pytest.raises(InvalidInputError, match="score_relevance"):
-        _judge_from_options(MethodContext(corpus=[], options={"judge_dir": "runs/j"}))
+        judge_from_options(MethodContext(corpus=[], options={"judge_dir": "runs/j"}))
 
 
 def test_lattice_and_rerank_factories_use_the_judge(fake_judge_module, tmp_path, minilm):

@@ -27,7 +27,7 @@ def test_smollm2_answers_are_single_tokens(lm):
 
 
 def test_zero_shot_smollm2_scores_batched_and_deterministic(lm):
-    judge = Judge.zero_shot(lm, batch_size=2)
+    judge = Judge.zero_shot(llm=lm, batch_size=2)
     assert judge.prompt.template_id == CHAT_TEMPLATE_ID and not judge.trained
     cands = ["Aspirin relieves mild pain and fever.", "Rome is the capital of Italy.", "Aspirin"]
     trace = Trace()
@@ -42,7 +42,7 @@ def test_zero_shot_smollm2_scores_batched_and_deterministic(lm):
 
 def test_judge_rerank_zero_shot_option(lm, small_corpus):
     from retrievekit.core.judge.method import build_judge_rerank
-    from retrievekit.core.retriever import MethodContext
+    from retrievekit.core.registry import MethodContext
 
     r = build_judge_rerank(MethodContext(corpus=small_corpus, options={"judge_dir": "zero-shot", "rerank_k": "3"}))
     trace = Trace()

@@ -382,7 +382,7 @@ def test_balanced_groups_never_exceed_m():
 
 def test_cli_tree_dir_option_and_registry():
     from retrievekit.core.cli import build_parser
-    from retrievekit.core.retriever import available_methods
+    from retrievekit.core.registry import available_methods
 
     assert {"lattice", "llm-rerank"} <= set(available_methods())
     args = build_parser().parse_args(

@@ -24,6 +24,7 @@ from retrievekit.core.llm import json_output as jo
 from retrievekit.core.llm import models
 from retrievekit.core.llm.json_output import ChatLLMBase, parse_json_lenient, validate_json
 from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, ScoringLM, as_messages
+from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.core.trace import Trace
 
 # --------------------------------------------------------------------------- JSON parse / repair
@@ -81,7 +82,7 @@ def test_pure_helpers() -> None:
     assert jo.extract_json_block("nothing") is None
     text, fixes = jo.repair_json_text('{"k": "v"}')
     assert (text, fixes) == ('{"k": "v"}', [])
-    assert jo.estimate_tokens("abcdefgh") == 2
+    assert estimate_tokens("abcdefgh") == 2
 
 
 class Item(BaseModel):

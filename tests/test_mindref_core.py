@@ -18,7 +18,7 @@ from retrievekit.core.generative import MindRef, MindRefConfig, first_sentence_t
 from retrievekit.core.index.suffix_array import SuffixArrayTooLargeError
 from retrievekit.core.llm import LocalLM
 from retrievekit.core.llm.protocol import Beam
-from retrievekit.core.retriever import MethodContext, available_methods
+from retrievekit.core.registry import MethodContext, available_methods
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
 
@@ -205,7 +205,9 @@ def test_registered_for_bench() -> None:
     assert "mindref" in available_methods()
     cfg = MindRefConfig.from_options({"title_beams": "3", "lam": "0.5"})
     assert cfg.title_beams == 3 and cfg.lam == 0.5
-    assert MethodContext(corpus=[], llm="smollm2").llm == "smollm2"
+    assert MethodContext(corpus=[], llm_name="smollm2").llm_name == "smollm2"
+    with pytest.warns(DeprecationWarning, match="llm_name"):  # the former spelling, for one release
+        assert MethodContext(corpus=[], llm="smollm2").llm_name == "smollm2"
 
 
 def test_doctests() -> None:

@@ -11,10 +11,10 @@ from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.runner import run_benchmark
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.oneshot import OneShotConfig, OneShotSelector, make_token_counter
-from retrievekit.core.oneshot.config import options_to_config
 from retrievekit.core.oneshot.method import OneShotRetriever, build_oneshot
 from retrievekit.core.oneshot.tokens import RegexTokenCounter, TiktokenCounter
-from retrievekit.core.retriever import MethodContext, available_methods
+from retrievekit.core.options import config_from_options
+from retrievekit.core.registry import MethodContext, available_methods
 from retrievekit.core.types import Passage, ScoredHit
 
 
@@ -138,7 +138,7 @@ def test_with_overrides_is_the_settings_rule():
 
 
 def test_options_to_config_derives_keys_and_coercion_from_the_dataclass():
-    cfg = options_to_config(
+    cfg = config_from_options(
         OneShotConfig,
         {
             "budget": "300",
@@ -153,17 +153,17 @@ def test_options_to_config_derives_keys_and_coercion_from_the_dataclass():
     )
     assert (cfg.budget, cfg.k_max, cfg.filter, cfg.crop_refill, cfg.dedupe_text) == (300, None, True, False, False)
     assert (cfg.relevance_floor, cfg.score_normalization, cfg.crop_judge_threshold) == (0.2, "minmax", 1)
-    assert options_to_config(OneShotConfig, {}) == OneShotConfig()
+    assert config_from_options(OneShotConfig, {}) == OneShotConfig()
     with pytest.raises(InvalidInputError, match="unknown OneShotConfig option"):
-        options_to_config(OneShotConfig, {"pool": 5})
+        config_from_options(OneShotConfig, {"pool": 5})
     with pytest.raises(InvalidInputError, match="option filter must be true/false, got 'maybe'"):
-        options_to_config(OneShotConfig, {"filter": "maybe"})
+        config_from_options(OneShotConfig, {"filter": "maybe"})
     with pytest.raises(InvalidInputError, match="option budget must be an int, got '2k'"):
-        options_to_config(OneShotConfig, {"budget": "2k"})
+        config_from_options(OneShotConfig, {"budget": "2k"})
     with pytest.raises(InvalidInputError, match="option min_relevance must be a number"):
-        options_to_config(OneShotConfig, {"min_relevance": "low"})
+        config_from_options(OneShotConfig, {"min_relevance": "low"})
     with pytest.raises(InvalidInputError, match="solver must be auto"):
-        options_to_config(OneShotConfig, {"solver": "magic"})
+        config_from_options(OneShotConfig, {"solver": "magic"})
 
 
 def test_bench_method_takes_every_config_field_as_an_option(small_corpus):

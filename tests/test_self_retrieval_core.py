@@ -22,7 +22,7 @@ from retrievekit.core.generative.self_retrieval import (
     train_self_retrieval,
 )
 from retrievekit.core.llm import LocalLM
-from retrievekit.core.retriever import MethodContext, build_method
+from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.trace import Trace
 from retrievekit.core.training import TrainConfig, encode_example
 from retrievekit.core.types import Passage

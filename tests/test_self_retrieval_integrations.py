@@ -75,3 +75,36 @@ class TestLangChainStandardSelfRetrieval(RetrieversIntegrationTests):
     @property
     def retriever_query_example(self) -> str:
         return "Which animal has blue fur?"
+
+
+def test_whole_document_passages_are_the_callers_objects() -> None:
+    """A passage that is a whole given document comes back as the caller's node / document (a copy carrying the
+    scores), with its class, relationships and excluded-metadata keys; the caller's objects are not changed."""
+    from llama_index.core.schema import NodeRelationship, RelatedNodeInfo
+
+    class MyDocument(Document):
+        pass
+
+    li = [
+        LIDocument(
+            id_=d.id,
+            text=d.text,
+            metadata={"title": d.title},
+            excluded_llm_metadata_keys=["title"],
+            relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=f"file-{d.id}")},
+        )
+        for d in DOCS
+    ]
+    r = LISelfRetrieval.from_documents(li, model_dir=model_dir(nodes_to_objects(li)), similarity_top_k=3)
+    by_id = {d.node_id: d for d in li}
+    out = r.retrieve("Which animal has red fur?")
+    assert out
+    for n in out:
+        src = by_id[n.node.node_id]
+        assert type(n.node) is LIDocument and n.node.relationships == src.relationships
+        assert n.node.excluded_llm_metadata_keys == ["title"] and n.node.metadata["exact"]
+        assert src.metadata == {"title": src.metadata["title"]}  # not mutated
+    lc = [MyDocument(page_content=d.page_content, metadata=dict(d.metadata), id=d.id) for d in LC_DOCS]
+    got = LCSelfRetrieval.from_documents(lc, model_dir=model_dir(documents_to_objects(lc)), k=2).invoke("red fur")
+    assert got and all(type(d) is MyDocument and "rejection_ce" in d.metadata for d in got)
+    assert all(set(d.metadata) == {"title"} for d in lc)

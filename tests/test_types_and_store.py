@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import (
     EmptyCorpusError,
     EmptyQueryError,
@@ -12,7 +13,6 @@ from retrievekit.core.errors import (
     InvalidTextError,
 )
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
-from retrievekit.core.retriever import check_corpus, check_k, check_query
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, Table, ensure_text, object_from_dict, object_to_dict
 

@@ -17,7 +17,7 @@ from retrievekit.core.index.embeddings import MiniLMEmbedder
 from retrievekit.core.index.store import atomic_folder, atomic_write_text
 from retrievekit.core.lattice.summarize import BuildJournal
 from retrievekit.core.llm import LocalLM
-from retrievekit.core.retriever import MethodContext, build_method
+from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.types import Passage
 
 

@@ -94,7 +94,7 @@ def _data_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 def _add_bench_arguments(bench: argparse.ArgumentParser) -> None:
     from retrievekit.core.eval.datasets import DATASETS
-    from retrievekit.core.retriever import available_methods
+    from retrievekit.core.registry import available_methods
 
     bench.add_argument("--dataset", required=True, choices=DATASETS)
     _data_dir_argument(bench)
@@ -133,7 +133,7 @@ def _add_bench_arguments(bench: argparse.ArgumentParser) -> None:
 
 
 def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
-    from retrievekit.core.retriever import available_methods
+    from retrievekit.core.registry import available_methods
 
     demo.add_argument(
         "--method",
@@ -229,7 +229,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         dataset,
         args.method,
         k=args.k,
-        llm=args.llm,
+        llm_name=args.llm,
         work_dir=args.work_dir,
         options=options,
         progress=not args.no_progress,

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from retrievekit.core.retriever import MethodContext, available_methods, build_method
+from retrievekit.core.registry import MethodContext, available_methods, build_method
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
 
@@ -256,7 +256,7 @@ def main(args: argparse.Namespace | None = None) -> int:
         options = DEMO_OPTIONS.get(method, {})
         setting = f"  [{', '.join(f'{k_}={v}' for k_, v in options.items())}]" if options else ""
         print(f"=== [{n}/{len(methods)}] {method}{setting}", flush=True)
-        ctx = MethodContext(corpus=corpus, work_dir=work_dir, llm=llm or "smollm2", options=dict(options))
+        ctx = MethodContext(corpus=corpus, work_dir=work_dir, llm_name=llm or "smollm2", options=dict(options))
         with _Ticker(f"{method}: building") as tick:
             retriever = build_method(method, ctx)
         build_s = tick.seconds

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
+    "as_chat_llm": "retrievekit.langchain.llm",
     "ArmRetriever": "retrievekit.langchain.arm",
     "JudgeCompressor": "retrievekit.langchain.judge",
     "LangChainChatLLM": "retrievekit.langchain.llm",
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from retrievekit.langchain.compressor import OneShotCompressor
     from retrievekit.langchain.judge import JudgeCompressor
     from retrievekit.langchain.lattice import LatticeRetriever
-    from retrievekit.langchain.llm import LangChainChatLLM
+    from retrievekit.langchain.llm import LangChainChatLLM, as_chat_llm
     from retrievekit.langchain.local_chat import LocalToolChatModel
     from retrievekit.langchain.mindref import MindRefRetriever
     from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects, object_to_document

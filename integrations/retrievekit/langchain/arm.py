@@ -16,8 +16,10 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
-from retrievekit.core.retriever import check_corpus
+from retrievekit.core.checks import check_corpus
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.types import DataObject
+from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["ArmRetriever"]
@@ -63,13 +65,18 @@ class ArmRetriever(RetrieveKitRetriever):
         """Build ARM over LangChain documents (or retrievekit ``Passage``/``Table`` objects, which keep their
         structure) with ``llm`` (default ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM stages).
 
+        ``llm`` is a retrievekit ``ChatLLM`` / ``LocalLM`` or any LangChain chat model (wrapped by
+        :func:`~retrievekit.langchain.llm.as_chat_llm`); ``llm="smollm2"`` (a name) is the deprecated spelling of
+        ``llm_name``. Hits on the given documents return copies of them with the ``arm_*`` metadata.
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
 
         Examples:
             >>> ArmRetriever.from_documents(docs, llm_name=None, base_k=3).arm.config.base_k  # doctest: +SKIP
             3
         """
+        llm, llm_name = split_llm_argument(llm, llm_name, where="ArmRetriever.from_documents")
         docs = [d for d in documents if isinstance(d, Document)]
         converted = iter(documents_to_objects(docs))
         objs = check_corpus([next(converted) if isinstance(d, Document) else d for d in documents])
-        return cls(retriever=create_arm(objs, llm=llm, llm_name=llm_name, config=config, **options), k=k)
+        arm = create_arm(objs, llm=as_chat_llm(llm), llm_name=llm_name, config=config, **options)
+        return cls(retriever=arm, k=k, documents=docs)

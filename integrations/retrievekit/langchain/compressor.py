@@ -31,6 +31,7 @@ from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
 from retrievekit.core.trace import Trace
+from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import documents_to_objects, object_to_document
 
 __all__ = ["OneShotCompressor"]
@@ -51,7 +52,7 @@ class OneShotCompressor(BaseDocumentCompressor):
 
     Attributes:
         budget, k_max, filter, crop, tokenizer: as in :class:`~retrievekit.core.oneshot.config.OneShotConfig`.
-        llm: for cropping: a LangChain chat model (wrapped with ``LangChainChatLLM``) or a retrievekit ``ChatLLM``.
+        llm: for cropping: a LangChain chat model or a retrievekit ``ChatLLM`` (:func:`~retrievekit.langchain.llm.as_chat_llm`).
         config: a full ``OneShotConfig``. The scalar fields above that are given explicitly override its fields
             (:meth:`~retrievekit.core.oneshot.config.OneShotConfig.with_overrides`); the others keep the config's
             values (or the ``OneShotConfig`` defaults without ``config=``). After construction ``config`` holds the
@@ -94,14 +95,7 @@ class OneShotCompressor(BaseDocumentCompressor):
         for name in settings:  # the scalar fields mirror the effective config
             setattr(self, name, getattr(cfg, name))
         self.config = cfg
-        chat: ChatLLM | None = None
-        if self.llm is not None:
-            if isinstance(self.llm, ChatLLM):
-                chat = self.llm
-            else:
-                from retrievekit.langchain.llm import LangChainChatLLM
-
-                chat = LangChainChatLLM(self.llm)
+        chat: ChatLLM | None = as_chat_llm(self.llm)
         keys = self.keys or MetadataKeys()
         lookup = None
         if self.corpus is not None:
@@ -135,10 +129,12 @@ class OneShotCompressor(BaseDocumentCompressor):
             if src is None:
                 doc = object_to_document(ch.obj)
             else:
-                doc = Document(
-                    page_content=ch.obj.text if ch.cropped else src.page_content,
-                    metadata=dict(src.metadata or {}),
-                    id=src.id if src.id is not None else ch.id,
+                doc = src.model_copy(  # the caller's document (class kept), not mutated
+                    update={
+                        "page_content": ch.obj.text if ch.cropped else src.page_content,
+                        "metadata": dict(src.metadata or {}),
+                        "id": src.id if src.id is not None else ch.id,
+                    }
                 )
             doc.metadata["oneshot_relevance"] = ch.relevance
             doc.metadata["oneshot_tokens"] = ch.tokens

@@ -30,7 +30,9 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.scorer import resolve_judge
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.trace import Trace
+from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import documents_to_objects
 
 __all__ = ["JudgeCompressor"]
@@ -43,7 +45,9 @@ class JudgeCompressor(BaseDocumentCompressor):
         top_n: documents kept (default 5).
         judge: a ``RelevanceJudge`` (e.g. ``load_judge("runs/judge")``).
         judge_dir: a trained judge folder, loaded when ``judge`` is not given.
-        llm: zero-shot model name used when neither is given (default ``smollm2``).
+        llm_name: registry name of the zero-shot model used when neither is given (default ``smollm2``).
+        llm: a loaded ``LocalLM`` for the zero-shot judge instead (``llm="smollm2"``, a name, is the deprecated
+            spelling of ``llm_name``).
 
     ``last_trace`` holds the latest trace; inside a run it is also sent as the ``retrievekit_trace`` custom event.
 
@@ -58,7 +62,8 @@ class JudgeCompressor(BaseDocumentCompressor):
     top_n: int = 5
     judge: Any = Field(default=None, exclude=True)
     judge_dir: str | None = None
-    llm: str = "smollm2"
+    llm_name: str = "smollm2"
+    llm: Any = Field(default=None, exclude=True)
     last_trace: Trace | None = Field(default=None, exclude=True)
 
     _judge: Any = PrivateAttr()
@@ -66,7 +71,9 @@ class JudgeCompressor(BaseDocumentCompressor):
     def model_post_init(self, __context: Any) -> None:
         if isinstance(self.top_n, bool) or not isinstance(self.top_n, int) or self.top_n < 1:
             raise InvalidInputError(f"top_n must be a positive integer, got {self.top_n!r}")
-        self._judge = resolve_judge(self.judge, self.judge_dir, self.llm)
+        llm, self.llm_name = split_llm_argument(self.llm, self.llm_name, where="JudgeCompressor", stacklevel=5)
+        self.llm = as_chat_llm(llm)
+        self._judge = resolve_judge(self.judge, self.judge_dir, self.llm_name, llm=self.llm)
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
@@ -87,7 +94,7 @@ class JudgeCompressor(BaseDocumentCompressor):
             for i in order:
                 src = docs[i]
                 meta = {**dict(src.metadata or {}), "relevance_score": float(probs[i])}
-                out.append(Document(page_content=src.page_content, metadata=meta, id=src.id))
+                out.append(src.model_copy(update={"metadata": meta}))  # the caller's document, not mutated
         self.last_trace = trace
         if callbacks is not None:
             try:

@@ -16,23 +16,16 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.method import Lattice, create_lattice
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import SemanticTree
-from retrievekit.core.llm.protocol import ChatLLM
-from retrievekit.core.retriever import check_corpus
+from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["LatticeRetriever"]
-
-
-def _as_chat_llm(llm: Any) -> ChatLLM | None:
-    if llm is None or isinstance(llm, ChatLLM):
-        return llm
-    from retrievekit.langchain.llm import LangChainChatLLM
-
-    return LangChainChatLLM(llm)
 
 
 class LatticeRetriever(RetrieveKitRetriever):
@@ -84,22 +77,25 @@ class LatticeRetriever(RetrieveKitRetriever):
     ) -> LatticeRetriever:
         """Build (or load from ``tree_dir``) a tree over LangChain documents and search it with ``llm``.
 
-        ``llm`` is a retrievekit ``ChatLLM`` or any LangChain chat model (wrapped); default ``LocalLM.load(llm_name)``.
+        ``llm`` is a retrievekit ``ChatLLM`` or any LangChain chat model (wrapped by
+        :func:`~retrievekit.langchain.llm.as_chat_llm`); default ``LocalLM.load(llm_name)``. The documents returned
+        are copies of the given ones, with ``metadata["score"]``.
 
         Examples:
             >>> LatticeRetriever.from_documents(docs, llm=chat_model, beam_size=1).k  # doctest: +SKIP
             10
         """
+        llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_documents")
         lattice = create_lattice(
             check_corpus(documents_to_objects(documents)),  # before the LLM and embedder are loaded
-            llm=_as_chat_llm(llm),
+            llm=as_chat_llm(llm),
             llm_name=llm_name,
             embedder=embedder,
             tree_dir=tree_dir,
             builder=builder,
             **options,
         )
-        return cls(retriever=lattice, k=k)
+        return cls(retriever=lattice, k=k, documents=documents)
 
     @classmethod
     def from_tree(
@@ -118,6 +114,7 @@ class LatticeRetriever(RetrieveKitRetriever):
             >>> LatticeRetriever.from_tree("tree", llm=chat_model).k  # doctest: +SKIP
             10
         """
+        llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_tree")
         kwargs: dict[str, Any] = {"tree": tree} if isinstance(tree, SemanticTree) else {"tree_dir": tree}
-        lattice = create_lattice(None, llm=_as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)
+        lattice = create_lattice(None, llm=as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)
         return cls(retriever=lattice, k=k)

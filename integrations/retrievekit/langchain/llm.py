@@ -15,14 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from retrievekit.core.llm.json_output import ChatLLMBase, estimate_tokens
-from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, RelevanceJudge, ScoringLM, as_messages
+from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.core.trace import Trace
 
-__all__ = ["LangChainChatLLM"]
+__all__ = ["LangChainChatLLM", "as_chat_llm"]
 
 
 def _as_int(value: Any) -> int | None:
@@ -135,3 +137,35 @@ class LangChainChatLLM(ChatLLMBase):
                 )
         self._record(trace, prompt_tokens, completion_tokens)
         return Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+
+def as_chat_llm(llm: Any) -> Any:
+    """The model a retrievekit method gets from a LangChain user: the one ``llm=`` rule of every LangChain edge.
+
+    ``None`` stays ``None`` (the method's default model); a retrievekit model -- a
+    :class:`~retrievekit.core.llm.protocol.ChatLLM`, a :class:`~retrievekit.core.llm.protocol.ScoringLM` such as
+    ``LocalLM`` or a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` -- is returned as is; a LangChain chat
+    model (``ChatOpenAI``, ``ChatOllama``, a fake model...) or LLM is wrapped in :class:`LangChainChatLLM`. Anything
+    else, a model's name included (that is ``llm_name=``), raises :class:`~retrievekit.core.errors.InvalidInputError`.
+
+    Examples:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> as_chat_llm(FakeListChatModel(responses=["ok"])).complete("Hi").text
+        'ok'
+        >>> as_chat_llm(None) is None
+        True
+        >>> as_chat_llm(42)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: llm must be a model object (a LangChain chat model or a retrievekit ChatLLM/LocalLM), got int '42'; pass a registry name as llm_name=
+    """
+    if llm is None or isinstance(llm, LangChainChatLLM):
+        return llm
+    if isinstance(llm, BaseLanguageModel):
+        return LangChainChatLLM(llm)
+    if isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)):
+        return llm
+    raise InvalidInputError(
+        "llm must be a model object (a LangChain chat model or a retrievekit ChatLLM/LocalLM), got "
+        f"{type(llm).__name__} {str(llm)[:40]!r}; pass a registry name as llm_name="
+    )

@@ -16,9 +16,11 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ScoringLM
-from retrievekit.core.retriever import check_corpus
+from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["MindRefRetriever"]
@@ -56,18 +58,24 @@ class MindRefRetriever(RetrieveKitRetriever):
         documents: Sequence[Document],
         *,
         lm: ScoringLM | None = None,
-        llm: str = "smollm2",
+        llm_name: str = "smollm2",
         config: MindRefConfig | None = None,
         k: int = 2,
+        llm: Any = None,
         **options: Any,
     ) -> MindRefRetriever:
-        """Build MindRef over LangChain documents with ``lm`` (or ``LocalLM.load(llm)``).
+        """Build MindRef over LangChain documents with ``lm`` (or ``LocalLM.load(llm_name)``).
 
-        ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given).
+        ``llm`` is another name for ``lm`` (a model object, as in every edge); ``llm="smollm2"`` (a name) is the
+        former spelling of ``llm_name`` and still works for one release, with a :class:`DeprecationWarning`.
+        ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given). A passage that is a whole
+        given document comes back as a copy of that document; a span of one is a new document.
 
         Examples:
             >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
             5
         """
+        llm, llm_name = split_llm_argument(llm, llm_name, where="MindRefRetriever.from_documents")
         corpus = check_corpus(documents_to_objects(documents))  # before the model is loaded
-        return cls(retriever=create_mindref(corpus, lm=lm, llm=llm, config=config, **options), k=k)
+        core = create_mindref(corpus, lm=lm, llm_name=llm_name, config=config, llm=as_chat_llm(llm), **options)
+        return cls(retriever=core, k=k, documents=documents)

@@ -20,10 +20,13 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.callbacks.manager import dispatch_custom_event
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
+from retrievekit.core.checks import check_corpus, check_k
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_corpus, check_k
+from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.retriever import Retriever
+from retrievekit.core.sources import SourceMap
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage
 
@@ -83,6 +86,12 @@ class RetrieveKitRetriever(BaseRetriever):
     callback event ``retrievekit_trace`` (visible in ``astream_events``) and
     kept in ``last_trace``.
 
+    Hits on the caller's own documents (``documents=``; ``from_documents`` passes them) return those documents --
+    copies, so the caller's objects are never changed -- with their class, id and metadata, plus ``score`` and any
+    metadata the method adds (ARM's ``arm_*`` keys, MindRef's spans, Self-Retrieval's scores). Other hits (a span
+    or passage cut out of a document, a table given as a core object) are new documents
+    (:func:`object_to_document`).
+
     Examples:
         >>> from retrievekit.core.index import BM25Index
         >>> core = BM25Index.build([Passage(id="a", text="red apples"), Passage(id="b", text="green pears")])
@@ -94,7 +103,16 @@ class RetrieveKitRetriever(BaseRetriever):
 
     retriever: Any = Field(description="a retrievekit core retriever (search(query, k, trace=))")
     k: int = 4
+    documents: Sequence[Document] | None = Field(
+        default=None, exclude=True, repr=False, description="the caller's documents the core corpus was made from"
+    )
     last_trace: Trace | None = Field(default=None, exclude=True)
+
+    _sources: SourceMap[Document] = PrivateAttr(default_factory=SourceMap)
+
+    def model_post_init(self, __context: Any) -> None:
+        caller = [d for d in self.documents or () if isinstance(d, Document)]
+        self._sources = SourceMap(zip(caller, documents_to_objects(caller), strict=True))
 
     @classmethod
     def from_documents(
@@ -117,7 +135,16 @@ class RetrieveKitRetriever(BaseRetriever):
             work_dir=Path(work_dir) if work_dir else None,
             options=options,
         )
-        return cls(retriever=build_method(method, ctx), k=k)
+        return cls(retriever=build_method(method, ctx), k=k, documents=documents)
+
+    def _document_for(self, obj: DataObject, score: float) -> Document:
+        """A copy of the caller's document when ``obj`` is one (with ``score`` and the method's metadata), else a
+        new document."""
+        found = self._sources.match(obj)
+        if found is None:
+            return object_to_document(obj, score)
+        doc, extra = found
+        return doc.model_copy(update={"metadata": {**doc.metadata, **extra, "score": score}})
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
@@ -127,4 +154,4 @@ class RetrieveKitRetriever(BaseRetriever):
         hits = core.search(query, check_k(k if k is not None else self.k), trace=trace)
         self.last_trace = trace
         dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": run_manager.get_child()})
-        return [object_to_document(h.obj, h.score) for h in hits]
+        return [self._document_for(h.obj, h.score) for h in hits]

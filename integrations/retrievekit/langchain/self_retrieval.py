@@ -16,9 +16,9 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, create_self_retrieval
 from retrievekit.core.llm.protocol import ScoringLM
-from retrievekit.core.retriever import check_corpus
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["SelfRetrievalRetriever"]
@@ -61,7 +61,9 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
     ) -> SelfRetrievalRetriever:
         """Self-Retrieval over LangChain documents with a trained ``model_dir`` (checked against them) or ``lm``.
 
-        ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given).
+        ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given). A passage that is a
+        whole given document comes back as a copy of that document (with the scores in its metadata); a passage cut
+        out of a longer one is a new document.
 
         Examples:
             >>> SelfRetrievalRetriever.from_documents(docs, model_dir="runs/sr", k=2).k  # doctest: +SKIP
@@ -69,4 +71,4 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         """
         corpus = check_corpus(documents_to_objects(documents))  # before any model is loaded
         core = create_self_retrieval(corpus, model_dir=model_dir, lm=lm, config=config, **options)
-        return cls(retriever=core, k=k)
+        return cls(retriever=core, k=k, documents=documents)

@@ -81,7 +81,7 @@ from retrievekit.core.iterative.steps import (
     rejected_step,
     search_step,
 )
-from retrievekit.core.llm.json_output import estimate_tokens
+from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.langgraph.retrievers import as_search_function
 
 __all__ = [

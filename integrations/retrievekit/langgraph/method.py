@@ -34,9 +34,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.iterative.state import Chunk, context_tokens, trace_from_events
-from retrievekit.core.retriever import MethodContext, check_k, check_query, option_bool
+from retrievekit.core.options import option_bool
+from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, ScoredHit
 
@@ -160,7 +162,7 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
         retrievekit.core.errors.InvalidInputError: option base must be one of bm25, dense, hybrid; got 'nope'
     """
     from retrievekit.core.index import baselines
-    from retrievekit.core.retriever import judge_from_options
+    from retrievekit.core.judge.hooks import judge_from_options
 
     judge, opts = judge_from_options(ctx)
     base = str(opts.get("base", "hybrid"))
@@ -177,7 +179,7 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
     from retrievekit.langchain.local_chat import LocalToolChatModel
     from retrievekit.langgraph.graph import build_iterative_agent
 
-    lm = LocalLM.load(ctx.llm or "smollm2")
+    lm = ctx.llm if ctx.llm is not None else LocalLM.load(ctx.llm_name or "smollm2")
     chat = LocalToolChatModel(
         lm=lm,
         max_tokens=int(opts.get("max_tokens", 96)),

@@ -130,7 +130,7 @@ def as_search_function(retriever: Any) -> SearchFunction:
                     f"{type(o).__name__}"
                 )
         from retrievekit.core.index.baselines import build_hybrid
-        from retrievekit.core.retriever import MethodContext
+        from retrievekit.core.registry import MethodContext
 
         return _core_search(build_hybrid(MethodContext(corpus=objs)))
     if callable(retriever):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
+    "as_chat_llm": "retrievekit.llama_index.llm",
     "ArmRetriever": "retrievekit.llama_index.arm",
     "IterativeAgentRetriever": "retrievekit.llama_index.agent_retriever",
     "JudgeReranker": "retrievekit.llama_index.judge",
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from retrievekit.llama_index.arm import ArmRetriever
     from retrievekit.llama_index.judge import JudgeReranker
     from retrievekit.llama_index.lattice import LatticeRetriever
-    from retrievekit.llama_index.llm import LlamaIndexChatLLM
+    from retrievekit.llama_index.llm import LlamaIndexChatLLM, as_chat_llm
     from retrievekit.llama_index.local_llm import LocalLlamaIndexLLM
     from retrievekit.llama_index.mindref import MindRefRetriever
     from retrievekit.llama_index.postprocessor import OneShotPostprocessor

@@ -17,8 +17,10 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
-from retrievekit.core.retriever import check_corpus
+from retrievekit.core.checks import check_corpus
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.types import DataObject
+from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["ArmRetriever"]
@@ -48,9 +50,12 @@ class ArmRetriever(RetrieveKitRetriever):
         similarity_top_k: int = 10,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        nodes: Sequence[BaseNode] | None = None,
     ) -> None:
         self.arm = arm
-        super().__init__(arm, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose)
+        super().__init__(
+            arm, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose, nodes=nodes
+        )
 
     @classmethod
     def from_documents(  # type: ignore[override]
@@ -66,15 +71,18 @@ class ArmRetriever(RetrieveKitRetriever):
         """Build ARM over LlamaIndex nodes/documents (or retrievekit ``Passage``/``Table`` objects, which keep
         their structure) with ``llm`` (default ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM stages).
 
+        ``llm`` is a retrievekit ``ChatLLM`` / ``LocalLM`` or any LlamaIndex ``LLM`` (wrapped by
+        :func:`~retrievekit.llama_index.llm.as_chat_llm`); ``llm="smollm2"`` (a name) is the deprecated spelling of
+        ``llm_name``. Hits on the given nodes return those nodes (copies carrying the ``arm_*`` metadata).
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
 
         Examples:
             >>> ArmRetriever.from_documents(docs, llm_name=None, base_k=3).arm.config.base_k  # doctest: +SKIP
             3
         """
+        llm, llm_name = split_llm_argument(llm, llm_name, where="ArmRetriever.from_documents")
         nodes = [d for d in documents if isinstance(d, BaseNode)]
         converted = iter(nodes_to_objects(nodes))
         objs = check_corpus([next(converted) if isinstance(d, BaseNode) else d for d in documents])
-        return cls(
-            create_arm(objs, llm=llm, llm_name=llm_name, config=config, **options), similarity_top_k=similarity_top_k
-        )
+        arm = create_arm(objs, llm=as_chat_llm(llm), llm_name=llm_name, config=config, **options)
+        return cls(arm, similarity_top_k=similarity_top_k, nodes=nodes)

@@ -34,7 +34,9 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.scorer import resolve_judge
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.trace import Trace
+from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects
 
 __all__ = ["JudgeReranker"]
@@ -50,7 +52,8 @@ class JudgeReranker(BaseNodePostprocessor):
     Attributes:
         top_n: nodes kept (default 5).
         judge: a ``RelevanceJudge`` (e.g. ``load_judge("runs/judge")``); or give ``judge_dir`` (a trained judge
-            folder) or nothing (zero-shot ``llm``, default ``smollm2``).
+            folder) or nothing: the zero-shot judge of ``llm`` (a loaded ``LocalLM``) or of the model named
+            ``llm_name`` (default ``smollm2``). ``llm="smollm2"`` (a name) is the deprecated spelling of ``llm_name``.
 
     ``last_trace`` holds the latest trace.
 
@@ -73,13 +76,15 @@ class JudgeReranker(BaseNodePostprocessor):
         *,
         judge: Any = None,
         judge_dir: str | None = None,
-        llm: str = "smollm2",
+        llm_name: str = "smollm2",
+        llm: Any = None,
         **kwargs: Any,
     ) -> None:
         if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
             raise InvalidInputError(f"top_n must be a positive integer, got {top_n!r}")
+        llm, llm_name = split_llm_argument(llm, llm_name, where="JudgeReranker")
         super().__init__(top_n=top_n, **kwargs)
-        self._judge = resolve_judge(judge, judge_dir, llm)
+        self._judge = resolve_judge(judge, judge_dir, llm_name, llm=as_chat_llm(llm))
 
     @classmethod
     def class_name(cls) -> str:

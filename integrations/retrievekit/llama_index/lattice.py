@@ -17,23 +17,16 @@ from typing import Any
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.method import Lattice, create_lattice
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import SemanticTree
-from retrievekit.core.llm.protocol import ChatLLM
-from retrievekit.core.retriever import check_corpus
+from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["LatticeRetriever"]
-
-
-def _as_chat_llm(llm: Any) -> ChatLLM | None:
-    if llm is None or isinstance(llm, ChatLLM):
-        return llm
-    from retrievekit.llama_index.llm import LlamaIndexChatLLM
-
-    return LlamaIndexChatLLM(llm)
 
 
 class LatticeRetriever(RetrieveKitRetriever):
@@ -60,9 +53,12 @@ class LatticeRetriever(RetrieveKitRetriever):
         similarity_top_k: int = 10,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        nodes: Sequence[BaseNode] | None = None,
     ) -> None:
         self.lattice = lattice
-        super().__init__(lattice, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose)
+        super().__init__(
+            lattice, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose, nodes=nodes
+        )
 
     @property
     def last_state(self) -> SearchState | None:
@@ -89,24 +85,26 @@ class LatticeRetriever(RetrieveKitRetriever):
     ) -> LatticeRetriever:
         """Build (or load from ``tree_dir``) a tree over LlamaIndex documents and search it with ``llm``.
 
-        ``llm`` is a retrievekit ``ChatLLM`` or any LlamaIndex ``LLM`` (wrapped); default ``LocalLM.load(llm_name)``.
-        ``options`` are :class:`~retrievekit.core.lattice.config.TreeBuildConfig` /
+        ``llm`` is a retrievekit ``ChatLLM`` or any LlamaIndex ``LLM`` (wrapped by
+        :func:`~retrievekit.llama_index.llm.as_chat_llm`); default ``LocalLM.load(llm_name)``. The retrieved nodes are
+        the given ones. ``options`` are :class:`~retrievekit.core.lattice.config.TreeBuildConfig` /
         :class:`~retrievekit.core.lattice.config.LatticeConfig` fields.
 
         Examples:
             >>> LatticeRetriever.from_documents(docs, llm=my_llm, max_children=8)  # doctest: +SKIP
             <...LatticeRetriever...>
         """
+        llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_documents")
         lattice = create_lattice(
             check_corpus(nodes_to_objects(documents)),  # before the LLM and embedder are loaded
-            llm=_as_chat_llm(llm),
+            llm=as_chat_llm(llm),
             llm_name=llm_name,
             embedder=embedder,
             tree_dir=tree_dir,
             builder=builder,
             **options,
         )
-        return cls(lattice, similarity_top_k=similarity_top_k)
+        return cls(lattice, similarity_top_k=similarity_top_k, nodes=documents)
 
     @classmethod
     def from_tree(
@@ -125,6 +123,7 @@ class LatticeRetriever(RetrieveKitRetriever):
             >>> LatticeRetriever.from_tree("tree", llm=my_llm).similarity_top_k  # doctest: +SKIP
             10
         """
+        llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_tree")
         kwargs: dict[str, Any] = {"tree": tree} if isinstance(tree, SemanticTree) else {"tree_dir": tree}
-        lattice = create_lattice(None, llm=_as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)
+        lattice = create_lattice(None, llm=as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)
         return cls(lattice, similarity_top_k=similarity_top_k)

@@ -21,11 +21,13 @@ from llama_index.core.base.llms.types import ChatMessage as LIChatMessage
 from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM
 
-from retrievekit.core.llm.json_output import ChatLLMBase, estimate_tokens
-from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, RelevanceJudge, ScoringLM, as_messages
+from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.core.trace import Trace
 
-__all__ = ["LlamaIndexChatLLM"]
+__all__ = ["LlamaIndexChatLLM", "as_chat_llm"]
 
 _ROLE_MAP = {
     "system": MessageRole.SYSTEM,
@@ -142,3 +144,35 @@ class LlamaIndexChatLLM(ChatLLMBase):
                 )
         self._record(trace, prompt_tokens, completion_tokens)
         return Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+
+def as_chat_llm(llm: Any) -> Any:
+    """The model a retrievekit method gets from a LlamaIndex user: the one ``llm=`` rule of every LlamaIndex edge.
+
+    ``None`` stays ``None`` (the method's default model); a retrievekit model -- a
+    :class:`~retrievekit.core.llm.protocol.ChatLLM`, a :class:`~retrievekit.core.llm.protocol.ScoringLM` such as
+    ``LocalLM`` or a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` -- is returned as is; a LlamaIndex
+    ``LLM`` (``OpenAI``, ``Ollama``, a ``CustomLLM``...) is wrapped in :class:`LlamaIndexChatLLM`. Anything else,
+    a model's name included (that is ``llm_name=``), raises :class:`~retrievekit.core.errors.InvalidInputError`.
+
+    Examples:
+        >>> from llama_index.core.llms import MockLLM
+        >>> as_chat_llm(MockLLM())
+        LlamaIndexChatLLM(MockLLM)
+        >>> as_chat_llm(None) is None
+        True
+        >>> as_chat_llm("smollm2")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got str 'smollm2'; pass a registry name as llm_name=
+    """
+    if llm is None or isinstance(llm, LlamaIndexChatLLM):
+        return llm
+    if isinstance(llm, LLM):
+        return LlamaIndexChatLLM(llm)
+    if isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)):
+        return llm
+    raise InvalidInputError(
+        "llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got "
+        f"{type(llm).__name__} {str(llm)[:40]!r}; pass a registry name as llm_name="
+    )

@@ -17,9 +17,11 @@ from typing import Any
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ScoringLM
-from retrievekit.core.retriever import check_corpus
+from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["MindRefRetriever"]
@@ -51,9 +53,12 @@ class MindRefRetriever(RetrieveKitRetriever):
         similarity_top_k: int = 2,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        nodes: Sequence[BaseNode] | None = None,
     ) -> None:
         self.mindref = mindref
-        super().__init__(mindref, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose)
+        super().__init__(
+            mindref, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose, nodes=nodes
+        )
 
     @classmethod
     def from_documents(  # type: ignore[override]
@@ -61,20 +66,24 @@ class MindRefRetriever(RetrieveKitRetriever):
         documents: Sequence[BaseNode],
         *,
         lm: ScoringLM | None = None,
-        llm: str = "smollm2",
+        llm_name: str = "smollm2",
         config: MindRefConfig | None = None,
         similarity_top_k: int = 2,
+        llm: Any = None,
         **options: Any,
     ) -> MindRefRetriever:
-        """Build MindRef over LlamaIndex documents with ``lm`` (or ``LocalLM.load(llm)``).
+        """Build MindRef over LlamaIndex documents with ``lm`` (or ``LocalLM.load(llm_name)``).
 
-        ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given).
+        ``llm`` is another name for ``lm`` (a model object, as in every edge); ``llm="smollm2"`` (a name) is the
+        former spelling of ``llm_name`` and still works for one release, with a :class:`DeprecationWarning`.
+        ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given). A passage that is a whole
+        given document comes back as that node; a span of one is a new node.
 
         Examples:
             >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
             5
         """
-        return cls(
-            create_mindref(check_corpus(nodes_to_objects(documents)), lm=lm, llm=llm, config=config, **options),
-            similarity_top_k=similarity_top_k,
-        )
+        llm, llm_name = split_llm_argument(llm, llm_name, where="MindRefRetriever.from_documents")
+        corpus = check_corpus(nodes_to_objects(documents))  # before the model is loaded
+        core = create_mindref(corpus, lm=lm, llm_name=llm_name, config=config, llm=as_chat_llm(llm), **options)
+        return cls(core, similarity_top_k=similarity_top_k, nodes=documents)

@@ -21,8 +21,11 @@ from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
+from retrievekit.core.checks import check_corpus, check_k
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_corpus, check_k
+from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.retriever import Retriever
+from retrievekit.core.sources import SourceMap
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage
 
@@ -104,9 +107,16 @@ class RetrieveKitRetriever(BaseRetriever):
     After each call, ``last_trace`` holds the query's :class:`~retrievekit.core.trace.Trace`,
     and a :class:`RetrieveKitTraceEvent` is dispatched to LlamaIndex instrumentation handlers.
 
+    Hits on the caller's own nodes (``nodes=``; ``from_documents`` passes its documents) return those very node
+    objects, as ``llama_index.retrievers.bm25`` does: same class, relationships and excluded-metadata keys. When the
+    method adds metadata to a hit (ARM's ``arm_*`` keys, Self-Retrieval's scores) the node is a copy with those
+    keys added; the caller's node is never changed. Other hits (a span or passage cut out of a document, a table
+    given as a core object) are new ``TextNode`` s (:func:`object_to_node`).
+
     Args:
         retriever: a core retriever (``BM25Index``, ``DenseIndex``, ``HybridRetriever``, ...).
         similarity_top_k: how many nodes to return.
+        nodes: the LlamaIndex nodes/documents the core corpus was made from (:func:`nodes_to_objects`).
 
     Examples:
         >>> from retrievekit.core.index import BM25Index
@@ -122,10 +132,13 @@ class RetrieveKitRetriever(BaseRetriever):
         similarity_top_k: int = 10,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        nodes: Sequence[BaseNode] | None = None,
     ) -> None:
         self._core = retriever
         self.similarity_top_k = check_k(similarity_top_k)
         self.last_trace: Trace | None = None
+        caller = [n for n in nodes or () if isinstance(n, BaseNode)]
+        self._sources: SourceMap[BaseNode] = SourceMap(zip(caller, nodes_to_objects(caller), strict=True))
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     @classmethod
@@ -154,11 +167,19 @@ class RetrieveKitRetriever(BaseRetriever):
             work_dir=Path(work_dir) if work_dir else None,
             options=options,
         )
-        return cls(build_method(method, ctx), similarity_top_k=similarity_top_k)
+        return cls(build_method(method, ctx), similarity_top_k=similarity_top_k, nodes=documents)
+
+    def _node_for(self, obj: DataObject) -> BaseNode:
+        """The caller's node when ``obj`` is one (a copy when the method added metadata), else a new node."""
+        found = self._sources.match(obj)
+        if found is None:
+            return object_to_node(obj)
+        node, extra = found
+        return node.model_copy(update={"metadata": {**node.metadata, **extra}}) if extra else node
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         trace = Trace()
         hits = self._core.search(query_bundle.query_str, self.similarity_top_k, trace=trace)
         self.last_trace = trace
         dispatcher.event(RetrieveKitTraceEvent(query=query_bundle.query_str, trace=trace.to_dict()))
-        return [NodeWithScore(node=object_to_node(h.obj), score=h.score) for h in hits]
+        return [NodeWithScore(node=self._node_for(h.obj), score=h.score) for h in hits]

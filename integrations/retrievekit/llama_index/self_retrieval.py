@@ -17,9 +17,9 @@ from typing import Any
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, create_self_retrieval
 from retrievekit.core.llm.protocol import ScoringLM
-from retrievekit.core.retriever import check_corpus
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["SelfRetrievalRetriever"]
@@ -48,10 +48,15 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         similarity_top_k: int = 5,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        nodes: Sequence[BaseNode] | None = None,
     ) -> None:
         self.self_retrieval = self_retrieval
         super().__init__(
-            self_retrieval, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose
+            self_retrieval,
+            similarity_top_k=similarity_top_k,
+            callback_manager=callback_manager,
+            verbose=verbose,
+            nodes=nodes,
         )
 
     @classmethod
@@ -67,7 +72,9 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
     ) -> SelfRetrievalRetriever:
         """Self-Retrieval over LlamaIndex documents with a trained ``model_dir`` (checked against them) or ``lm``.
 
-        ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given).
+        ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given). A passage that is a
+        whole given document comes back as that node (a copy with the scores in its metadata); a passage cut out of
+        a longer one is a new node.
 
         Examples:
             >>> SelfRetrievalRetriever.from_documents(docs, model_dir="runs/sr", title_beams=3)  # doctest: +SKIP
@@ -75,4 +82,4 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         """
         corpus = check_corpus(nodes_to_objects(documents))  # before any model is loaded
         core = create_self_retrieval(corpus, model_dir=model_dir, lm=lm, config=config, **options)
-        return cls(core, similarity_top_k=similarity_top_k)
+        return cls(core, similarity_top_k=similarity_top_k, nodes=documents)

@@ -32,6 +32,7 @@ from outlines.processors import OutlinesLogitsProcessor
 
 from retrievekit.core.index.suffix_array import ShardedTokenSuffixArray, TokenSuffixArray
 from retrievekit.core.index.token_trie import TokenTrie
+from retrievekit.core.llm.constraints import next_allowed_array, next_allowed_tokens
 
 __all__ = [
     "AllowedTokensLogitsProcessor",
@@ -44,12 +45,6 @@ __all__ = [
 AllowedFn = Callable[[Sequence[int]], Any]
 
 
-def _allowed_ids(allowed: AllowedFn, prefix: Sequence[int]) -> np.ndarray:
-    fast = getattr(allowed, "allowed_array", None)
-    ids = fast(prefix) if fast is not None else allowed(prefix)
-    return np.asarray(ids, dtype=np.int64).reshape(-1)
-
-
 def allowed_mask(
     allowed: AllowedFn,
     generated: Sequence[Sequence[int]],
@@ -59,8 +54,9 @@ def allowed_mask(
 ) -> torch.Tensor:
     """Boolean ``(rows, vocab_size)`` mask, True where a token is allowed after each row's generated prefix.
 
-    Built with one indexed assignment for all rows; a row with no allowed token gets EOS only (when known);
-    ids outside ``[0, vocab_size)`` are ignored.
+    Built with one indexed assignment for all rows; each row's ids follow the constrained-prefix rule of
+    :func:`~retrievekit.core.llm.constraints.next_allowed_array` (a row holding EOS, or with no allowed token, gets
+    EOS only, when known); ids outside ``[0, vocab_size)`` are ignored.
 
     Examples:
         >>> from retrievekit.core.index.token_trie import TokenTrie
@@ -70,9 +66,7 @@ def allowed_mask(
     rows: list[np.ndarray] = []
     cols: list[np.ndarray] = []
     for r, prefix in enumerate(generated):
-        ids = _allowed_ids(allowed, prefix)
-        if ids.size == 0 and eos_token_id is not None:
-            ids = np.asarray([eos_token_id], dtype=np.int64)
+        ids = next_allowed_array(allowed, prefix, eos_token_id)  # the rule shared with LocalLM
         rows.append(np.full(ids.size, r, dtype=np.int64))
         cols.append(ids)
     mask = torch.zeros((len(generated), vocab_size), dtype=torch.bool, device=device)
@@ -193,12 +187,6 @@ def prefix_allowed_tokens_fn(
     eos = eos_token_id if eos_token_id is not None else getattr(allowed, "eos_token_id", None)
 
     def fn(batch_id: int, input_ids: torch.Tensor) -> list[int]:
-        gen = input_ids[prompt_length:].tolist()
-        if eos is not None and gen and gen[-1] == eos:
-            return [eos]
-        ids = _allowed_ids(allowed, gen).tolist()
-        if not ids and eos is not None:
-            return [eos]
-        return ids
+        return next_allowed_tokens(allowed, input_ids[prompt_length:].tolist(), eos)
 
     return fn

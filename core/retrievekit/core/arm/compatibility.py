@@ -123,6 +123,120 @@ def _table_table(a: Table, b: Table, embed: Embed, cache: dict[str, np.ndarray])
     return best, why
 
 
+_Scored = tuple[int, int, float, str]
+"""``(i, j, score, link)`` of one pair, ``i < j``."""
+
+
+@dataclass(frozen=True)
+class _Objects:
+    """The candidates split by kind: normalised ``vectors``, table and text positions, text ids and titles."""
+
+    objs: Sequence[DataObject]
+    vectors: np.ndarray
+    tables: list[int]
+    texts: list[int]
+    by_id: dict[str, int]
+    titles: dict[int, str]
+
+
+def _split_objects(objs: Sequence[DataObject], vectors: np.ndarray) -> _Objects:
+    """Index the candidates by kind (tables vs passages)."""
+    tables = [i for i, o in enumerate(objs) if isinstance(o, Table)]
+    texts = [i for i, o in enumerate(objs) if not isinstance(o, Table)]
+    by_id = {objs[i].id: i for i in texts}
+    titles = {i: objs[i].title or "" for i in texts}
+    return _Objects(objs, np.asarray(vectors, dtype=float), tables, texts, by_id, titles)
+
+
+def _linked_cells(table: Table, by_id: dict[str, int]) -> dict[int, list[tuple[int, int, str]]]:
+    """``{passage position: [(row, col, cell text), ...]}`` of the table's valid ``cell_links`` to candidates."""
+    linked: dict[int, list[tuple[int, int, str]]] = {}
+    for link in table.metadata.get("cell_links") or ():
+        try:
+            r, c, target = int(link[0]), int(link[1]), str(link[2])
+        except (TypeError, ValueError, IndexError):
+            continue
+        p = by_id.get(target)
+        if p is not None and 0 <= r < len(table.rows) and 0 <= c < len(table.header):
+            text = " ".join(table.rows[r][c].split())
+            if text:
+                linked.setdefault(p, []).append((r, c, text))
+    return linked
+
+
+def _cell_vectors(cells: list[str], embed: Embed, cache: dict[str, np.ndarray]) -> np.ndarray:
+    """The cells' vectors (rows), embedding the ones ``cache`` lacks and adding them to it."""
+    todo = [x for x in cells if x not in cache]
+    if todo:
+        for x, v in zip(todo, embed(todo), strict=True):
+            cache[x] = np.asarray(v, dtype=float)
+    return np.stack([cache[x] for x in cells])
+
+
+def _best_cell(
+    table: Table, passage: DataObject, title: str, cells: list[str], sims: np.ndarray, link_cells: set[str]
+) -> tuple[float, str]:
+    """Max over ``cells`` of ``0.2 * overlap(cell, title) + 0.8 * sim`` (a link is a full overlap), and its link."""
+    best, why = 0.0, ""
+    for k, x in enumerate(cells):
+        ov = 1.0 if x in link_cells else overlap_coefficient(x, title)
+        s = 0.2 * ov + 0.8 * float(sims[k])
+        if s > best:
+            best = s
+            verb = "links to" if x in link_cells else "matches"
+            why = f"cell '{x}' in table {object_name(table)!r} {verb} passage {object_name(passage)!r}"
+    return best, why
+
+
+def _table_passage(
+    t: int, ob: _Objects, query: str, view_rows: int, embed: Embed, cache: dict[str, np.ndarray]
+) -> list[_Scored]:
+    """Table ``t`` against every passage: its row-level view's cells plus its hyperlinked cells."""
+    table = ob.objs[t]
+    assert isinstance(table, Table)
+    cells = table_cells(table, query, view_rows)
+    linked = _linked_cells(table, ob.by_id)
+    all_cells = list(dict.fromkeys([x[2] for x in cells] + [x[2] for v in linked.values() for x in v]))
+    if not all_cells or not ob.texts:
+        return []
+    sims = np.clip(_cell_vectors(all_cells, embed, cache) @ ob.vectors[ob.texts].T, 0.0, None)  # cells x passages
+    out: list[_Scored] = []
+    for col, p in enumerate(ob.texts):
+        link_cells = {x[2] for x in linked.get(p, [])}
+        best, why = _best_cell(table, ob.objs[p], ob.titles[p], all_cells, sims[:, col], link_cells)
+        out.append((min(t, p), max(t, p), best, why))
+    return out
+
+
+def _table_tables(ob: _Objects, embed: Embed, cache: dict[str, np.ndarray]) -> list[_Scored]:
+    """Every pair of tables (:func:`_table_table`)."""
+    out: list[_Scored] = []
+    for a_pos, a in enumerate(ob.tables):
+        for b in ob.tables[a_pos + 1 :]:
+            ta, tb = ob.objs[a], ob.objs[b]
+            assert isinstance(ta, Table) and isinstance(tb, Table)
+            out.append((a, b, *_table_table(ta, tb, embed, cache)))
+    return out
+
+
+def _passage_passages(ob: _Objects) -> list[_Scored]:
+    """Pairs of passages where one's title occurs in the other's text, scored by their cosine."""
+    objs, vec, titles = ob.objs, ob.vectors, ob.titles
+    low = {i: " ".join(objs[i].text.lower().split()) for i in ob.texts}
+    out: list[_Scored] = []
+    for a_pos, a in enumerate(ob.texts):
+        for b in ob.texts[a_pos + 1 :]:
+            title_a, title_b = titles[a].strip().lower(), titles[b].strip().lower()
+            mention = ""
+            if len(title_b) >= 3 and title_b in low[a]:
+                mention = f"passage {object_name(objs[a])!r} mentions {object_name(objs[b])!r}"
+            elif len(title_a) >= 3 and title_a in low[b]:
+                mention = f"passage {object_name(objs[b])!r} mentions {object_name(objs[a])!r}"
+            if mention:
+                out.append((a, b, float(max(0.0, vec[a] @ vec[b])), mention))
+    return out
+
+
 def compatibility(
     objs: Sequence[DataObject],
     vectors: np.ndarray,
@@ -151,77 +265,13 @@ def compatibility(
     if n < 2:
         return Compatibility(mat, links)
     cache = cell_cache if cell_cache is not None else {}
-    vec = np.asarray(vectors, dtype=float)
-    tables = [i for i, o in enumerate(objs) if isinstance(o, Table)]
-    texts = [i for i, o in enumerate(objs) if not isinstance(o, Table)]
-    by_id = {objs[i].id: i for i in texts}
-    titles = {i: objs[i].title or "" for i in texts}
-
-    # table - passage
-    for t in tables:
-        table = objs[t]
-        assert isinstance(table, Table)
-        cells = table_cells(table, query, view_rows)
-        linked: dict[int, list[tuple[int, int, str]]] = {}
-        for link in table.metadata.get("cell_links") or ():
-            try:
-                r, c, target = int(link[0]), int(link[1]), str(link[2])
-            except (TypeError, ValueError, IndexError):
-                continue
-            p = by_id.get(target)
-            if p is not None and 0 <= r < len(table.rows) and 0 <= c < len(table.header):
-                text = " ".join(table.rows[r][c].split())
-                if text:
-                    linked.setdefault(p, []).append((r, c, text))
-        all_cells = list(dict.fromkeys([x[2] for x in cells] + [x[2] for v in linked.values() for x in v]))
-        if not all_cells or not texts:
-            continue
-        todo = [x for x in all_cells if x not in cache]
-        if todo:
-            for x, v in zip(todo, embed(todo), strict=True):
-                cache[x] = np.asarray(v, dtype=float)
-        cell_vecs = np.stack([cache[x] for x in all_cells])
-        pos = {x: k for k, x in enumerate(all_cells)}
-        sims = np.clip(cell_vecs @ vec[texts].T, 0.0, None)  # cells x passages
-        for col, p in enumerate(texts):
-            best, why = 0.0, ""
-            link_cells = {x[2] for x in linked.get(p, [])}
-            for x in all_cells:
-                ov = 1.0 if x in link_cells else overlap_coefficient(x, titles[p])
-                s = 0.2 * ov + 0.8 * float(sims[pos[x], col])
-                if s > best:
-                    best = s
-                    verb = "links to" if x in link_cells else "matches"
-                    why = f"cell '{x}' in table {object_name(table)!r} {verb} passage {object_name(objs[p])!r}"
-            i, j = min(t, p), max(t, p)
-            mat[i, j] = mat[j, i] = best
-            if best > 0:
-                links[(i, j)] = why
-
-    # table - table
-    for a_pos, a in enumerate(tables):
-        for b in tables[a_pos + 1 :]:
-            ta, tb = objs[a], objs[b]
-            assert isinstance(ta, Table) and isinstance(tb, Table)
-            s, why = _table_table(ta, tb, embed, cache)
-            mat[a, b] = mat[b, a] = s
-            if s > 0:
-                links[(a, b)] = why
-
-    # passage - passage
-    low = {i: " ".join(objs[i].text.lower().split()) for i in texts}
-    for a_pos, a in enumerate(texts):
-        for b in texts[a_pos + 1 :]:
-            title_a, title_b = titles[a].strip().lower(), titles[b].strip().lower()
-            mention = ""
-            if len(title_b) >= 3 and title_b in low[a]:
-                mention = f"passage {object_name(objs[a])!r} mentions {object_name(objs[b])!r}"
-            elif len(title_a) >= 3 and title_a in low[b]:
-                mention = f"passage {object_name(objs[b])!r} mentions {object_name(objs[a])!r}"
-            if mention:
-                s = float(max(0.0, vec[a] @ vec[b]))
-                mat[a, b] = mat[b, a] = s
-                if s > 0:
-                    links[(a, b)] = mention
+    ob = _split_objects(objs, vectors)
+    scored = [x for t in ob.tables for x in _table_passage(t, ob, query, view_rows, embed, cache)]
+    scored += _table_tables(ob, embed, cache)
+    scored += _passage_passages(ob)
+    for i, j, s, why in scored:
+        mat[i, j] = mat[j, i] = s
+        if s > 0:
+            links[(i, j)] = why
     np.fill_diagonal(mat, 0.0)
     return Compatibility(np.clip(mat, 0.0, 1.0), links)

@@ -15,11 +15,11 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.retriever import option_bool
+from retrievekit.core.options import config_from_options
 
 __all__ = ["ArmConfig"]
 
@@ -165,7 +165,8 @@ class ArmConfig:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> ArmConfig:
-        """Build from ``--option key=value`` pairs (unknown keys raise; values are coerced to the field's type).
+        """Build from ``--option key=value`` pairs (:func:`~retrievekit.core.options.config_from_options`: unknown
+        keys raise; values are coerced to the field's type).
 
         ``expand_ks`` takes ``"3,4,5"``; booleans take true/false/yes/no/1/0.
 
@@ -177,24 +178,4 @@ class ArmConfig:
             ...
             retrievekit.core.errors.InvalidInputError: unknown ARM option(s): nope; known: ...
         """
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise InvalidInputError(f"unknown ARM option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        defaults = cls()
-        kwargs: dict[str, Any] = {}
-        for key, value in options.items():
-            default = getattr(defaults, key)
-            try:
-                if isinstance(default, bool):
-                    kwargs[key] = option_bool(key, value)
-                elif isinstance(default, tuple):
-                    items = value.split(",") if isinstance(value, str) else list(value)
-                    kwargs[key] = tuple(int(x) for x in items if str(x).strip())
-                elif isinstance(default, int):
-                    kwargs[key] = int(value)
-                else:
-                    kwargs[key] = float(value)
-            except (TypeError, ValueError):
-                raise InvalidInputError(f"ARM option {key}={value!r} is not a {type(default).__name__}") from None
-        return cls(**kwargs)
+        return config_from_options(cls, options, label="ARM")

@@ -50,8 +50,11 @@ from retrievekit.core.arm.mip import relevance_top_k, solve_mip
 from retrievekit.core.arm.ngrams import NGramIndex
 from retrievekit.core.arm.serialize import serialize_object, unique_names
 from retrievekit.core.arm.verify import verify_draft
+from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.index.bm25 import BM25Index, top_k_indices
-from retrievekit.core.retriever import MethodContext, Retriever, check_corpus, check_k, check_query
+from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.registry import MethodContext
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit, Table
 
@@ -481,17 +484,17 @@ def build_arm(ctx: MethodContext) -> Arm:
     verifies drafts with ``score_relevance`` (``judge_threshold``) and decomposes keywords through its base model.
 
     Examples:
-        >>> build_arm(MethodContext(corpus=corpus, llm="smollm2", options={"base_k": 3}))  # doctest: +SKIP
+        >>> build_arm(MethodContext(corpus=corpus, llm_name="smollm2", options={"base_k": 3}))  # doctest: +SKIP
         Arm(<... objects>, llm=scoring, mip=True, verify=True)
     """
     from retrievekit.core.index.baselines import build_bm25, build_dense
-    from retrievekit.core.retriever import _judge_from_options
+    from retrievekit.core.judge.hooks import judge_from_options
 
-    judge, options = _judge_from_options(ctx)
+    judge, options = judge_from_options(ctx)
     progress = options.pop("progress", False)
     config = ArmConfig.from_options(options)
     index_ctx = MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, options={"progress": progress})
-    llm = judge if judge is not None else _load_llm(ctx.llm or "smollm2")
+    llm = judge if judge is not None else ctx.load_llm()
     return Arm(ctx.corpus, llm, config, dense=build_dense(index_ctx), bm25=build_bm25(index_ctx))
 
 
@@ -528,7 +531,8 @@ def create_arm(
     """ARM over ``corpus`` with ``llm`` (default: ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM).
 
     ``options`` are :class:`ArmConfig` fields, ignored when ``config`` is given. The framework retrievers'
-    ``from_documents`` use this. The corpus and the options are checked before the LLM is loaded.
+    ``from_documents`` use this. The corpus and the options are checked before the LLM is loaded. ``llm`` is a model
+    object; a name there (``llm="smollm2"``) is the deprecated spelling of ``llm_name``.
 
     Examples:
         >>> create_arm(corpus, llm_name=None, base_k=3).config.base_k  # doctest: +SKIP
@@ -538,6 +542,7 @@ def create_arm(
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
+    llm, llm_name = split_llm_argument(llm, llm_name, where="create_arm")
     corpus = check_corpus(corpus)
     config = config or ArmConfig.from_options(options)
     if llm is None and llm_name is not None:

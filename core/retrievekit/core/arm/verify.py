@@ -32,8 +32,8 @@ from typing import Any
 
 from retrievekit.core.arm.serialize import serialize_object
 from retrievekit.core.errors import ConstraintError, RetrieveKitError
+from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.llm.protocol import RelevanceJudge
-from retrievekit.core.retriever import judge_relevance
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 

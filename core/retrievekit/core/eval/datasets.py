@@ -667,6 +667,116 @@ _HOTPOT_FILES: dict[str, tuple[str, ...]] = {
 }
 
 
+_HotpotParts = tuple[list[DataObject], list[Query], dict[str, dict[str, int]]]
+"""``(corpus, queries, qrels)`` of one HotpotQA variant."""
+
+
+def _hotpot_gold_titles(q: dict[str, Any]) -> list[str]:
+    return _ordered_unique([str(t) for t, _ in q.get("supporting_facts") or []])
+
+
+def _hotpot_distractor(files: _Files, pool_path: Path, qpath: Path) -> _HotpotParts:
+    """Pool = the distractor corpus file (title -> sentences); gold = the supporting-fact titles."""
+    pool = files.json(pool_path)
+    if not isinstance(pool, dict):
+        raise files.bad(
+            pool_path, f"expected a JSON object mapping title -> list of sentences, got {type(pool).__name__}"
+        )
+    corpus: list[DataObject] = [_hotpot_passage(str(t), s) for t, s in pool.items()]
+    queries: list[Query] = []
+    qrels: dict[str, dict[str, int]] = {}
+    for item, q in files.json_list(qpath, ("_id", "question"), "question"):
+        with files.record(qpath, item=item):
+            gold = _hotpot_gold_titles(q)
+            qid = str(q["_id"])
+            qrels[qid] = dict.fromkeys(gold, 1)
+            queries.append(_hotpot_query(q, qid, gold))
+    return corpus, queries, qrels
+
+
+def _hotpot_fullwiki(files: _Files, path: Path) -> _HotpotParts:
+    """Pool = the union of the questions' retrieved contexts; some gold titles are not in it.
+
+    They are counted in ``metadata['qrels_missing_from_corpus']``: the recall ceiling is below 1.
+    """
+    corpus: list[DataObject] = []
+    queries: list[Query] = []
+    qrels: dict[str, dict[str, int]] = {}
+    seen: set[str] = set()
+    for item, q in files.json_list(path, ("_id", "question"), "question"):
+        with files.record(path, item=item):
+            for title, sents in q.get("context") or []:
+                if title not in seen:
+                    seen.add(title)
+                    corpus.append(_hotpot_passage(str(title), sents))
+            gold = _hotpot_gold_titles(q)
+            qid = str(q["_id"])
+            qrels[qid] = dict.fromkeys(gold, 1)
+            queries.append(_hotpot_query(q, qid, gold))
+    return corpus, queries, qrels
+
+
+def _hotpot_dpr(files: _Files, path: Path) -> tuple[list[DataObject], list[Query], dict[str, dict[str, int]], int]:
+    """Pool = the DPR Wikipedia passages the supporting facts were mapped to; gold = those passage ids.
+
+    Also returns the number of supporting facts without a DPR passage.
+    """
+    corpus: list[DataObject] = []
+    queries: list[Query] = []
+    qrels: dict[str, dict[str, int]] = {}
+    seen: set[str] = set()
+    unmapped = 0
+    for item, q in files.json_list(path, ("_id", "question"), "question"):
+        with files.record(path, item=item):
+            gold_ids: list[str] = []
+            titles: list[str] = []
+            for sf in q.get("supporting_facts") or []:
+                titles.append(str(sf[0]))
+                dpr = sf[3] if len(sf) > 3 else None
+                if not isinstance(dpr, dict):
+                    unmapped += 1
+                    continue
+                pid = str(dpr["id"])
+                if pid not in seen:
+                    seen.add(pid)
+                    corpus.append(Passage(id=pid, title=dpr.get("title") or "", text=dpr.get("text") or ""))
+                gold_ids.append(pid)
+            qid = str(q["_id"])
+            qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
+            query = _hotpot_query(q, qid, _ordered_unique(titles))
+            queries.append(Query(query.id, query.text, {**query.metadata, "gold_dpr_ids": _ordered_unique(gold_ids)}))
+    return corpus, queries, qrels, unmapped
+
+
+def _hotpot_hard(files: _Files, path: Path) -> _HotpotParts:
+    """Gold evidence sentences ``"Title | sentence"`` as the pool (no distractors); gold = their passages."""
+    corpus: list[DataObject] = []
+    queries: list[Query] = []
+    qrels: dict[str, dict[str, int]] = {}
+    seen: set[str] = set()
+    for item, q in files.json_list(path, ("question",), "question"):
+        with files.record(path, item=item):
+            gold_ids: list[str] = []
+            titles: list[str] = []
+            for ev in q.get("evidence") or []:
+                title, sep, sentence = str(ev).partition(" | ")
+                if not sep:
+                    title, sentence = "", str(ev)
+                pid = stable_id(title, sentence)
+                if pid not in seen:
+                    seen.add(pid)
+                    corpus.append(Passage(id=pid, title=title, text=sentence))
+                gold_ids.append(pid)
+                titles.append(title)
+            qid = str(q.get("_id", q.get("idx", item - 1)))
+            qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
+            query = _hotpot_query(q, qid, _ordered_unique(titles))
+            queries.append(
+                Query(query.id, query.text, {**query.metadata, "gold_evidence_ids": _ordered_unique(gold_ids)})
+            )
+    return corpus, queries, qrels
+
+
 def _load_hotpotqa(root: Path, split: str, limit: int | None) -> Dataset:
     if split not in _HOTPOT_SPLITS:
         raise _bad_split("hotpotqa", split, list(_HOTPOT_SPLITS))
@@ -674,86 +784,17 @@ def _load_hotpotqa(root: Path, split: str, limit: int | None) -> Dataset:
     files = _Files("hotpotqa", root)
     folder = files.folder("multihop_qa")
     paths = [files.need(folder / f, f"{variant} questions") for f in _HOTPOT_FILES[variant]]
-    corpus: list[DataObject] = []
-    queries: list[Query] = []
-    qrels: dict[str, dict[str, int]] = {}
     meta: dict[str, Any] = {"variant": variant}
     if variant == "distractor":
         pool_path, qpath = paths
-        pool = files.json(pool_path)
-        if not isinstance(pool, dict):
-            raise files.bad(
-                pool_path, f"expected a JSON object mapping title -> list of sentences, got {type(pool).__name__}"
-            )
-        corpus = [_hotpot_passage(str(t), s) for t, s in pool.items()]
-        for item, q in files.json_list(qpath, ("_id", "question"), "question"):
-            with files.record(qpath, item=item):
-                gold = _ordered_unique([str(t) for t, _ in q.get("supporting_facts") or []])
-                qid = str(q["_id"])
-                qrels[qid] = dict.fromkeys(gold, 1)
-                queries.append(_hotpot_query(q, qid, gold))
+        corpus, queries, qrels = _hotpot_distractor(files, pool_path, qpath)
     elif variant == "fullwiki":
-        # Pool = the union of the questions' retrieved contexts; some gold titles are not in it
-        # (counted in metadata['qrels_missing_from_corpus']): the recall ceiling is below 1.
-        seen: set[str] = set()
-        for item, q in files.json_list(paths[0], ("_id", "question"), "question"):
-            with files.record(paths[0], item=item):
-                for title, sents in q.get("context") or []:
-                    if title not in seen:
-                        seen.add(title)
-                        corpus.append(_hotpot_passage(str(title), sents))
-                gold = _ordered_unique([str(t) for t, _ in q.get("supporting_facts") or []])
-                qid = str(q["_id"])
-                qrels[qid] = dict.fromkeys(gold, 1)
-                queries.append(_hotpot_query(q, qid, gold))
+        corpus, queries, qrels = _hotpot_fullwiki(files, paths[0])
     elif variant == "dpr":
-        # Pool = the DPR Wikipedia passages the supporting facts were mapped to; gold = those passage ids.
-        seen = set()
-        unmapped = 0
-        for item, q in files.json_list(paths[0], ("_id", "question"), "question"):
-            with files.record(paths[0], item=item):
-                gold_ids: list[str] = []
-                titles: list[str] = []
-                for sf in q.get("supporting_facts") or []:
-                    titles.append(str(sf[0]))
-                    dpr = sf[3] if len(sf) > 3 else None
-                    if not isinstance(dpr, dict):
-                        unmapped += 1
-                        continue
-                    pid = str(dpr["id"])
-                    if pid not in seen:
-                        seen.add(pid)
-                        corpus.append(Passage(id=pid, title=dpr.get("title") or "", text=dpr.get("text") or ""))
-                    gold_ids.append(pid)
-                qid = str(q["_id"])
-                qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
-                query = _hotpot_query(q, qid, _ordered_unique(titles))
-                queries.append(
-                    Query(query.id, query.text, {**query.metadata, "gold_dpr_ids": _ordered_unique(gold_ids)})
-                )
+        corpus, queries, qrels, unmapped = _hotpot_dpr(files, paths[0])
         meta["unmapped_supporting_facts"] = unmapped
     else:  # hard: gold evidence sentences "Title | sentence", no distractors
-        seen = set()
-        for item, q in files.json_list(paths[0], ("question",), "question"):
-            with files.record(paths[0], item=item):
-                gold_ids = []
-                titles = []
-                for ev in q.get("evidence") or []:
-                    title, sep, sentence = str(ev).partition(" | ")
-                    if not sep:
-                        title, sentence = "", str(ev)
-                    pid = stable_id(title, sentence)
-                    if pid not in seen:
-                        seen.add(pid)
-                        corpus.append(Passage(id=pid, title=title, text=sentence))
-                    gold_ids.append(pid)
-                    titles.append(title)
-                qid = str(q.get("_id", q.get("idx", item - 1)))
-                qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
-                query = _hotpot_query(q, qid, _ordered_unique(titles))
-                queries.append(
-                    Query(query.id, query.text, {**query.metadata, "gold_evidence_ids": _ordered_unique(gold_ids)})
-                )
+        corpus, queries, qrels = _hotpot_hard(files, paths[0])
     return _finish(files, split, corpus, queries, qrels, limit, meta)
 
 

@@ -6,7 +6,7 @@ runs every N-th query so one process per core can share one file (a last run wit
 
 Examples:
     >>> from retrievekit.core.eval.datasets import Dataset, Query
-    >>> from retrievekit.core.retriever import register_method
+    >>> from retrievekit.core.registry import register_method
     >>> from retrievekit.core.types import Passage, ScoredHit
     >>> class First:
     ...     def __init__(self, ctx): self.corpus = list(ctx.corpus)
@@ -32,11 +32,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from retrievekit.core.checks import check_k
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
 from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets
 from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard, shard
-from retrievekit.core.retriever import MethodContext, Retriever, build_method, check_k
+from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
@@ -159,7 +162,7 @@ def run_benchmark(
     method: str | Retriever,
     *,
     k: int = 100,
-    llm: str | None = None,
+    llm_name: str | None = None,
     work_dir: str | Path | None = None,
     options: Mapping[str, Any] | None = None,
     progress: bool = True,
@@ -170,14 +173,17 @@ def run_benchmark(
     label: str | None = None,
     extra: QueryExtra | None = None,
     settings: Mapping[str, Any] | None = None,
+    llm: Any = None,
 ) -> dict[str, Any]:
     """Run every query of ``dataset`` through ``method`` (built once over ``dataset.corpus``) and score the rankings.
 
     Args:
         dataset: corpus, queries and qrels (see :func:`~retrievekit.core.eval.datasets.load_dataset`, which can also
             restrict the corpus).
-        method: a registered method name (built with ``llm``, ``work_dir`` and ``options``) or a ready retriever
-            (anything with ``search(query, k, trace=...)``; then ``label`` names it in the result).
+        method: a registered method name (built with ``llm_name`` -- the registry name of ``--llm`` -- or ``llm``,
+            a model object; ``work_dir`` and ``options``) or a ready retriever (anything with
+            ``search(query, k, trace=...)``; then ``label`` names it in the result). ``llm="smollm2"`` (a name) is
+            the deprecated spelling of ``llm_name``.
         k: hits per query; metrics are computed at every cut-off in ``ks`` on those hits, so a cut-off above ``k``
             equals the value at ``k``.
         keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
@@ -191,9 +197,9 @@ def run_benchmark(
 
     Returns a JSON-safe dict: ``dataset``, ``split``, ``method``, ``n_queries``, ``metrics`` (``ndcg@10``,
     ``recall@100``, ``mrr@5``, ``hit@1``, ...), ``cost`` (:data:`COST_KEYS`), ``build_seconds``, ``k``,
-    ``n_failed``, ``events_per_query``, ``llm``, ``options``, and when present ``counters_per_query``,
-    ``extra_means``, ``failures`` and ``shard``. A retriever whose class sets ``returns_set = True`` also gets
-    ``set_precision/set_recall/set_f1``. A query whose search raises a
+    ``n_failed``, ``events_per_query``, ``llm`` (the ``llm_name``), ``options``, and when present
+    ``counters_per_query``, ``extra_means``, ``failures`` and ``shard``. A retriever whose class sets
+    ``returns_set = True`` also gets ``set_precision/set_recall/set_f1``. A query whose search raises a
     :class:`~retrievekit.core.errors.RetrieveKitError` counts as an empty ranking and in ``n_failed``.
 
     Examples:
@@ -203,49 +209,37 @@ def run_benchmark(
         ...
         retrievekit.core.errors.InvalidInputError: k must be a positive integer, got 0
     """
+    llm, llm_name = split_llm_argument(llm, llm_name, where="run_benchmark")
     check_k(k)
     if not dataset.queries:
         raise InvalidInputError(f"dataset {dataset.name}/{dataset.split} has no queries to run")
     name = method if isinstance(method, str) else (label or type(method).__name__)
     part = parse_shard(shard_spec)
-    run_settings = {
-        "dataset": dataset.name,
-        "split": dataset.split,
-        "n_corpus": len(dataset.corpus),
-        "method": name,
-        "k": k,
-        "llm": llm,
-        "options": _jsonable(dict(options or {})),
-        **_jsonable(dict(settings or {})),
-    }
+    run_settings = _run_settings(dataset, name, k, llm_name, options, settings)
     log = RecordFile(records, run_settings) if records is not None else None
     done = log.done() if log is not None else {}
     todo = [q for q in shard(dataset.queries, part) if q.id not in done]
-
     t0 = time.perf_counter()
-    retriever = _build(method, dataset, llm, work_dir, options)  # also when resuming: its class says returns_set
+    retriever = _build(method, dataset, llm_name, llm, work_dir, options)  # also when resuming: its returns_set
     build_seconds = time.perf_counter() - t0
-
-    fresh: dict[str, QueryRecord] = {}
     show = progress and sys.stderr.isatty()
-    for query in tqdm(todo, desc=f"{name}@{dataset.name}", unit="q", disable=not show):
-        record = search_one(retriever, query, k, extra)
-        fresh[query.id] = record
-        if log is not None:
-            log.append(record)
+    fresh = _run_queries(retriever, todo, k, extra, log, desc=f"{name}@{dataset.name}", progress=show)
     mine = {**done, **fresh}
     chosen = [mine[q.id] for q in shard(dataset.queries, part) if q.id in mine]
     result: dict[str, Any] = {
-        "dataset": dataset.name,
-        "split": dataset.split,
-        "method": name,
+        **{key: run_settings[key] for key in ("dataset", "split", "method")},
         **summarize(chosen, dataset.qrels, ks=ks, returns_set=bool(getattr(retriever, "returns_set", False))),
         "build_seconds": build_seconds,
-        "k": k,
-        "llm": llm,
-        "options": run_settings["options"],
+        **{key: run_settings[key] for key in ("k", "llm", "options")},
         "n_resumed": len(chosen) - len(fresh),
     }
+    return _with_run(result, chosen, part, keep_run)
+
+
+def _with_run(
+    result: dict[str, Any], chosen: list[QueryRecord], part: tuple[int, int] | None, keep_run: bool
+) -> dict[str, Any]:
+    """``result`` with the shard it covers and, when asked, the run and the per-query records."""
     if part is not None:
         result["shard"] = f"{part[0]}/{part[1]}"
     if keep_run:
@@ -254,10 +248,32 @@ def run_benchmark(
     return result
 
 
+def _run_settings(
+    dataset: Dataset,
+    name: str,
+    k: int,
+    llm_name: str | None,
+    options: Mapping[str, Any] | None,
+    settings: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """What identifies a run in its records file (``llm`` is the registry name, as in earlier record files)."""
+    return {
+        "dataset": dataset.name,
+        "split": dataset.split,
+        "n_corpus": len(dataset.corpus),
+        "method": name,
+        "k": k,
+        "llm": llm_name,
+        "options": _jsonable(dict(options or {})),
+        **_jsonable(dict(settings or {})),
+    }
+
+
 def _build(
     method: str | Retriever,
     dataset: Dataset,
-    llm: str | None,
+    llm_name: str | None,
+    llm: Any,
     work_dir: str | Path | None,
     options: Mapping[str, Any] | None,
 ) -> Retriever:
@@ -266,7 +282,28 @@ def _build(
     ctx = MethodContext(
         corpus=dataset.corpus,
         work_dir=Path(work_dir) if work_dir is not None else None,
-        llm=llm,
+        llm_name=llm_name,
         options=dict(options or {}),
+        llm=llm,
     )
     return build_method(method, ctx)
+
+
+def _run_queries(
+    retriever: Retriever,
+    todo: list[Query],
+    k: int,
+    extra: QueryExtra | None,
+    log: RecordFile | None,
+    *,
+    desc: str,
+    progress: bool,
+) -> dict[str, QueryRecord]:
+    """Search every query in ``todo``, appending each record to ``log`` as it finishes."""
+    fresh: dict[str, QueryRecord] = {}
+    for query in tqdm(todo, desc=desc, unit="q", disable=not progress):
+        record = search_one(retriever, query, k, extra)
+        fresh[query.id] = record
+        if log is not None:
+            log.append(record)
+    return fresh

@@ -41,16 +41,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
+from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.suffix_array import DEFAULT_MAX_TOKENS, TokenSuffixArray
 from retrievekit.core.index.token_trie import TokenTrie
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import Beam, ScoringLM
-from retrievekit.core.retriever import MethodContext, check_corpus, check_k, check_query, option_bool
+from retrievekit.core.options import config_from_options
+from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit
 
@@ -136,7 +139,7 @@ class MindRefConfig:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> MindRefConfig:
-        """Build from ``--option key=value`` pairs (unknown keys raise; numbers are coerced).
+        """Build from ``--option key=value`` pairs (:func:`~retrievekit.core.options.config_from_options`).
 
         Examples:
             >>> MindRefConfig.from_options({"title_beams": "4", "lam": 1}).title_beams
@@ -144,21 +147,7 @@ class MindRefConfig:
             >>> MindRefConfig.from_options({"widen_to_k": "false"}).widen_to_k
             False
         """
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(options) - set(known))
-        if unknown:
-            raise InvalidInputError(f"unknown MindRef option(s): {', '.join(unknown)}; known: {', '.join(known)}")
-        kwargs: dict[str, Any] = {}
-        for key, value in options.items():
-            default = getattr(cls(), key)
-            if isinstance(default, bool):
-                kwargs[key] = option_bool(key, value)
-                continue
-            try:
-                kwargs[key] = type(default)(value) if isinstance(default, (int, float)) else str(value)
-            except (TypeError, ValueError):
-                raise InvalidInputError(f"MindRef option {key}={value!r} is not a {type(default).__name__}") from None
-        return cls(**kwargs)
+        return config_from_options(cls, options, label="MindRef")
 
 
 @dataclass(frozen=True)
@@ -549,38 +538,47 @@ def build_mindref(ctx: MethodContext) -> MindRef:
     documents, whatever ``--k`` is) unless ``--option widen_to_k=true`` is given, so its figures stay comparable.
 
     Examples:
-        >>> from retrievekit.core.retriever import MethodContext
-        >>> build_mindref(MethodContext(corpus=docs, llm="smollm2", options={"title_beams": 5}))  # doctest: +SKIP
+        >>> from retrievekit.core.registry import MethodContext
+        >>> build_mindref(MethodContext(corpus=docs, llm_name="smollm2", options={"title_beams": 5}))  # doctest: +SKIP
         MindRef(...)
     """
     options = {"widen_to_k": False, **ctx.options}  # benchmarks measure the paper's output unless asked
-    return create_mindref(ctx.corpus, llm=ctx.llm or "smollm2", **options)
+    return create_mindref(ctx.corpus, lm=ctx.llm, llm_name=ctx.llm_name or "smollm2", **options)
 
 
 def create_mindref(
     corpus: Sequence[DataObject],
     *,
     lm: ScoringLM | None = None,
-    llm: str = "smollm2",
+    llm_name: str = "smollm2",
     config: MindRefConfig | None = None,
+    llm: Any = None,
     **options: Any,
 ) -> MindRef:
-    """MindRef over ``corpus`` with ``lm`` (default: ``LocalLM.load(llm)``); ``options`` are :class:`MindRefConfig`
-    fields, ignored when ``config`` is given. The framework retrievers' ``from_documents`` use this. The corpus and
-    the options are checked before the model is loaded.
+    """MindRef over ``corpus`` with ``lm`` (default: ``LocalLM.load(llm_name)``); ``options`` are
+    :class:`MindRefConfig` fields, ignored when ``config`` is given. The framework retrievers' ``from_documents`` use
+    this. The corpus and the options are checked before the model is loaded.
+
+    ``llm`` is another name for ``lm`` (a model object, the convention of every method); ``llm="smollm2"`` (a
+    registry name) is the former spelling of ``llm_name`` and still works for one release, with a
+    :class:`DeprecationWarning`.
 
     Examples:
-        >>> create_mindref(docs, llm="smollm2", title_beams=5).config.title_beams  # doctest: +SKIP
+        >>> create_mindref(docs, llm_name="smollm2", title_beams=5).config.title_beams  # doctest: +SKIP
         5
         >>> create_mindref([])
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
+    llm, llm_name = split_llm_argument(llm, llm_name, where="create_mindref")
     corpus = check_corpus(corpus)
     config = config or MindRefConfig.from_options(options)
+    lm = lm if lm is not None else llm
     if lm is None:
         from retrievekit.core.llm.local import LocalLM
 
-        lm = LocalLM.load(llm)
+        lm = LocalLM.load(llm_name)
+    if not isinstance(lm, ScoringLM):
+        raise InvalidInputError(f"MindRef needs a scoring LM (e.g. LocalLM.load(...)), got {type(lm).__name__}")
     return MindRef(corpus, lm, config)

@@ -5,7 +5,7 @@ the corpus, so a second run over the same corpus reopens them instead of
 re-embedding.
 
 Examples:
-    >>> from retrievekit.core.retriever import MethodContext
+    >>> from retrievekit.core.registry import MethodContext
     >>> from retrievekit.core.types import Passage
     >>> r = build_bm25(MethodContext(corpus=[Passage(id="a", text="ice cream"), Passage(id="b", text="hot soup")]))
     >>> r.search("cream", k=1)[0].id
@@ -22,7 +22,8 @@ from pathlib import Path
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
-from retrievekit.core.retriever import MethodContext, Retriever
+from retrievekit.core.registry import MethodContext
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.types import DataObject, object_to_dict
 
 __all__ = ["build_bm25", "build_dense", "build_hybrid", "corpus_fingerprint"]

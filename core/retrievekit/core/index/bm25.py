@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
-from retrievekit.core.retriever import check_corpus, check_k, check_query
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 

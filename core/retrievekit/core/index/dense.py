@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
-from retrievekit.core.retriever import check_corpus, check_k, check_query
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit, object_from_dict, object_to_dict
 

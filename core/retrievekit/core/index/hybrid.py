@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.retriever import Retriever, check_k, check_query
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 

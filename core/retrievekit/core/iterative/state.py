@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.llm.json_output import estimate_tokens
+from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 

@@ -70,7 +70,7 @@ def collect_pairs(args: argparse.Namespace) -> tuple[list[Any], list[Any], dict[
     """
     from retrievekit.core.eval.datasets import load_dataset
     from retrievekit.core.judge.data import mine_hard_negatives, pairs_from_qrels, synthesize_pairs
-    from retrievekit.core.retriever import MethodContext, build_method
+    from retrievekit.core.registry import MethodContext, build_method
 
     info: dict[str, Any] = {}
     if args.synthesize is not None:

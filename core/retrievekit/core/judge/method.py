@@ -22,16 +22,20 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import RelevanceJudge
-from retrievekit.core.retriever import MethodContext, Retriever, check_k, check_query
+from retrievekit.core.options import config_from_options
+from retrievekit.core.registry import MethodContext
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
@@ -80,22 +84,13 @@ class JudgeRerankConfig:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> JudgeRerankConfig:
-        """Build from ``--option`` strings (unknown keys are an error).
+        """Build from ``--option`` strings (:func:`~retrievekit.core.options.config_from_options`).
 
         Examples:
             >>> JudgeRerankConfig.from_options({"rerank_k": "20", "mix": "0.5"})
             JudgeRerankConfig(rerank_k=20, mix=0.5)
         """
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise InvalidInputError(f"unknown judge-rerank option(s) {unknown}; known: {sorted(known)}")
-        kw: dict[str, Any] = {}
-        if "rerank_k" in options:
-            kw["rerank_k"] = int(options["rerank_k"])
-        if "mix" in options:
-            kw["mix"] = float(options["mix"])
-        return cls(**kw)
+        return config_from_options(cls, options, label="judge-rerank")
 
 
 class JudgeRerankRetriever:
@@ -193,16 +188,21 @@ def _is_zero_shot(judge_dir: str | Path) -> bool:
 
 
 def _load_or_zero_shot(
-    judge_dir: str | Path | None, llm: str | None, *, batch_size: int, max_passage_tokens: int | None
+    judge_dir: str | Path | None,
+    llm_name: str | None,
+    llm: Any,
+    *,
+    batch_size: int,
+    max_passage_tokens: int | None,
 ) -> tuple[Any, str]:
     from retrievekit.core.judge.scorer import Judge, load_judge
 
     if judge_dir is not None and str(judge_dir).strip() and not _is_zero_shot(judge_dir):
-        judge = load_judge(judge_dir, base_model=llm, batch_size=batch_size)
+        judge = load_judge(judge_dir, base_model=llm_name, batch_size=batch_size)
         return judge, f"trained judge from {judge_dir} (base {judge.base_model})"
-    name = llm or "smollm2"
-    judge = Judge.zero_shot(name, batch_size=batch_size, max_passage_tokens=max_passage_tokens or 256)
-    return judge, f"zero-shot judge {name} (no trained judge given)"
+    name = llm_name or "smollm2"
+    judge = Judge.zero_shot(name, llm=llm, batch_size=batch_size, max_passage_tokens=max_passage_tokens or 256)
+    return judge, f"zero-shot judge {getattr(llm, 'name', None) or name} (no trained judge given)"
 
 
 def create_judge_rerank(
@@ -210,23 +210,27 @@ def create_judge_rerank(
     *,
     judge: RelevanceJudge | None = None,
     judge_dir: str | Path | None = None,
-    llm: str | None = None,
+    llm_name: str | None = None,
+    llm: Any = None,
     first_stage: str | Retriever = "bm25",
     work_dir: str | Path | None = None,
     batch_size: int = 32,
     max_passage_tokens: int | None = None,
     **options: Any,
 ) -> JudgeRerankRetriever:
-    """A :class:`JudgeRerankRetriever` over ``corpus``: ``judge`` as given, else loaded from ``judge_dir``, else
-    zero-shot ``llm`` (default ``smollm2``); ``first_stage`` a method name (``bm25`` | ``dense`` | ``hybrid``) or a
-    retriever; ``options`` are :class:`JudgeRerankConfig` fields.
+    """A :class:`JudgeRerankRetriever` over ``corpus``: ``judge`` as given, else loaded from ``judge_dir``, else the
+    zero-shot judge of ``llm`` (a loaded ``LocalLM``) or of the model named ``llm_name`` (default ``smollm2``);
+    ``first_stage`` a method name (``bm25`` | ``dense`` | ``hybrid``) or a retriever; ``options`` are
+    :class:`JudgeRerankConfig` fields. ``llm="smollm2"`` (a name) is the former spelling of ``llm_name``: it still
+    works for one release, with a :class:`DeprecationWarning`.
 
     Examples:
         >>> create_judge_rerank(docs, judge_dir="runs/judge", rerank_k=50)  # doctest: +SKIP
         JudgeRerankRetriever(trained judge from runs/judge (base smollm2), rerank_k=50, mix=0.0)
     """
-    from retrievekit.core.retriever import build_method
+    from retrievekit.core.registry import build_method
 
+    llm, llm_name = split_llm_argument(llm, llm_name, where="create_judge_rerank")
     config = JudgeRerankConfig.from_options(options)
     if isinstance(first_stage, str):
         base = build_method(
@@ -237,7 +241,9 @@ def create_judge_rerank(
     if judge is not None:
         label = repr(judge)
     else:
-        judge, label = _load_or_zero_shot(judge_dir, llm, batch_size=batch_size, max_passage_tokens=max_passage_tokens)
+        judge, label = _load_or_zero_shot(
+            judge_dir, llm_name, llm, batch_size=batch_size, max_passage_tokens=max_passage_tokens
+        )
     return JudgeRerankRetriever(base, judge, config, label=label)
 
 
@@ -262,6 +268,7 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     return create_judge_rerank(
         ctx.corpus,
         judge_dir=judge_dir,
+        llm_name=ctx.llm_name,
         llm=ctx.llm,
         first_stage=first,
         work_dir=ctx.work_dir,

@@ -22,6 +22,7 @@ Examples:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from retrievekit.core.checks import check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
 from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, PLAIN_TEMPLATE_ID, TEMPLATES, JudgePrompt
 from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult
-from retrievekit.core.retriever import check_query
 from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ensure_text
@@ -202,21 +204,37 @@ class Judge(ChatLLMBase):
     @classmethod
     def zero_shot(
         cls,
-        model: Any = "smollm2",
+        llm_name: str = "smollm2",
         *,
+        llm: Any = None,
         device: str | None = None,
         batch_size: int = 32,
         max_passage_tokens: int = 256,
     ) -> Judge:
-        """A judge from an untrained chat model: a registry name (``"smollm2"``) or a ``LocalLM``; chat template.
+        """A judge from an untrained chat model, with the chat template: ``llm`` (a loaded ``LocalLM``) or the model
+        ``llm_name`` names in the registry (``"smollm2"``).
+
+        A ``LocalLM`` given in place of ``llm_name`` (the former spelling) is still taken, with a
+        :class:`DeprecationWarning`.
 
         Examples:
             >>> Judge.zero_shot("smollm2").prompt.template_id  # doctest: +SKIP
             'judge-chat-v1'
+            >>> Judge.zero_shot(llm=LocalLM.load("qwen0.5b")).base_model  # doctest: +SKIP
+            'qwen0.5b'
         """
         from retrievekit.core.llm.local import LocalLM
 
-        lm = model if isinstance(model, LocalLM) else LocalLM.load(str(model), device=device)
+        if not isinstance(llm_name, str):
+            warnings.warn(
+                "Judge.zero_shot(<model>) is deprecated: pass a loaded model as llm=", DeprecationWarning, stacklevel=2
+            )
+            llm, llm_name = llm_name, "smollm2"
+        if llm is not None and not isinstance(llm, LocalLM):
+            raise InvalidInputError(
+                f"a zero-shot judge reads a local model's logits: llm must be a LocalLM, got {type(llm).__name__}"
+            )
+        lm = llm if llm is not None else LocalLM.load(llm_name, device=device)
         judge = cls(
             lm.model,
             lm.tokenizer,
@@ -469,10 +487,14 @@ def load_judge(
     return Judge.load(path, base_model=base_model, device=device, batch_size=batch_size)
 
 
-def resolve_judge(judge: Any = None, judge_dir: str | Path | None = None, llm: str = "smollm2") -> Any:
-    """The judge to use: ``judge`` as given, else :func:`load_judge` of ``judge_dir``, else the zero-shot ``llm``.
+def resolve_judge(
+    judge: Any = None, judge_dir: str | Path | None = None, llm_name: str = "smollm2", *, llm: Any = None
+) -> Any:
+    """The judge to use: ``judge`` as given, else :func:`load_judge` of ``judge_dir``, else the zero-shot judge of
+    ``llm`` (a loaded ``LocalLM``) or of the model named ``llm_name``.
 
-    Used by the LlamaIndex / LangChain reranker edges.
+    Used by the LlamaIndex / LangChain reranker edges. ``llm="smollm2"`` (a name) is the former spelling of
+    ``llm_name``: it still works for one release, with a :class:`DeprecationWarning`.
 
     Examples:
         >>> class Half:
@@ -485,10 +507,11 @@ def resolve_judge(judge: Any = None, judge_dir: str | Path | None = None, llm: s
         ...
         retrievekit.core.errors.InvalidInputError: judge must implement score_relevance, got object
     """
+    llm, llm_name = split_llm_argument(llm, llm_name, where="resolve_judge")
     if judge is not None:
         if not hasattr(judge, "score_relevance"):
             raise InvalidInputError(f"judge must implement score_relevance, got {type(judge).__name__}")
         return judge
     if judge_dir is not None:
         return load_judge(judge_dir)
-    return Judge.zero_shot(llm)
+    return Judge.zero_shot(llm_name, llm=llm)

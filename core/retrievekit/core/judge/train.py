@@ -166,6 +166,121 @@ def _nan_to_none(x: float) -> float | None:
     return None if not np.isfinite(x) else float(x)
 
 
+def _checked_pairs(pairs: Sequence[JudgePair]) -> list[JudgePair]:
+    """The pairs as a list; both labels must occur."""
+    items = list(pairs)
+    labels = {p.label for p in items}
+    if labels != {0, 1}:
+        raise InvalidInputError(
+            "train_judge needs both relevant (label 1) and non-relevant (label 0) pairs; mine negatives first"
+        )
+    return items
+
+
+def _model_and_tokenizer(model: Any, tokenizer: Any, base_model: str, config: Any) -> tuple[Any, Any]:
+    """The given model and tokenizer, or ``base_model`` loaded in fp32 when either is missing."""
+    if model is None or tokenizer is None:
+        from retrievekit.core.llm.models import load_model_and_tokenizer
+
+        model, tokenizer = load_model_and_tokenizer(base_model, device=config.device, dtype="float32")
+    return model, tokenizer
+
+
+def _judge(model: Any, tokenizer: Any, prompt: JudgePrompt, batch_size: int, base_model: str) -> Judge:
+    """An uncalibrated judge on the model as it is now."""
+    return Judge(model, tokenizer, prompt=prompt, batch_size=batch_size, base_model=base_model)
+
+
+@dataclass(frozen=True)
+class _JudgeData:
+    """The split of the pairs: training examples and counts, the holdout, and the pairs the calibration fits on."""
+
+    examples: list[Any]
+    stats: dict[str, Any]
+    held: list[JudgePair]
+    calib: list[JudgePair]
+
+    @property
+    def calib_xy(self) -> list[tuple[str, str]]:
+        return [(p.query, p.passage) for p in self.calib]
+
+    @property
+    def calib_y(self) -> np.ndarray:
+        return np.array([p.label for p in self.calib])
+
+
+def _judge_data(
+    pairs: list[JudgePair], tokenizer: Any, prompt: JudgePrompt, *, holdout: float, seed: int, balance: bool
+) -> _JudgeData:
+    """Hold out a share of the queries, build the training examples, pick the calibration pairs."""
+    train_pairs, held = split_by_query(pairs, holdout=holdout, seed=seed)
+    if {p.label for p in train_pairs} != {0, 1}:
+        raise InvalidInputError("after the holdout split the training side lacks one label; lower holdout")
+    examples, stats = build_examples(train_pairs, tokenizer, prompt, balance=balance)
+    stats["holdout_pairs"] = len(held)
+    stats["holdout_queries"] = len({p.query_id for p in held})
+    calib = held if {p.label for p in held} == {0, 1} else train_pairs
+    stats["calibrated_on"] = "holdout" if calib is held else "train"
+    return _JudgeData(examples, stats, held, calib)
+
+
+def _holdout_auc_before(judge: Judge, data: _JudgeData) -> float | None:
+    """ROC AUC of the untrained judge's margins on the holdout; puts the model back in train mode."""
+    auc = _nan_to_none(roc_auc(judge.margins([(p.query, p.passage) for p in data.held]), data.calib_y))
+    judge.model.train()
+    return auc
+
+
+def _initial_settings(prompt: JudgePrompt) -> dict[str, Any]:
+    """The manifest settings the trainer stores (Platt identity; the fitted values replace it afterwards)."""
+    return {
+        "template_id": prompt.template_id,
+        "max_passage_tokens": prompt.max_passage_tokens,
+        "max_query_tokens": prompt.max_query_tokens,
+        "answer_yes": ANSWER_YES,
+        "answer_no": ANSWER_NO,
+        "platt_a": 1.0,
+        "platt_b": 0.0,
+    }
+
+
+def _fit_calibration(margins: np.ndarray, data: _JudgeData) -> tuple[float, float]:
+    """Platt ``(a, b)`` on the calibration pairs; warns (at train_judge's caller) when the slope is clamped."""
+    a, b = fit_platt(margins, data.calib_y, min_slope=MIN_PLATT_SLOPE)
+    if a <= MIN_PLATT_SLOPE:
+        warnings.warn(
+            f"the calibration pairs rank against the judge's margins (fitted slope <= 0 on {len(data.calib)} pairs); "
+            f"slope fixed at {MIN_PLATT_SLOPE}: train longer or hold out more queries",
+            stacklevel=3,
+        )
+    return a, b
+
+
+def _record_calibration(
+    output_dir: str | Path, data: _JudgeData, platt: tuple[float, float], aucs: tuple[float | None, float | None]
+) -> Path:
+    """Write the Platt parameters, the data counts and the calibration into the saved model's manifest."""
+    from retrievekit.core.training import read_model_manifest, resolve_model_dir, write_model_manifest
+
+    a, b = platt
+    model_dir = resolve_model_dir(output_dir)
+    manifest = read_model_manifest(model_dir)
+    calibration = {
+        "n": len(data.calib),
+        "on": data.stats["calibrated_on"],
+        "auc_before": aucs[0],
+        "auc_after": aucs[1],
+        "slope_clamped": a <= MIN_PLATT_SLOPE,
+    }
+    manifest = replace(
+        manifest,
+        settings={**manifest.settings, "platt_a": a, "platt_b": b},
+        train={**manifest.train, "judge_data": data.stats, "calibration": calibration},
+    )
+    write_model_manifest(model_dir, manifest)
+    return model_dir
+
+
 def train_judge(
     pairs: Sequence[JudgePair],
     *,
@@ -208,95 +323,37 @@ def train_judge(
         >>> res.holdout_auc_after > res.holdout_auc_before  # doctest: +SKIP
         True
     """
-    from retrievekit.core.training import (
-        TrainConfig,
-        read_model_manifest,
-        resolve_model_dir,
-        train_causal_lm,
-        write_model_manifest,
-    )
+    from retrievekit.core.training import TrainConfig, train_causal_lm
 
     t0 = time.perf_counter()
-    pairs = list(pairs)
-    labels = {p.label for p in pairs}
-    if labels != {0, 1}:
-        raise InvalidInputError(
-            "train_judge needs both relevant (label 1) and non-relevant (label 0) pairs; mine negatives first"
-        )
+    pairs = _checked_pairs(pairs)
     config = train_config if train_config is not None else TrainConfig()
-    if model is None or tokenizer is None:
-        from retrievekit.core.llm.models import load_model_and_tokenizer
-
-        model, tokenizer = load_model_and_tokenizer(base_model, device=config.device, dtype="float32")
+    model, tokenizer = _model_and_tokenizer(model, tokenizer, base_model, config)
     prompt = JudgePrompt(PLAIN_TEMPLATE_ID, max_passage_tokens=max_passage_tokens, max_query_tokens=max_query_tokens)
-    train_pairs, held = split_by_query(pairs, holdout=holdout, seed=seed)
-    if {p.label for p in train_pairs} != {0, 1}:
-        raise InvalidInputError("after the holdout split the training side lacks one label; lower holdout")
-    examples, stats = build_examples(train_pairs, tokenizer, prompt, balance=balance)
-    stats["holdout_pairs"] = len(held)
-    stats["holdout_queries"] = len({p.query_id for p in held})
-    calib = held if {p.label for p in held} == {0, 1} else train_pairs
-    stats["calibrated_on"] = "holdout" if calib is held else "train"
-    calib_xy = [(p.query, p.passage) for p in calib]
-    calib_y = np.array([p.label for p in calib])
-
-    def judge_now() -> Judge:
-        return Judge(model, tokenizer, prompt=prompt, batch_size=score_batch_size, base_model=base_model)
-
-    auc_before: float | None = None
-    if eval_before and held:
-        auc_before = _nan_to_none(roc_auc(judge_now().margins([(p.query, p.passage) for p in held]), calib_y))
-        model.train()
-    settings = {
-        "template_id": prompt.template_id,
-        "max_passage_tokens": prompt.max_passage_tokens,
-        "max_query_tokens": prompt.max_query_tokens,
-        "answer_yes": ANSWER_YES,
-        "answer_no": ANSWER_NO,
-        "platt_a": 1.0,
-        "platt_b": 0.0,
-    }
+    data = _judge_data(pairs, tokenizer, prompt, holdout=holdout, seed=seed, balance=balance)
+    judge_args = (model, tokenizer, prompt, score_batch_size, base_model)
+    auc_before = _holdout_auc_before(_judge(*judge_args), data) if eval_before and data.held else None
     result = train_causal_lm(
         model,
         tokenizer,
-        examples,
+        data.examples,
         config,
         output_dir,
         kind=JUDGE_KIND,
         base_model=base_model,
-        settings=settings,
+        settings=_initial_settings(prompt),
         resume=resume,
         progress=progress,
         on_step=on_step,
     )
-    margins = judge_now().margins(calib_xy)
-    a, b = fit_platt(margins, calib_y, min_slope=MIN_PLATT_SLOPE)
-    if a <= MIN_PLATT_SLOPE:
-        warnings.warn(
-            f"the calibration pairs rank against the judge's margins (fitted slope <= 0 on {len(calib)} pairs); "
-            f"slope fixed at {MIN_PLATT_SLOPE}: train longer or hold out more queries",
-            stacklevel=2,
-        )
-    auc_after = _nan_to_none(roc_auc(margins, calib_y)) if held else None
-    model_dir = resolve_model_dir(output_dir)
-    manifest = read_model_manifest(model_dir)
-    calibration = {
-        "n": len(calib),
-        "on": stats["calibrated_on"],
-        "auc_before": auc_before,
-        "auc_after": auc_after,
-        "slope_clamped": a <= MIN_PLATT_SLOPE,
-    }
-    manifest = replace(
-        manifest,
-        settings={**manifest.settings, "platt_a": a, "platt_b": b},
-        train={**manifest.train, "judge_data": stats, "calibration": calibration},
-    )
-    write_model_manifest(model_dir, manifest)
+    margins = _judge(*judge_args).margins(data.calib_xy)
+    a, b = _fit_calibration(margins, data)
+    auc_after = _nan_to_none(roc_auc(margins, data.calib_y)) if data.held else None
+    model_dir = _record_calibration(output_dir, data, (a, b), (auc_before, auc_after))
     return JudgeTrainResult(
         model_dir=model_dir,
         platt=(a, b),
-        data=stats,
+        data=data.stats,
         holdout_auc_before=auc_before,
         holdout_auc_after=auc_after,
         train=result.to_dict(),

@@ -28,24 +28,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from retrievekit.core.index.embeddings import Embedder
-from retrievekit.core.lattice.build import embed_texts, start_build
+from retrievekit.core.lattice.build import BuildRun, embed_texts, start_build
 from retrievekit.core.lattice.clustering import balanced_groups
 from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import (
     extractive_label,
-    llm_concurrency,
     object_short_text,
     run_bounded,
     short_text,
     summarize_children,
 )
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
+from retrievekit.core.llm.concurrency import llm_concurrency
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
@@ -75,6 +76,104 @@ def metadata_groups(objects: Sequence[DataObject], key: str, max_size: int) -> l
     return sorted(out, key=lambda g: g[0])
 
 
+@dataclass(frozen=True)
+class _Levels:
+    """What the levels of a bottom-up build share: the run, the models, and per-node vectors, texts and leaves."""
+
+    run: BuildRun
+    llm: ChatLLM
+    embedder: Embedder
+    embeddings: dict[str, np.ndarray]
+    short: dict[str, str]
+    leaves_of: dict[str, list[str]]
+
+
+def _start_levels(run: BuildRun, llm: ChatLLM, embedder: Embedder) -> _Levels:
+    """Level 0: the leaves, their vectors and short texts."""
+    objects = run.objects
+    return _Levels(
+        run,
+        llm,
+        embedder,
+        embeddings=dict(zip((o.id for o in objects), run.leaf_vectors, strict=True)),
+        short={o.id: object_short_text(o, run.config.child_chars) for o in objects},
+        leaves_of={o.id: [o.id] for o in objects},
+    )
+
+
+def _level_groups(lv: _Levels, level_ids: list[str], level: int) -> list[list[int]]:
+    """Groups (positions in ``level_ids``) of the nodes that get one parent at ``level``."""
+    cfg = lv.run.config
+    if level == 1 and cfg.first_layer == "metadata":
+        return metadata_groups(lv.run.objects, cfg.group_key, cfg.max_children)
+    x = np.stack([lv.embeddings[i] for i in level_ids])
+    return balanced_groups(x, cfg.max_children, seed=cfg.seed + level)
+
+
+def _open_parents(
+    lv: _Levels, level: int, level_ids: list[str], groups: list[list[int]]
+) -> list[tuple[str, list[str]]]:
+    """Add one (not yet summarised) node per group; returns ``[(node id, child ids), ...]``."""
+    jobs: list[tuple[str, list[str]]] = []
+    for g in groups:
+        child_ids = [level_ids[i] for i in g]
+        leaves = sorted(lid for c in child_ids for lid in lv.leaves_of[c])
+        nid = internal_id(level, leaves)
+        lv.leaves_of[nid] = leaves
+        jobs.append((nid, child_ids))
+        lv.run.nodes[nid] = TreeNode(id=nid, text="", children=child_ids)
+    return jobs
+
+
+def _node_summary(lv: _Levels, job: tuple[str, list[str]]) -> str:
+    """The summary of one new node from its children's short texts (journaled)."""
+    run = lv.run
+    nid, child_ids = job
+    done = run.journal.get(f"summary:{nid}")
+    if isinstance(done, str):
+        return done
+    sub = Trace()
+    text = summarize_children(
+        lv.llm,
+        [lv.short[c] for c in child_ids],
+        max_tokens=run.config.summary_max_tokens,
+        trace=sub,
+        stats=run.stats,
+    )
+    run.journal.put(f"summary:{nid}", text)
+    sub.stage_seconds.clear()
+    run.trace.merge(sub)
+    return text
+
+
+def _level_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int) -> list[str]:
+    """The new nodes' texts: their summaries (concurrent LLM calls), with child titles appended if configured."""
+    cfg = lv.run.config
+    texts = run_bounded(
+        lambda job: _node_summary(lv, job),
+        jobs,
+        max_concurrency=llm_concurrency(lv.llm, cfg.max_concurrency),
+        progress=cfg.progress,
+        desc=f"level {level}",
+    )
+    if cfg.append_child_titles:
+        texts = [
+            f"{t} [{extractive_label([lv.short[c] for c in kids], 160)}]"
+            for t, (_, kids) in zip(texts, jobs, strict=True)
+        ]
+    return texts
+
+
+def _set_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], texts: list[str]) -> None:
+    """Store the new nodes' texts, short texts and embeddings."""
+    for (nid, _), text in zip(jobs, texts, strict=True):
+        lv.run.nodes[nid].text = text
+        lv.short[nid] = short_text(text, lv.run.config.child_chars)
+    new_vecs = embed_texts(lv.embedder, texts)
+    for (nid, _), v in zip(jobs, new_vecs, strict=True):
+        lv.embeddings[nid] = v
+
+
 def build_bottom_up(
     corpus: Sequence[DataObject],
     llm: ChatLLM,
@@ -101,64 +200,17 @@ def build_bottom_up(
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
     run = start_build(corpus, embedder, config, build_dir, trace)
-    objects, cfg, trace, journal, nodes, stats = run.objects, run.config, run.trace, run.journal, run.nodes, run.stats
-    m = cfg.max_children
-    embeddings: dict[str, np.ndarray] = dict(zip((o.id for o in objects), run.leaf_vectors, strict=True))
-    level_ids = [o.id for o in objects]
-    short = {o.id: object_short_text(o, cfg.child_chars) for o in objects}
-    leaves_of: dict[str, list[str]] = {o.id: [o.id] for o in objects}
+    lv = _start_levels(run, llm, embedder)
+    level_ids = [o.id for o in run.objects]
     level = 0
-    while len(level_ids) > m:
+    while len(level_ids) > run.config.max_children:
         level += 1
-        if level == 1 and cfg.first_layer == "metadata":
-            groups = metadata_groups(objects, cfg.group_key, m)
-        else:
-            x = np.stack([embeddings[i] for i in level_ids])
-            groups = balanced_groups(x, m, seed=cfg.seed + level)
+        groups = _level_groups(lv, level_ids, level)
         if len(groups) >= len(level_ids):  # cannot happen with M >= 2; guards an endless loop
             break
-        jobs: list[tuple[str, list[str]]] = []
-        for g in groups:
-            child_ids = [level_ids[i] for i in g]
-            leaves = sorted(lid for c in child_ids for lid in leaves_of[c])
-            nid = internal_id(level, leaves)
-            leaves_of[nid] = leaves
-            jobs.append((nid, child_ids))
-            nodes[nid] = TreeNode(id=nid, text="", children=child_ids)
-
-        def summarise(job: tuple[str, list[str]]) -> str:
-            nid, child_ids = job
-            done = journal.get(f"summary:{nid}")
-            if isinstance(done, str):
-                return done
-            sub = Trace()
-            text = summarize_children(
-                llm, [short[c] for c in child_ids], max_tokens=cfg.summary_max_tokens, trace=sub, stats=stats
-            )
-            journal.put(f"summary:{nid}", text)
-            sub.stage_seconds.clear()
-            trace.merge(sub)
-            return text
-
-        texts = run_bounded(
-            summarise,
-            jobs,
-            max_concurrency=llm_concurrency(llm, cfg.max_concurrency),
-            progress=cfg.progress,
-            desc=f"level {level}",
-        )
-        if cfg.append_child_titles:
-            texts = [
-                f"{t} [{extractive_label([short[c] for c in kids], 160)}]"
-                for t, (_, kids) in zip(texts, jobs, strict=True)
-            ]
-        for (nid, _), text in zip(jobs, texts, strict=True):
-            nodes[nid].text = text
-            short[nid] = short_text(text, cfg.child_chars)
-        new_vecs = embed_texts(embedder, texts)
-        for (nid, _), v in zip(jobs, new_vecs, strict=True):
-            embeddings[nid] = v
+        jobs = _open_parents(lv, level, level_ids, groups)
+        _set_texts(lv, jobs, _level_texts(lv, jobs, level))
         level_ids = [nid for nid, _ in jobs]
-    nodes[ROOT] = TreeNode(id=ROOT, text="root", children=list(level_ids))
-    embeddings[ROOT] = np.mean(np.stack([embeddings[i] for i in level_ids]), axis=0)
-    return SemanticTree(nodes, {o.id: o for o in objects}, embeddings=embeddings, meta=run.meta("bottom_up"))
+    run.nodes[ROOT] = TreeNode(id=ROOT, text="root", children=list(level_ids))
+    lv.embeddings[ROOT] = np.mean(np.stack([lv.embeddings[i] for i in level_ids]), axis=0)
+    return SemanticTree(run.nodes, {o.id: o for o in run.objects}, embeddings=lv.embeddings, meta=run.meta("bottom_up"))

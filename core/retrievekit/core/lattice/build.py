@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import BuildJournal
 from retrievekit.core.lattice.tree import TreeNode, check_object_ids
-from retrievekit.core.retriever import check_corpus
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 

@@ -21,26 +21,9 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.options import config_from_options
 
 __all__ = ["LatticeConfig", "TreeBuildConfig", "split_options"]
-
-
-def _coerce(cls: type, key: str, value: Any) -> Any:
-    default = getattr(cls(), key)
-    try:
-        if isinstance(default, bool):
-            from retrievekit.core.retriever import option_bool
-
-            return option_bool(key, value)
-        if isinstance(default, (int, float)):
-            return type(default)(value)
-        if isinstance(default, tuple):
-            return tuple(value) if isinstance(value, (list, tuple)) else tuple(str(value).split(","))
-        if default is None:
-            return value
-        return str(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"LATTICE option {key}={value!r} is not a {type(default).__name__}") from None
 
 
 @dataclass(frozen=True)
@@ -106,17 +89,13 @@ class TreeBuildConfig:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> TreeBuildConfig:
-        """Build from ``--option key=value`` pairs (unknown keys raise).
+        """Build from ``--option key=value`` pairs (:func:`~retrievekit.core.options.config_from_options`).
 
         Examples:
-            >>> TreeBuildConfig.from_options({"max_children": "12"}).max_children
-            12
+            >>> TreeBuildConfig.from_options({"max_children": "12", "summary_levels": "2,6"}).summary_levels
+            (2, 6)
         """
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise InvalidInputError(f"unknown tree option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        return cls(**{k: _coerce(cls, k, v) for k, v in options.items()})
+        return config_from_options(cls, options, label="tree")
 
 
 @dataclass(frozen=True)
@@ -215,19 +194,13 @@ class LatticeConfig:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> LatticeConfig:
-        """Build from ``--option key=value`` pairs (unknown keys raise).
+        """Build from ``--option key=value`` pairs (:func:`~retrievekit.core.options.config_from_options`).
 
         Examples:
-            >>> LatticeConfig.from_options({"path_scores": "calibrated"}).path_scores
-            'calibrated'
+            >>> LatticeConfig.from_options({"path_scores": "calibrated", "internal_anchor": "false"}).internal_anchor
+            False
         """
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise InvalidInputError(
-                f"unknown LATTICE option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-            )
-        return cls(**{k: _coerce(cls, k, v) for k, v in options.items()})
+        return config_from_options(cls, options, label="LATTICE")
 
 
 _BUILD_ONLY = {f.name for f in fields(TreeBuildConfig)} - {f.name for f in fields(LatticeConfig)}

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.build import embed_texts
@@ -39,7 +40,6 @@ from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import object_short_text, short_text, summarize_children
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, check_object_ids, internal_id
 from retrievekit.core.llm.protocol import ChatLLM
-from retrievekit.core.retriever import check_corpus
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
@@ -58,6 +58,83 @@ def _vector(tree: SemanticTree, nid: str, embedder: Embedder) -> np.ndarray:
         v = embed_texts(embedder, [tree.text(nid)[:2000]])[0]
         tree.embeddings[nid] = v
     return v
+
+
+def _new_documents(tree: SemanticTree, documents: Sequence[DataObject]) -> list[DataObject]:
+    """The documents, checked: a valid corpus of unique, unreserved ids not yet in ``tree``."""
+    docs = check_corpus(documents)
+    check_object_ids(d.id for d in docs)
+    for d in docs:
+        if d.id in tree.nodes:
+            raise InvalidInputError(f"document id {d.id!r} is already in the tree")
+    return docs
+
+
+def _descend(tree: SemanticTree, v: np.ndarray, embedder: Embedder) -> tuple[str, list[str]]:
+    """From the root, follow the most similar internal child down to a node with leaf children.
+
+    Returns that node and the path to it (root first).
+    """
+    node = ROOT
+    path = [ROOT]
+    while True:
+        kids = tree.nodes[node].children
+        internal = [c for c in kids if not tree.is_leaf(c)]
+        if not internal or len(internal) < len(kids):
+            break
+        node = max(internal, key=lambda c: (float(_vector(tree, c, embedder) @ v), c))
+        path.append(node)
+    return node, path
+
+
+def _attach(tree: SemanticTree, doc: DataObject, v: np.ndarray, node: str) -> None:
+    """Add ``doc`` as a leaf (with vector ``v``) under ``node``."""
+    tree.nodes[doc.id] = TreeNode(id=doc.id, text=doc.index_text(), is_leaf=True)
+    tree.objects[doc.id] = doc
+    tree.embeddings[doc.id] = v
+    tree.nodes[node].children.append(doc.id)
+
+
+def _split_node(tree: SemanticTree, node: str, cfg: TreeBuildConfig, embedder: Embedder, pending: str) -> list[str]:
+    """Regroup an overfull node's children under new internal nodes (singletons stay); returns the new ids."""
+    kids = list(tree.nodes[node].children)
+    x = np.stack([_vector(tree, c, embedder) for c in kids])
+    groups = balanced_groups(x, cfg.max_children, seed=cfg.seed)
+    depth = tree.depth(node) + 1
+    new_children = []
+    created: list[str] = []
+    for g in groups:
+        members = [kids[i] for i in g]
+        if len(members) == 1:
+            new_children.append(members[0])
+            continue
+        leaves = sorted(lid for c in members for lid in _leaves(tree, c, docs_pending=pending))
+        nid = internal_id(depth, leaves)
+        while nid in tree.nodes:
+            nid = nid + "x"
+        tree.nodes[nid] = TreeNode(id=nid, text="", children=members)
+        new_children.append(nid)
+        created.append(nid)
+    tree.nodes[node].children = new_children
+    return created
+
+
+def _refresh_summaries(
+    tree: SemanticTree, touched: set[str], llm: ChatLLM, embedder: Embedder, cfg: TreeBuildConfig, trace: Trace
+) -> tuple[int, dict[str, int]]:
+    """Re-summarise and re-embed every touched internal node, deepest first; ``(refreshed, summary stats)``."""
+    refreshed = 0
+    stats: dict[str, int] = {}
+    for nid in sorted(touched, key=lambda n: -tree.depth(n)):
+        if nid == ROOT or tree.is_leaf(nid):
+            continue
+        texts = [_child_text(tree, c, cfg.child_chars) for c in tree.children(nid)]
+        tree.nodes[nid].text = summarize_children(
+            llm, texts, max_tokens=cfg.summary_max_tokens, trace=trace, stats=stats
+        )
+        tree.embeddings[nid] = embed_texts(embedder, [tree.nodes[nid].text])[0]
+        refreshed += 1
+    return refreshed, stats
 
 
 def insert_documents(
@@ -80,64 +157,21 @@ def insert_documents(
         ...
         retrievekit.core.errors.InvalidInputError: document id 'a' is already in the tree
     """
-    docs = check_corpus(documents)
-    check_object_ids(d.id for d in docs)
-    for d in docs:
-        if d.id in tree.nodes:
-            raise InvalidInputError(f"document id {d.id!r} is already in the tree")
+    docs = _new_documents(tree, documents)
     cfg = config or TreeBuildConfig(max_children=int(tree.meta.get("config", {}).get("max_children", 10)))
     trace = trace if trace is not None else Trace()
-    m = cfg.max_children
     vecs = embed_texts(embedder, [d.index_text()[:2000] for d in docs])
     touched: set[str] = set()
     splits = 0
     for d, v in zip(docs, vecs, strict=True):
-        node = ROOT
-        path = [ROOT]
-        while True:
-            kids = tree.nodes[node].children
-            internal = [c for c in kids if not tree.is_leaf(c)]
-            if not internal or len(internal) < len(kids):
-                break
-            node = max(internal, key=lambda c: (float(_vector(tree, c, embedder) @ v), c))
-            path.append(node)
-        tree.nodes[d.id] = TreeNode(id=d.id, text=d.index_text(), is_leaf=True)
-        tree.objects[d.id] = d
-        tree.embeddings[d.id] = v
-        tree.nodes[node].children.append(d.id)
+        node, path = _descend(tree, v, embedder)
+        _attach(tree, d, v, node)
         touched.update(path)
-        if len(tree.nodes[node].children) > m:
+        if len(tree.nodes[node].children) > cfg.max_children:
             splits += 1
-            kids = list(tree.nodes[node].children)
-            x = np.stack([_vector(tree, c, embedder) for c in kids])
-            groups = balanced_groups(x, m, seed=cfg.seed)
-            depth = tree.depth(node) + 1
-            new_children = []
-            for g in groups:
-                members = [kids[i] for i in g]
-                if len(members) == 1:
-                    new_children.append(members[0])
-                    continue
-                leaves = sorted(lid for c in members for lid in _leaves(tree, c, docs_pending=d.id))
-                nid = internal_id(depth, leaves)
-                while nid in tree.nodes:
-                    nid = nid + "x"
-                tree.nodes[nid] = TreeNode(id=nid, text="", children=members)
-                new_children.append(nid)
-                touched.add(nid)
-            tree.nodes[node].children = new_children
+            touched.update(_split_node(tree, node, cfg, embedder, pending=d.id))
         tree.reindex()
-    refreshed = 0
-    stats: dict[str, int] = {}
-    for nid in sorted(touched, key=lambda n: -tree.depth(n)):
-        if nid == ROOT or tree.is_leaf(nid):
-            continue
-        texts = [_child_text(tree, c, cfg.child_chars) for c in tree.children(nid)]
-        tree.nodes[nid].text = summarize_children(
-            llm, texts, max_tokens=cfg.summary_max_tokens, trace=trace, stats=stats
-        )
-        tree.embeddings[nid] = embed_texts(embedder, [tree.nodes[nid].text])[0]
-        refreshed += 1
+    refreshed, stats = _refresh_summaries(tree, touched, llm, embedder, cfg, trace)
     tree.reindex()
     tree.meta["inserted"] = int(tree.meta.get("inserted", 0)) + len(docs)
     return {"inserted": len(docs), "split_nodes": splits, "refreshed_summaries": refreshed, **stats}

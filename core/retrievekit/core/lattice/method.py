@@ -28,6 +28,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
@@ -36,9 +37,11 @@ from retrievekit.core.lattice.scoring import SlateScorer, cosine_fallback
 from retrievekit.core.lattice.search import LatticeSearcher, SearchState
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree
+from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.paths import check_folder_path
-from retrievekit.core.retriever import MethodContext, Retriever, check_corpus, check_k, check_query
+from retrievekit.core.registry import MethodContext
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
@@ -187,6 +190,7 @@ def create_lattice(
         ...
         retrievekit.core.errors.IndexFormatError: no LATTICE tree at no/such/tree: the folder does not exist; ...
     """
+    llm, llm_name = split_llm_argument(llm, llm_name, where="create_lattice")
     build_opts, search_opts, other = split_options(options)
     if other:
         raise InvalidInputError(f"unknown LATTICE option(s): {', '.join(sorted(other))}")
@@ -243,9 +247,10 @@ def build_lattice(ctx: MethodContext) -> Lattice:
         Lattice(...)
     """
     from retrievekit.core.index.baselines import corpus_fingerprint
-    from retrievekit.core.retriever import _judge_from_options, option_bool
+    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.options import option_bool
 
-    judge, opts = _judge_from_options(ctx)
+    judge, opts = judge_from_options(ctx)
     tree_dir = opts.pop("tree_dir", None)
     builder = str(opts.pop("builder", "bottom_up"))
     rebuild = option_bool("rebuild", opts.pop("rebuild", False))
@@ -254,8 +259,8 @@ def build_lattice(ctx: MethodContext) -> Lattice:
         tree_dir = Path(ctx.work_dir) / f"lattice-{builder}-{corpus_fingerprint(ctx.corpus)}"
     return create_lattice(
         ctx.corpus,
-        llm=judge,
-        llm_name=ctx.llm or "smollm2",
+        llm=judge if judge is not None else ctx.llm,
+        llm_name=ctx.llm_name or "smollm2",
         tree_dir=tree_dir,
         builder=builder,
         rebuild=rebuild,
@@ -342,13 +347,14 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
         >>> build_llm_rerank(MethodContext(corpus=docs, options={"calls": 5}))  # doctest: +SKIP
         <...FlatLLMReranker...>
     """
-    from retrievekit.core.retriever import _judge_from_options, build_method
+    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.registry import build_method
 
-    judge, opts = _judge_from_options(ctx)
+    judge, opts = judge_from_options(ctx)
     candidates = int(opts.pop("candidates", 100))
     calls = int(opts.pop("calls", 40))
     first = str(opts.pop("first_stage", "dense"))
     opts.pop("progress", None)
     base = build_method(first, MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir))
-    llm = judge if judge is not None else _default_llm(ctx.llm)
+    llm = judge if judge is not None else ctx.load_llm()
     return FlatLLMReranker(base, llm, LatticeConfig.from_options(opts), candidates=candidates, calls=calls)

@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.errors import LLMOutputError
+from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
-from retrievekit.core.retriever import judge_relevance
 from retrievekit.core.trace import Trace
 
 __all__ = ["SlateScorer", "SlateScores", "build_prompt", "cosine_fallback", "reply_schema"]

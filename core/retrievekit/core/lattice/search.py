@@ -41,13 +41,13 @@ from typing import Any
 
 import numpy as np
 
+from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.lattice.calibration import fit_latent_scores
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.lattice.scoring import SlateScorer, SlateScores
-from retrievekit.core.lattice.summarize import llm_concurrency
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
+from retrievekit.core.llm.concurrency import llm_concurrency
 from retrievekit.core.llm.protocol import ChatLLM
-from retrievekit.core.retriever import check_k, check_query
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
@@ -164,6 +164,25 @@ class SearchState:
         }
 
 
+_Job = tuple[str, list[str], list[str], bool]
+"""A slate to score: ``(expanded node, children, anchors, leaf slate?)``."""
+
+
+@dataclass(frozen=True)
+class _SearchRun:
+    """One query's search: its inputs, the RNG of its anchors, and the containers the iterations update."""
+
+    query: str
+    excluded: frozenset[str]
+    trace: Trace
+    rng: np.random.Generator
+    state: SearchState = field(default_factory=lambda: SearchState(path_relevance={ROOT: 1.0}))
+    frontier: set[str] = field(default_factory=lambda: {ROOT})
+    history: list[tuple[list[str], list[float]]] = field(default_factory=list)
+    created: list[str] = field(default_factory=lambda: [ROOT])
+    hidden: dict[str, bool] = field(default_factory=dict)
+
+
 class LatticeSearcher:
     """Best-first beam search over a :class:`~retrievekit.core.lattice.tree.SemanticTree` with an LLM scorer.
 
@@ -239,75 +258,95 @@ class LatticeSearcher:
         query = check_query(query)
         k = check_k(k)
         trace = trace if trace is not None else Trace()
-        cfg = self.config
-        tree = self.tree
-        excluded = frozenset(excluded_ids)
-        hidden: dict[str, bool] = {}
-        state = SearchState()
-        state.path_relevance[ROOT] = 1.0
-        frontier: set[str] = {ROOT}
-        history: list[tuple[list[str], list[float]]] = []
-        created: list[str] = [ROOT]
-        rng = self._rng(query)
-        f = cfg.relevance_chain_factor
-
-        def chain(s: float, parent_p: float) -> float:
-            return s if s <= cfg.path_reset else f * s + (1.0 - f) * parent_p
-
+        run = _SearchRun(query, frozenset(excluded_ids), trace, self._rng(query))
         with trace.stage("lattice.search"):
-            for _it in range(cfg.num_iters):
-                if not frontier:
+            for _it in range(self.config.num_iters):
+                if not run.frontier:
                     break
-                beam = sorted(frontier, key=lambda n: (-state.path_relevance.get(n, 0.0), n))[: cfg.beam_size]
-                jobs: list[tuple[str, list[str], list[str], bool]] = []
-                for v in beam:
-                    frontier.discard(v)
-                    state.expanded.append(v)
-                    children = [c for c in tree.children(v) if self._visible(c, excluded, hidden)]
-                    if cfg.mask_mode == "hide":
-                        children = [c for c in children if c not in excluded]
-                    if not children:
-                        continue
-                    leaf_slate = all(tree.is_leaf(c) for c in children)
-                    anchors = self._anchors(v, children, leaf_slate, state, rng)
-                    state.anchors[v] = anchors
-                    jobs.append((v, children, anchors, leaf_slate))
-                results = self._score_all(query, jobs, excluded, trace)
-                for (v, children, anchors, _leaf), res in zip(jobs, results, strict=True):
-                    slate = children + anchors
-                    scores = list(res.scores)
-                    if cfg.mask_mode == "reference":
-                        scores = [0.0 if n in excluded else s for n, s in zip(slate, scores, strict=True)]
-                    history.append((slate, scores))
-                    state.slates.append((v, slate, scores, res.source))
-                    trace.count("lattice.slates")
-                    trace.count("lattice.candidates_scored", len(slate))
-                    parent_p = state.path_relevance.get(v, 0.0)
-                    for c, s in zip(children, scores[: len(children)], strict=True):
-                        state.local[c] = s
-                        if c not in state.path_relevance:
-                            created.append(c)
-                        state.path_relevance[c] = chain(s, parent_p)
-                        if tree.is_leaf(c):
-                            if c not in excluded and c not in state.predicted:
-                                state.predicted.append(c)
-                        elif c not in state.expanded:
-                            frontier.add(c)
-                    for a, s in zip(anchors, scores[len(children) :], strict=True):
-                        state.local.setdefault(a, s)
-                if history:
-                    cal = fit_latent_scores(
-                        history, tau=cfg.tau, weight_floor=cfg.calib_weight_floor, bias_ridge=cfg.calib_bias_ridge
-                    )
-                    state.calibrated = cal.scores
-                    if cfg.path_scores == "calibrated":
-                        for n in created[1:]:
-                            parent = tree.parent(n) or ROOT
-                            s = cal.scores.get(n, state.local.get(n, 0.0))
-                            state.path_relevance[n] = chain(s, state.path_relevance.get(parent, 0.0))
-            final = self._final_scores(state)
-        state.final_scores = final
-        self.last_state = state
+                self._iterate(run)
+            final = self._final_scores(run.state)
+        run.state.final_scores = final
+        self.last_state = run.state
+        self._record_search(trace, run.state)
+        ranked = sorted(final, key=lambda n: (-final[n], n))[:k]
+        return [ScoredHit(obj=self.tree.objects[n], score=final[n], rank=i) for i, n in enumerate(ranked)]
+
+    def _chain(self, s: float, parent_p: float) -> float:
+        """Path relevance of a node with score ``s`` under a parent of path relevance ``parent_p``."""
+        cfg = self.config
+        f = cfg.relevance_chain_factor
+        return s if s <= cfg.path_reset else f * s + (1.0 - f) * parent_p
+
+    def _expand_beam(self, run: _SearchRun) -> list[_Job]:
+        """Take the top ``beam_size`` frontier nodes off the frontier; the slates to score for them."""
+        cfg, tree, state = self.config, self.tree, run.state
+        beam = sorted(run.frontier, key=lambda n: (-state.path_relevance.get(n, 0.0), n))[: cfg.beam_size]
+        jobs: list[_Job] = []
+        for v in beam:
+            run.frontier.discard(v)
+            state.expanded.append(v)
+            children = [c for c in tree.children(v) if self._visible(c, run.excluded, run.hidden)]
+            if cfg.mask_mode == "hide":
+                children = [c for c in children if c not in run.excluded]
+            if not children:
+                continue
+            leaf_slate = all(tree.is_leaf(c) for c in children)
+            anchors = self._anchors(v, children, leaf_slate, state, run.rng)
+            state.anchors[v] = anchors
+            jobs.append((v, children, anchors, leaf_slate))
+        return jobs
+
+    def _apply_slate(self, run: _SearchRun, job: _Job, res: SlateScores) -> None:
+        """Record a scored slate; update its children's scores, the frontier and the predicted leaves."""
+        v, children, anchors, _leaf = job
+        state, excluded = run.state, run.excluded
+        slate = children + anchors
+        scores = list(res.scores)
+        if self.config.mask_mode == "reference":
+            scores = [0.0 if n in excluded else s for n, s in zip(slate, scores, strict=True)]
+        run.history.append((slate, scores))
+        state.slates.append((v, slate, scores, res.source))
+        run.trace.count("lattice.slates")
+        run.trace.count("lattice.candidates_scored", len(slate))
+        parent_p = state.path_relevance.get(v, 0.0)
+        for c, s in zip(children, scores[: len(children)], strict=True):
+            state.local[c] = s
+            if c not in state.path_relevance:
+                run.created.append(c)
+            state.path_relevance[c] = self._chain(s, parent_p)
+            if self.tree.is_leaf(c):
+                if c not in excluded and c not in state.predicted:
+                    state.predicted.append(c)
+            elif c not in state.expanded:
+                run.frontier.add(c)
+        for a, s in zip(anchors, scores[len(children) :], strict=True):
+            state.local.setdefault(a, s)
+
+    def _recalibrate(self, run: _SearchRun) -> None:
+        """Refit the latent scores on every slate so far; with calibrated path scores, recompute the paths."""
+        cfg, state = self.config, run.state
+        cal = fit_latent_scores(
+            run.history, tau=cfg.tau, weight_floor=cfg.calib_weight_floor, bias_ridge=cfg.calib_bias_ridge
+        )
+        state.calibrated = cal.scores
+        if cfg.path_scores == "calibrated":
+            for n in run.created[1:]:
+                parent = self.tree.parent(n) or ROOT
+                s = cal.scores.get(n, state.local.get(n, 0.0))
+                state.path_relevance[n] = self._chain(s, state.path_relevance.get(parent, 0.0))
+
+    def _iterate(self, run: _SearchRun) -> None:
+        """One iteration: expand the beam, score its slates (concurrently), apply them, recalibrate."""
+        jobs = self._expand_beam(run)
+        results = self._score_all(run.query, jobs, run.excluded, run.trace)
+        for job, res in zip(jobs, results, strict=True):
+            self._apply_slate(run, job, res)
+        if run.history:
+            self._recalibrate(run)
+
+    @staticmethod
+    def _record_search(trace: Trace, state: SearchState) -> None:
+        """The search's counters and its ``lattice.explored`` note."""
         trace.count("lattice.expanded", len(state.expanded))
         trace.count("lattice.leaves_predicted", len(state.predicted))
         trace.note(
@@ -316,8 +355,6 @@ class LatticeSearcher:
             expanded=list(state.expanded),
             predicted=list(state.predicted),
         )
-        ranked = sorted(final, key=lambda n: (-final[n], n))[:k]
-        return [ScoredHit(obj=tree.objects[n], score=final[n], rank=i) for i, n in enumerate(ranked)]
 
     def _anchors(
         self, v: str, children: list[str], leaf_slate: bool, state: SearchState, rng: np.random.Generator

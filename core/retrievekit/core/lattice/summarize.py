@@ -35,7 +35,6 @@ from retrievekit.core.types import DataObject
 __all__ = [
     "BuildJournal",
     "extractive_label",
-    "llm_concurrency",
     "object_short_text",
     "run_bounded",
     "short_text",
@@ -144,23 +143,6 @@ class BuildJournal:
 
     def __len__(self) -> int:
         return len(self._values)
-
-
-def llm_concurrency(llm: object, requested: int) -> int:
-    """How many calls to ``llm`` may run at once: 1 for a local model (one shared model and cached, stateful
-    Outlines generators) or any LLM with ``thread_safe = False``; else ``requested``.
-
-    Examples:
-        >>> class Api:
-        ...     pass
-        >>> llm_concurrency(Api(), 8)
-        8
-    """
-    if getattr(llm, "thread_safe", True) is False:
-        return 1
-    from retrievekit.core.llm.local import LocalLM
-
-    return 1 if isinstance(llm, LocalLM) else max(1, int(requested))
 
 
 def run_bounded(

@@ -46,11 +46,12 @@ import numpy as np
 
 from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.index.embeddings import Embedder
-from retrievekit.core.lattice.build import embed_texts, start_build
+from retrievekit.core.lattice.build import BuildRun, embed_texts, start_build
 from retrievekit.core.lattice.clustering import kmeans
 from retrievekit.core.lattice.config import TreeBuildConfig
-from retrievekit.core.lattice.summarize import BuildJournal, llm_concurrency, run_bounded, short_text
+from retrievekit.core.lattice.summarize import BuildJournal, run_bounded, short_text
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
+from retrievekit.core.llm.concurrency import llm_concurrency
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
@@ -159,6 +160,93 @@ def repair_partition(
     return [(t, sorted(items)) for t, items in out], counts
 
 
+def _document_summary(obj: DataObject, run: BuildRun, llm: ChatLLM) -> list[str]:
+    """``obj``'s summaries at every level (journaled; the first words of its text when the LLM fails)."""
+    cfg, journal, trace = run.config, run.journal, run.trace
+    levels = list(cfg.summary_levels)
+    key = f"docsum:{obj.id}"
+    done = journal.get(key)
+    if isinstance(done, list) and len(done) == len(levels):
+        return [str(s) for s in done]
+    sub = Trace()
+    spec = ", ".join(f"at most {w} words" for w in levels)
+    prompt = SUMMARY_PROMPT.format(n=len(levels), levels=spec, text=short_text(obj.index_text(), 600))
+    try:
+        got = llm.complete_json(
+            prompt,
+            _summary_schema(len(levels)),
+            max_tokens=24 + 8 * sum(levels),
+            trace=sub,
+            retries=cfg.retries,
+        ).value
+        out = [" ".join(str(s).split()[:w]) for s, w in zip(got["summaries"], levels, strict=True)]
+        if not all(out):
+            raise LLMOutputError("empty summary")
+    except (LLMOutputError, ValueError, KeyError, TypeError):
+        run.bump("extractive_summaries")
+        words = obj.index_text().split()
+        out = [" ".join(words[:w]) or obj.id for w in levels]
+    journal.put(key, out)
+    sub.stage_seconds.clear()
+    trace.merge(sub)
+    return out
+
+
+def _summaries(run: BuildRun, llm: ChatLLM) -> dict[str, list[str]]:
+    """Step 1: multi-level summaries of every leaf (none when the corpus fits under the root)."""
+    cfg = run.config
+    if len(run.objects) <= cfg.max_children:
+        return {}
+    sums = run_bounded(
+        lambda obj: _document_summary(obj, run, llm),
+        run.objects,
+        max_concurrency=llm_concurrency(llm, cfg.max_concurrency),
+        progress=cfg.progress,
+        desc="summaries",
+    )
+    summaries: dict[str, list[str]] = {}
+    for obj, s in zip(run.objects, sums, strict=True):
+        summaries[obj.id] = s
+    return summaries
+
+
+def _partition_all(
+    run: BuildRun, leaf_ids: list[str], summaries: dict[str, list[str]], vec: dict[str, np.ndarray], llm: ChatLLM
+) -> None:
+    """Step 2: split the root, then every node over ``max_children`` leaves, breadth first, into ``run.nodes``."""
+    nodes, cfg = run.nodes, run.config
+    nodes[ROOT] = TreeNode(id=ROOT, text="root")
+    queue: list[tuple[str, list[str], int]] = [(ROOT, leaf_ids, 0)]
+    while queue:
+        nid, leaves, depth = queue.pop(0)
+        if len(leaves) <= cfg.max_children:
+            nodes[nid].children = list(leaves)
+            continue
+        groups = _partition(nid, leaves, summaries, vec, llm, cfg, run.journal, run.trace, run.bump)
+        children: list[str] = []
+        for title, members in groups:
+            if len(members) == 1:
+                children.append(members[0])
+                continue
+            cid = internal_id(depth + 1, members)
+            nodes[cid] = TreeNode(id=cid, text=title)
+            children.append(cid)
+            queue.append((cid, members, depth + 1))
+        nodes[nid].children = children
+
+
+def _node_embeddings(
+    nodes: dict[str, TreeNode], vec: dict[str, np.ndarray], embedder: Embedder
+) -> dict[str, np.ndarray]:
+    """Leaf vectors, embedded internal titles, and the mean leaf vector for the root."""
+    embeddings = dict(vec)
+    internal = [n for n in nodes if not nodes[n].is_leaf and n != ROOT]
+    for n, v in zip(internal, embed_texts(embedder, [nodes[n].text for n in internal]), strict=True):
+        embeddings[n] = v
+    embeddings[ROOT] = np.mean(np.stack(list(vec.values())), axis=0)
+    return embeddings
+
+
 def build_top_down(
     corpus: Sequence[DataObject],
     llm: ChatLLM,
@@ -177,82 +265,12 @@ def build_top_down(
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
     run = start_build(corpus, embedder, config, build_dir, trace)
-    objects, cfg, trace, journal, nodes, bump = run.objects, run.config, run.trace, run.journal, run.nodes, run.bump
-    m = cfg.max_children
-    by_id = {o.id: o for o in objects}
+    by_id = {o.id: o for o in run.objects}
     vec = dict(zip(by_id, run.leaf_vectors, strict=True))
-
-    # 1. multi-level summaries (only needed when the corpus is larger than M)
-    levels = list(cfg.summary_levels)
-    summaries: dict[str, list[str]] = {}
-    if len(objects) > m:
-
-        def summarise(obj: DataObject) -> list[str]:
-            key = f"docsum:{obj.id}"
-            done = journal.get(key)
-            if isinstance(done, list) and len(done) == len(levels):
-                return [str(s) for s in done]
-            sub = Trace()
-            spec = ", ".join(f"at most {w} words" for w in levels)
-            prompt = SUMMARY_PROMPT.format(n=len(levels), levels=spec, text=short_text(obj.index_text(), 600))
-            try:
-                got = llm.complete_json(
-                    prompt,
-                    _summary_schema(len(levels)),
-                    max_tokens=24 + 8 * sum(levels),
-                    trace=sub,
-                    retries=cfg.retries,
-                ).value
-                out = [" ".join(str(s).split()[:w]) for s, w in zip(got["summaries"], levels, strict=True)]
-                if not all(out):
-                    raise LLMOutputError("empty summary")
-            except (LLMOutputError, ValueError, KeyError, TypeError):
-                bump("extractive_summaries")
-                words = obj.index_text().split()
-                out = [" ".join(words[:w]) or obj.id for w in levels]
-            journal.put(key, out)
-            sub.stage_seconds.clear()
-            trace.merge(sub)
-            return out
-
-        for obj, sums in zip(
-            objects,
-            run_bounded(
-                summarise,
-                objects,
-                max_concurrency=llm_concurrency(llm, cfg.max_concurrency),
-                progress=cfg.progress,
-                desc="summaries",
-            ),
-            strict=True,
-        ):
-            summaries[obj.id] = sums
-
-    # 2. recursive partition
-    nodes[ROOT] = TreeNode(id=ROOT, text="root")
-    queue: list[tuple[str, list[str], int]] = [(ROOT, sorted(by_id), 0)]
-    while queue:
-        nid, leaves, depth = queue.pop(0)
-        if len(leaves) <= m:
-            nodes[nid].children = list(leaves)
-            continue
-        groups = _partition(nid, leaves, summaries, vec, llm, cfg, journal, trace, bump)
-        children: list[str] = []
-        for title, members in groups:
-            if len(members) == 1:
-                children.append(members[0])
-                continue
-            cid = internal_id(depth + 1, members)
-            nodes[cid] = TreeNode(id=cid, text=title)
-            children.append(cid)
-            queue.append((cid, members, depth + 1))
-        nodes[nid].children = children
-    embeddings = dict(vec)
-    internal = [n for n in nodes if not nodes[n].is_leaf and n != ROOT]
-    for n, v in zip(internal, embed_texts(embedder, [nodes[n].text for n in internal]), strict=True):
-        embeddings[n] = v
-    embeddings[ROOT] = np.mean(np.stack(list(vec.values())), axis=0)
-    return SemanticTree(nodes, by_id, embeddings=embeddings, meta=run.meta("top_down"))
+    summaries = _summaries(run, llm)
+    _partition_all(run, sorted(by_id), summaries, vec, llm)
+    embeddings = _node_embeddings(run.nodes, vec, embedder)
+    return SemanticTree(run.nodes, by_id, embeddings=embeddings, meta=run.meta("top_down"))
 
 
 def _embedding_split(leaves: list[str], vec: dict[str, np.ndarray], m: int, seed: int) -> list[tuple[str, list[str]]]:

@@ -38,7 +38,6 @@ __all__ = [
     "ChatLLMBase",
     "ParsedJson",
     "build_json_messages",
-    "estimate_tokens",
     "extract_json_block",
     "json_instruction",
     "parse_json_lenient",
@@ -50,18 +49,6 @@ __all__ = [
 
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
 _MAX_ERROR_CHARS = 600
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count (``len(text) // 4``, at least 1 for non-empty text) for APIs that report none.
-
-    Examples:
-        >>> estimate_tokens("one two three four"), estimate_tokens("")
-        (4, 0)
-    """
-    if not text:
-        return 0
-    return max(1, len(text) // 4)
 
 
 def strip_code_fences(text: str) -> str:

@@ -29,6 +29,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from retrievekit.core.errors import ConstraintError, InvalidInputError, LLMOutputError
+from retrievekit.core.llm.constraints import allowed_token_ids, next_allowed_tokens
 from retrievekit.core.llm.json_output import (
     ChatLLMBase,
     build_json_messages,
@@ -348,11 +349,7 @@ class LocalLM(ChatLLMBase):
 
     # ------------------------------------------------------------------ ScoringLM
     def _allowed(self, allowed_tokens: Callable[[Sequence[int]], Sequence[int]], generated: list[int]) -> list[int]:
-        allowed = [int(t) for t in allowed_tokens(generated)]
-        for t in allowed:
-            if not 0 <= t < self._vocab:
-                raise InvalidInputError(f"allowed_tokens returned id {t}, outside the vocabulary [0, {self._vocab})")
-        return allowed
+        return [int(t) for t in allowed_token_ids(allowed_tokens, generated, vocab_size=self._vocab)]
 
     def _is_valid_path(
         self, allowed_tokens: Callable[[Sequence[int]], Sequence[int]], toks: list[int], finished: bool
@@ -390,6 +387,122 @@ class LocalLM(ChatLLMBase):
             out.append(logp[i, positions, targets].tolist())
         return out
 
+    @staticmethod
+    def _beam_return_count(num_beams: int, num_return_sequences: int | None, max_new_tokens: int) -> int:
+        """Check the beam settings; the number of beams to return."""
+        if num_beams < 1:
+            raise InvalidInputError(f"num_beams must be >= 1, got {num_beams}")
+        n_return = num_beams if num_return_sequences is None else num_return_sequences
+        if not 1 <= n_return <= num_beams:
+            raise InvalidInputError(f"num_return_sequences must be in [1, num_beams={num_beams}], got {n_return}")
+        if max_new_tokens < 1:
+            raise InvalidInputError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        return n_return
+
+    def _beam_prompt_ids(
+        self, prompt: str | Sequence[int], allowed_tokens: Callable[[Sequence[int]], Sequence[int]], max_new_tokens: int
+    ) -> list[int]:
+        """The prompt's ids, once the search is known to fit the context and to have a first allowed token."""
+        prompt_ids = self._prompt_ids(prompt)
+        self._check_length(len(prompt_ids) + max_new_tokens + 1)
+        if not self._allowed(allowed_tokens, []):
+            raise ConstraintError(
+                "the constraint allows no token at the first step (empty allowed set for the empty prefix)"
+            )
+        return prompt_ids
+
+    def _beam_prefix_fn(
+        self, allowed_tokens: Callable[[Sequence[int]], Sequence[int]], plen: int
+    ) -> Callable[[int, Any], list[int]]:
+        """``prefix_allowed_tokens_fn`` for ``generate``: the constrained-prefix rule of
+        :func:`~retrievekit.core.llm.constraints.next_allowed_tokens` (EOS after EOS or when nothing is allowed)."""
+        eos, vocab = self._eos, self._vocab
+
+        def prefix_fn(batch_id: int, input_ids: Any) -> list[int]:
+            return next_allowed_tokens(allowed_tokens, input_ids[plen:].tolist(), eos, vocab_size=vocab)
+
+        return prefix_fn
+
+    def _generate_beams(
+        self,
+        prompt_ids: list[int],
+        allowed_tokens: Callable[[Sequence[int]], Sequence[int]],
+        *,
+        num_beams: int,
+        max_new_tokens: int,
+        length_penalty: float,
+    ) -> list[list[int]]:
+        """All ``num_beams`` hypotheses of the constrained ``generate`` call, prompt removed."""
+        torch = _torch()
+        plen = len(prompt_ids)
+        input_ids = torch.tensor([prompt_ids], device=self.device)
+        with torch.no_grad(), model_threads():
+            out = self.model.generate(
+                input_ids,
+                attention_mask=torch.ones_like(input_ids),
+                num_beams=num_beams,
+                num_return_sequences=num_beams,
+                max_new_tokens=max_new_tokens,
+                length_penalty=length_penalty,
+                do_sample=False,
+                temperature=None,
+                top_k=None,
+                top_p=None,
+                early_stopping=False,  # True lets junk hypotheses from empty beam slots end the search early
+                prefix_allowed_tokens_fn=self._beam_prefix_fn(allowed_tokens, plen),
+                pad_token_id=self._pad,
+                eos_token_id=self._eos,
+                return_dict_in_generate=True,
+            )
+        sequences: list[list[int]] = out.sequences[:, plen:].tolist()
+        return sequences
+
+    def _beam_candidates(
+        self, sequences: list[list[int]], allowed_tokens: Callable[[Sequence[int]], Sequence[int]]
+    ) -> tuple[list[tuple[list[int], bool]], int]:
+        """``([(tokens before EOS, finished), ...], dropped)``: distinct hypotheses that follow the constraint."""
+        eos = self._eos
+        candidates: list[tuple[list[int], bool]] = []
+        seen: set[tuple[tuple[int, ...], bool]] = set()
+        dropped = 0
+        for seq in sequences:
+            if eos in seq:
+                toks, finished = seq[: seq.index(eos)], True
+            else:
+                toks, finished = seq, False
+            key = (tuple(toks), finished)
+            if key in seen:
+                continue
+            seen.add(key)
+            if not self._is_valid_path(allowed_tokens, toks, finished):
+                dropped += 1
+                continue
+            candidates.append((toks, finished))
+        return candidates, dropped
+
+    def _scored_beams(
+        self, prompt_ids: list[int], candidates: list[tuple[list[int], bool]], length_penalty: float
+    ) -> list[Beam]:
+        """The candidates scored by one forward pass (EOS counted when finished), best first."""
+        eos = self._eos
+        scored = self._continuation_logprobs(prompt_ids, [t + [eos] if f else t for t, f in candidates])
+        beams = []
+        for (toks, finished), lps in zip(candidates, scored, strict=True):
+            total = float(sum(lps))
+            n = max(len(lps), 1)
+            beams.append(
+                Beam(
+                    token_ids=tuple(toks),
+                    text=self.decode(toks),
+                    score=total / (n**length_penalty),
+                    logprob=total,
+                    finished=finished,
+                    token_logprobs=tuple(lps),
+                )
+            )
+        beams.sort(key=lambda b: b.score, reverse=True)
+        return beams
+
     def constrained_beam_search(
         self,
         prompt: str | Sequence[int],
@@ -421,90 +534,24 @@ class LocalLM(ChatLLMBase):
             >>> [b.text for b in lm.constrained_beam_search("Painkiller:", trie.allowed, num_beams=2)]  # doctest: +SKIP
             ['Aspirin', 'Ibuprofen']
         """
-        torch = _torch()
-        if num_beams < 1:
-            raise InvalidInputError(f"num_beams must be >= 1, got {num_beams}")
-        n_return = num_beams if num_return_sequences is None else num_return_sequences
-        if not 1 <= n_return <= num_beams:
-            raise InvalidInputError(f"num_return_sequences must be in [1, num_beams={num_beams}], got {n_return}")
-        if max_new_tokens < 1:
-            raise InvalidInputError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-        prompt_ids = self._prompt_ids(prompt)
-        plen = len(prompt_ids)
-        self._check_length(plen + max_new_tokens + 1)
-        if not self._allowed(allowed_tokens, []):
-            raise ConstraintError(
-                "the constraint allows no token at the first step (empty allowed set for the empty prefix)"
-            )
-        eos = self._eos
-
-        def prefix_fn(batch_id: int, input_ids: Any) -> list[int]:
-            generated = input_ids[plen:].tolist()
-            if generated and generated[-1] == eos:
-                return [eos]
-            allowed = self._allowed(allowed_tokens, generated)
-            return allowed if allowed else [eos]
-
-        input_ids = torch.tensor([prompt_ids], device=self.device)
-        with torch.no_grad(), model_threads():
-            out = self.model.generate(
-                input_ids,
-                attention_mask=torch.ones_like(input_ids),
-                num_beams=num_beams,
-                num_return_sequences=num_beams,
-                max_new_tokens=max_new_tokens,
-                length_penalty=length_penalty,
-                do_sample=False,
-                temperature=None,
-                top_k=None,
-                top_p=None,
-                early_stopping=False,  # True lets junk hypotheses from empty beam slots end the search early
-                prefix_allowed_tokens_fn=prefix_fn,
-                pad_token_id=self._pad,
-                eos_token_id=eos,
-                return_dict_in_generate=True,
-            )
-        sequences = out.sequences[:, plen:].tolist()
-        steps = max((len(s) for s in sequences), default=0)
-        candidates: list[tuple[list[int], bool]] = []
-        seen: set[tuple[tuple[int, ...], bool]] = set()
-        dropped = 0
-        for seq in sequences:
-            if eos in seq:
-                toks, finished = seq[: seq.index(eos)], True
-            else:
-                toks, finished = seq, False
-            key = (tuple(toks), finished)
-            if key in seen:
-                continue
-            seen.add(key)
-            if not self._is_valid_path(allowed_tokens, toks, finished):
-                dropped += 1
-                continue
-            candidates.append((toks, finished))
+        n_return = self._beam_return_count(num_beams, num_return_sequences, max_new_tokens)
+        prompt_ids = self._beam_prompt_ids(prompt, allowed_tokens, max_new_tokens)
+        sequences = self._generate_beams(
+            prompt_ids,
+            allowed_tokens,
+            num_beams=num_beams,
+            max_new_tokens=max_new_tokens,
+            length_penalty=length_penalty,
+        )
+        candidates, dropped = self._beam_candidates(sequences, allowed_tokens)
         if trace is not None:
-            trace.record_llm_call(prompt_tokens=plen, completion_tokens=steps)
+            steps = max((len(s) for s in sequences), default=0)
+            trace.record_llm_call(prompt_tokens=len(prompt_ids), completion_tokens=steps)
             if dropped:
                 trace.note("constraint", f"dropped {dropped} beam(s) that only filled empty slots", num_beams=num_beams)
         if not candidates:
             return []
-        scored = self._continuation_logprobs(prompt_ids, [t + [eos] if f else t for t, f in candidates])
-        beams = []
-        for (toks, finished), lps in zip(candidates, scored, strict=True):
-            total = float(sum(lps))
-            n = max(len(lps), 1)
-            beams.append(
-                Beam(
-                    token_ids=tuple(toks),
-                    text=self.decode(toks),
-                    score=total / (n**length_penalty),
-                    logprob=total,
-                    finished=finished,
-                    token_logprobs=tuple(lps),
-                )
-            )
-        beams.sort(key=lambda b: b.score, reverse=True)
-        return beams[:n_return]
+        return self._scored_beams(prompt_ids, candidates, length_penalty)[:n_return]
 
     def token_logprobs(
         self, prompt: str | Sequence[int], continuation: str | Sequence[int], *, trace: Trace | None = None

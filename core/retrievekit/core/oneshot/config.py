@@ -5,7 +5,7 @@ explicit parameter; "paper" marks what the paper states, "our choice" what we de
 
 Settings come from three places, all through this one class: Python (``OneShotConfig(...)``), a framework edge's
 scalar arguments (applied with :meth:`OneShotConfig.with_overrides`: a given argument wins over ``config=``'s field)
-and ``--option key=value`` pairs (:func:`options_to_config`, which coerces strings by the field's type).
+and ``--option key=value`` pairs (:meth:`OneShotConfig.from_options`, which coerces strings by the field's type).
 
 Examples:
     >>> cfg = OneShotConfig(budget=2000, k_max=20)
@@ -19,13 +19,13 @@ Examples:
 
 from __future__ import annotations
 
-import types
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.retriever import option_bool
+from retrievekit.core.options import config_from_options
 
 __all__ = ["OneShotConfig", "options_to_config"]
 
@@ -139,6 +139,21 @@ class OneShotConfig:
         if not 0.0 < self.relevance_floor <= 1.0:
             raise InvalidInputError(f"relevance_floor must be in (0, 1], got {self.relevance_floor!r}")
 
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> OneShotConfig:
+        """Build from ``--option key=value`` pairs (:func:`~retrievekit.core.options.config_from_options`).
+
+        Examples:
+            >>> cfg = OneShotConfig.from_options({"budget": "2000", "filter": "false", "k_max": "none"})
+            >>> cfg.budget, cfg.filter, cfg.k_max
+            (2000, False, None)
+            >>> OneShotConfig.from_options({"budgt": 10})
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: unknown OneShotConfig option(s): budgt; known: budget, ...
+        """
+        return config_from_options(cls, options)
+
     def with_overrides(self, **overrides: Any) -> OneShotConfig:
         """This config with ``overrides`` applied: the one settings rule of the LlamaIndex and LangChain edges.
 
@@ -170,57 +185,20 @@ class OneShotConfig:
         return replace(self, **overrides)
 
 
-def _field_type(hint: Any) -> tuple[Any, bool]:
-    """The type a field holds and whether it also accepts None (``int | None`` -> ``(int, True)``)."""
-    if get_origin(hint) in (Union, types.UnionType):
-        args = [a for a in get_args(hint) if a is not type(None)]
-        return (args[0] if len(args) == 1 else hint), len(args) < len(get_args(hint))
-    return hint, False
-
-
-def _coerce_option(name: str, hint: Any, value: Any) -> Any:
-    """One option value as the field's type: bools via true/false/yes/no/1/0, strings to int/float/None."""
-    kind, optional = _field_type(hint)
-    if kind is bool:
-        return option_bool(name, value)
-    if not isinstance(value, str):
-        return value  # the config's own validation judges it
-    if optional and value.strip().lower() in ("none", "null"):
-        return None
-    if kind in (int, float):
-        try:
-            return kind(value.strip())
-        except ValueError:
-            what = "an int" if kind is int else "a number"
-            raise InvalidInputError(f"option {name} must be {what}, got {value!r}") from None
-    return value
-
-
 def options_to_config(cls: type[C], options: Mapping[str, Any]) -> C:
-    """Build the config dataclass ``cls`` from ``--option key=value`` pairs, one key per dataclass field.
-
-    The known keys are ``cls``'s fields (nothing is listed by hand). String values are coerced to the field's type:
-    bool fields take true/false/yes/no/1/0 (any case), int and float fields parse the number, optional fields take
-    ``none``/``null``; other values go to ``cls`` unchanged, whose own validation then applies. Unknown keys and
-    unparseable values raise :class:`~retrievekit.core.errors.InvalidInputError` naming them.
+    """Deprecated: use :func:`~retrievekit.core.options.config_from_options` (or ``OneShotConfig.from_options``).
 
     Examples:
-        >>> cfg = options_to_config(OneShotConfig, {"budget": "2000", "filter": "true", "k_max": "none"})
-        >>> cfg.budget, cfg.filter, cfg.k_max
-        (2000, True, None)
-        >>> options_to_config(OneShotConfig, {"crop_judge_threshold": "high"})
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: option crop_judge_threshold must be a number, got 'high'
-        >>> options_to_config(OneShotConfig, {"budgt": 10})
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: unknown OneShotConfig option(s): budgt; known: budget, ...
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     options_to_config(OneShotConfig, {"budget": "2000"}).budget
+        2000
     """
-    params = [f for f in fields(cls) if f.init]
-    known = [f.name for f in params]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise InvalidInputError(f"unknown {cls.__name__} option(s): {', '.join(unknown)}; known: {', '.join(known)}")
-    hints = get_type_hints(cls)
-    return cls(**{name: _coerce_option(name, hints[name], value) for name, value in options.items()})
+    warnings.warn(
+        "retrievekit.core.oneshot.config.options_to_config is deprecated: use "
+        "retrievekit.core.options.config_from_options or OneShotConfig.from_options",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return config_from_options(cls, options)

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrievekit.core.errors import LLMOutputError, RetrieveKitError
+from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
-from retrievekit.core.retriever import judge_relevance
 from retrievekit.core.spans import trimmed_spans
 from retrievekit.core.trace import Trace
 

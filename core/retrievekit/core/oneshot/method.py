@@ -2,7 +2,7 @@
 
 Options (``--option key=value``): every :class:`~retrievekit.core.oneshot.config.OneShotConfig` field, e.g.
 ``budget`` (tokens, 4000), ``filter`` (false), ``crop`` (false; needs ``--llm``), ``k_max`` (none), ``tokenizer``
-("regex"), ``crop_judge_threshold`` (0.5) -- read by :func:`~retrievekit.core.oneshot.config.options_to_config`,
+("regex"), ``crop_judge_threshold`` (0.5) -- read by :meth:`~retrievekit.core.oneshot.config.OneShotConfig.from_options`,
 which coerces strings by the field's type; then ``pool`` (candidates from the hybrid baseline, 100),
 ``documents_meta`` (a ``documents_meta.json`` with document titles/aliases for the filter), ``judge_dir``
 (``--judge DIR``: a trained relevance judge crops instead of ``--llm``; it turns ``crop`` on unless ``crop=false``
@@ -11,7 +11,7 @@ a *set*; its hits come back in relevance order so ranking metrics stay meaningfu
 set precision/recall/F1 to the results.
 
 Examples:
-    >>> from retrievekit.core.retriever import MethodContext
+    >>> from retrievekit.core.registry import MethodContext
     >>> from retrievekit.core.types import Passage
     >>> r = build_oneshot(MethodContext(corpus=[Passage(id="a", text="x")], options={"budget": 500}))  # doctest: +SKIP
     >>> r.search("x", k=10)[0].id  # doctest: +SKIP
@@ -25,11 +25,14 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.oneshot.config import OneShotConfig, options_to_config
+from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import DocumentCatalog, MetadataKeys
 from retrievekit.core.oneshot.selector import OneShotResult, OneShotSelector
-from retrievekit.core.retriever import MethodContext, Retriever, check_k, check_query, option_bool
+from retrievekit.core.options import option_bool
+from retrievekit.core.registry import MethodContext
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
@@ -88,25 +91,23 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
         retrievekit.core.errors.InvalidInputError: budget must be a positive int (tokens), got -1
     """
     from retrievekit.core.index.baselines import build_hybrid
-    from retrievekit.core.retriever import _judge_from_options
+    from retrievekit.core.judge.hooks import judge_from_options
 
-    judge, opts = _judge_from_options(ctx)
+    judge, opts = judge_from_options(ctx)
     cfg_opts: dict[str, Any] = {k: v for k, v in opts.items() if k in _CONFIG_KEYS}
     if judge is not None:
         if "crop" in cfg_opts and not option_bool("crop", cfg_opts["crop"]):
             raise InvalidInputError("--judge is used for cropping; it cannot be combined with crop=false")
         cfg_opts["crop"] = True
-    cfg = options_to_config(OneShotConfig, cfg_opts)
+    cfg = OneShotConfig.from_options(cfg_opts)
     pool = opts.get("pool", 100)
     if isinstance(pool, bool) or not isinstance(pool, int) or pool < 1:
         raise InvalidInputError(f"option pool must be a positive int, got {pool!r}")
     llm: Any = judge
     if cfg.crop and llm is None:
-        if not ctx.llm:
+        if ctx.llm is None and not ctx.llm_name:
             raise InvalidInputError("crop=true needs a local model: add --llm smollm2 (or qwen0.5b)")
-        from retrievekit.core.llm.local import LocalLM
-
-        llm = LocalLM.load(ctx.llm)
+        llm = ctx.load_llm()
     catalog = None
     meta_path = opts.get("documents_meta")
     if meta_path:
@@ -118,7 +119,9 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
     keys = MetadataKeys()
     hybrid_opts = {k: v for k, v in opts.items() if k not in _CONFIG_KEYS | {"pool", "documents_meta"}}
     hybrid_opts.setdefault("candidate_k", max(100, pool))
-    base = build_hybrid(MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, llm=ctx.llm, options=hybrid_opts))
+    base = build_hybrid(
+        MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, llm_name=ctx.llm_name, options=hybrid_opts)
+    )
     selector = OneShotSelector(
         cfg,
         catalog=catalog,

@@ -314,6 +314,397 @@ def _diff(saved: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
     return [f"{k}: {saved.get(k)!r} -> {now.get(k)!r}" for k in keys if saved.get(k) != now.get(k)]
 
 
+@dataclass(frozen=True)
+class _ModelMeta:
+    """What the manifest says of the trained model (``settings`` is the caller's mapping, read when used)."""
+
+    kind: str
+    base_model: str
+    corpus_hash: str | None
+    settings: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class _RunPlan:
+    """What one training call works on: the encoded data, the step plan, the device and the checkpoint identity."""
+
+    encoded: list[Any]  # EncodedExample
+    stats: dict[str, int]
+    fingerprint: str
+    total_steps: int
+    micro_per_epoch: int
+    warmup: int
+    device: str
+    amp_dtype: Any
+    out: Path
+    identity: dict[str, Any]
+
+    @property
+    def ckpt_dir(self) -> Path:
+        return self.out / CHECKPOINT_SUBDIR
+
+    @property
+    def is_cuda(self) -> bool:
+        return str(self.device).startswith("cuda")
+
+
+@dataclass(frozen=True)
+class _Progress:
+    """Where the optimizer steps stand: next step, losses so far and token counts (over all calls)."""
+
+    step: int = 0
+    history: tuple[float, ...] = ()
+    trained_tokens: int = 0
+    loss_tokens: int = 0
+    session_tokens: int = 0
+
+
+def _checked_examples(
+    config: TrainConfig, kind: str, base_model: str, examples: Sequence[TrainingExample]
+) -> list[TrainingExample]:
+    """The examples as a list, after checking the arguments of :func:`train_causal_lm`."""
+    if not isinstance(config, TrainConfig):
+        raise InvalidInputError(f"config must be a TrainConfig, got {type(config).__name__}")
+    if not isinstance(kind, str) or not kind:
+        raise InvalidInputError("kind must be a non-empty string")
+    if not isinstance(base_model, str) or not base_model:
+        raise InvalidInputError("base_model must be a non-empty string")
+    items = list(examples)
+    if not items:
+        raise InvalidInputError("no training examples; build some before training")
+    return items
+
+
+def _plan_run(
+    examples: list[TrainingExample],
+    tokenizer: Any,
+    config: TrainConfig,
+    output_dir: str | Path,
+    meta: _ModelMeta,
+) -> _RunPlan:
+    """Encode the data, plan the steps, pick the device, and key the run for checkpoints."""
+    encoded, stats = encode_examples(examples, tokenizer, max_length=config.max_length)
+    fingerprint = examples_fingerprint(encoded)
+    total_steps, micro_per_epoch, warmup = plan_steps(len(encoded), config)
+    device = resolve_device(config)
+    amp_dtype = autocast_dtype(config, device)
+    out = Path(output_dir)
+    identity = {
+        "data_fingerprint": fingerprint,
+        "examples": len(encoded),
+        "config": config.resume_key(),
+        "kind": meta.kind,
+        "base_model": meta.base_model,
+        "corpus_hash": meta.corpus_hash,
+        "settings": dict(meta.settings or {}),
+    }
+    try:
+        json.dumps(identity)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"settings must be JSON-serialisable: {e}") from None
+    return _RunPlan(encoded, stats, fingerprint, total_steps, micro_per_epoch, warmup, device, amp_dtype, out, identity)
+
+
+def _saved_state(ckpt_dir: Path, identity: Mapping[str, Any], *, resume: bool) -> dict[str, Any] | None:
+    """The state of the checkpoint to resume from (None: start over; ``resume=False`` removes any checkpoint)."""
+    if not resume and ckpt_dir.exists():
+        shutil.rmtree(ckpt_dir)
+    if not (resume and ckpt_dir.exists()):
+        return None
+    saved_state = _read_checkpoint_state(ckpt_dir)
+    differences = _diff(saved_state.get("identity", {}), identity)
+    if differences:
+        raise InvalidInputError(
+            f"{ckpt_dir} holds a checkpoint of other training data or settings ({'; '.join(differences[:4])}); "
+            "pass resume=False to start over, or use another output_dir"
+        )
+    return saved_state
+
+
+@dataclass(frozen=True)
+class _Trainee:
+    """The caller's model, the model trained (it, or its LoRA wrapper ``peft_model``), the optimizer and its params."""
+
+    model: Any
+    train_model: Any
+    peft_model: Any
+    optimizer: Any
+    params: list[Any]
+
+
+def _prepare_trainee(model: Any, config: TrainConfig, device: str) -> _Trainee:
+    """The model made ready to train (:func:`_prepare_model`) with its optimizer (:func:`_make_optimizer`)."""
+    train_model, peft_model = _prepare_model(model, config, device)
+    optimizer, params = _make_optimizer(train_model, config)
+    return _Trainee(model, train_model, peft_model, optimizer, params)
+
+
+def _prepare_model(model: Any, config: TrainConfig, device: str) -> tuple[Any, Any]:
+    """Seed, move to ``device`` in fp32, wrap in LoRA adapters if asked; returns ``(model to train, peft model)``."""
+    import torch
+
+    from retrievekit.core.llm.models import make_savable
+
+    make_savable(model)
+    torch.manual_seed(config.seed)
+    model.to(device=device, dtype=torch.float32)
+    train_model = model
+    peft_model = None
+    if config.lora:
+        peft = _import_peft()
+        lora_cfg = peft.LoraConfig(
+            r=config.lora_r,
+            lora_alpha=config.lora_alpha,
+            lora_dropout=config.lora_dropout,
+            target_modules=list(config.lora_target_modules) if config.lora_target_modules else None,
+            bias="none",
+            task_type="CAUSAL_LM",
+        )
+        peft_model = peft.get_peft_model(model, lora_cfg)
+        train_model = peft_model
+    if config.gradient_checkpointing:
+        _set_checkpointing(train_model, True)
+    return train_model, peft_model
+
+
+def _make_optimizer(train_model: Any, config: TrainConfig) -> tuple[Any, list[Any]]:
+    """AdamW with weight decay on the matrices only; returns it and the trainable parameters."""
+    import torch
+
+    decay: list[Any] = []
+    no_decay: list[Any] = []
+    for _name, p in train_model.named_parameters():
+        if p.requires_grad:
+            (decay if p.ndim >= 2 else no_decay).append(p)
+    params = decay + no_decay
+    if not params:
+        raise InvalidInputError("the model has no trainable parameters")
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": config.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=config.learning_rate,
+    )
+    return optimizer, params
+
+
+def _resumed_progress(run: _RunPlan, trainee: _Trainee, saved_state: dict[str, Any] | None, *, lora: bool) -> _Progress:
+    """Load the checkpoint (if any) into the model and optimizer; where its steps stand."""
+    if saved_state is None:
+        return _Progress()
+    _load_checkpoint(run.ckpt_dir, trainee.train_model, trainee.optimizer, saved_state, lora=lora)
+    start_step = min(int(saved_state["step"]), run.total_steps)
+    return _Progress(
+        step=start_step,
+        history=tuple(float(x) for x in saved_state.get("loss_history", []))[:start_step],
+        trained_tokens=int(saved_state.get("trained_tokens", 0)),
+        loss_tokens=int(saved_state.get("loss_tokens", 0)),
+    )
+
+
+def _autocast(run: _RunPlan) -> Callable[[], contextlib.AbstractContextManager[Any]]:
+    """A factory of the forward pass's autocast context (a null context in fp32)."""
+    import torch
+
+    if run.amp_dtype is None:
+        return contextlib.nullcontext
+    return lambda: torch.autocast(device_type=torch.device(run.device).type, dtype=run.amp_dtype)
+
+
+def _step_batches(run: _RunPlan, plan: _BatchPlan, step: int, grad_accum: int, pad_id: int) -> list[dict[str, Any]]:
+    """The collated micro-batches of optimizer step ``step``."""
+    return [
+        collate([run.encoded[i] for i in plan.micro_batch(m)], pad_id)
+        for m in range(step * grad_accum, (step + 1) * grad_accum)
+    ]
+
+
+def _optimizer_step(
+    trainee: _Trainee,
+    batches: list[dict[str, Any]],
+    *,
+    lr: float,
+    max_grad_norm: float,
+    device: str,
+    amp: Callable[[], contextlib.AbstractContextManager[Any]],
+) -> tuple[float, int, int]:
+    """One optimizer step over ``batches``; returns ``(summed token loss, loss tokens, non-padding tokens)``."""
+    import torch
+
+    n_loss = int(sum(int((b["labels"][:, 1:] != IGNORE_INDEX).sum()) for b in batches))
+    for group in trainee.optimizer.param_groups:
+        group["lr"] = lr
+    trainee.optimizer.zero_grad(set_to_none=True)
+    loss_sum = 0.0
+    n_tokens = 0
+    for b in batches:
+        input_ids = b["input_ids"].to(device)
+        mask = b["attention_mask"].to(device)
+        labels = b["labels"][:, 1:].to(device)
+        with amp():
+            logits = trainee.train_model(input_ids=input_ids, attention_mask=mask).logits
+        keep = labels != IGNORE_INDEX
+        token_logits = logits[:, :-1][keep].float()
+        loss = torch.nn.functional.cross_entropy(token_logits, labels[keep], reduction="sum")
+        (loss / max(1, n_loss)).backward()
+        loss_sum += float(loss.detach())
+        n_tokens += int(b["attention_mask"].sum())
+    if max_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(trainee.params, max_grad_norm)
+    trainee.optimizer.step()
+    return loss_sum, n_loss, n_tokens
+
+
+def _after_step(progress: _Progress, loss_sum: float, n_loss: int, n_tokens: int) -> _Progress:
+    """The progress once the step ``progress.step`` is done."""
+    return _Progress(
+        step=progress.step + 1,
+        history=(*progress.history, loss_sum / max(1, n_loss)),
+        trained_tokens=progress.trained_tokens + n_tokens,
+        loss_tokens=progress.loss_tokens + n_loss,
+        session_tokens=progress.session_tokens + n_tokens,
+    )
+
+
+def _checkpoint_state(run: _RunPlan, progress: _Progress) -> dict[str, Any]:
+    """The ``trainer_state.json`` content at ``progress``."""
+    return {
+        "identity": run.identity,
+        "step": progress.step,
+        "total_steps": run.total_steps,
+        "loss_history": list(progress.history),
+        "trained_tokens": progress.trained_tokens,
+        "loss_tokens": progress.loss_tokens,
+    }
+
+
+def _train_steps(
+    run: _RunPlan,
+    config: TrainConfig,
+    trainee: _Trainee,
+    pad_id: int,
+    progress: _Progress,
+    bar: Any,
+    on_step: Callable[[int, float], None] | None,
+) -> _Progress:
+    """Run the optimizer steps from ``progress.step`` to the end, checkpointing on the way."""
+    import torch
+
+    plan = _BatchPlan(len(run.encoded), config.batch_size, config.seed)
+    amp = _autocast(run)
+    for step in range(progress.step, run.total_steps):
+        torch.manual_seed(config.seed * 1_000_003 + step)
+        batches = _step_batches(run, plan, step, config.grad_accum, pad_id)
+        lr = config.learning_rate * learning_rate_factor(step, run.total_steps, run.warmup, config.scheduler)
+        sums = _optimizer_step(trainee, batches, lr=lr, max_grad_norm=config.max_grad_norm, device=run.device, amp=amp)
+        progress = _after_step(progress, *sums)
+        step_loss, done = progress.history[-1], progress.step
+        bar.update(1)
+        bar.set_postfix(loss=f"{step_loss:.4f}", refresh=False)
+        if config.save_every_steps and done % config.save_every_steps == 0 and done < run.total_steps:
+            state = _checkpoint_state(run, progress)
+            _save_checkpoint(run.ckpt_dir, trainee.train_model, trainee.optimizer, state, lora=config.lora)
+        if on_step is not None:
+            on_step(done, step_loss)
+    return progress
+
+
+def _run_training(
+    run: _RunPlan,
+    config: TrainConfig,
+    trainee: _Trainee,
+    start: _Progress,
+    pad_id: int,
+    on_step: Callable[[int, float], None] | None,
+    *,
+    show: bool,
+    desc: str,
+) -> tuple[_Progress, float]:
+    """The training loop under a progress bar; returns where it ended and its wall time.
+
+    On any exception the LoRA adapters are removed and the model is put in eval mode before re-raising.
+    """
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=run.total_steps, initial=start.step, desc=desc, disable=not show, unit="step")
+    t0 = time.perf_counter()
+    trainee.train_model.train()
+    try:
+        with model_threads():
+            end = _train_steps(run, config, trainee, pad_id, start, bar, on_step)
+    except BaseException:
+        bar.close()
+        if trainee.peft_model is not None:
+            trainee.peft_model.unload()  # give the caller its base model back, without half-trained adapters
+        trainee.model.eval()
+        raise
+    bar.close()
+    return end, time.perf_counter() - t0
+
+
+def _finish_model(trainee: _Trainee, config: TrainConfig) -> Any:
+    """Checkpointing off, LoRA adapters merged, eval mode; returns the trained model."""
+    model = trainee.model
+    if config.gradient_checkpointing:
+        _set_checkpointing(trainee.train_model, False)
+    if trainee.peft_model is not None:
+        merged = trainee.peft_model.merge_and_unload()
+        if merged is not model:  # pragma: no cover - peft returns the base model object it injected into
+            model = merged
+    model.eval()
+    return model
+
+
+def _train_result(
+    run: _RunPlan, config: TrainConfig, start_step: int, progress: _Progress, seconds: float
+) -> TrainResult:
+    """The :class:`TrainResult` of a finished run (reads the CUDA peak memory now)."""
+    import torch
+
+    history = progress.history
+    return TrainResult(
+        steps=run.total_steps,
+        epochs=round(run.total_steps * config.grad_accum / run.micro_per_epoch, 4),
+        examples=len(run.encoded),
+        trained_tokens=progress.trained_tokens,
+        loss_tokens=progress.loss_tokens,
+        seconds=round(seconds, 3),
+        tokens_per_s=round(progress.session_tokens / seconds, 1) if seconds > 0 else 0.0,
+        final_loss=history[-1] if history else float("nan"),
+        loss_history=history,
+        peak_gpu_memory_bytes=int(torch.cuda.max_memory_allocated(run.device)) if run.is_cuda else None,
+        resumed_from_step=start_step,
+        device=str(run.device),
+        precision="bfloat16-autocast" if run.amp_dtype is not None else "float32",
+        lora=config.lora,
+    )
+
+
+def _save_output(
+    model: Any,
+    tokenizer: Any,
+    run: _RunPlan,
+    config: TrainConfig,
+    result: TrainResult,
+    meta: _ModelMeta,
+) -> None:
+    """Save the model with its manifest to ``output_dir/model/`` and remove the checkpoint."""
+    manifest = ModelManifest.new(
+        kind=meta.kind,
+        base_model=meta.base_model,
+        corpus_hash=meta.corpus_hash,
+        settings=meta.settings,
+        train={
+            "config": config.to_dict(),
+            "result": result.to_dict(),
+            "data": {**run.stats, "fingerprint": run.fingerprint},
+        },
+    )
+    save_trained_model(model, tokenizer, run.out / MODEL_SUBDIR, manifest)
+    shutil.rmtree(run.ckpt_dir, ignore_errors=True)
+
+
 def train_causal_lm(
     model: Any,
     tokenizer: Any,
@@ -359,202 +750,17 @@ def train_causal_lm(
     """
     import torch
 
-    if not isinstance(config, TrainConfig):
-        raise InvalidInputError(f"config must be a TrainConfig, got {type(config).__name__}")
-    if not isinstance(kind, str) or not kind:
-        raise InvalidInputError("kind must be a non-empty string")
-    if not isinstance(base_model, str) or not base_model:
-        raise InvalidInputError("base_model must be a non-empty string")
-    examples = list(examples)
-    if not examples:
-        raise InvalidInputError("no training examples; build some before training")
-    encoded, stats = encode_examples(examples, tokenizer, max_length=config.max_length)
-    fingerprint = examples_fingerprint(encoded)
-    total_steps, micro_per_epoch, warmup = plan_steps(len(encoded), config)
-    device = resolve_device(config)
-    amp_dtype = autocast_dtype(config, device)
-    precision = "bfloat16-autocast" if amp_dtype is not None else "float32"
-    out = Path(output_dir)
-    ckpt_dir = out / CHECKPOINT_SUBDIR
-    identity = {
-        "data_fingerprint": fingerprint,
-        "examples": len(encoded),
-        "config": config.resume_key(),
-        "kind": kind,
-        "base_model": base_model,
-        "corpus_hash": corpus_hash,
-        "settings": dict(settings or {}),
-    }
-    try:
-        json.dumps(identity)
-    except (TypeError, ValueError) as e:
-        raise InvalidInputError(f"settings must be JSON-serialisable: {e}") from None
-    if not resume and ckpt_dir.exists():
-        shutil.rmtree(ckpt_dir)
-    saved_state: dict[str, Any] | None = None
-    if resume and ckpt_dir.exists():
-        saved_state = _read_checkpoint_state(ckpt_dir)
-        differences = _diff(saved_state.get("identity", {}), identity)
-        if differences:
-            raise InvalidInputError(
-                f"{ckpt_dir} holds a checkpoint of other training data or settings ({'; '.join(differences[:4])}); "
-                "pass resume=False to start over, or use another output_dir"
-            )
-
-    from retrievekit.core.llm.models import make_savable
-
-    make_savable(model)
-    torch.manual_seed(config.seed)
-    model.to(device=device, dtype=torch.float32)
-    train_model = model
-    peft_model = None
-    if config.lora:
-        peft = _import_peft()
-        lora_cfg = peft.LoraConfig(
-            r=config.lora_r,
-            lora_alpha=config.lora_alpha,
-            lora_dropout=config.lora_dropout,
-            target_modules=list(config.lora_target_modules) if config.lora_target_modules else None,
-            bias="none",
-            task_type="CAUSAL_LM",
-        )
-        peft_model = peft.get_peft_model(model, lora_cfg)
-        train_model = peft_model
-    if config.gradient_checkpointing:
-        _set_checkpointing(train_model, True)
-    decay: list[Any] = []
-    no_decay: list[Any] = []
-    for _name, p in train_model.named_parameters():
-        if p.requires_grad:
-            (decay if p.ndim >= 2 else no_decay).append(p)
-    params = decay + no_decay
-    if not params:
-        raise InvalidInputError("the model has no trainable parameters")
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": decay, "weight_decay": config.weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ],
-        lr=config.learning_rate,
-    )
-    start_step = 0
-    history: list[float] = []
-    trained_tokens = loss_tokens = 0
-    if saved_state is not None:
-        _load_checkpoint(ckpt_dir, train_model, optimizer, saved_state, lora=config.lora)
-        start_step = min(int(saved_state["step"]), total_steps)
-        history = [float(x) for x in saved_state.get("loss_history", [])][:start_step]
-        trained_tokens = int(saved_state.get("trained_tokens", 0))
-        loss_tokens = int(saved_state.get("loss_tokens", 0))
-
-    plan = _BatchPlan(len(encoded), config.batch_size, config.seed)
+    examples = _checked_examples(config, kind, base_model, examples)
+    meta = _ModelMeta(kind, base_model, corpus_hash, settings)
+    run = _plan_run(examples, tokenizer, config, output_dir, meta)
+    saved_state = _saved_state(run.ckpt_dir, run.identity, resume=resume)
+    trainee = _prepare_trainee(model, config, run.device)
+    start = _resumed_progress(run, trainee, saved_state, lora=config.lora)
     pad_id = _pad_id(tokenizer)
-    is_cuda = str(device).startswith("cuda")
-    if is_cuda:
-        torch.cuda.reset_peak_memory_stats(device)
-    amp = (
-        (lambda: torch.autocast(device_type=torch.device(device).type, dtype=amp_dtype))
-        if amp_dtype is not None
-        else contextlib.nullcontext
-    )
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total_steps, initial=start_step, desc=f"train {kind}", disable=not progress, unit="step")
-    session_tokens = 0
-    t0 = time.perf_counter()
-    train_model.train()
-    try:
-        with model_threads():
-            for step in range(start_step, total_steps):
-                torch.manual_seed(config.seed * 1_000_003 + step)
-                batches = [
-                    collate([encoded[i] for i in plan.micro_batch(m)], pad_id)
-                    for m in range(step * config.grad_accum, (step + 1) * config.grad_accum)
-                ]
-                n_loss = int(sum(int((b["labels"][:, 1:] != IGNORE_INDEX).sum()) for b in batches))
-                lr = config.learning_rate * learning_rate_factor(step, total_steps, warmup, config.scheduler)
-                for group in optimizer.param_groups:
-                    group["lr"] = lr
-                optimizer.zero_grad(set_to_none=True)
-                loss_sum = 0.0
-                for b in batches:
-                    input_ids = b["input_ids"].to(device)
-                    mask = b["attention_mask"].to(device)
-                    labels = b["labels"][:, 1:].to(device)
-                    with amp():
-                        logits = train_model(input_ids=input_ids, attention_mask=mask).logits
-                    keep = labels != IGNORE_INDEX
-                    token_logits = logits[:, :-1][keep].float()
-                    loss = torch.nn.functional.cross_entropy(token_logits, labels[keep], reduction="sum")
-                    (loss / max(1, n_loss)).backward()
-                    loss_sum += float(loss.detach())
-                    n_tokens = int(b["attention_mask"].sum())
-                    trained_tokens += n_tokens
-                    session_tokens += n_tokens
-                if config.max_grad_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
-                optimizer.step()
-                loss_tokens += n_loss
-                step_loss = loss_sum / max(1, n_loss)
-                history.append(step_loss)
-                done = step + 1
-                bar.update(1)
-                bar.set_postfix(loss=f"{step_loss:.4f}", refresh=False)
-                if config.save_every_steps and done % config.save_every_steps == 0 and done < total_steps:
-                    state = {
-                        "identity": identity,
-                        "step": done,
-                        "total_steps": total_steps,
-                        "loss_history": history,
-                        "trained_tokens": trained_tokens,
-                        "loss_tokens": loss_tokens,
-                    }
-                    _save_checkpoint(ckpt_dir, train_model, optimizer, state, lora=config.lora)
-                if on_step is not None:
-                    on_step(done, step_loss)
-    except BaseException:
-        bar.close()
-        if peft_model is not None:
-            peft_model.unload()  # give the caller its base model back, without half-trained adapters
-        model.eval()
-        raise
-    bar.close()
-    seconds = time.perf_counter() - t0
-    if config.gradient_checkpointing:
-        _set_checkpointing(train_model, False)
-    if peft_model is not None:
-        merged = peft_model.merge_and_unload()
-        if merged is not model:  # pragma: no cover - peft returns the base model object it injected into
-            model = merged
-    model.eval()
-    peak = int(torch.cuda.max_memory_allocated(device)) if is_cuda else None
-    result = TrainResult(
-        steps=total_steps,
-        epochs=round(total_steps * config.grad_accum / micro_per_epoch, 4),
-        examples=len(encoded),
-        trained_tokens=trained_tokens,
-        loss_tokens=loss_tokens,
-        seconds=round(seconds, 3),
-        tokens_per_s=round(session_tokens / seconds, 1) if seconds > 0 else 0.0,
-        final_loss=history[-1] if history else float("nan"),
-        loss_history=tuple(history),
-        peak_gpu_memory_bytes=peak,
-        resumed_from_step=start_step,
-        device=str(device),
-        precision=precision,
-        lora=config.lora,
-    )
-    manifest = ModelManifest.new(
-        kind=kind,
-        base_model=base_model,
-        corpus_hash=corpus_hash,
-        settings=settings,
-        train={
-            "config": config.to_dict(),
-            "result": result.to_dict(),
-            "data": {**stats, "fingerprint": fingerprint},
-        },
-    )
-    save_trained_model(model, tokenizer, out / MODEL_SUBDIR, manifest)
-    shutil.rmtree(ckpt_dir, ignore_errors=True)
+    if run.is_cuda:
+        torch.cuda.reset_peak_memory_stats(run.device)
+    end, seconds = _run_training(run, config, trainee, start, pad_id, on_step, show=progress, desc=f"train {kind}")
+    model = _finish_model(trainee, config)
+    result = _train_result(run, config, start.step, end, seconds)
+    _save_output(model, tokenizer, run, config, result, meta)
     return result

@@ -16,10 +16,11 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.options import config_from_options
 
 __all__ = ["MATCH_SETTINGS", "SelfRetrievalConfig"]
 
@@ -181,7 +182,7 @@ class SelfRetrievalConfig:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> SelfRetrievalConfig:
-        """Build from ``--option key=value`` pairs (unknown keys raise; numbers and booleans are coerced).
+        """Build from ``--option key=value`` pairs (:func:`~retrievekit.core.options.config_from_options`).
 
         Examples:
             >>> SelfRetrievalConfig.from_options({"title_beams": "3", "lowercase_titles": "false"}).title_beams
@@ -191,27 +192,4 @@ class SelfRetrievalConfig:
             ...
             retrievekit.core.errors.InvalidInputError: unknown Self-Retrieval option(s): nope; known: ...
         """
-        from retrievekit.core.retriever import option_bool
-
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise InvalidInputError(
-                f"unknown Self-Retrieval option(s): {', '.join(unknown)}; known: {', '.join(known)}"
-            )
-        defaults = cls()
-        kwargs: dict[str, Any] = {}
-        for key, value in options.items():
-            default = getattr(defaults, key)
-            try:
-                if key == "random_sent_num":
-                    kwargs[key] = None if value in (None, "", "none", "None") else int(value)
-                elif isinstance(default, bool):
-                    kwargs[key] = option_bool(key, value)
-                elif isinstance(default, (int, float)):
-                    kwargs[key] = type(default)(value)
-                else:
-                    kwargs[key] = str(value)
-            except (TypeError, ValueError):
-                raise InvalidInputError(f"Self-Retrieval option {key}={value!r} is not valid") from None
-        return cls(**kwargs)
+        return config_from_options(cls, options, label="Self-Retrieval")

@@ -141,6 +141,126 @@ def _gold_passage(passages: PassageSet, pair: QueryPair, by_doc: dict[str, list[
     return cands[max(range(len(cands)), key=lambda j: (overlap[j], -j))]
 
 
+def _passage_maps(passages: PassageSet) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """``(passage id -> index, document id -> indices of its passages)``."""
+    by_id = {p.id: i for i, p in enumerate(passages.passages)}
+    by_doc: dict[str, list[int]] = {}
+    for i, p in enumerate(passages.passages):
+        for d in p.metadata.get("documents", (p.metadata.get("document_id", p.id),)):
+            by_doc.setdefault(str(d), []).append(i)
+    return by_id, by_doc
+
+
+@dataclass(frozen=True)
+class _QuerySource:
+    """What every query pair's instances draw on: the passages, the settings, the clip, titles and documents."""
+
+    passages: PassageSet
+    config: SelfRetrievalConfig
+    clip: Clip
+    titles: list[str]
+    by_doc: dict[str, list[int]]
+
+
+def _title_and_passage_examples(
+    prompt: str, title: str, body: str, config: SelfRetrievalConfig
+) -> list[TrainingExample]:
+    """Query -> title (the passage follows, untrained) and query -> title + passage."""
+    return [
+        TrainingExample(
+            segments=(
+                Segment(prompt),
+                Segment(title, trainable=True),
+                Segment(f"{config.content_separator}{body}"),
+            ),
+            kind="query-title",
+            add_eos=False,
+        ),
+        TrainingExample(
+            segments=(Segment(prompt), Segment(_target(title, body, config), trainable=True)),
+            kind="query-passage",
+        ),
+    ]
+
+
+def _candidates_example(
+    src: _QuerySource, pair: QueryPair, title: str, body: str, rng: random.Random
+) -> TrainingExample | None:
+    """Query + shuffled candidate titles -> title + first words (None when candidates are off or one title)."""
+    config, titles = src.config, src.titles
+    if not (config.candidate_titles > 0 and len(titles) > 1):
+        return None
+    others = [t for t in titles if t != title]
+    cands = rng.sample(others, min(len(others), config.candidate_titles - 1))
+    cands.insert(rng.randrange(len(cands) + 1), title)
+    listing = "\n".join(f" {t}" for t in cands)
+    return TrainingExample(
+        segments=(
+            Segment(config.candidates_prompt.format(query=pair.query, candidates=listing)),
+            Segment(_target(title, _first_words(body, config.prefix_words), config), trainable=True),
+        ),
+        kind="candidates",
+        add_eos=False,
+    )
+
+
+def _approve_example(
+    pair: QueryPair, prompt: str, title: str, body: str, config: SelfRetrievalConfig
+) -> TrainingExample:
+    """Query + gold passage -> the pair's answer (or the approval response)."""
+    approval = f" {pair.answer.strip()}" if pair.answer and pair.answer.strip() else config.approval_response
+    return TrainingExample(
+        segments=(
+            Segment(prompt),
+            Segment(_target(title, body, config) + config.answer_prompt),
+            Segment(approval, trainable=True),
+        ),
+        kind="approve",
+    )
+
+
+def _negative_passages(src: _QuerySource, g: int, title: str, rng: random.Random) -> list[int]:
+    """``neg_num`` passages to reject: long ones of the gold document first, then random ones of other titles."""
+    passages, config = src.passages, src.config
+    doc = str(passages.passages[g].metadata.get("document_id", ""))
+    same = [i for i in src.by_doc.get(doc, []) if i != g and len(passages.passages[i].text) > 50]
+    negs = same[: config.neg_num]
+    pool = [i for i in range(len(passages)) if i != g and i not in negs and passages.titles[i] != title]
+    negs += rng.sample(pool, min(len(pool), config.neg_num - len(negs)))
+    return negs
+
+
+def _reject_examples(src: _QuerySource, prompt: str, negs: list[int]) -> list[TrainingExample]:
+    """Query + a negative passage -> the rejection response."""
+    passages, config = src.passages, src.config
+    return [
+        TrainingExample(
+            segments=(
+                Segment(prompt),
+                Segment(
+                    _target(passages.titles[n], src.clip(passages.passages[n].text), config) + config.answer_prompt
+                ),
+                Segment(config.rejection_response, trainable=True),
+            ),
+            kind="reject",
+        )
+        for n in negs
+    ]
+
+
+def _pair_examples(src: _QuerySource, pair: QueryPair, g: int, rng: random.Random) -> list[TrainingExample]:
+    """All instances of one (non-empty) query pair with gold passage ``g``, in the order they are trained."""
+    title, body = src.passages.titles[g], src.clip(src.passages.passages[g].text)
+    prompt = src.config.query_prompt.format(query=pair.query)
+    out = _title_and_passage_examples(prompt, title, body, src.config)
+    candidates = _candidates_example(src, pair, title, body, rng)
+    if candidates is not None:
+        out.append(candidates)
+    out.append(_approve_example(pair, prompt, title, body, src.config))
+    out.extend(_reject_examples(src, prompt, _negative_passages(src, g, title, rng)))
+    return out
+
+
 def query_examples(
     passages: PassageSet,
     pairs: Iterable[QueryPair],
@@ -162,88 +282,19 @@ def query_examples(
         >>> [e.kind for e in query_examples(ps, [QueryPair("aa?", "a")], cfg)]
         ['query-title', 'query-passage', 'approve', 'reject']
     """
-    clip = clip or _identity
     rng = random.Random(config.seed + 1)
-    by_id = {p.id: i for i, p in enumerate(passages.passages)}
-    by_doc: dict[str, list[int]] = {}
-    for i, p in enumerate(passages.passages):
-        for d in p.metadata.get("documents", (p.metadata.get("document_id", p.id),)):
-            by_doc.setdefault(str(d), []).append(i)
-    titles = sorted(set(passages.titles))
+    by_id, by_doc = _passage_maps(passages)
+    src = _QuerySource(passages, config, clip or _identity, sorted(set(passages.titles)), by_doc)
     counts = stats if stats is not None else {}
     out: list[TrainingExample] = []
     pair_list = list(pairs)
     golds = [_gold_passage(passages, pair, by_doc, by_id) for pair in pair_list]
-    q_prompt = config.query_prompt
     for _ in range(config.qa_repeat_times):
         for pair, g in zip(pair_list, golds, strict=True):
             if not pair.query.strip():
                 counts["empty_queries"] = counts.get("empty_queries", 0) + 1
                 continue
-            title, body = passages.titles[g], clip(passages.passages[g].text)
-            prompt = q_prompt.format(query=pair.query)
-            out.append(
-                TrainingExample(
-                    segments=(
-                        Segment(prompt),
-                        Segment(title, trainable=True),
-                        Segment(f"{config.content_separator}{body}"),
-                    ),
-                    kind="query-title",
-                    add_eos=False,
-                )
-            )
-            out.append(
-                TrainingExample(
-                    segments=(Segment(prompt), Segment(_target(title, body, config), trainable=True)),
-                    kind="query-passage",
-                )
-            )
-            if config.candidate_titles > 0 and len(titles) > 1:
-                others = [t for t in titles if t != title]
-                cands = rng.sample(others, min(len(others), config.candidate_titles - 1))
-                cands.insert(rng.randrange(len(cands) + 1), title)
-                listing = "\n".join(f" {t}" for t in cands)
-                out.append(
-                    TrainingExample(
-                        segments=(
-                            Segment(config.candidates_prompt.format(query=pair.query, candidates=listing)),
-                            Segment(_target(title, _first_words(body, config.prefix_words), config), trainable=True),
-                        ),
-                        kind="candidates",
-                        add_eos=False,
-                    )
-                )
-            approval = f" {pair.answer.strip()}" if pair.answer and pair.answer.strip() else config.approval_response
-            out.append(
-                TrainingExample(
-                    segments=(
-                        Segment(prompt),
-                        Segment(_target(title, body, config) + config.answer_prompt),
-                        Segment(approval, trainable=True),
-                    ),
-                    kind="approve",
-                )
-            )
-            doc = str(passages.passages[g].metadata.get("document_id", ""))
-            same = [i for i in by_doc.get(doc, []) if i != g and len(passages.passages[i].text) > 50]
-            negs = same[: config.neg_num]
-            pool = [i for i in range(len(passages)) if i != g and i not in negs and passages.titles[i] != title]
-            negs += rng.sample(pool, min(len(pool), config.neg_num - len(negs)))
-            for n in negs:
-                out.append(
-                    TrainingExample(
-                        segments=(
-                            Segment(prompt),
-                            Segment(
-                                _target(passages.titles[n], clip(passages.passages[n].text), config)
-                                + config.answer_prompt
-                            ),
-                            Segment(config.rejection_response, trainable=True),
-                        ),
-                        kind="reject",
-                    )
-                )
+            out.extend(_pair_examples(src, pair, g, rng))
     return out
 
 

@@ -35,13 +35,14 @@ from typing import Any
 
 import numpy as np
 
+from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import InvalidInputError, ModelMismatchError
 from retrievekit.core.generative.self_retrieval.config import MATCH_SETTINGS, SelfRetrievalConfig
 from retrievekit.core.generative.self_retrieval.passages import PassageSet, split_passages
 from retrievekit.core.generative.self_retrieval.scoring import assessment_score, combine_scores, softmax
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ScoringLM
-from retrievekit.core.retriever import MethodContext, check_corpus, check_k, check_query
+from retrievekit.core.registry import MethodContext
 from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit

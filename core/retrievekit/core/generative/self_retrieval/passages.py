@@ -20,10 +20,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.errors import EmptyCorpusError
 from retrievekit.core.generative.mindref import first_sentence_title
 from retrievekit.core.generative.self_retrieval.config import SelfRetrievalConfig
-from retrievekit.core.retriever import check_corpus
 from retrievekit.core.spans import trimmed_spans
 from retrievekit.core.types import DataObject, Passage
 

@@ -20,13 +20,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.checks import check_corpus
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.generative.self_retrieval.config import SelfRetrievalConfig
 from retrievekit.core.generative.self_retrieval.data import QueryPair, build_training_examples
 from retrievekit.core.generative.self_retrieval.method import KIND
 from retrievekit.core.generative.self_retrieval.passages import split_passages
 from retrievekit.core.index.baselines import corpus_fingerprint
-from retrievekit.core.retriever import check_corpus
 from retrievekit.core.training import TrainConfig, TrainResult, encode_example, train_causal_lm
 from retrievekit.core.types import DataObject
 

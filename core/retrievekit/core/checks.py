@@ -1,0 +1,78 @@
+"""Input checks every retriever runs first: a query, a corpus and ``k``.
+
+Each raises a typed error (:mod:`retrievekit.core.errors`) before any index is built or model loaded.
+
+Examples:
+    >>> from retrievekit.core.types import Passage
+    >>> check_query("red apples"), check_k(3), len(check_corpus([Passage(id="a", text="x")]))
+    ('red apples', 3, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, InvalidInputError
+from retrievekit.core.types import DataObject, Passage, Table, TableRow, ensure_text
+
+__all__ = ["check_corpus", "check_k", "check_query"]
+
+
+def check_query(query: object) -> str:
+    """Validate a query: UTF-8 text, not empty or whitespace.
+
+    Examples:
+        >>> check_query("  hi ")
+        '  hi '
+        >>> check_query("   ")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyQueryError: query is empty (or only whitespace)
+    """
+    text = ensure_text(query, field_name="query")
+    if not text.strip():
+        raise EmptyQueryError("query is empty (or only whitespace)")
+    return text
+
+
+def check_corpus(objects: Iterable[DataObject]) -> list[DataObject]:
+    """Validate a corpus: at least one object, unique ids, some non-empty text.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> len(check_corpus([Passage(id="a", text="x")]))
+        1
+        >>> check_corpus([])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
+    """
+    objs = list(objects)
+    if not objs:
+        raise EmptyCorpusError("the corpus is empty: nothing to index")
+    seen: set[str] = set()
+    for o in objs:
+        if not isinstance(o, (Passage, Table, TableRow)):
+            raise InvalidInputError(f"corpus items must be Passage/Table/TableRow, got {type(o).__name__}")
+        if o.id in seen:
+            raise InvalidInputError(f"duplicate object id {o.id!r} in the corpus (ids must be unique)")
+        seen.add(o.id)
+    if not any(o.index_text().strip() for o in objs):
+        raise EmptyCorpusError(f"all {len(objs)} objects have empty text: nothing to index")
+    return objs
+
+
+def check_k(k: object) -> int:
+    """Validate ``k`` (a positive int).
+
+    Examples:
+        >>> check_k(3)
+        3
+        >>> check_k(0)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: k must be a positive integer, got 0
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInputError(f"k must be a positive integer, got {k!r}")
+    return k

@@ -1,0 +1,174 @@
+"""Method options (``retrievekit bench --option key=value``) read into a config dataclass.
+
+:func:`config_from_options` is the one reader every method config uses (``XConfig.from_options``): the known keys
+are the dataclass's fields, and each value is coerced from the field's type hint, so a string from the command line
+and a Python value give the same config. :func:`option_bool` reads one boolean.
+
+Examples:
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Demo:
+    ...     beams: int = 5
+    ...     fast: bool = False
+    >>> config_from_options(Demo, {"beams": "3", "fast": "false"})
+    Demo(beams=3, fast=False)
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from retrievekit.core.errors import InvalidInputError
+
+__all__ = ["coerce_option", "config_from_options", "option_bool"]
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+C = TypeVar("C", bound="DataclassInstance")
+
+_NONE_WORDS = ("none", "null")
+
+
+def option_bool(name: str, value: Any) -> bool:
+    """Read a boolean method option (``--option filter=true``): bools, 0/1, and true/false/yes/no strings.
+
+    Examples:
+        >>> option_bool("filter", "yes"), option_bool("crop", 0), option_bool("crop", "FALSE")
+        (True, False, False)
+        >>> option_bool("filter", "maybe")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: option filter must be true/false, got 'maybe'
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.lower() in ("true", "1", "yes")
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise InvalidInputError(f"option {name} must be true/false, got {value!r}")
+
+
+def _optional(hint: Any) -> tuple[Any, bool]:
+    """The type a field holds and whether it also takes None (``int | None`` -> ``(int, True)``)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        args = [a for a in get_args(hint) if a is not type(None)]
+        return (args[0] if len(args) == 1 else hint), len(args) < len(get_args(hint))
+    return hint, False
+
+
+def _number(name: str, kind: type, value: Any) -> Any:
+    """An int or float option from a number or a numeric string; an int must be whole (``"3"``, ``3.0``)."""
+    what = "an int" if kind is int else "a number"
+    if isinstance(value, bool):
+        raise InvalidInputError(f"option {name} must be {what}, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = int(text) if kind is int and text.lstrip("+-").isdigit() else float(text)
+        except ValueError:
+            raise InvalidInputError(f"option {name} must be {what}, got {value!r}") from None
+    if not isinstance(value, (int, float)):
+        raise InvalidInputError(f"option {name} must be {what}, got {value!r}")
+    if kind is float:
+        return float(value)
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise InvalidInputError(f"option {name} must be {what}, got {value!r}")
+    return int(value)
+
+
+def _sequence(name: str, hint: Any, value: Any) -> tuple[Any, ...]:
+    """A ``tuple[X, ...]`` option from a list/tuple or a comma-separated string (empty parts skipped)."""
+    args = [a for a in get_args(hint) if a is not Ellipsis]
+    item = args[0] if len(args) == 1 else Any
+    if isinstance(value, str):
+        parts: list[Any] = [p.strip() for p in value.split(",") if p.strip()]
+    elif isinstance(value, (list, tuple)):
+        parts = list(value)
+    else:
+        raise InvalidInputError(f"option {name} must be a list or a comma-separated string, got {value!r}")
+    return tuple(coerce_option(f"{name}[{i}]", item, p) for i, p in enumerate(parts))
+
+
+def coerce_option(name: str, hint: Any, value: Any) -> Any:
+    """One option value as the type ``hint`` says (see :func:`config_from_options` for the rules).
+
+    Examples:
+        >>> coerce_option("k_max", int | None, "null"), coerce_option("ks", tuple[int, ...], "3, 4")
+        (None, (3, 4))
+        >>> coerce_option("mode", Literal["a", "b"], "c")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: option mode must be a|b, got 'c'
+    """
+    kind, optional = _optional(hint)
+    if optional and (value is None or (isinstance(value, str) and value.strip().lower() in _NONE_WORDS)):
+        return None
+    if optional and kind is not str and isinstance(value, str) and not value.strip():
+        return None
+    if kind is bool:
+        return option_bool(name, value)
+    if kind in (int, float):
+        return _number(name, kind, value)
+    if get_origin(kind) is tuple:
+        return _sequence(name, kind, value)
+    if get_origin(kind) is Literal:
+        choices = get_args(kind)
+        if value not in choices:
+            raise InvalidInputError(f"option {name} must be {'|'.join(map(str, choices))}, got {value!r}")
+        return value
+    if kind is str:
+        if value is None or isinstance(value, (bool, list, tuple, dict)):
+            raise InvalidInputError(f"option {name} must be a string, got {value!r}")
+        return str(value)
+    return value
+
+
+def config_from_options(cls: type[C], options: Mapping[str, Any], *, label: str | None = None) -> C:
+    """Build the config dataclass ``cls`` from ``--option key=value`` pairs, one key per dataclass field.
+
+    The known keys are ``cls``'s ``init`` fields; every value is coerced from the field's type hint (read with
+    :func:`typing.get_type_hints`):
+
+    * ``bool``: :func:`option_bool` (true/false/yes/no/1/0, any case; the string ``"false"`` is False);
+    * ``int`` / ``float``: a number or a numeric string (an int must be whole);
+    * ``tuple[X, ...]``: a list/tuple or a comma-separated string, each item coerced to ``X``;
+    * ``X | None``: also ``None`` or the strings ``none`` / ``null`` (and ``""`` unless ``X`` is ``str``);
+    * ``Literal[...]``: one of its choices;
+    * ``str``: ``str(value)``; anything else is passed through.
+
+    The config's own ``__post_init__`` validation then applies. Unknown keys raise
+    :class:`~retrievekit.core.errors.InvalidInputError` listing the known ones; a value that cannot be coerced
+    raises one naming the option. ``label`` names the method in the unknown-key message (default: the class name).
+
+    Examples:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Demo:
+        ...     sizes: tuple[int, ...] = (3, 4)
+        ...     cap: int | None = None
+        ...     mode: Literal["fast", "exact"] = "fast"
+        >>> config_from_options(Demo, {"sizes": "2,5", "cap": "none", "mode": "exact"})
+        Demo(sizes=(2, 5), cap=None, mode='exact')
+        >>> config_from_options(Demo, {"cap": "2k"})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: option cap must be an int, got '2k'
+        >>> config_from_options(Demo, {"size": 2}, label="demo")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown demo option(s): size; known: sizes, cap, mode
+    """
+    known = [f.name for f in fields(cls) if f.init]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InvalidInputError(
+            f"unknown {label or cls.__name__} option(s): {', '.join(map(str, unknown))}; known: {', '.join(known)}"
+        )
+    hints = get_type_hints(cls)
+    return cls(**{name: coerce_option(name, hints[name], value) for name, value in options.items()})

@@ -1,0 +1,203 @@
+"""The method registry ``retrievekit bench`` uses: :class:`MethodContext`, :func:`register_method`,
+:func:`available_methods` and :func:`build_method`.
+
+Methods are registered by name with a factory that builds a retriever over a corpus; later methods (LATTICE, ARM,
+...) add themselves with :func:`register_method`. Installed packages add theirs as entry points of the group
+``retrievekit.methods`` (``name = "module:factory"``, the standard plugin mechanism of ``importlib.metadata``),
+loaded only when a method of that name is built; ``retrievekit.langgraph`` registers ``iterative`` this way.
+
+Examples:
+    >>> from retrievekit.core.types import Passage
+    >>> {"bm25", "dense", "hybrid"} <= set(available_methods())
+    True
+    >>> r = build_method("bm25", MethodContext(corpus=[Passage(id="a", text="red apples"), Passage(id="b", text="blue sky")]))
+    >>> r.search("apples", k=1)[0].id
+    'a'
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.checks import check_corpus
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.paths import check_folder_path
+from retrievekit.core.retriever import Retriever
+from retrievekit.core.types import DataObject
+
+__all__ = [
+    "METHOD_ENTRY_POINT_GROUP",
+    "MethodContext",
+    "MethodFactory",
+    "available_methods",
+    "build_method",
+    "register_method",
+]
+
+
+@dataclass(frozen=True)
+class MethodContext:
+    """What a method factory gets: the corpus and run options.
+
+    Attributes:
+        corpus: objects to index.
+        work_dir: a folder the method may cache indexes in (None: in memory / temp). Checked on construction:
+            a path that is, or lies under, a regular file raises
+            :class:`~retrievekit.core.errors.InvalidPathError` before anything is built.
+        llm_name: registry name of the local LLM to load (``smollm2`` or ``qwen0.5b``; ``retrievekit bench --llm``)
+            or None (the method's default).
+        options: method-specific options (e.g. ``{"budget": 4000}``).
+        llm: a model object (a ``ChatLLM`` / ``ScoringLM`` such as a loaded ``LocalLM``) that methods use instead
+            of loading ``llm_name``. A string here is the former spelling of ``llm_name``: it still works for one
+            release, with a :class:`DeprecationWarning`.
+
+    Examples:
+        >>> MethodContext(corpus=[], llm_name="smollm2").llm_name
+        'smollm2'
+        >>> MethodContext(corpus=[]).options
+        {}
+        >>> MethodContext(corpus=[], work_dir=Path(__file__) / "cache")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidPathError: work_dir .../registry.py/cache cannot be a folder: ... is a file, not a folder
+    """
+
+    corpus: Sequence[DataObject]
+    work_dir: Path | None = None
+    llm_name: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    llm: Any = None
+
+    def __post_init__(self) -> None:
+        if self.work_dir is not None:
+            object.__setattr__(self, "work_dir", check_folder_path(self.work_dir, "work_dir"))
+        if isinstance(self.llm, str):
+            warnings.warn(
+                "MethodContext(llm=<name>) is deprecated: pass the registry name as llm_name= (llm= takes a model "
+                "object)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            if self.llm_name is not None and self.llm_name != self.llm:
+                raise InvalidInputError(f"MethodContext got llm={self.llm!r} and llm_name={self.llm_name!r}")
+            object.__setattr__(self, "llm_name", self.llm)
+            object.__setattr__(self, "llm", None)
+
+    def load_llm(self, default: str | None = "smollm2") -> Any:
+        """The model a method uses: :attr:`llm` when given, else ``LocalLM.load(llm_name or default)``.
+
+        Returns None (no LLM) when the name is None or ``"none"`` (``retrievekit bench --llm none``).
+
+        Examples:
+            >>> marker = object()
+            >>> MethodContext(corpus=[], llm=marker).load_llm() is marker
+            True
+            >>> MethodContext(corpus=[], llm_name="none").load_llm() is None
+            True
+        """
+        if self.llm is not None:
+            return self.llm
+        name = self.llm_name or default
+        if name is None or str(name).lower() == "none":
+            return None
+        from retrievekit.core.llm.local import LocalLM
+
+        return LocalLM.load(name)
+
+
+MethodFactory = Callable[[MethodContext], Retriever]
+"""A method factory: builds a retriever from a :class:`MethodContext`."""
+
+_BUILTIN: dict[str, str] = {
+    "bm25": "retrievekit.core.index.baselines:build_bm25",
+    "dense": "retrievekit.core.index.baselines:build_dense",
+    "hybrid": "retrievekit.core.index.baselines:build_hybrid",
+    "oneshot": "retrievekit.core.oneshot.method:build_oneshot",
+    "mindref": "retrievekit.core.generative.mindref:build_mindref",
+    "lattice": "retrievekit.core.lattice.method:build_lattice",
+    "llm-rerank": "retrievekit.core.lattice.method:build_llm_rerank",
+    "arm": "retrievekit.core.arm.method:build_arm",
+    "arm-no-mip": "retrievekit.core.arm.method:build_arm_no_mip",
+    "arm-no-verify": "retrievekit.core.arm.method:build_arm_no_verify",
+    "judge-rerank": "retrievekit.core.judge.method:build_judge_rerank",
+    "self-retrieval": "retrievekit.core.generative.self_retrieval.method:build_self_retrieval",
+}
+_REGISTRY: dict[str, MethodFactory] = {}
+
+METHOD_ENTRY_POINT_GROUP = "retrievekit.methods"
+"""Entry-point group of method factories in installed packages (``[project.entry-points."retrievekit.methods"]``)."""
+
+
+def _plugin_methods() -> dict[str, importlib.metadata.EntryPoint]:
+    """Methods that installed packages declare as entry points (read from their metadata; nothing is imported)."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=METHOD_ENTRY_POINT_GROUP)}
+
+
+def _load_factory(name: str) -> MethodFactory:
+    """Import the factory registered as ``name``: a lazy ``module:function`` path first, then an entry point."""
+    path = _BUILTIN.get(name)
+    if path is not None:
+        module, _, attr = path.partition(":")
+        factory: MethodFactory = getattr(importlib.import_module(module), attr)
+        return factory
+    plugin = _plugin_methods().get(name)
+    if plugin is None:
+        raise InvalidInputError(f"unknown method {name!r}; available: {', '.join(available_methods())}")
+    loaded: MethodFactory = plugin.load()
+    return loaded
+
+
+def register_method(name: str, factory: MethodFactory | str) -> None:
+    """Register a method factory (or a lazy ``"module:function"`` path) under ``name``.
+
+    Examples:
+        >>> register_method("my-bm25", "retrievekit.core.index.baselines:build_bm25")
+        >>> "my-bm25" in available_methods()
+        True
+    """
+    if isinstance(factory, str):
+        _BUILTIN[name] = factory
+        _REGISTRY.pop(name, None)
+    else:
+        _REGISTRY[name] = factory
+
+
+def available_methods() -> list[str]:
+    """Names of all registered methods, sorted: built in, registered with :func:`register_method`, or declared as
+    entry points of group :data:`METHOD_ENTRY_POINT_GROUP` by an installed package (listed without importing it).
+
+    Examples:
+        >>> "hybrid" in available_methods()
+        True
+    """
+    return sorted(set(_BUILTIN) | set(_REGISTRY) | set(_plugin_methods()))
+
+
+def build_method(name: str, ctx: MethodContext) -> Retriever:
+    """Build the retriever registered as ``name`` over ``ctx.corpus``.
+
+    The corpus is validated (:func:`~retrievekit.core.checks.check_corpus`) before the factory runs, so a bad corpus
+    is refused before any model is loaded or index built.
+
+    Examples:
+        >>> build_method("nope", MethodContext(corpus=[]))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown method 'nope'; available: ...
+        >>> build_method("bm25", MethodContext(corpus=[]))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
+    """
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        factory = _load_factory(name)
+        _REGISTRY[name] = factory
+    check_corpus(ctx.corpus)
+    return factory(ctx)
