@@ -4,6 +4,8 @@ and the hub clients are forced offline, so any hidden download fails loudly."""
 from __future__ import annotations
 
 import os
+import sys
+import types
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -17,6 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RETRIEVEKIT_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
+from _corpora import FRUIT  # noqa: E402
 
 from retrievekit.core.types import Passage  # noqa: E402
 
@@ -48,18 +51,27 @@ def minilm():
     return MiniLMEmbedder.default()
 
 
-FRUIT = [
-    Passage(id="apple", text="Apples are red or green fruits that grow on trees in orchards.", title="Apple"),
-    Passage(id="banana", text="Bananas are long yellow tropical fruits rich in potassium.", title="Banana"),
-    Passage(id="python", text="Python is a programming language used for data science and scripting.", title="Python"),
-    Passage(id="rust", text="Rust is a systems programming language focused on memory safety.", title="Rust"),
-    Passage(id="everest", text="Mount Everest is the highest mountain on Earth, in the Himalayas.", title="Everest"),
-    Passage(
-        id="nile", text="The Nile is a major river in northeastern Africa flowing into the Mediterranean.", title="Nile"
-    ),
-]
-
-
 @pytest.fixture
 def small_corpus() -> list[Passage]:
     return list(FRUIT)
+
+
+@pytest.fixture
+def fake_judge_module(monkeypatch):
+    """``retrievekit.core.judge`` replaced by a module whose ``load_judge`` returns a scripted judge.
+
+    Yields ``(judge, loaded)``: the ``OverlapJudge`` (tests/_judges.py) every load returns, and the paths loaded.
+    """
+    from _judges import OverlapJudge
+
+    loaded: list[str] = []
+    judge = OverlapJudge()
+
+    def load_judge(path, **kwargs):
+        loaded.append(str(path))
+        return judge
+
+    mod = types.ModuleType("retrievekit.core.judge")
+    mod.load_judge = load_judge
+    monkeypatch.setitem(sys.modules, "retrievekit.core.judge", mod)
+    return judge, loaded

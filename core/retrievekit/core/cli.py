@@ -8,7 +8,7 @@ Examples:
     $ retrievekit demo
 
 In Python (returns the exit code instead of exiting):
-    >>> main(["report"])  # doctest: +SKIP
+    >>> main(["report"])  # no result files: argparse prints the usage to stderr
     2
 """
 
@@ -128,8 +128,15 @@ def _add_bench_arguments(bench: argparse.ArgumentParser) -> None:
     )
     bench.add_argument("--tree-dir", default=None, help="LATTICE: tree folder to load (or build into)")
     bench.add_argument("--model-dir", default=None, help="Self-Retrieval: trained model folder (option model_dir)")
-    bench.add_argument("--judge", default=None, help="trained judge folder used as the LLM judge (option judge_dir)")
+    bench.add_argument(
+        "--judge",
+        default=None,
+        metavar="DIR|zero-shot|cosine|oracle[:S[:SEED]]",
+        help="relevance judge the method uses (option judge_dir): a trained judge folder, zero-shot, cosine, or "
+        "oracle[:S] -- a diagnostic that reads the gold labels, with seeded noise S in [0, 1] (expected AUC 1 - S/2)",
+    )
     bench.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    bench.add_argument("--label", default=None, help="name of this run in reports and curves (default: the method)")
 
 
 def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
@@ -196,6 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", default=None, help="markdown file (default: print)")
     report.add_argument("--png", default=None, help="bar chart PNG")
     report.add_argument("--metrics", nargs="+", default=None, help="metric columns, e.g. ndcg@10 recall@100")
+    report.add_argument(
+        "--curves",
+        action="store_true",
+        help="judged runs: the first --metrics metric (default ndcg@10) against judge AUC, a panel per dataset",
+    )
     _add_demo_arguments(
         sub.add_parser(
             "demo", help="index retrievekit's own docs and answer a few questions with every method (offline)"
@@ -237,10 +249,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         shard_spec=args.shard,
         settings={"corpus_size": args.corpus_size, "seed": args.seed} if args.corpus_size else None,
     )
+    if args.label:
+        result["label"] = args.label
     out = write_json_atomic(result, args.out)
     print(compare([result]), end="")
     if result.get("n_failed"):
         print(f"warning: {result['n_failed']} queries failed (counted as empty rankings); see 'failures' in {out}")
+    judge = result.get("judge")
+    if judge:
+        auc = "n/a" if judge["auc"] is None else f"{judge['auc']:.3f}"
+        print(
+            f"judge {judge['name']}: AUC {auc} on {judge['scored_pairs']} scored pairs ({judge['positives']} relevant)"
+        )
+        if judge.get("warning"):
+            print(f"warning: {judge['warning']}")
     print(f"wrote {out}")
     return 0
 
@@ -249,6 +271,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from retrievekit.core.eval.report import compare, load_results, plot
 
     results = load_results(args.files)
+    if args.curves:
+        return _report_curves(args, results)
     table = compare(results, metrics=args.metrics)
     if args.out:
         out = Path(args.out)
@@ -259,6 +283,25 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(table, end="")
     if args.png:
         print(f"wrote {plot(results, args.png, metrics=args.metrics)}")
+    return 0
+
+
+def _report_curves(args: argparse.Namespace, results: list[dict[str, Any]]) -> int:
+    from retrievekit.core.eval.curves import curves_markdown, plot_curves
+
+    metric = args.metrics[0] if args.metrics else "ndcg@10"
+    table = curves_markdown(results, metric)
+    if args.out:
+        from retrievekit.core.index.store import atomic_write_text
+
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out, table)
+        print(f"wrote {out}")
+    else:
+        print(table, end="")
+    if args.png:
+        print(f"wrote {plot_curves(results, args.png, metric)}")
     return 0
 
 

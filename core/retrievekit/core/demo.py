@@ -222,7 +222,10 @@ def main(args: argparse.Namespace | None = None) -> int:
     Each step shows a live progress line, each method its build and query time, and a table closes the run.
 
     Examples:
-        >>> main(argparse.Namespace(methods=["bm25"], k=1, llm=None, work_dir=None, questions=None))  # doctest: +SKIP
+        >>> import tempfile
+        >>> args = argparse.Namespace(methods=["bm25"], k=1, llm=None, work_dir=tempfile.mkdtemp(), questions=["BM25?"])
+        >>> main(args)
+        retrievekit demo: ...
         0
     """
     from retrievekit.core.threads import num_threads

@@ -15,6 +15,25 @@ from __future__ import annotations
 
 import os
 
+__all__ = [
+    "ConstraintError",
+    "DatasetError",
+    "DatasetFormatError",
+    "DatasetNotFoundError",
+    "EmptyCorpusError",
+    "EmptyQueryError",
+    "IndexFormatError",
+    "InvalidInputError",
+    "InvalidPathError",
+    "InvalidTextError",
+    "LLMOutputError",
+    "MissingDependencyError",
+    "ModelIntegrityError",
+    "ModelMismatchError",
+    "RetrieveKitError",
+    "ToolCallError",
+]
+
 
 class RetrieveKitError(Exception):
     """Base class of every error retrievekit raises on purpose.

@@ -56,6 +56,9 @@ class MethodContext:
         llm: a model object (a ``ChatLLM`` / ``ScoringLM`` such as a loaded ``LocalLM``) that methods use instead
             of loading ``llm_name``. A string here is the former spelling of ``llm_name``: it still works for one
             release, with a :class:`DeprecationWarning`.
+        judge: a ready :class:`~retrievekit.core.llm.protocol.RelevanceJudge` that the factories' judge lookup
+            (``retrievekit.core.judge.hooks.judge_from_options``) returns instead of loading option ``judge_dir``;
+            the benchmark harness puts the gold-label oracle of ``--judge oracle`` here.
 
     Examples:
         >>> MethodContext(corpus=[], llm_name="smollm2").llm_name
@@ -73,6 +76,7 @@ class MethodContext:
     llm_name: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     llm: Any = None
+    judge: Any = None
 
     def __post_init__(self) -> None:
         if self.work_dir is not None:

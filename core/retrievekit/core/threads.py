@@ -2,8 +2,8 @@
 
 Torch defaults to one intra-op thread per core and its OpenMP threads busy-wait at every parallel region. On a
 machine whose other cores are busy (a laptop running anything else) each of the hundreds of parallel regions in a
-forward pass then waits for a thread the scheduler has parked, and a model call became 10-20x slower instead of
-the 2x a fair share would cost (measured figures: ``docs/models.md``, "CPU threads"). retrievekit therefore runs
+forward pass then waits for a thread the scheduler has parked, and a model call becomes many times slower than
+the 2x a fair share would cost (the measured figures are in ``docs/models.md``, "CPU threads"). retrievekit therefore runs
 its own model calls (local LLM generation and scoring, the relevance judge, embeddings, training) with a bounded
 thread count and restores the caller's setting afterwards; torch code outside retrievekit is not affected.
 

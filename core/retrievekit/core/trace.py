@@ -18,12 +18,12 @@ Examples:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Trace", "TraceEvent"]
+__all__ = ["JudgedBatch", "Trace", "TraceEvent"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,28 @@ class TraceEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class JudgedBatch:
+    """One relevance-judge call whose candidates came with the objects they stand for (``judge_relevance(refs=)``).
+
+    Attributes:
+        judge: ``{"name", "noise", "uses_gold_labels"}`` of the judge that scored them.
+        refs: per candidate, the ids of the corpus objects it stands for (a LATTICE node: its subtree's leaves).
+        scores: the scores the method used (after clipping to ``[0, 1]``), aligned to ``refs``.
+
+    ``retrievekit bench`` turns them into the judge's accuracy on the candidates it scored
+    (:mod:`retrievekit.core.eval.judge_accuracy`).
+
+    Examples:
+        >>> JudgedBatch({"name": "oracle"}, (frozenset({"d1"}),), (1.0,)).scores
+        (1.0,)
+    """
+
+    judge: Mapping[str, Any]
+    refs: tuple[Collection[str], ...]
+    scores: tuple[float, ...]
+
+
 @dataclass
 class Trace:
     """Mutable per-query account of cost and events.
@@ -53,6 +75,8 @@ class Trace:
         events: fallbacks, repairs and other recorded decisions, in order.
         counters: method-specific numbers per query (e.g. ``retrieval_calls``, ``context_tokens``);
             ``retrievekit bench`` averages them into ``counters_per_query``.
+        judged: the relevance-judge calls made with ``refs`` (:class:`JudgedBatch`), for the judge's accuracy;
+            left out of :meth:`to_dict` (a LATTICE node stands for a whole subtree of ids).
 
     Examples:
         >>> a, b = Trace(), Trace()
@@ -67,6 +91,7 @@ class Trace:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     events: list[TraceEvent] = field(default_factory=list)
     counters: dict[str, float] = field(default_factory=dict)
+    judged: list[JudgedBatch] = field(default_factory=list, repr=False)
     _stack: list[str] = field(default_factory=list, repr=False)
 
     @contextmanager
@@ -125,7 +150,7 @@ class Trace:
         return sum(self.stage_seconds.values())
 
     def merge(self, other: Trace) -> Trace:
-        """Add another trace's counts, stage times and events into this one; returns self.
+        """Add another trace's counts, stage times, events and judged batches into this one; returns self.
 
         Examples:
             >>> Trace().merge(Trace()).llm_calls
@@ -139,6 +164,7 @@ class Trace:
         self.events.extend(other.events)
         for k, c in other.counters.items():
             self.count(k, c)
+        self.judged.extend(other.judged)
         return self
 
     def to_dict(self) -> dict[str, Any]:

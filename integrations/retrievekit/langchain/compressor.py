@@ -22,7 +22,6 @@ from dataclasses import fields
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
-from langchain_core.callbacks.manager import dispatch_custom_event
 from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict, Field, PrivateAttr
 
@@ -32,7 +31,7 @@ from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule,
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
 from retrievekit.core.trace import Trace
 from retrievekit.langchain.llm import as_chat_llm
-from retrievekit.langchain.retriever import documents_to_objects, object_to_document
+from retrievekit.langchain.retriever import documents_to_objects, emit_trace, object_to_document
 
 __all__ = ["OneShotCompressor"]
 
@@ -141,9 +140,5 @@ class OneShotCompressor(BaseDocumentCompressor):
             if ch.cropped:
                 doc.metadata["oneshot_cropped"] = True
             out.append(doc)
-        if callbacks is not None:
-            try:
-                dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": callbacks})
-            except RuntimeError:  # no parent run to attach the event to
-                pass
+        emit_trace(trace, callbacks)
         return out

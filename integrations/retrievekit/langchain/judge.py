@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
-from langchain_core.callbacks.manager import dispatch_custom_event
 from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict, Field, PrivateAttr
 
@@ -33,7 +32,7 @@ from retrievekit.core.judge.scorer import resolve_judge
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.trace import Trace
 from retrievekit.langchain.llm import as_chat_llm
-from retrievekit.langchain.retriever import documents_to_objects
+from retrievekit.langchain.retriever import documents_to_objects, emit_trace
 
 __all__ = ["JudgeCompressor"]
 
@@ -52,9 +51,18 @@ class JudgeCompressor(BaseDocumentCompressor):
     ``last_trace`` holds the latest trace; inside a run it is also sent as the ``retrievekit_trace`` custom event.
 
     Examples:
+        >>> from langchain_core.documents import Document
         >>> from langchain_core.runnables import RunnableLambda
-        >>> comp = JudgeCompressor(judge_dir="runs/judge", top_n=5)  # doctest: +SKIP
-        >>> chain = RunnableLambda(lambda q: comp.compress_documents(retriever.invoke(q), q))  # doctest: +SKIP
+        >>> from retrievekit.langchain.retriever import RetrieveKitRetriever
+        >>> class Aspirin:  # a stand-in judge; JudgeCompressor(judge_dir="runs/judge") loads a trained one
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        >>> docs = [Document(page_content="Pain, pain and more pain."), Document(page_content="Aspirin eases pain.")]
+        >>> retriever = RetrieveKitRetriever.from_documents(docs, method="bm25", k=2)
+        >>> comp = JudgeCompressor(judge=Aspirin(), top_n=1)
+        >>> chain = RunnableLambda(lambda q: comp.compress_documents(retriever.invoke(q), q))
+        >>> [(d.page_content, d.metadata["relevance_score"]) for d in chain.invoke("pain")]
+        [('Aspirin eases pain.', 0.9)]
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -78,12 +86,7 @@ class JudgeCompressor(BaseDocumentCompressor):
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
-        """The ``top_n`` documents by judge probability, best first, with ``relevance_score`` in metadata.
-
-        Examples:
-            >>> JudgeCompressor(judge_dir="runs/judge").compress_documents([], "q")  # doctest: +SKIP
-            []
-        """
+        """The ``top_n`` documents by judge probability, best first, with ``relevance_score`` in metadata."""
         docs = list(documents)
         trace = Trace()
         out: list[Document] = []
@@ -96,9 +99,5 @@ class JudgeCompressor(BaseDocumentCompressor):
                 meta = {**dict(src.metadata or {}), "relevance_score": float(probs[i])}
                 out.append(src.model_copy(update={"metadata": meta}))  # the caller's document, not mutated
         self.last_trace = trace
-        if callbacks is not None:
-            try:
-                dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": callbacks})
-            except RuntimeError:  # no parent run to attach the event to
-                pass
+        emit_trace(trace, callbacks)
         return out

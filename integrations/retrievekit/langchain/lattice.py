@@ -1,11 +1,18 @@
 """LangChain edge of LATTICE: a ``BaseRetriever`` that searches a semantic tree with an LLM.
 
 Examples:
+    >>> import numpy as np
     >>> from langchain_core.documents import Document
+    >>> from langchain_core.language_models import FakeListChatModel
+    >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
+    ...     name, dim = "ones", 2
+    ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
+    ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
     >>> docs = [Document(page_content="Aspirin thins the blood.", id="a"), Document(page_content="Wind.", id="b")]
-    >>> r = LatticeRetriever.from_documents(docs, tree_dir="tree")  # doctest: +SKIP
-    >>> r.invoke("What thins the blood?")[0].id  # doctest: +SKIP
-    'a'
+    >>> chat = FakeListChatModel(responses=['{"scores": [90, 10]}'])  # any chat model; default LocalLM smollm2
+    >>> r = LatticeRetriever.from_documents(docs, llm=chat, embedder=Ones(), k=1)
+    >>> [d.id for d in r.invoke("What thins the blood?")], r.lattice.config.beam_size, r.last_state.expanded
+    (['a'], 2, ['root'])
 """
 
 from __future__ import annotations
@@ -35,31 +42,30 @@ class LatticeRetriever(RetrieveKitRetriever):
     overridden per call. ``last_trace`` holds the query's trace; ``lattice.last_state`` the search state.
 
     Examples:
-        >>> r = LatticeRetriever(retriever=create_lattice(tree_dir="tree"), k=5)  # doctest: +SKIP
-        >>> r.invoke("question", k=3)  # doctest: +SKIP
+        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> from retrievekit.core.types import Passage
+        >>> class Like(ChatLLMBase):  # a stand-in chat LLM; items mentioning "sun" score 90
+        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+        ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+        >>> tree = SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")])
+        >>> r = LatticeRetriever(retriever=Lattice(tree, Like()), k=5)
+        >>> [d.id for d in r.invoke("solar power", k=1)]
+        ['a']
     """
 
     k: int = 10
 
     @property
     def lattice(self) -> Lattice:
-        """The wrapped core retriever.
-
-        Examples:
-            >>> r.lattice.config.beam_size  # doctest: +SKIP
-            2
-        """
+        """The wrapped core retriever."""
         core: Lattice = self.retriever
         return core
 
     @property
     def last_state(self) -> SearchState | None:
-        """Search state of the latest query.
-
-        Examples:
-            >>> r.last_state.expanded[:1]  # doctest: +SKIP
-            ['root']
-        """
+        """Search state of the latest query."""
         return self.lattice.last_state
 
     @classmethod
@@ -80,10 +86,6 @@ class LatticeRetriever(RetrieveKitRetriever):
         ``llm`` is a retrievekit ``ChatLLM`` or any LangChain chat model (wrapped by
         :func:`~retrievekit.langchain.llm.as_chat_llm`); default ``LocalLM.load(llm_name)``. The documents returned
         are copies of the given ones, with ``metadata["score"]``.
-
-        Examples:
-            >>> LatticeRetriever.from_documents(docs, llm=chat_model, beam_size=1).k  # doctest: +SKIP
-            10
         """
         llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_documents")
         lattice = create_lattice(
@@ -108,12 +110,7 @@ class LatticeRetriever(RetrieveKitRetriever):
         k: int = 10,
         **options: Any,
     ) -> LatticeRetriever:
-        """Search a persisted tree (a folder) or a tree object.
-
-        Examples:
-            >>> LatticeRetriever.from_tree("tree", llm=chat_model).k  # doctest: +SKIP
-            10
-        """
+        """Search a persisted tree (a folder) or a tree object."""
         llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_tree")
         kwargs: dict[str, Any] = {"tree": tree} if isinstance(tree, SemanticTree) else {"tree_dir": tree}
         lattice = create_lattice(None, llm=as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)

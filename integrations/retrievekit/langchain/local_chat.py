@@ -10,11 +10,19 @@ Strings and arrays get length caps so a call cannot run past ``max_tokens``.
 Without bound tools it is a plain chat model (greedy ``LocalLM.complete``).
 
 Examples:
-    >>> from retrievekit.core.llm import LocalLM
-    >>> chat = LocalToolChatModel(lm=LocalLM.load("smollm2"))  # doctest: +SKIP
-    >>> msg = chat.bind_tools([chunk_search_tool]).invoke("Who founded Rome?")  # doctest: +SKIP
-    >>> msg.tool_calls[0]["name"] in ("chunk_search", "final_answer") or msg.content  # doctest: +SKIP
-    True
+    >>> from langchain_core.tools import tool
+    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.protocol import Completion
+    >>> @tool
+    ... def lookup(word: str) -> str:
+    ...     '''Look a word up.'''
+    ...     return word
+    >>> class Scripted(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2"), whose output the schema constrains
+    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+    ...         return Completion('{"tool": "lookup", "word": "Rome"}')
+    >>> msg = LocalToolChatModel(lm=Scripted()).bind_tools([lookup]).invoke("Who founded Rome?")
+    >>> msg.tool_calls[0]["name"], msg.tool_calls[0]["args"]
+    ('lookup', {'word': 'Rome'})
 """
 
 from __future__ import annotations
@@ -153,9 +161,8 @@ class LocalToolChatModel(BaseChatModel):
 
     Examples:
         >>> from retrievekit.core.llm import LocalLM
-        >>> chat = LocalToolChatModel(lm=LocalLM.load("smollm2"))  # doctest: +SKIP
-        >>> chat.invoke("Say hi").content  # doctest: +SKIP
-        'Hi!'
+        >>> LocalToolChatModel(lm=LocalLM.load("smollm2")).invoke("What is the capital of France?").content  # doctest: +SKIP
+        'The capital of France is Paris.'
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

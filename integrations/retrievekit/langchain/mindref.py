@@ -1,12 +1,5 @@
 """LangChain edge of MindRef: a ``BaseRetriever`` that recalls titles, then passages, with a local LM.
-
-Examples:
-    >>> from langchain_core.documents import Document
-    >>> from retrievekit.core.llm import LocalLM
-    >>> docs = [Document(page_content="Aspirin thins the blood.", metadata={"title": "Aspirin"}, id="a")]
-    >>> r = MindRefRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
-    >>> r.invoke("What thins the blood?")[0].id  # doctest: +SKIP
-    'a'
+See :class:`MindRefRetriever` for an example.
 """
 
 from __future__ import annotations
@@ -35,20 +28,19 @@ class MindRefRetriever(RetrieveKitRetriever):
     same title search fill in (``MindRefConfig.widen_to_k``; ``widen_to_k`` / ``short_of_k`` trace events).
 
     Examples:
-        >>> r = MindRefRetriever(retriever=MindRef(corpus, lm), k=2)  # doctest: +SKIP
-        >>> r.invoke("question", k=1)  # doctest: +SKIP
+        >>> from langchain_core.documents import Document
+        >>> from retrievekit.core.llm import LocalLM
+        >>> docs = [Document(page_content="Aspirin thins the blood.", metadata={"title": "Aspirin"}, id="a")]
+        >>> r = MindRefRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> [(d.id, d.metadata["title"]) for d in r.invoke("What thins the blood?", k=1)]  # doctest: +SKIP
+        [('a', 'Aspirin')]
     """
 
     k: int = 2
 
     @property
     def mindref(self) -> MindRef:
-        """The wrapped core retriever.
-
-        Examples:
-            >>> r.mindref.config.lam  # doctest: +SKIP
-            0.9
-        """
+        """The wrapped core retriever."""
         core: MindRef = self.retriever
         return core
 
@@ -70,10 +62,6 @@ class MindRefRetriever(RetrieveKitRetriever):
         former spelling of ``llm_name`` and still works for one release, with a :class:`DeprecationWarning`.
         ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given). A passage that is a whole
         given document comes back as a copy of that document; a span of one is a new document.
-
-        Examples:
-            >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
-            5
         """
         llm, llm_name = split_llm_argument(llm, llm_name, where="MindRefRetriever.from_documents")
         corpus = check_corpus(documents_to_objects(documents))  # before the model is loaded

@@ -30,7 +30,7 @@ from retrievekit.core.sources import SourceMap
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage
 
-__all__ = ["RetrieveKitRetriever", "documents_to_objects", "object_to_document"]
+__all__ = ["RetrieveKitRetriever", "documents_to_objects", "emit_trace", "object_to_document"]
 
 
 def documents_to_objects(docs: Sequence[Document]) -> list[DataObject]:
@@ -76,6 +76,23 @@ def object_to_document(obj: DataObject, score: float | None = None) -> Document:
     if score is not None:
         meta["score"] = score
     return Document(page_content=obj.text, metadata=meta, id=obj.id)
+
+
+def emit_trace(trace: Trace, callbacks: Any) -> None:
+    """Send ``trace`` to LangChain callbacks as the custom event ``retrievekit_trace`` (a no-op outside a run).
+
+    The compressors call this at the end of ``compress_documents``; retrievers send the same event from
+    ``_get_relevant_documents``.
+
+    Examples:
+        >>> emit_trace(Trace(), None)  # no callbacks: nothing to do
+    """
+    if callbacks is None:
+        return
+    try:
+        dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": callbacks})
+    except RuntimeError:  # no parent run to attach the event to
+        pass
 
 
 class RetrieveKitRetriever(BaseRetriever):

@@ -1,11 +1,5 @@
 """LangChain edge of Self-Retrieval: a ``BaseRetriever`` over a model that has internalised the corpus.
-
-Examples:
-    >>> from langchain_core.documents import Document
-    >>> docs = [Document(page_content="Aspirin thins the blood.", metadata={"title": "Aspirin"}, id="a")]
-    >>> r = SelfRetrievalRetriever.from_documents(docs, model_dir="runs/sr")  # doctest: +SKIP
-    >>> r.invoke("What thins the blood?")[0].id  # doctest: +SKIP
-    'a'
+See :class:`SelfRetrievalRetriever` for an example.
 """
 
 from __future__ import annotations
@@ -31,20 +25,22 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
     ``document_id``, ``title_score``, ``rejection_ce`` and ``score``. ``k`` (default 5) can be overridden per call.
 
     Examples:
-        >>> r = SelfRetrievalRetriever(retriever=SelfRetrieval.from_model_dir("runs/sr", corpus), k=3)  # doctest: +SKIP
-        >>> r.invoke("question", k=1)  # doctest: +SKIP
+        >>> from langchain_core.documents import Document
+        >>> from retrievekit.core.llm import LocalLM
+        >>> docs = [Document(page_content="Aspirin thins the blood.", metadata={"title": "Aspirin"}, id="a")]
+        >>> r = SelfRetrievalRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> [d.id for d in r.invoke("What thins the blood?", k=1)]  # doctest: +SKIP
+        ['a']
+
+        ``LocalLM.load("smollm2")`` is untrained here; ``from_documents(docs, model_dir=...)`` loads a model that
+        ``retrievekit train-self-retrieval`` trained on these documents.
     """
 
     k: int = 5
 
     @property
     def self_retrieval(self) -> SelfRetrieval:
-        """The wrapped core retriever.
-
-        Examples:
-            >>> r.self_retrieval.config.tau  # doctest: +SKIP
-            0.4
-        """
+        """The wrapped core retriever."""
         core: SelfRetrieval = self.retriever
         return core
 
@@ -64,10 +60,6 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given). A passage that is a
         whole given document comes back as a copy of that document (with the scores in its metadata); a passage cut
         out of a longer one is a new document.
-
-        Examples:
-            >>> SelfRetrievalRetriever.from_documents(docs, model_dir="runs/sr", k=2).k  # doctest: +SKIP
-            2
         """
         corpus = check_corpus(documents_to_objects(documents))  # before any model is loaded
         core = create_self_retrieval(corpus, model_dir=model_dir, lm=lm, config=config, **options)

@@ -1,11 +1,10 @@
 """LlamaIndex edge of ARM: a ``BaseRetriever`` that returns ARM's object set with its joins/links in metadata.
 
-Examples:
+Examples (``from_documents`` builds ARM's dense index with all-MiniLM-L6-v2; ``llm_name=None``: no LLM stages):
     >>> from llama_index.core import Document
     >>> docs = [Document(id_="p", text="Prime Suspect was devised by Lynda La Plante.", metadata={"title": "Prime Suspect"})]
-    >>> r = ArmRetriever.from_documents(docs, llm_name=None)  # doctest: +SKIP
-    >>> r.retrieve("Who devised Prime Suspect?")[0].node.metadata["arm_links"]  # doctest: +SKIP
-    []
+    >>> [n.node.node_id for n in ArmRetriever.from_documents(docs, llm_name=None).retrieve("Who devised it?")]  # doctest: +SKIP
+    ['p']
 """
 
 from __future__ import annotations
@@ -39,8 +38,18 @@ class ArmRetriever(RetrieveKitRetriever):
         similarity_top_k: at most this many nodes.
 
     Examples:
-        >>> r = ArmRetriever(Arm(corpus, LocalLM.load("smollm2")), similarity_top_k=5)  # doctest: +SKIP
-        >>> RetrieverQueryEngine.from_args(r, llm=my_llm)  # doctest: +SKIP
+        >>> import numpy as np
+        >>> from retrievekit.core.types import Passage, Table
+        >>> class Ones:  # a stand-in embedder (Arm's default: all-MiniLM-L6-v2)
+        ...     name, dim = "ones", 2
+        ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
+        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
+        ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
+        >>> r = ArmRetriever(Arm(corpus, None, embedder=Ones()), similarity_top_k=5)  # None: no LLM stages
+        >>> [(n.node.node_id, n.node.metadata["arm_links"]) for n in r.retrieve("Who created the series with Robert?")]
+        [('t', ["cell 'Prime Suspect' in table 'Cast' matches passage 'Prime Suspect'"]),
+         ('p', ["cell 'Prime Suspect' in table 'Cast' matches passage 'Prime Suspect'"])]
     """
 
     def __init__(
@@ -75,10 +84,6 @@ class ArmRetriever(RetrieveKitRetriever):
         :func:`~retrievekit.llama_index.llm.as_chat_llm`); ``llm="smollm2"`` (a name) is the deprecated spelling of
         ``llm_name``. Hits on the given nodes return those nodes (copies carrying the ``arm_*`` metadata).
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
-
-        Examples:
-            >>> ArmRetriever.from_documents(docs, llm_name=None, base_k=3).arm.config.base_k  # doctest: +SKIP
-            3
         """
         llm, llm_name = split_llm_argument(llm, llm_name, where="ArmRetriever.from_documents")
         nodes = [d for d in documents if isinstance(d, BaseNode)]

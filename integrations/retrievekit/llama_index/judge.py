@@ -58,9 +58,19 @@ class JudgeReranker(BaseNodePostprocessor):
     ``last_trace`` holds the latest trace.
 
     Examples:
-        >>> from llama_index.core.query_engine import RetrieverQueryEngine  # doctest: +SKIP
-        >>> engine = RetrieverQueryEngine.from_args(retriever, llm=llm,
-        ...     node_postprocessors=[JudgeReranker(judge_dir="runs/judge", top_n=5)])  # doctest: +SKIP
+        >>> from llama_index.core import Document
+        >>> from llama_index.core.llms import MockLLM
+        >>> from llama_index.core.query_engine import RetrieverQueryEngine
+        >>> from retrievekit.llama_index.retriever import RetrieveKitRetriever
+        >>> class Aspirin:  # a stand-in judge; JudgeReranker(judge_dir="runs/judge") loads a trained one
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        >>> docs = [Document(text="Pain, pain and more pain."), Document(text="Aspirin eases pain.")]
+        >>> retriever = RetrieveKitRetriever.from_documents(docs, method="bm25", similarity_top_k=2)
+        >>> engine = RetrieverQueryEngine.from_args(
+        ...     retriever, llm=MockLLM(), node_postprocessors=[JudgeReranker(judge=Aspirin(), top_n=1)])
+        >>> [n.node.get_content() for n in engine.query("pain").source_nodes]
+        ['Aspirin eases pain.']
     """
 
     top_n: int = Field(default=5, description="nodes kept after reranking")
@@ -98,12 +108,7 @@ class JudgeReranker(BaseNodePostprocessor):
 
     @property
     def judge(self) -> Any:
-        """The judge in use.
-
-        Examples:
-            >>> JudgeReranker(judge_dir="runs/judge").judge  # doctest: +SKIP
-            Judge('smollm2 (judge)', ...)
-        """
+        """The judge in use."""
         return self._judge
 
     def _postprocess_nodes(

@@ -1,11 +1,22 @@
 """LlamaIndex edge of LATTICE: a ``BaseRetriever`` that searches a semantic tree with an LLM.
 
 Examples:
+    >>> import numpy as np
     >>> from llama_index.core import Document
+    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.protocol import Completion
+    >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: LocalLM.load("smollm2")); "blood" scores 90
+    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "blood" in l else "10" for l in items))
+    >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
+    ...     name, dim = "ones", 2
+    ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
+    ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
     >>> docs = [Document(text="Aspirin thins the blood.", id_="a"), Document(text="Wind farms.", id_="b")]
-    >>> r = LatticeRetriever.from_documents(docs, tree_dir="tree")  # doctest: +SKIP
-    >>> r.retrieve("What thins the blood?")[0].node.node_id  # doctest: +SKIP
-    'a'
+    >>> r = LatticeRetriever.from_documents(docs, llm=Like(), embedder=Ones(), similarity_top_k=1)
+    >>> [n.node.node_id for n in r.retrieve("What thins the blood?")], r.last_state.expanded
+    (['a'], ['root'])
 """
 
 from __future__ import annotations
@@ -42,8 +53,17 @@ class LatticeRetriever(RetrieveKitRetriever):
         similarity_top_k: nodes to return.
 
     Examples:
-        >>> r = LatticeRetriever(create_lattice(tree_dir="tree"), similarity_top_k=5)  # doctest: +SKIP
-        >>> RetrieverQueryEngine.from_args(r, llm=my_llm)  # doctest: +SKIP
+        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> from retrievekit.core.types import Passage
+        >>> class Like(ChatLLMBase):  # a stand-in chat LLM; items mentioning "sun" score 90
+        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+        ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+        >>> tree = SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")])
+        >>> r = LatticeRetriever(Lattice(tree, Like()), similarity_top_k=2)
+        >>> [(n.node.node_id, n.score > 0) for n in r.retrieve("solar power")]
+        [('a', True), ('b', True)]
     """
 
     def __init__(
@@ -62,12 +82,7 @@ class LatticeRetriever(RetrieveKitRetriever):
 
     @property
     def last_state(self) -> SearchState | None:
-        """Search state of the latest query.
-
-        Examples:
-            >>> r.last_state.expanded[:1]  # doctest: +SKIP
-            ['root']
-        """
+        """Search state of the latest query."""
         return self.lattice.last_state
 
     @classmethod
@@ -89,10 +104,6 @@ class LatticeRetriever(RetrieveKitRetriever):
         :func:`~retrievekit.llama_index.llm.as_chat_llm`); default ``LocalLM.load(llm_name)``. The retrieved nodes are
         the given ones. ``options`` are :class:`~retrievekit.core.lattice.config.TreeBuildConfig` /
         :class:`~retrievekit.core.lattice.config.LatticeConfig` fields.
-
-        Examples:
-            >>> LatticeRetriever.from_documents(docs, llm=my_llm, max_children=8)  # doctest: +SKIP
-            <...LatticeRetriever...>
         """
         llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_documents")
         lattice = create_lattice(
@@ -117,12 +128,7 @@ class LatticeRetriever(RetrieveKitRetriever):
         similarity_top_k: int = 10,
         **options: Any,
     ) -> LatticeRetriever:
-        """Search a persisted tree (a folder) or a tree object.
-
-        Examples:
-            >>> LatticeRetriever.from_tree("tree", llm=my_llm).similarity_top_k  # doctest: +SKIP
-            10
-        """
+        """Search a persisted tree (a folder) or a tree object."""
         llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_tree")
         kwargs: dict[str, Any] = {"tree": tree} if isinstance(tree, SemanticTree) else {"tree_dir": tree}
         lattice = create_lattice(None, llm=as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)

@@ -7,12 +7,15 @@ with no server and no network. It is a chat model: messages go through the token
 greedy unless ``temperature > 0``.
 
 Examples:
+    >>> from llama_index.core import Document
     >>> from llama_index.core.query_engine import RetrieverQueryEngine
-    >>> llm = LocalLlamaIndexLLM("smollm2", max_new_tokens=64)  # nothing is loaded yet
+    >>> from retrievekit.llama_index.retriever import RetrieveKitRetriever
+    >>> llm = LocalLlamaIndexLLM("smollm2", max_new_tokens=64, context_window=2048)  # nothing is loaded yet
     >>> llm.model_name
     'smollm2'
-    >>> engine = RetrieverQueryEngine.from_args(retriever, llm=llm)  # doctest: +SKIP
-    >>> str(engine.query("What thins the blood?"))  # doctest: +SKIP
+    >>> docs = [Document(text="Aspirin thins the blood."), Document(text="Wind farms make power.")]
+    >>> engine = RetrieverQueryEngine.from_args(RetrieveKitRetriever.from_documents(docs, method="bm25"), llm=llm)
+    >>> engine.query("What thins the blood?").source_nodes[0].node.get_content()  # SmolLM2 answers  # doctest: +SKIP
     'Aspirin thins the blood.'
 """
 
@@ -83,7 +86,7 @@ class LocalLlamaIndexLLM(CustomLLM):
         InvalidInputError: an unknown registry name, an ``lm`` without ``complete``, or ``max_new_tokens < 1``.
 
     Examples:
-        >>> LocalLlamaIndexLLM("smollm2").metadata.is_chat_model  # doctest: +SKIP
+        >>> LocalLlamaIndexLLM("smollm2", context_window=2048).metadata.is_chat_model  # loads nothing
         True
         >>> LocalLlamaIndexLLM("gpt-9")
         Traceback (most recent call last):
@@ -146,12 +149,7 @@ class LocalLlamaIndexLLM(CustomLLM):
 
     @property
     def lm(self) -> Any:
-        """The wrapped ``LocalLM`` (loaded on first access when a registry name was given).
-
-        Examples:
-            >>> LocalLlamaIndexLLM("smollm2").lm.eos_token_id  # doctest: +SKIP
-            2
-        """
+        """The wrapped ``LocalLM`` (loaded on first access when a registry name was given)."""
         if self._lm is None:
             from retrievekit.core.llm.local import LocalLM
 
@@ -246,20 +244,21 @@ class LocalLlamaIndexLLM(CustomLLM):
         """Reply to ``prompt`` (one user turn, rendered with the chat template).
 
         Examples:
-            >>> LocalLlamaIndexLLM("smollm2", max_new_tokens=8).complete("Say hi.").text  # doctest: +SKIP
-            'Hi there!'
+            >>> from retrievekit.core.llm.json_output import ChatLLMBase
+            >>> from retrievekit.core.llm.protocol import Completion
+            >>> class Hi(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2")
+            ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+            ...         return Completion("Hi there!", prompt_tokens=4, completion_tokens=3)
+            >>> r = LocalLlamaIndexLLM(Hi(), max_new_tokens=8).complete("Say hi.")
+            >>> r.text, r.additional_kwargs
+            ('Hi there!', {'prompt_tokens': 4, 'completion_tokens': 3})
         """
         out = self._generate(prompt, kwargs)
         return CompletionResponse(text=out.text, additional_kwargs=self._usage(out))
 
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
-        """Stream the reply to ``prompt``: the whole completion, once.
-
-        Examples:
-            >>> [r.delta for r in LocalLlamaIndexLLM("smollm2").stream_complete("Say hi.")]  # doctest: +SKIP
-            ['Hi there!']
-        """
+        """Stream the reply to ``prompt``: the whole completion, once."""
         out = self._generate(prompt, kwargs)
 
         def gen() -> CompletionResponseGen:
@@ -272,9 +271,14 @@ class LocalLlamaIndexLLM(CustomLLM):
         """Reply to a conversation rendered with the tokenizer's chat template.
 
         Examples:
-            >>> msgs = [ChatMessage(role="user", content="Say hi.")]
-            >>> LocalLlamaIndexLLM("smollm2").chat(msgs).message.content  # doctest: +SKIP
-            'Hi there!'
+            >>> from retrievekit.core.llm.json_output import ChatLLMBase
+            >>> from retrievekit.core.llm.protocol import Completion
+            >>> class Echo(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2"): repeats the last message
+            ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+            ...         return Completion(prompt[-1].content)
+            >>> msgs = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Say hi.")]
+            >>> LocalLlamaIndexLLM(Echo()).chat(msgs).message.content
+            'Say hi.'
         """
         out = self._generate(self.to_messages(messages), kwargs)
         return ChatResponse(
@@ -283,13 +287,7 @@ class LocalLlamaIndexLLM(CustomLLM):
 
     @llm_chat_callback()
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
-        """Stream the reply to a conversation: the whole reply, once.
-
-        Examples:
-            >>> msgs = [ChatMessage(role="user", content="Say hi.")]
-            >>> [r.delta for r in LocalLlamaIndexLLM("smollm2").stream_chat(msgs)]  # doctest: +SKIP
-            ['Hi there!']
-        """
+        """Stream the reply to a conversation: the whole reply, once."""
         out = self._generate(self.to_messages(messages), kwargs)
 
         def gen() -> ChatResponseGen:

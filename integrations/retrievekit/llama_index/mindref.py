@@ -1,12 +1,5 @@
 """LlamaIndex edge of MindRef: a ``BaseRetriever`` that recalls titles, then passages, with a local LM.
-
-Examples:
-    >>> from llama_index.core import Document
-    >>> from retrievekit.core.llm import LocalLM
-    >>> docs = [Document(text="Aspirin thins the blood.", metadata={"title": "Aspirin"})]
-    >>> r = MindRefRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
-    >>> r.retrieve("What thins the blood?")[0].node.metadata["title"]  # doctest: +SKIP
-    'Aspirin'
+See :class:`MindRefRetriever` for an example.
 """
 
 from __future__ import annotations
@@ -42,8 +35,12 @@ class MindRefRetriever(RetrieveKitRetriever):
         similarity_top_k: nodes to return (MindRef recalls ``title_return`` documents, 2 by default).
 
     Examples:
-        >>> r = MindRefRetriever(MindRef(corpus, lm), similarity_top_k=2)  # doctest: +SKIP
-        >>> RetrieverQueryEngine.from_args(r, llm=my_llm)  # doctest: +SKIP
+        >>> from llama_index.core import Document
+        >>> from retrievekit.core.llm import LocalLM
+        >>> docs = [Document(text="Aspirin thins the blood.", metadata={"title": "Aspirin"})]
+        >>> r = MindRefRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> r.retrieve("What thins the blood?")[0].node.metadata["title"]  # doctest: +SKIP
+        'Aspirin'
     """
 
     def __init__(
@@ -78,10 +75,6 @@ class MindRefRetriever(RetrieveKitRetriever):
         former spelling of ``llm_name`` and still works for one release, with a :class:`DeprecationWarning`.
         ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given). A passage that is a whole
         given document comes back as that node; a span of one is a new node.
-
-        Examples:
-            >>> MindRefRetriever.from_documents(docs, title_beams=5).mindref.config.title_beams  # doctest: +SKIP
-            5
         """
         llm, llm_name = split_llm_argument(llm, llm_name, where="MindRefRetriever.from_documents")
         corpus = check_corpus(nodes_to_objects(documents))  # before the model is loaded

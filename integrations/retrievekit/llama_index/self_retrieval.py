@@ -1,11 +1,5 @@
 """LlamaIndex edge of Self-Retrieval: a ``BaseRetriever`` over a model that has internalised the corpus.
-
-Examples:
-    >>> from llama_index.core import Document
-    >>> docs = [Document(id_="a", text="Aspirin thins the blood.", metadata={"title": "Aspirin"})]
-    >>> r = SelfRetrievalRetriever.from_documents(docs, model_dir="runs/sr")  # doctest: +SKIP
-    >>> r.retrieve("What thins the blood?")[0].node.node_id  # doctest: +SKIP
-    'a'
+See :class:`SelfRetrievalRetriever` for an example.
 """
 
 from __future__ import annotations
@@ -37,8 +31,15 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         similarity_top_k: nodes to return.
 
     Examples:
-        >>> r = SelfRetrievalRetriever(SelfRetrieval.from_model_dir("runs/sr", corpus))  # doctest: +SKIP
-        >>> RetrieverQueryEngine.from_args(r, llm=my_llm)  # doctest: +SKIP
+        >>> from llama_index.core import Document
+        >>> from retrievekit.core.llm import LocalLM
+        >>> docs = [Document(id_="a", text="Aspirin thins the blood.", metadata={"title": "Aspirin"})]
+        >>> r = SelfRetrievalRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> [n.node.node_id for n in r.retrieve("What thins the blood?")]  # doctest: +SKIP
+        ['a']
+
+        ``LocalLM.load("smollm2")`` is untrained here; ``from_documents(docs, model_dir=...)`` loads a model that
+        ``retrievekit train-self-retrieval`` trained on these documents.
     """
 
     def __init__(
@@ -75,10 +76,6 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given). A passage that is a
         whole given document comes back as that node (a copy with the scores in its metadata); a passage cut out of
         a longer one is a new node.
-
-        Examples:
-            >>> SelfRetrievalRetriever.from_documents(docs, model_dir="runs/sr", title_beams=3)  # doctest: +SKIP
-            SelfRetrievalRetriever(...)
         """
         corpus = check_corpus(nodes_to_objects(documents))  # before any model is loaded
         core = create_self_retrieval(corpus, model_dir=model_dir, lm=lm, config=config, **options)

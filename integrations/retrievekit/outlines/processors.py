@@ -87,10 +87,15 @@ class AllowedTokensLogitsProcessor(OutlinesLogitsProcessor):  # type: ignore[mis
         prompt_length: tokens of the prompt in ``input_ids``; ``None`` takes the width of the first call
             (transformers passes prompt + generated ids, left-padded to one width). :meth:`reset` clears it.
 
+    Pass it to ``outlines.Generator(outlines.from_transformers(model, tokenizer), processor=...)`` or to
+    ``model.generate(..., logits_processor=LogitsProcessorList([...]))``; each call masks the next-token logits:
+
     Examples:
-        >>> import outlines  # doctest: +SKIP
-        >>> gen = outlines.Generator(outlines.from_transformers(model, tok), processor=TrieLogitsProcessor(trie))  # doctest: +SKIP
-        >>> gen("Title:", max_new_tokens=16, num_beams=4)  # doctest: +SKIP
+        >>> p = AllowedTokensLogitsProcessor(lambda prefix: [] if prefix else [3], eos_token_id=0)
+        >>> p(torch.tensor([[7, 7]]), torch.zeros(1, 4)).tolist()  # the prompt [7, 7]: only token 3 may follow
+        [[-inf, -inf, -inf, 0.0]]
+        >>> p(torch.tensor([[7, 7, 3]]), torch.zeros(1, 4)).tolist()  # nothing allowed after [3]: EOS only
+        [[0.0, -inf, -inf, -inf]]
     """
 
     def __init__(

@@ -193,8 +193,9 @@ def decompose_constrained(
     for JSON tends to echo the schema instead. Returns ``(keywords, fallback reason or "")``.
 
     Examples:
-        >>> decompose_constrained(lm, "Who created Prime Suspect?", 2)  # doctest: +SKIP
-        (['prime suspect', 'created'], '')
+        >>> from retrievekit.core.llm import LocalLM
+        >>> decompose_constrained(LocalLM.load("smollm2"), "Who created Prime Suspect?", 2)  # doctest: +SKIP
+        (['created prime suspect'], '')
     """
     if n < 1:
         return [], ""
@@ -243,8 +244,11 @@ def rephrase_constrained(
     emitted. Returns ``[]`` when the vocabulary is empty.
 
     Examples:
-        >>> rephrase_constrained(lm, "Who wrote it?", "author", idx)  # doctest: +SKIP
-        ['writer', 'written by']
+        >>> from retrievekit.core.llm import LocalLM
+        >>> from retrievekit.core.types import Passage
+        >>> idx = NGramIndex.build([Passage(id="a", text="Prime Suspect was written by Lynda La Plante")])
+        >>> rephrase_constrained(LocalLM.load("smollm2"), "Who wrote Prime Suspect?", "author", idx)  # doctest: +SKIP
+        ['prime suspect', 'written by lynda', 'suspect was written', 'suspect', 'prime']
     """
     trie, back = index.token_trie(lm.encode, lm.eos_token_id)
     if not len(trie):

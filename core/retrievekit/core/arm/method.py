@@ -23,10 +23,14 @@ bulky ``cell_links`` list is left out of the returned copy.
 
 Examples:
     >>> from retrievekit.core.types import Passage, Table
+    >>> class Ones:  # a stand-in embedder; the default is all-MiniLM-L6-v2
+    ...     name, dim = "ones", 2
+    ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
+    ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
     >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
     ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
-    >>> arm = Arm(corpus, llm=None, config=ArmConfig(expand_ks=(1,)))  # doctest: +SKIP
-    >>> sorted(h.id for h in arm.search("Who created the series with Robert?", k=2))  # doctest: +SKIP
+    >>> arm = Arm(corpus, llm=None, config=ArmConfig(expand_ks=(1,)), embedder=Ones())
+    >>> sorted(h.id for h in arm.search("Who created the series with Robert?", k=2))
     ['p', 't']
 """
 
@@ -99,9 +103,17 @@ class Arm:
         returns_set: True unless ``config.fill_to_k`` (``retrievekit bench`` then scores set F1).
 
     Examples:
-        >>> arm = Arm(corpus, LocalLM.load("smollm2"))  # doctest: +SKIP
-        >>> [h.obj.metadata["arm_links"] for h in arm.search("Who created the series?", k=5)]  # doctest: +SKIP
-        [["cell 'Prime Suspect' in table 'Cast' links to passage 'Prime Suspect'"], [...]]
+        >>> from retrievekit.core.types import Passage, Table
+        >>> class Ones:  # a stand-in embedder; the default is all-MiniLM-L6-v2
+        ...     name, dim = "ones", 2
+        ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
+        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
+        ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
+        >>> arm = Arm(corpus, None, embedder=Ones())  # None: no LLM stages; LocalLM.load("smollm2") adds them
+        >>> hits = arm.search("Who created the series with Robert?", k=5)
+        >>> arm.returns_set, hits[0].obj.metadata["arm_links"]
+        (True, ["cell 'Prime Suspect' in table 'Cast' matches passage 'Prime Suspect'"])
     """
 
     def __init__(
@@ -138,12 +150,7 @@ class Arm:
 
     @property
     def returns_set(self) -> bool:
-        """Whether hits are ARM's selected set (not padded to ``k``).
-
-        Examples:
-            >>> arm.returns_set  # doctest: +SKIP
-            True
-        """
+        """Whether hits are ARM's selected set (not padded to ``k``)."""
         return not self.config.fill_to_k
 
     # ------------------------------------------------------------------ vectors
@@ -182,12 +189,7 @@ class Arm:
 
     # ------------------------------------------------------------------ stages
     def align(self, query: str, vocab: Sequence[DataObject], trace: Trace) -> KeywordAlignment:
-        """Stage 1: keywords and their corpus N-grams (``mode="off"`` when disabled or without an LLM).
-
-        Examples:
-            >>> arm.align("Who created Prime Suspect?", corpus, Trace()).mode  # doctest: +SKIP
-            'constrained'
-        """
+        """Stage 1: keywords and their corpus N-grams (``mode="off"`` when disabled or without an LLM)."""
         cfg = self.config
         if not cfg.keywords or cfg.max_keywords < 1:
             return KeywordAlignment([], {}, "off")
@@ -222,13 +224,7 @@ class Arm:
         return out
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
-        """ARM's object set for ``query`` (at most ``k`` hits, aggregation order; see the module docstring).
-
-        Examples:
-            >>> hits = arm.search("Who created the series in which Robert appeared?", k=5)  # doctest: +SKIP
-            >>> hits[0].obj.metadata["arm_selected"]  # doctest: +SKIP
-            True
-        """
+        """ARM's object set for ``query`` (at most ``k`` hits, aggregation order; see the module docstring)."""
         query = check_query(query)
         k = check_k(k)
         trace = trace if trace is not None else Trace()
@@ -484,8 +480,10 @@ def build_arm(ctx: MethodContext) -> Arm:
     verifies drafts with ``score_relevance`` (``judge_threshold``) and decomposes keywords through its base model.
 
     Examples:
-        >>> build_arm(MethodContext(corpus=corpus, llm_name="smollm2", options={"base_k": 3}))  # doctest: +SKIP
-        Arm(<... objects>, llm=scoring, mip=True, verify=True)
+        >>> from retrievekit.core.types import Passage
+        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")], llm_name="smollm2")
+        >>> build_arm(ctx)  # needs SmolLM2 and all-MiniLM-L6-v2  # doctest: +SKIP
+        Arm(<1 objects>, llm=scoring, mip=True, verify=True)
     """
     from retrievekit.core.index.baselines import build_bm25, build_dense
     from retrievekit.core.judge.hooks import judge_from_options
@@ -502,7 +500,9 @@ def build_arm_no_mip(ctx: MethodContext) -> Arm:
     """``--method arm-no-mip``: ARM with relevance top-``ilp_k`` drafts instead of the MIP (ablation).
 
     Examples:
-        >>> build_arm_no_mip(MethodContext(corpus=corpus)).config.mip  # doctest: +SKIP
+        >>> from retrievekit.core.types import Passage
+        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")], llm_name="none")
+        >>> build_arm_no_mip(ctx).config.mip  # needs all-MiniLM-L6-v2  # doctest: +SKIP
         False
     """
     return build_arm(dataclasses.replace(ctx, options={**ctx.options, "mip": False}))
@@ -512,7 +512,9 @@ def build_arm_no_verify(ctx: MethodContext) -> Arm:
     """``--method arm-no-verify``: ARM's MIP drafts without LLM verification (vote-only aggregation; ablation).
 
     Examples:
-        >>> build_arm_no_verify(MethodContext(corpus=corpus)).config.verify  # doctest: +SKIP
+        >>> from retrievekit.core.types import Passage
+        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")], llm_name="none")
+        >>> build_arm_no_verify(ctx).config.verify  # needs all-MiniLM-L6-v2  # doctest: +SKIP
         False
     """
     return build_arm(dataclasses.replace(ctx, options={**ctx.options, "verify": False}))
@@ -535,7 +537,14 @@ def create_arm(
     object; a name there (``llm="smollm2"``) is the deprecated spelling of ``llm_name``.
 
     Examples:
-        >>> create_arm(corpus, llm_name=None, base_k=3).config.base_k  # doctest: +SKIP
+        >>> from retrievekit.core.index.dense import DenseIndex
+        >>> from retrievekit.core.types import Passage
+        >>> class Ones:  # a stand-in embedder; the default is all-MiniLM-L6-v2
+        ...     name, dim = "ones", 2
+        ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
+        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> corpus = [Passage(id="p", text="Prime Suspect is a drama.")]
+        >>> create_arm(corpus, llm_name=None, dense=DenseIndex.build(corpus, embedder=Ones()), base_k=3).config.base_k
         3
         >>> create_arm([])
         Traceback (most recent call last):

@@ -212,8 +212,6 @@ def verify_draft(
     judge (objects with ``P(relevant) >= judge_threshold``; see the module docstring).
 
     Examples:
-        >>> verify_draft(lm, "Q?", objs, names, [], scoring=True).chosen  # doctest: +SKIP
-        {'/wiki/Prime_Suspect': -0.41}
         >>> from retrievekit.core.types import Passage
         >>> class Judge:
         ...     def score_relevance(self, query, candidates, *, trace=None):
@@ -287,7 +285,7 @@ def _verify_with_judge(
     if max_chars is not None:  # each object is judged alone, so the prompt-wide cap bounds one object's text
         bodies = [b if len(b) <= max_chars else b[: max(0, max_chars - 3)].rstrip() + "..." for b in bodies]
     try:
-        ps = judge_relevance(judge, question, bodies, trace=trace)
+        ps = judge_relevance(judge, question, bodies, trace=trace, refs=[(o.id,) for o in objs])
     except (RetrieveKitError, ValueError) as e:
         return Verdict({}, False, f"judge verification failed ({type(e).__name__}: {str(e)[:120]})")
     best = min(range(len(objs)), key=lambda i: (-ps[i], i))

@@ -21,10 +21,16 @@ dataset        files (under ``DATA_DIR/<folder>/``)                          spl
 =============  ============================================================  =========================================
 
 Examples:
-    >>> import os
-    >>> ds = load_dataset("scifact", os.environ["RETRIEVEKIT_DATA_DIR"], split="dev", limit=3)  # doctest: +SKIP
-    >>> len(ds.queries), ds.name  # doctest: +SKIP
-    (3, 'scifact')
+    >>> import json, pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())  # a one-document SciFact in the layout above
+    >>> (root / "scifact" / "qrels").mkdir(parents=True)
+    >>> doc = {"_id": "d1", "title": "Aspirin", "text": "Aspirin thins the blood."}
+    >>> _ = (root / "scifact" / "corpus.jsonl").write_text(json.dumps(doc) + "\\n")
+    >>> _ = (root / "scifact" / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "What thins blood?"}))
+    >>> _ = (root / "scifact" / "qrels" / "dev.tsv").write_text("query-id\\tcorpus-id\\tscore\\nq1\\td1\\t1\\n")
+    >>> ds = load_dataset("scifact", root, split="dev")
+    >>> ds.name, len(ds.corpus), ds.qrels
+    ('scifact', 1, {'q1': {'d1': 1}})
 """
 
 from __future__ import annotations

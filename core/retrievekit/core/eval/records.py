@@ -58,7 +58,9 @@ class QueryRecord:
         events: number of trace events.
         counters: the trace's counters (summed per query).
         error: ``"ErrorType: message"`` when the search raised a retrievekit error (the ranking is then empty).
-        extra: JSON-safe fields a benchmark adds per query (e.g. a diagnosis, a judge's accuracy inputs).
+        extra: JSON-safe fields a benchmark adds per query (e.g. a diagnosis).
+        judged: the relevance judge's scored pairs, labelled from the qrels (``{"judges", "scores", "labels"}``,
+            :func:`~retrievekit.core.eval.judge_accuracy.query_pairs`); empty when no judge ran.
 
     Examples:
         >>> QueryRecord(qid="q", ids=["a"]).to_dict()["ids"]
@@ -76,6 +78,7 @@ class QueryRecord:
     counters: dict[str, float] = field(default_factory=dict)
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    judged: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (what one line of a record file holds).

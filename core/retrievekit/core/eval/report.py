@@ -67,7 +67,7 @@ def load_results(results: Sequence[ResultLike]) -> list[dict[str, Any]]:
 
 def _label(r: Mapping[str, Any]) -> str:
     split = r.get("split")
-    return f"{r['method']}@{r['dataset']}" + (f"/{split}" if split else "")
+    return f"{r.get('label') or r['method']}@{r['dataset']}" + (f"/{split}" if split else "")
 
 
 def _choose_metrics(results: Sequence[Mapping[str, Any]], metrics: Sequence[str] | None) -> list[str]:

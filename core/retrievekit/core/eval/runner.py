@@ -23,6 +23,7 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -35,8 +36,11 @@ from tqdm.auto import tqdm
 from retrievekit.core.checks import check_k
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
 from retrievekit.core.eval.datasets import Dataset, Query
+from retrievekit.core.eval.judge_accuracy import judge_block, query_pairs
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets
 from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard, shard
+from retrievekit.core.judge.hooks import describe_judge
+from retrievekit.core.judge.oracle import OracleJudge, parse_oracle
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever
@@ -58,11 +62,20 @@ QueryExtra = Callable[[Query, list[ScoredHit], Trace], Mapping[str, Any]]
 """A benchmark's per-query hook: ``(query, hits, trace) -> JSON-safe fields`` kept in the record's ``extra``."""
 
 
-def search_one(retriever: Retriever, query: Query, k: int, extra: QueryExtra | None = None) -> QueryRecord:
+def search_one(
+    retriever: Retriever,
+    query: Query,
+    k: int,
+    extra: QueryExtra | None = None,
+    *,
+    gold: Mapping[str, float] | None = None,
+) -> QueryRecord:
     """Search one query with a fresh trace and record the ranking and its cost.
 
     A :class:`~retrievekit.core.errors.RetrieveKitError` becomes an empty ranking with ``error`` set; other
-    exceptions propagate. ``extra`` (if given) adds per-query fields.
+    exceptions propagate. ``extra`` (if given) adds per-query fields. With ``gold`` (the query's qrels), the pairs a
+    relevance judge scored are labelled and kept in ``judged``
+    (:func:`~retrievekit.core.eval.judge_accuracy.query_pairs`).
 
     Examples:
         >>> from retrievekit.core.index.bm25 import BM25Index
@@ -93,6 +106,8 @@ def search_one(retriever: Retriever, query: Query, k: int, extra: QueryExtra | N
     )
     if extra is not None:
         record.extra = json.loads(json.dumps(dict(extra(query, hits, trace)), default=str))
+    if gold is not None and trace.judged:
+        record.judged = query_pairs(trace.judged, gold)
     return record
 
 
@@ -102,12 +117,15 @@ def summarize(
     *,
     ks: Iterable[int] = DEFAULT_KS,
     returns_set: bool = False,
+    judge: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Metrics and mean cost of a set of query records (the body of a benchmark result).
 
     Returns ``{"n_queries", "metrics", "cost", "n_failed", "events_per_query"}`` plus ``counters_per_query`` and
-    ``extra_means`` (the mean of each numeric ``extra`` field) when any record has them, and ``failures`` (the first
-    20 error messages) when a query failed. Metrics cover the judged queries among ``records``.
+    ``extra_means`` (the mean of each numeric ``extra`` field) when any record has them, ``failures`` (the first
+    20 error messages) when a query failed, and ``judge`` (the relevance judge's accuracy on the pairs it scored,
+    :func:`~retrievekit.core.eval.judge_accuracy.judge_block`) when a judge scored pairs or ``judge`` describes one
+    the run was given. Metrics cover the judged queries among ``records``.
 
     Examples:
         >>> recs = [QueryRecord(qid="q", ids=["a"], seconds=2.0, llm_calls=1)]
@@ -150,6 +168,9 @@ def summarize(
     failures = [f"{r.qid}: {r.error}" for r in recs if r.error]
     if failures:
         out["failures"] = failures[:20]
+    block = judge_block([r.judged for r in recs if r.judged], len(recs), judge)
+    if block is not None:
+        out["judge"] = block
     return out
 
 
@@ -198,7 +219,8 @@ def run_benchmark(
     Returns a JSON-safe dict: ``dataset``, ``split``, ``method``, ``n_queries``, ``metrics`` (``ndcg@10``,
     ``recall@100``, ``mrr@5``, ``hit@1``, ...), ``cost`` (:data:`COST_KEYS`), ``build_seconds``, ``k``,
     ``n_failed``, ``events_per_query``, ``llm`` (the ``llm_name``), ``options``, and when present
-    ``counters_per_query``, ``extra_means``, ``failures`` and ``shard``. A retriever whose class sets
+    ``counters_per_query``, ``extra_means``, ``failures``, ``judge`` (its accuracy; ``options={"judge_dir":
+    "oracle:S"}`` gives methods the gold-label oracle) and ``shard``. A retriever whose class sets
     ``returns_set = True`` also gets ``set_precision/set_recall/set_f1``. A query whose search raises a
     :class:`~retrievekit.core.errors.RetrieveKitError` counts as an empty ranking and in ``n_failed``.
 
@@ -220,15 +242,17 @@ def run_benchmark(
     done = log.done() if log is not None else {}
     todo = [q for q in shard(dataset.queries, part) if q.id not in done]
     t0 = time.perf_counter()
-    retriever = _build(method, dataset, llm_name, llm, work_dir, options)  # also when resuming: its returns_set
+    retriever, oracle = _build(method, dataset, llm_name, llm, work_dir, options)  # also when resuming
     build_seconds = time.perf_counter() - t0
-    show = progress and sys.stderr.isatty()
-    fresh = _run_queries(retriever, todo, k, extra, log, desc=f"{name}@{dataset.name}", progress=show)
+    desc, show = f"{name}@{dataset.name}", progress and sys.stderr.isatty()
+    fresh = _run_queries(retriever, todo, k, extra, log, desc=desc, progress=show, qrels=dataset.qrels)
     mine = {**done, **fresh}
     chosen = [mine[q.id] for q in shard(dataset.queries, part) if q.id in mine]
     result: dict[str, Any] = {
         **{key: run_settings[key] for key in ("dataset", "split", "method")},
-        **summarize(chosen, dataset.qrels, ks=ks, returns_set=bool(getattr(retriever, "returns_set", False))),
+        **summarize(
+            chosen, dataset.qrels, ks=ks, returns_set=bool(getattr(retriever, "returns_set", False)), judge=oracle
+        ),
         "build_seconds": build_seconds,
         **{key: run_settings[key] for key in ("k", "llm", "options")},
         "n_resumed": len(chosen) - len(fresh),
@@ -276,9 +300,11 @@ def _build(
     llm: Any,
     work_dir: str | Path | None,
     options: Mapping[str, Any] | None,
-) -> Retriever:
+) -> tuple[Retriever, dict[str, Any] | None]:
+    """The retriever, and the description of the gold-label oracle it was given (option ``judge_dir``
+    ``oracle[:S[:SEED]]``: built here from the dataset's qrels and handed over as ``MethodContext.judge``)."""
     if not isinstance(method, str):
-        return method
+        return method, None
     ctx = MethodContext(
         corpus=dataset.corpus,
         work_dir=Path(work_dir) if work_dir is not None else None,
@@ -286,7 +312,11 @@ def _build(
         options=dict(options or {}),
         llm=llm,
     )
-    return build_method(method, ctx)
+    spec = parse_oracle(ctx.options.get("judge_dir"))
+    if spec is None:
+        return build_method(method, ctx), None
+    oracle = OracleJudge.from_qrels(dataset.queries, dataset.qrels, noise=spec[0], seed=spec[1], load_base=ctx.load_llm)
+    return build_method(method, dataclasses.replace(ctx, judge=oracle)), describe_judge(oracle)
 
 
 def _run_queries(
@@ -298,11 +328,12 @@ def _run_queries(
     *,
     desc: str,
     progress: bool,
+    qrels: Mapping[str, Mapping[str, int]],
 ) -> dict[str, QueryRecord]:
     """Search every query in ``todo``, appending each record to ``log`` as it finishes."""
     fresh: dict[str, QueryRecord] = {}
     for query in tqdm(todo, desc=desc, unit="q", disable=not progress):
-        record = search_one(retriever, query, k, extra)
+        record = search_one(retriever, query, k, extra, gold=qrels.get(query.id, {}))
         fresh[query.id] = record
         if log is not None:
             log.append(record)

@@ -6,13 +6,6 @@
 * :func:`diagnose_miss` -- when no gold document was recalled, was it a **search error** (a gold title scores above
   the best recalled title under the model's own length-normalised beam score, so a wider beam would find it) or a
   **model error** (the model prefers a wrong title; no beam width helps)?
-
-Examples:
-    >>> from retrievekit.core.generative.mindref import MindRef
-    >>> from retrievekit.core.llm import LocalLM
-    >>> mr = MindRef(corpus, LocalLM.load("smollm2"))  # doctest: +SKIP
-    >>> hit_violations(mr, mr.search("What thins the blood?", k=2))  # doctest: +SKIP
-    {'title_not_real': 0, 'passage_not_span': 0}
 """
 
 from __future__ import annotations
@@ -29,9 +22,17 @@ def hit_violations(mr: MindRef, hits: Sequence[ScoredHit]) -> dict[str, int]:
     """Count hits whose passage is not an exact token span of their document, or whose title is not its title.
 
     Examples:
-        >>> hits = mr.search("What thins the blood?", k=2)  # doctest: +SKIP
-        >>> hit_violations(mr, hits)  # doctest: +SKIP
-        {'title_not_real': 0, 'passage_not_span': 0}
+        >>> from retrievekit.core.types import Passage
+        >>> class Bytes:  # the tokenizer side of a scoring LM, one token per byte (MindRef is run with a LocalLM)
+        ...     eos_token_id = 0
+        ...     def encode(self, text): return list(text.encode())
+        ...     def decode(self, ids): return bytes(ids).decode()
+        >>> mr = MindRef([Passage(id="a", title="Aspirin", text="Aspirin thins the blood.")], Bytes())
+        >>> where = {"document_id": "a", "token_start": 9, "token_end": 24}  # " Aspirin thins the blood." tokens
+        >>> good = ScoredHit(Passage(id="a", title="Aspirin", text="thins the blood", metadata=where), 1.0)
+        >>> bad = ScoredHit(Passage(id="a", title="Asprin", text="thins blood", metadata=where), 0.5)
+        >>> hit_violations(mr, [good, bad])
+        {'title_not_real': 1, 'passage_not_span': 1}
     """
     index = {o.id: i for i, o in enumerate(mr.corpus)}
     out = {"title_not_real": 0, "passage_not_span": 0}
@@ -50,8 +51,14 @@ def title_violations(mr: MindRef, titles: Sequence[TitleHit]) -> int:
     """Titles that are not a real title of the documents they point to, or not a path of the title trie.
 
     Examples:
-        >>> title_violations(mr, mr.recall_titles("blood thinners"))  # doctest: +SKIP
-        0
+        >>> from retrievekit.core.types import Passage
+        >>> class Bytes:  # the tokenizer side of a scoring LM, one token per byte (MindRef is run with a LocalLM)
+        ...     eos_token_id = 0
+        ...     def encode(self, text): return list(text.encode())
+        >>> mr = MindRef([Passage(id="a", title="Aspirin", text="Aspirin thins the blood.")], Bytes())
+        >>> ids = tuple(b" Aspirin")  # the title as the trie holds it (title_prefix + title)
+        >>> title_violations(mr, [TitleHit("Aspirin", ids, -0.1, (0,)), TitleHit("Asprin", ids, -0.2, (0,))])
+        1
     """
     return sum(
         1 for t in titles if any(mr.titles[d] != t.title for d in t.documents) or tuple(t.token_ids) not in mr.trie
@@ -69,10 +76,15 @@ def diagnose_miss(
     divided by its length to the power ``length_penalty``.
 
     Examples:
-        >>> hits = mr.search("What thins the blood?", k=2)  # doctest: +SKIP
-        >>> best = max(h.obj.metadata["title_score"] for h in hits)  # doctest: +SKIP
-        >>> diagnose_miss(mr, "What thins the blood?", [h.id for h in hits], {"aspirin": 1}, best)  # doctest: +SKIP
-        'hit'
+        >>> from retrievekit.core.types import Passage
+        >>> class Flat:  # a scoring LM that gives every token log-probability -0.5 (MindRef is run with a LocalLM)
+        ...     eos_token_id = 0
+        ...     def encode(self, text): return list(text.encode())
+        ...     def token_logprobs(self, prompt, continuation, *, trace=None): return [-0.5] * len(continuation)
+        >>> mr = MindRef([Passage(id="a", title="Aspirin", text="Aspirin thins the blood.")], Flat())
+        >>> q = "What thins the blood?"
+        >>> [diagnose_miss(mr, q, recalled, {"a": 1}, best) for recalled, best in ((["a"], -1.0), ([], -1.0), ([], 0.0))]
+        ['hit', 'search', 'model']
     """
     if not gold:
         return None

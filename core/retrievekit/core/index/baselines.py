@@ -74,7 +74,9 @@ def build_dense(ctx: MethodContext) -> Retriever:
     """Dense (Chroma + all-MiniLM-L6-v2) over the corpus (cached in ``ctx.work_dir`` when given).
 
     Examples:
-        >>> build_dense(MethodContext(corpus=[Passage(id="a", text="x")])).search("x")[0].id   # doctest: +SKIP
+        >>> from retrievekit.core.types import Passage
+        >>> ctx = MethodContext(corpus=[Passage(id="a", text="ice cream"), Passage(id="b", text="hot soup")])
+        >>> build_dense(ctx).search("dessert", k=1)[0].id  # needs all-MiniLM-L6-v2  # doctest: +SKIP
         'a'
     """
     from retrievekit.core.index.dense import DenseIndex
@@ -98,7 +100,10 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     ``rrf_k`` (60), ``candidate_k`` (100).
 
     Examples:
-        >>> build_hybrid(MethodContext(corpus=[Passage(id="a", text="x")])).search("x")[0].id   # doctest: +SKIP
+        >>> from retrievekit.core.types import Passage
+        >>> docs = [Passage(id="a", text="ice cream"), Passage(id="b", text="hot soup")]
+        >>> ctx = MethodContext(corpus=docs, options={"fusion": "weighted"})
+        >>> build_hybrid(ctx).search("cream dessert", k=1)[0].id  # needs all-MiniLM-L6-v2  # doctest: +SKIP
         'a'
     """
     opts = ctx.options

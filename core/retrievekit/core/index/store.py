@@ -38,6 +38,7 @@ __all__ = [
     "atomic_folder",
     "atomic_write_text",
     "read_manifest",
+    "read_versioned_json",
     "read_objects",
     "write_manifest",
     "write_objects",
@@ -129,6 +130,43 @@ def write_manifest(folder: Path, fmt: str, version: int, fields: dict[str, Any])
     atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
 
 
+def read_versioned_json(path: Path, *, want: str, max_version: int, kind: str) -> dict[str, Any]:
+    """Read a versioned manifest (``format``, ``format_version``): a JSON object of format ``want`` that this
+    retrievekit can read, or :class:`IndexFormatError` naming what is wrong (corrupt, foreign, too new).
+
+    ``kind`` names the folder in the messages ("index", "folder").
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "manifest.json"
+        >>> _ = p.write_text('{"format": "retrievekit.bm25", "format_version": 1}')
+        >>> read_versioned_json(p, want="retrievekit.bm25", max_version=1, kind="index")["format_version"]
+        1
+        >>> read_versioned_json(p, want="retrievekit.tree", max_version=1, kind="index")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ... holds a 'retrievekit.bm25' index, not 'retrievekit.tree'
+    """
+    folder = path.parent
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise IndexFormatError(f"{path} is corrupt: {e}") from e
+    if not isinstance(data, dict):
+        raise IndexFormatError(f"{path} is corrupt: not a JSON object")
+    if data.get("format") != want:
+        raise IndexFormatError(f"{folder} holds a {data.get('format')!r} {kind}, not {want!r}")
+    version = data.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise IndexFormatError(f"{path} is corrupt: bad format_version {version!r}")
+    if version > max_version:
+        raise IndexFormatError(
+            f"{folder} was written with {want} format version {version} (retrievekit "
+            f"{data.get('retrievekit_version')}); this retrievekit reads up to version {max_version}: upgrade retrievekit"
+        )
+    return data
+
+
 def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int) -> dict[str, Any]:
     """Read and check a manifest; raise :class:`IndexFormatError` if missing, foreign, corrupt or too new.
 
@@ -145,24 +183,7 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int) ->
     mpath = folder / MANIFEST
     if not mpath.is_file():
         raise IndexFormatError(f"{folder} is not a retrievekit index folder (no {MANIFEST})")
-    try:
-        data = json.loads(mpath.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise IndexFormatError(f"{mpath} is corrupt: {e}") from e
-    if not isinstance(data, dict):
-        raise IndexFormatError(f"{mpath} is corrupt: not a JSON object")
-    want = f"retrievekit.{fmt}"
-    if data.get("format") != want:
-        raise IndexFormatError(f"{folder} holds a {data.get('format')!r} index, not {want!r}")
-    version = data.get("format_version")
-    if not isinstance(version, int) or version < 1:
-        raise IndexFormatError(f"{mpath} is corrupt: bad format_version {version!r}")
-    if version > max_version:
-        raise IndexFormatError(
-            f"{folder} was written with {want} format version {version} (retrievekit "
-            f"{data.get('retrievekit_version')}); this retrievekit reads up to version {max_version}: upgrade retrievekit"
-        )
-    return data
+    return read_versioned_json(mpath, want=f"retrievekit.{fmt}", max_version=max_version, kind="index")
 
 
 def write_objects(folder: Path, objects: Iterable[DataObject]) -> int:

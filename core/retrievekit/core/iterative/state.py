@@ -22,7 +22,7 @@ from typing import Any, TypedDict
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.tokens import estimate_tokens
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import JudgedBatch, Trace
 from retrievekit.core.types import ScoredHit
 
 __all__ = [
@@ -252,7 +252,8 @@ def trace_from_events(
     """Fill a :class:`~retrievekit.core.trace.Trace` from the agent state's JSON-safe event list and counts.
 
     ``usage`` holds ``llm_calls``, ``prompt_tokens`` and ``completion_tokens``; ``counters`` go to
-    ``trace.counters``. Each event dict has ``kind``, ``message`` and optionally ``turn`` and ``data``.
+    ``trace.counters``. Each event dict has ``kind``, ``message`` and optionally ``turn`` and ``data``; a
+    ``judged`` list in an event's data (the judge's scored pairs) goes to ``trace.judged`` instead.
 
     Examples:
         >>> t = trace_from_events([{"kind": "fallback_search", "message": "x", "turn": 1}],
@@ -267,6 +268,8 @@ def trace_from_events(
     t.completion_tokens += int(u.get("completion_tokens", 0))
     for e in events:
         data = dict(e.get("data") or {})
+        for b in data.pop("judged", None) or ():
+            t.judged.append(JudgedBatch(dict(b["judge"]), tuple(frozenset(r) for r in b["refs"]), tuple(b["scores"])))
         if "turn" in e:
             data.setdefault("turn", e["turn"])
         t.note(str(e.get("kind", "event")), str(e.get("message", "")), **data)

@@ -137,6 +137,17 @@ class _Judged:
     progress: list[dict[str, Any]]
 
 
+def _judged_data(rk_trace: Trace) -> dict[str, Any]:
+    """The judge call's scored pairs as event data (``judged``), for the harness's judge accuracy; {} without any."""
+    if not rk_trace.judged:
+        return {}
+    return {
+        "judged": [
+            {"judge": dict(b.judge), "refs": [sorted(r) for r in b.refs], "scores": b.scores} for b in rk_trace.judged
+        ]
+    }
+
+
 def _judge_added(ws: list[Chunk], added: list[str], *, question: str, turn: int, settings: SearchSettings) -> _Judged:
     """Score the chunks ``added`` by one search in one judge call; delete those below the threshold."""
     if settings.judge is None or not added:
@@ -147,7 +158,7 @@ def _judge_added(ws: list[Chunk], added: list[str], *, question: str, turn: int,
     rk_trace = Trace()
     failure: Exception | None = None
     try:
-        ps = judge_relevance(settings.judge, question, texts, trace=rk_trace)
+        ps = judge_relevance(settings.judge, question, texts, trace=rk_trace, refs=[(c["id"],) for c in new])
     except Exception as e:  # a broken judge must not stop the agent: keep the chunks, say so
         failure, ps = e, []
     usage = {
@@ -160,13 +171,14 @@ def _judge_added(ws: list[Chunk], added: list[str], *, question: str, turn: int,
         msg = f"the judge failed ({type(failure).__name__}: {failure}); chunks kept"
         return _Judged(ws, [], [trace_event("judge_error", msg, turn=turn)], usage, [])
     scores = {c["id"]: round(p, 4) for c, p in zip(new, ps, strict=True)}
+    judged = _judged_data(rk_trace)
     low = [c["id"] for c, p in zip(new, ps, strict=True) if p < settings.judge_threshold]
     if not low:
         msg = f"the judge kept all {len(new)} new chunk(s)"
-        return _Judged(ws, [], [trace_event("judge", msg, turn=turn, data={"scores": scores})], usage, [])
+        return _Judged(ws, [], [trace_event("judge", msg, turn=turn, data={"scores": scores, **judged})], usage, [])
     res = delete_chunks(ws, low)
     threshold = settings.judge_threshold
-    data = {"removed": res.removed, "scores": scores, "threshold": threshold}
+    data = {"removed": res.removed, "scores": scores, "threshold": threshold, **judged}
     event = trace_event(
         "judge_delete", f"judge deleted {res.removed} (P(relevant) < {threshold})", turn=turn, data=data
     )

@@ -66,7 +66,13 @@ def collect_pairs(args: argparse.Namespace) -> tuple[list[Any], list[Any], dict[
     """``(pairs, corpus, info)``: positives (qrels or synthetic, capped by ``--max-pairs``) plus mined negatives.
 
     Examples:
-        >>> pairs, corpus, info = collect_pairs(args)  # doctest: +SKIP
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> args = p.parse_args(["--dataset", "scifact", "--data-dir", "/nonexistent", "--output-dir", "o"])
+        >>> collect_pairs(args)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.DatasetNotFoundError: data folder /nonexistent does not exist (...)
     """
     from retrievekit.core.eval.datasets import load_dataset
     from retrievekit.core.judge.data import mine_hard_negatives, pairs_from_qrels, synthesize_pairs
@@ -114,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
 
     Examples:
         >>> from retrievekit.core.cli import main
-        >>> main(["train-judge", "--dataset", "scifact", "--data-dir", "d", "--output-dir", "o"])  # doctest: +SKIP
-        0
+        >>> main(["train-judge", "--dataset", "scifact", "--data-dir", "/nonexistent", "--output-dir", "o"])
+        2
     """
     from retrievekit.core.judge.train import train_judge
 

@@ -5,6 +5,13 @@ their ``llm=`` implements :class:`~retrievekit.core.llm.protocol.RelevanceJudge`
 ``--judge DIR`` with :func:`judge_from_options`. Importing this module loads no model library (torch and
 transformers load when a judge is loaded).
 
+Each caller passes ``refs``: for every candidate, the ids of the corpus objects it stands for (a LATTICE node: the
+leaves of its subtree; an ARM object or an agent's chunk: itself; a One-SHOT sentence: its passage). The hook
+records them with the scores in ``trace.judged`` (:class:`~retrievekit.core.trace.JudgedBatch`), from which
+``retrievekit bench`` measures the judge's accuracy on the candidates it scored; a judge that declares
+``needs_refs = True`` (the gold-label :class:`~retrievekit.core.judge.oracle.OracleJudge`) also receives them as
+``score_relevance(..., refs=...)``. Other judges are called exactly as before.
+
 Examples:
     >>> class Half:
     ...     def score_relevance(self, query, candidates, *, trace=None):
@@ -17,18 +24,62 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
+from retrievekit.core.judge.oracle import parse_oracle
 from retrievekit.core.registry import MethodContext
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import JudgedBatch, Trace
 
-__all__ = ["judge_from_options", "judge_relevance"]
+__all__ = ["describe_judge", "judge_from_options", "judge_relevance"]
 
 
-def judge_relevance(judge: Any, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> list[float]:
+def describe_judge(judge: Any) -> dict[str, Any]:
+    """``{"name", "noise", "uses_gold_labels"}`` of a judge, as a benchmark result reports it.
+
+    ``name`` is the judge's ``judge_name`` attribute, else its ``repr`` when its class defines one (a trained
+    :class:`~retrievekit.core.judge.Judge` names its base model, prompt and calibration), else its class name;
+    ``uses_gold_labels`` and ``noise`` come from the judge's attributes of those names (the oracle's).
+
+    Examples:
+        >>> class Half:
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.5] * len(candidates)
+        >>> describe_judge(Half())
+        {'name': 'Half', 'noise': None, 'uses_gold_labels': False}
+    """
+    gold = bool(getattr(judge, "uses_gold_labels", False))
+    name = getattr(judge, "judge_name", None)
+    if not isinstance(name, str):
+        name = repr(judge) if type(judge).__repr__ is not object.__repr__ else type(judge).__name__
+    noise = getattr(judge, "noise", None) if gold else None
+    return {"name": name[:200], "noise": float(noise) if noise is not None else None, "uses_gold_labels": gold}
+
+
+def _check_refs(refs: Sequence[Collection[str]] | None, n: int) -> tuple[frozenset[str], ...] | None:
+    """``refs`` as one frozenset of ids per candidate (shared when already frozensets), checked against ``n``."""
+    if refs is None:
+        return None
+    if len(refs) != n:
+        raise InvalidInputError(f"judge_relevance got {len(refs)} refs for {n} candidates")
+    out = []
+    for r in refs:
+        if isinstance(r, str):
+            raise InvalidInputError(f"each refs item is a collection of object ids, not one string ({r!r})")
+        out.append(r if isinstance(r, frozenset) else frozenset(str(x) for x in r))
+    return tuple(out)
+
+
+def judge_relevance(
+    judge: Any,
+    query: str,
+    candidates: Sequence[str],
+    *,
+    trace: Trace | None = None,
+    refs: Sequence[Collection[str]] | None = None,
+) -> list[float]:
     """One batched ``judge.score_relevance`` call, checked: one finite number per candidate, clipped to ``[0, 1]``.
 
     The shared hook every LLM-judged method uses when its ``llm=`` implements
@@ -36,6 +87,10 @@ def judge_relevance(judge: Any, query: str, candidates: Sequence[str], *, trace:
     ``trace``; out-of-range scores are clipped and counted (``judge.clipped``, with a note). A reply of the wrong
     length, or with a non-number, NaN or infinity, raises :class:`~retrievekit.core.errors.LLMOutputError` (the
     caller falls back and says so).
+
+    ``refs`` (one collection of object ids per candidate: what it stands for) are recorded with the scores in
+    ``trace.judged`` and passed on to a judge whose class sets ``needs_refs = True``; such a judge without
+    ``refs`` raises :class:`~retrievekit.core.errors.InvalidInputError`.
 
     Examples:
         >>> class Overlap:
@@ -51,12 +106,21 @@ def judge_relevance(judge: Any, query: str, candidates: Sequence[str], *, trace:
         []
     """
     texts = [str(c) for c in candidates]
+    ref_sets = _check_refs(refs, len(texts))
     if not texts:
         return []
+    needs_refs = bool(getattr(judge, "needs_refs", False))
+    if needs_refs and ref_sets is None:
+        raise InvalidInputError(
+            f"{type(judge).__name__} needs refs= (the object ids each candidate stands for); this caller gave none"
+        )
     if trace is not None:
         trace.count("judge.calls")
         trace.count("judge.candidates", len(texts))
-    raw = judge.score_relevance(query, texts, trace=trace)
+    if needs_refs:
+        raw = judge.score_relevance(query, texts, trace=trace, refs=ref_sets)
+    else:
+        raw = judge.score_relevance(query, texts, trace=trace)
     try:
         values = [float(x) for x in raw]
     except (TypeError, ValueError) as e:
@@ -69,7 +133,10 @@ def judge_relevance(judge: Any, query: str, candidates: Sequence[str], *, trace:
     if clipped and trace is not None:
         trace.count("judge.clipped", clipped)
         trace.note("judge.clipped", f"{clipped} judge score(s) outside [0, 1] clipped")
-    return [min(max(v, 0.0), 1.0) for v in values]
+    scores = [min(max(v, 0.0), 1.0) for v in values]
+    if trace is not None and ref_sets is not None:
+        trace.judged.append(JudgedBatch(describe_judge(judge), ref_sets, tuple(scores)))
+    return scores
 
 
 def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
@@ -80,19 +147,33 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     :class:`~retrievekit.core.llm.protocol.RelevanceJudge`. ``--judge zero-shot`` (when no folder of that name
     exists) gives the untrained ``Judge.zero_shot(--llm)`` instead (``ctx.llm`` when it is a loaded ``LocalLM``,
     else ``ctx.llm_name``): the same readout without fine-tuning, for trained-vs-zero-shot comparisons at the same
-    budget of calls. Every method factory that accepts a judge calls this, so ``judge_dir`` never leaks into a
-    method's own option parsing.
+    budget of calls. ``--judge cosine`` gives the embedding-cosine judge
+    (:class:`~retrievekit.core.judge.cosine.CosineJudge`). A ready judge in ``ctx.judge`` is returned as it is
+    (``judge_dir`` then only names it): that is how the benchmark harness hands a method the gold-label oracle of
+    ``--judge oracle[:S]``, which nothing else can build (it needs the dataset's qrels). Every method factory that
+    accepts a judge calls this, so ``judge_dir`` never leaks into a method's own option parsing.
 
     Examples:
         >>> judge_from_options(MethodContext(corpus=[], options={"beam_size": 2}))
         (None, {'beam_size': 2})
         >>> judge_from_options(MethodContext(corpus=[], options={"judge_dir": ""}))
         (None, {})
+        >>> judge_from_options(MethodContext(corpus=[], options={"judge_dir": "oracle:0.2"}))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: --judge oracle:0.2 reads the dataset's gold labels, so only the benchmark harness can build it (retrievekit bench, or run_benchmark with options={'judge_dir': 'oracle:0.2'})
     """
     opts = dict(ctx.options)
     judge_dir = opts.pop("judge_dir", None)
+    if ctx.judge is not None:
+        return ctx.judge, opts
     if judge_dir is None or not str(judge_dir).strip():
         return None, opts
+    if parse_oracle(judge_dir) is not None and not Path(str(judge_dir)).exists():
+        raise InvalidInputError(
+            f"--judge {judge_dir} reads the dataset's gold labels, so only the benchmark harness can build it "
+            f"(retrievekit bench, or run_benchmark with options={{'judge_dir': {str(judge_dir)!r}}})"
+        )
     from retrievekit.core.llm.protocol import RelevanceJudge
 
     try:  # the package, looked up at call time (tests put a scripted one in sys.modules)
@@ -101,6 +182,10 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
         raise InvalidInputError(f"--judge needs retrievekit.core.judge, which failed to import: {e}") from e
     if str(judge_dir) == "zero-shot" and not Path(str(judge_dir)).exists():
         judge = judge_pkg.Judge.zero_shot(ctx.llm_name or "smollm2", llm=ctx.llm)
+    elif str(judge_dir) == "cosine" and not Path(str(judge_dir)).exists():
+        from retrievekit.core.judge.cosine import CosineJudge
+
+        judge = CosineJudge(load_base=ctx.load_llm)
     else:
         judge = judge_pkg.load_judge(str(judge_dir))
     if not isinstance(judge, RelevanceJudge):

@@ -31,6 +31,8 @@ import numpy as np
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
+from retrievekit.core.judge.hooks import judge_from_options, judge_relevance
+from retrievekit.core.judge.oracle import parse_oracle
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.options import config_from_options
@@ -106,10 +108,16 @@ class JudgeRerankRetriever:
     last reranked ids to ``judge_p``, ``first_stage_score`` and ``first_stage_rank``.
 
     Examples:
-        >>> r = JudgeRerankRetriever(bm25, load_judge("runs/judge"))  # doctest: +SKIP
-        >>> hit = r.search("aspirin and pain", k=10)[0]  # doctest: +SKIP
-        >>> r.last_details[hit.id]["judge_p"]  # doctest: +SKIP
-        0.97
+        >>> from retrievekit.core.index.bm25 import BM25Index
+        >>> from retrievekit.core.types import Passage
+        >>> class Aspirin:  # a stand-in judge; a real one is Judge.zero_shot("smollm2") or load_judge(folder)
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        >>> docs = [Passage(id="a", text="pain and more pain"), Passage(id="b", text="Aspirin eases pain.")]
+        >>> r = JudgeRerankRetriever(BM25Index.build(docs), Aspirin())
+        >>> hit = r.search("pain", k=2)[0]
+        >>> hit.id, r.last_details[hit.id]["judge_p"], r.last_details[hit.id]["first_stage_rank"]
+        ('b', 0.9, 1)
     """
 
     def __init__(
@@ -132,18 +140,12 @@ class JudgeRerankRetriever:
         return f"JudgeRerankRetriever({self.label}, rerank_k={self.config.rerank_k}, mix={self.config.mix})"
 
     def rerank(self, query: str, hits: Sequence[ScoredHit], *, trace: Trace | None = None) -> list[ScoredHit]:
-        """Reorder ``hits`` (first-stage order) by the judge; returns all of them with new scores and ranks.
-
-        Examples:
-            >>> r = JudgeRerankRetriever(bm25, judge)  # doctest: +SKIP
-            >>> r.rerank("q", bm25.search("q", k=20))  # doctest: +SKIP
-        """
+        """Reorder ``hits`` (first-stage order) by the judge; returns all of them with new scores and ranks."""
         if not hits:
             return []
         texts = [object_text(h.obj) for h in hits]
-        probs = np.asarray(self.judge.score_relevance(query, texts, trace=trace), dtype=np.float64)
-        if probs.shape != (len(hits),):
-            raise InvalidInputError(f"the judge returned {probs.shape[0]} scores for {len(hits)} candidates")
+        scores = judge_relevance(self.judge, query, texts, trace=trace, refs=[(h.id,) for h in hits])
+        probs = np.asarray(scores, dtype=np.float64)
         mix = float(self.config.mix)
         if mix > 0:
             p = np.clip(probs, 1e-6, 1 - 1e-6)
@@ -159,11 +161,7 @@ class JudgeRerankRetriever:
         return [ScoredHit(obj=hits[i].obj, score=float(final[i]), rank=rank) for rank, i in enumerate(order)]
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
-        """Top ``k`` of the first stage's ``rerank_k`` hits, in the judge's order.
-
-        Examples:
-            >>> JudgeRerankRetriever(bm25, judge).search("aspirin", k=5)  # doctest: +SKIP
-        """
+        """Top ``k`` of the first stage's ``rerank_k`` hits, in the judge's order."""
         query = check_query(query)
         k = check_k(k)
         if trace is not None:
@@ -225,8 +223,13 @@ def create_judge_rerank(
     works for one release, with a :class:`DeprecationWarning`.
 
     Examples:
-        >>> create_judge_rerank(docs, judge_dir="runs/judge", rerank_k=50)  # doctest: +SKIP
-        JudgeRerankRetriever(trained judge from runs/judge (base smollm2), rerank_k=50, mix=0.0)
+        >>> from retrievekit.core.types import Passage
+        >>> class Aspirin:  # a stand-in judge
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        >>> docs = [Passage(id="a", text="pain and more pain"), Passage(id="b", text="Aspirin eases pain.")]
+        >>> [h.id for h in create_judge_rerank(docs, judge=Aspirin(), rerank_k=50).search("pain", k=2)]
+        ['b', 'a']
     """
     from retrievekit.core.registry import build_method
 
@@ -254,19 +257,31 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     (32), ``max_passage_tokens`` (zero-shot only; a trained judge uses its manifest's). The judge comes from
     ``judge_dir`` (set by ``--judge``; with ``--llm`` also given, the judge's base model must match it), else the
     zero-shot ``--llm`` model (default ``smollm2``; also what ``--judge zero-shot`` asks for); the trace says which.
+    ``--judge cosine`` and the harness's ``--judge oracle[:S]`` work too. The judge scores exactly ``rerank_k``
+    first-stage hits per query (one call), so ``rerank_k=N`` is the flat rerank that spends N judged items per query.
 
     Examples:
-        >>> build_judge_rerank(MethodContext(corpus=docs, options={"judge_dir": "runs/judge"}))  # doctest: +SKIP
-        JudgeRerankRetriever(...)
+        >>> from retrievekit.core.types import Passage
+        >>> class Aspirin:  # a stand-in judge (the harness puts --judge oracle here)
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        ...     def __repr__(self): return "Aspirin()"
+        >>> docs = [Passage(id="a", text="pain and more pain"), Passage(id="b", text="Aspirin eases pain.")]
+        >>> build_judge_rerank(MethodContext(corpus=docs, judge=Aspirin(), options={"rerank_k": "20"}))
+        JudgeRerankRetriever(Aspirin(), rerank_k=20, mix=0.0)
     """
     opts = dict(ctx.options)
     opts.pop("progress", None)
     judge_dir = opts.pop("judge_dir", None)
+    judge = ctx.judge  # a ready judge (the harness's --judge oracle), else --judge cosine, else loaded below
+    if judge is None and (str(judge_dir) == "cosine" or parse_oracle(judge_dir) is not None):
+        judge, _ = judge_from_options(ctx)
     first = str(opts.pop("first_stage", "bm25"))
     batch_size = int(opts.pop("batch_size", 32))
     mpt = opts.pop("max_passage_tokens", None)
     return create_judge_rerank(
         ctx.corpus,
+        judge=judge,
         judge_dir=judge_dir,
         llm_name=ctx.llm_name,
         llm=ctx.llm,

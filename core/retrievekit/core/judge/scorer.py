@@ -158,10 +158,8 @@ class Judge(ChatLLMBase):
         manifest: the trained model's manifest (None for a zero-shot judge).
 
     Examples:
-        >>> judge = Judge.zero_shot("smollm2")  # doctest: +SKIP
-        >>> judge.score_relevance("aspirin pain", ["Aspirin relieves pain.", "Rome is old."])  # doctest: +SKIP
-        [0.61, 0.43]
-        >>> trained = load_judge("runs/judge-scifact")  # doctest: +SKIP
+        >>> Judge.zero_shot("smollm2").score_relevance("aspirin pain", ["Aspirin relieves pain.", "Rome is old."])  # doctest: +SKIP
+        [0.49..., 0.34...]
     """
 
     thread_safe = False
@@ -216,12 +214,6 @@ class Judge(ChatLLMBase):
 
         A ``LocalLM`` given in place of ``llm_name`` (the former spelling) is still taken, with a
         :class:`DeprecationWarning`.
-
-        Examples:
-            >>> Judge.zero_shot("smollm2").prompt.template_id  # doctest: +SKIP
-            'judge-chat-v1'
-            >>> Judge.zero_shot(llm=LocalLM.load("qwen0.5b")).base_model  # doctest: +SKIP
-            'qwen0.5b'
         """
         from retrievekit.core.llm.local import LocalLM
 
@@ -256,12 +248,7 @@ class Judge(ChatLLMBase):
         batch_size: int = 32,
         dtype: Any = None,
     ) -> Judge:
-        """Load a trained judge (see :func:`load_judge`).
-
-        Examples:
-            >>> Judge.load("runs/judge-scifact", base_model="smollm2")  # doctest: +SKIP
-            Judge('smollm2 (judge)', template='judge-plain-v1', platt=(...))
-        """
+        """Load a trained judge (see :func:`load_judge`)."""
         from retrievekit.core.training import load_trained_model
 
         model, tokenizer, manifest = load_trained_model(
@@ -299,22 +286,12 @@ class Judge(ChatLLMBase):
 
     @property
     def device(self) -> Any:
-        """The torch device of the model's parameters.
-
-        Examples:
-            >>> str(Judge.zero_shot().device)  # doctest: +SKIP
-            'cpu'
-        """
+        """The torch device of the model's parameters."""
         return next(self.model.parameters()).device
 
     @property
     def trained(self) -> bool:
-        """Whether this judge uses the fine-tuning template (a trained judge) rather than the chat prompt.
-
-        Examples:
-            >>> Judge.zero_shot().trained  # doctest: +SKIP
-            False
-        """
+        """Whether this judge uses the fine-tuning template (a trained judge) rather than the chat prompt."""
         return self.prompt.template_id == PLAIN_TEMPLATE_ID
 
     # ------------------------------------------------------------------ scoring
@@ -351,12 +328,7 @@ class Judge(ChatLLMBase):
         return np.asarray(margin.cpu().numpy(), dtype=np.float64)
 
     def margins(self, pairs: Sequence[tuple[str, str]], *, trace: Trace | None = None) -> np.ndarray:
-        """Raw margins ``logit(yes) - logit(no)`` of ``(query, passage)`` pairs, in input order (batched).
-
-        Examples:
-            >>> Judge.zero_shot().margins([("aspirin", "Aspirin relieves pain.")]).shape  # doctest: +SKIP
-            (1,)
-        """
+        """Raw margins ``logit(yes) - logit(no)`` of ``(query, passage)`` pairs, in input order (batched)."""
         encoded = [self.prompt.encode(q, p, self.tokenizer) for q, p in pairs]
         limit = getattr(getattr(self.model, "config", None), "max_position_embeddings", None)
         for ids in encoded:
@@ -378,23 +350,12 @@ class Judge(ChatLLMBase):
         return out
 
     def calibrate(self, margins: np.ndarray) -> np.ndarray:
-        """Probabilities ``sigmoid(a * margin + b)`` with this judge's Platt parameters.
-
-        Examples:
-            >>> j = Judge.zero_shot()  # doctest: +SKIP
-            >>> j.calibrate(np.array([0.0])).tolist()  # doctest: +SKIP
-            [0.5]
-        """
+        """Probabilities ``sigmoid(a * margin + b)`` with this judge's Platt parameters."""
         a, b = self.platt
         return sigmoid(a * np.asarray(margins, dtype=np.float64) + b)
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]], *, trace: Trace | None = None) -> list[float]:
-        """Calibrated P(relevant) for many ``(query, passage)`` pairs (several queries at once), in input order.
-
-        Examples:
-            >>> Judge.zero_shot().score_pairs([("q1", "text a"), ("q2", "text b")])  # doctest: +SKIP
-            [0.52, 0.47]
-        """
+        """Calibrated P(relevant) for many ``(query, passage)`` pairs (several queries at once), in input order."""
         checked = []
         for q, p in pairs:
             checked.append((check_query(q), ensure_text(p, field_name="candidate")))
@@ -406,10 +367,6 @@ class Judge(ChatLLMBase):
         """P(relevant) in [0, 1] for each candidate, in input order (``[]`` for no candidates).
 
         Raises ``EmptyQueryError`` for an empty query.
-
-        Examples:
-            >>> Judge.zero_shot().score_relevance("aspirin", ["Aspirin relieves pain.", "Rome"])  # doctest: +SKIP
-            [0.61, 0.43]
         """
         q = check_query(query)
         if isinstance(candidates, str):
@@ -419,12 +376,7 @@ class Judge(ChatLLMBase):
     # ------------------------------------------------------------------ chat delegation
     @property
     def lm(self) -> Any:
-        """The :class:`~retrievekit.core.llm.local.LocalLM` over the same weights (for free-text tasks).
-
-        Examples:
-            >>> Judge.zero_shot().lm.name  # doctest: +SKIP
-            'smollm2'
-        """
+        """The :class:`~retrievekit.core.llm.local.LocalLM` over the same weights (for free-text tasks)."""
         if self._lm is None:
             from retrievekit.core.llm.local import LocalLM
 
@@ -439,12 +391,7 @@ class Judge(ChatLLMBase):
         temperature: float = 0.0,
         trace: Trace | None = None,
     ) -> Completion:
-        """Free-text reply from the underlying model (summaries etc.), as ``LocalLM.complete``.
-
-        Examples:
-            >>> Judge.zero_shot().complete("Say hi.", max_tokens=4).text  # doctest: +SKIP
-            'Hi!'
-        """
+        """Free-text reply from the underlying model (summaries etc.), as ``LocalLM.complete``."""
         result: Completion = self.lm.complete(prompt, max_tokens=max_tokens, temperature=temperature, trace=trace)
         return result
 
@@ -457,12 +404,7 @@ class Judge(ChatLLMBase):
         trace: Trace | None = None,
         retries: int = 2,
     ) -> JsonResult:
-        """Schema-constrained JSON from the underlying model, as ``LocalLM.complete_json``.
-
-        Examples:
-            >>> Judge.zero_shot().complete_json("Is water wet?", {"type": "object"}).value  # doctest: +SKIP
-            {}
-        """
+        """Schema-constrained JSON from the underlying model, as ``LocalLM.complete_json``."""
         result: JsonResult = self.lm.complete_json(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
         return result
 
@@ -480,9 +422,13 @@ def load_judge(
     was trained from (``ModelMismatchError`` otherwise, naming both values). An unknown prompt template is refused too.
 
     Examples:
-        >>> judge = load_judge("runs/judge-scifact", base_model="smollm2")  # doctest: +SKIP
-        >>> judge.score_relevance("aspirin", ["Aspirin relieves pain."])  # doctest: +SKIP
-        [0.93]
+        >>> load_judge("runs/judge-scifact", base_model="smollm2").trained  # a train-judge output  # doctest: +SKIP
+        True
+        >>> import tempfile
+        >>> load_judge(tempfile.mkdtemp())
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ... holds no trained retrievekit model (no retrievekit_model.json)
     """
     return Judge.load(path, base_model=base_model, device=device, batch_size=batch_size)
 

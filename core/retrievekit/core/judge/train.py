@@ -318,10 +318,12 @@ def train_judge(
         score_batch_size: batch size of the calibration scoring.
 
     Examples:
+        >>> import tempfile
         >>> from retrievekit.core.training import TrainConfig
-        >>> res = train_judge(pairs, output_dir="runs/judge", train_config=TrainConfig(epochs=1))  # doctest: +SKIP
-        >>> res.holdout_auc_after > res.holdout_auc_before  # doctest: +SKIP
-        True
+        >>> docs = {"a": ("Aspirin thins the blood.", 1), "w": ("Wind farms make power.", 0)}
+        >>> pairs = [JudgePair(f"what thins blood {i}?", t, y, f"q{i}", d) for i in range(10) for d, (t, y) in docs.items()]
+        >>> train_judge(pairs, output_dir=tempfile.mkdtemp(), train_config=TrainConfig(max_steps=2), progress=False).train["steps"]  # doctest: +SKIP
+        2
     """
     from retrievekit.core.training import TrainConfig, train_causal_lm
 

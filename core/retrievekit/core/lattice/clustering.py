@@ -47,8 +47,10 @@ def kmeans(x: np.ndarray, k: int, *, seed: int = 0, iters: int = 25) -> np.ndarr
         d2 = np.minimum(d2, ((x - x[idx]) ** 2).sum(1))
     c = np.stack(centers)
     labels = np.zeros(n, dtype=np.int64)
+    x_sq = (x * x).sum(1)[:, None]
     for _ in range(iters):
-        dist = ((x[:, None, :] - c[None, :, :]) ** 2).sum(-1)
+        # squared distances as |x|^2 - 2 x.c + |c|^2: a matrix product, never an (n, k, dim) array
+        dist = x_sq - 2.0 * (x @ c.T) + (c * c).sum(1)[None, :]
         new = dist.argmin(1)
         if _ > 0 and np.array_equal(new, labels):
             break

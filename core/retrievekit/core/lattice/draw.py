@@ -95,8 +95,12 @@ def draw_search(
     """Write a PNG of the explored subtree of ``state`` (a :class:`SearchState`) to ``path``; returns the path.
 
     Examples:
-        >>> draw_search(lattice.tree, lattice.last_state, "search.png", gold={"doc1"})  # doctest: +SKIP
-        PosixPath('search.png')
+        >>> import tempfile, pathlib
+        >>> from retrievekit.core.types import Passage
+        >>> tree = SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")])
+        >>> st = SearchState(expanded=["root"], path_relevance={"root": 1.0, "a": 0.8, "b": 0.1}, predicted=["a", "b"])
+        >>> draw_search(tree, st, pathlib.Path(tempfile.mkdtemp()) / "search.png", top={"a"}, gold={"b"}).name
+        'search.png'
     """
     import matplotlib
 

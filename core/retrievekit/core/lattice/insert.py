@@ -152,7 +152,10 @@ def insert_documents(
         InvalidInputError: an id already in the tree (or repeated in ``documents``), or a reserved id.
 
     Examples:
-        >>> insert_documents(tree, [tree.objects["a"]], llm, emb)  # doctest: +SKIP
+        >>> from retrievekit.core.lattice.tree import SemanticTree
+        >>> from retrievekit.core.types import Passage
+        >>> tree = SemanticTree.flat([Passage(id="a", text="sun")])
+        >>> insert_documents(tree, [Passage(id="a", text="sun again")], llm=None, embedder=None)
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.InvalidInputError: document id 'a' is already in the tree

@@ -9,16 +9,22 @@
   by the same LLM and the same slate scorer in ``calls`` slates, for budget-matched comparisons.
 
 Examples:
+    >>> import numpy as np
     >>> from retrievekit.core.types import Passage
     >>> from retrievekit.core.llm.json_output import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
-    >>> class Like(ChatLLMBase):
+    >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: LocalLM.load(llm_name)); "sun" scores 90
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
     ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
     ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
-    >>> lat = Lattice(SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")]), Like())
-    >>> [h.id for h in lat.search("solar", k=1)]
-    ['a']
+    >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
+    ...     name, dim = "ones", 2
+    ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
+    ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+    >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
+    >>> lat = create_lattice(docs, llm=Like(), embedder=Ones(), beam_size=1)  # a tree of 2 leaves, searched
+    >>> lat.tree.num_leaves, lat.config.beam_size, [h.id for h in lat.search("solar", k=2)]
+    (2, 1, ['a', 'b'])
 """
 
 from __future__ import annotations
@@ -104,12 +110,7 @@ class Lattice:
     def search(
         self, query: str, k: int = 10, *, trace: Trace | None = None, excluded_ids: Collection[str] = ()
     ) -> list[ScoredHit]:
-        """Beam search for ``query``; at most ``k`` leaves (only leaves the search reached), best first.
-
-        Examples:
-            >>> [h.id for h in lat.search("solar", k=2, excluded_ids={"a"})]  # doctest: +SKIP
-            ['b']
-        """
+        """Beam search for ``query``; at most ``k`` leaves (only leaves the search reached), best first."""
         excluded = self.excluded_ids | frozenset(excluded_ids)
         return self.searcher.search(query, k, trace=trace, excluded_ids=excluded)
 
@@ -179,9 +180,7 @@ def create_lattice(
     (``IndexFormatError`` naming the folder).
 
     Examples:
-        >>> create_lattice([Passage(id="a", text="sun")], llm=Like(), embedder=None).tree.num_leaves  # doctest: +SKIP
-        1
-        >>> create_lattice([])
+        >>> create_lattice([])  # see the module docstring for a tree built and searched
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
@@ -243,8 +242,11 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     ``score_relevance`` call per slate) and writes any summaries a new tree needs through its base model.
 
     Examples:
-        >>> build_lattice(MethodContext(corpus=docs, options={"tree_dir": "t", "beam_size": 1}))  # doctest: +SKIP
-        Lattice(...)
+        >>> from retrievekit.core.types import Passage
+        >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
+        >>> ctx = MethodContext(corpus=docs, llm_name="smollm2", options={"beam_size": "1"})
+        >>> build_lattice(ctx).config.beam_size  # needs SmolLM2 and all-MiniLM-L6-v2  # doctest: +SKIP
+        1
     """
     from retrievekit.core.index.baselines import corpus_fingerprint
     from retrievekit.core.judge.hooks import judge_from_options
@@ -302,12 +304,7 @@ class FlatLLMReranker:
         self.calls = calls
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
-        """Rerank the first stage's top candidates with ``calls`` LLM slates.
-
-        Examples:
-            >>> len(reranker.search("sun", k=2))  # doctest: +SKIP
-            2
-        """
+        """Rerank the first stage's top candidates with ``calls`` LLM slates."""
         query = check_query(query)
         k = check_k(k)
         trace = trace if trace is not None else Trace()
@@ -323,7 +320,8 @@ class FlatLLMReranker:
                 for c in range(n_chunks):  # exactly `calls` slates of near-equal size
                     chunk = pool[start : start + base + (1 if c < extra else 0)]
                     start += len(chunk)
-                    res = self.scorer.score(query, [h.obj.index_text() for h in chunk], leaf=True, trace=trace)
+                    texts = [h.obj.index_text() for h in chunk]
+                    res = self.scorer.score(query, texts, leaf=True, trace=trace, refs=[(h.id,) for h in chunk])
                     for h, s in zip(chunk, res.scores, strict=True):
                         scored[h.id] = s
         rank = {h.id: i for i, h in enumerate(first)}
@@ -344,8 +342,17 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
     the judge scores each slate (one ``score_relevance`` call per slate, as in LATTICE), so the two compare fairly.
 
     Examples:
-        >>> build_llm_rerank(MethodContext(corpus=docs, options={"calls": 5}))  # doctest: +SKIP
-        <...FlatLLMReranker...>
+        >>> from retrievekit.core.types import Passage
+        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: --llm smollm2); "sun" scores 90
+        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+        ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+        >>> docs = [Passage(id="a", text="sun or rain"), Passage(id="b", text="rain, rain")]
+        >>> r = build_llm_rerank(MethodContext(corpus=docs, llm=Like(), options={"calls": "1", "first_stage": "bm25"}))
+        >>> r.calls, r.candidates, [h.id for h in r.search("rain", k=2)]
+        (1, 100, ['a', 'b'])
     """
     from retrievekit.core.judge.hooks import judge_from_options
     from retrievekit.core.registry import build_method

@@ -35,7 +35,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,8 +156,18 @@ class SlateScorer:
         self.config = config or LatticeConfig()
         self.fallback = fallback
 
-    def score(self, query: str, texts: Sequence[str], *, leaf: bool = False, trace: Trace | None = None) -> SlateScores:
+    def score(
+        self,
+        query: str,
+        texts: Sequence[str],
+        *,
+        leaf: bool = False,
+        trace: Trace | None = None,
+        refs: Sequence[Collection[str]] | None = None,
+    ) -> SlateScores:
         """Score ``texts`` (the slate, in item order) for ``query``.
+
+        ``refs`` (per item, the ids of the leaves it stands for) go to the judge hook when ``llm`` is a judge.
 
         Examples:
             >>> SlateScorer(None).score("q", []).scores  # an empty slate needs no call
@@ -168,7 +178,7 @@ class SlateScorer:
         if n == 0:
             return SlateScores(scores=[])
         if isinstance(self.llm, RelevanceJudge):
-            return self._judge(query, texts, trace)
+            return self._judge(query, texts, trace, refs)
         prompt = build_prompt(query, texts, leaf=leaf, config=cfg)
         max_tokens = max(cfg.score_max_tokens, 8 + n * (6 if cfg.reply_format == "list" else 10))
         try:
@@ -189,10 +199,12 @@ class SlateScorer:
                     trace.note(f"lattice.{name}", f"{value} item(s) {name.replace('_', ' ')} in an LLM slate reply")
         return out
 
-    def _judge(self, query: str, texts: Sequence[str], trace: Trace | None) -> SlateScores:
+    def _judge(
+        self, query: str, texts: Sequence[str], trace: Trace | None, refs: Sequence[Collection[str]] | None
+    ) -> SlateScores:
         clipped = [_clip(t, self.config.max_candidate_chars) for t in texts]
         try:
-            scores = judge_relevance(self.llm, query, clipped, trace=trace)
+            scores = judge_relevance(self.llm, query, clipped, trace=trace, refs=refs)
         except (LLMOutputError, ValueError) as e:
             return self._fallback(query, texts, f"judge reply unusable ({str(e)[:160]})", trace)
         if trace is not None:

@@ -197,8 +197,15 @@ class LatticeSearcher:
         last_state: the :class:`SearchState` of the latest search.
 
     Examples:
-        >>> LatticeSearcher(SemanticTree.flat([]), None).config.beam_size  # doctest: +SKIP
-        2
+        >>> from retrievekit.core.types import Passage
+        >>> from retrievekit.core.lattice.scoring import SlateScorer
+        >>> tree = SemanticTree.flat([Passage(id="a", text="sun")])
+        >>> LatticeSearcher(tree, scorer=SlateScorer(None, LatticeConfig(beam_size=3))).config.beam_size
+        3
+        >>> LatticeSearcher(tree)
+        Traceback (most recent call last):
+        ...
+        ValueError: LatticeSearcher needs an llm or a scorer
     """
 
     def __init__(
@@ -252,8 +259,16 @@ class LatticeSearcher:
         ``excluded_ids`` (a dynamic corpus) are never returned (``mask_mode`` says how they are shown).
 
         Examples:
-            >>> searcher.search("solar power", k=5, excluded_ids={"doc3"})  # doctest: +SKIP
-            [ScoredHit(...), ...]
+            >>> from retrievekit.core.types import Passage
+            >>> from retrievekit.core.llm.json_output import ChatLLMBase
+            >>> from retrievekit.core.llm.protocol import Completion
+            >>> class Like(ChatLLMBase):  # scores 90 for items mentioning "sun", else 10
+            ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+            ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+            ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+            >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="sunny"), Passage(id="c", text="rain")]
+            >>> [h.id for h in LatticeSearcher(SemanticTree.flat(docs), Like()).search("solar", k=5, excluded_ids={"a"})]
+            ['b', 'c']
         """
         query = check_query(query)
         k = check_k(k)
@@ -379,7 +394,8 @@ class LatticeSearcher:
             _v, children, anchors, leaf = job
             sub = Trace()
             texts = [self._text(n, excluded) for n in children + anchors]
-            return self.scorer.score(query, texts, leaf=leaf, trace=sub), sub
+            refs = [self.tree.leaf_set(n) for n in children + anchors]  # what each node stands for (the judge hook)
+            return self.scorer.score(query, texts, leaf=leaf, trace=sub, refs=refs), sub
 
         workers = llm_concurrency(self.scorer.llm, self.config.max_concurrency)
         if len(jobs) > 1 and workers > 1:

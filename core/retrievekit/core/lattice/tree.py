@@ -189,6 +189,7 @@ class SemanticTree:
                 if nid not in self.objects:
                     raise IndexFormatError(f"leaf {nid!r} has no object")
         self._leaf_ids = sorted(n for n, node in self.nodes.items() if node.is_leaf)
+        self._leaf_sets: dict[str, frozenset[str]] = {}
 
     @classmethod
     def flat(cls, objects: Sequence[DataObject], *, meta: Mapping[str, Any] | None = None) -> SemanticTree:
@@ -281,6 +282,23 @@ class SemanticTree:
                 out.append(nid)
             stack.extend(node.children)
         return sorted(out)
+
+    def leaf_set(self, node_id: str) -> frozenset[str]:
+        """The leaves below ``node_id`` as a frozenset, computed once per node (until :meth:`reindex`).
+
+        What a node stands for when a relevance judge scores it (``judge_relevance(refs=)``).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> t = SemanticTree.flat([Passage(id="a", text="x"), Passage(id="b", text="y")])
+            >>> sorted(t.leaf_set("root")), t.leaf_set("a")
+            (['a', 'b'], frozenset({'a'}))
+        """
+        got = self._leaf_sets.get(node_id)
+        if got is None:
+            got = frozenset(self.leaves_under(node_id))
+            self._leaf_sets[node_id] = got
+        return got
 
     def iter_nodes(self) -> Iterator[TreeNode]:
         """Nodes in breadth-first order from the root.

@@ -40,6 +40,8 @@ __all__ = [
     "MODEL_REGISTRY",
     "ModelSpec",
     "cache_root",
+    "device_and_dtype",
+    "import_transformers",
     "load_model_and_tokenizer",
     "locate_gguf",
     "make_savable",
@@ -311,6 +313,38 @@ def _import_transformers() -> Any:
     return transformers
 
 
+def device_and_dtype(device: str | None = None, dtype: Any = None) -> tuple[str, Any]:
+    """The torch device and dtype to load a model with: CUDA when available, bfloat16 on CUDA and float32 on CPU.
+
+    ``dtype`` may be a ``torch.dtype`` or its name (``"bfloat16"``); an unknown name is an
+    :class:`~retrievekit.core.errors.InvalidInputError`.
+
+    Examples:
+        >>> device_and_dtype("cpu")
+        ('cpu', torch.float32)
+        >>> device_and_dtype("cpu", "bfloat16")
+        ('cpu', torch.bfloat16)
+    """
+    import torch
+
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch_dtype = _resolve_dtype(dtype)
+    if torch_dtype is None:
+        torch_dtype = torch.bfloat16 if str(device).startswith("cuda") else torch.float32
+    return str(device), torch_dtype
+
+
+def import_transformers() -> Any:
+    """``transformers``, or a :class:`~retrievekit.core.errors.MissingDependencyError` with the pip command.
+
+    Examples:
+        >>> import_transformers().__name__
+        'transformers'
+    """
+    return _import_transformers()
+
+
 def load_model_and_tokenizer(
     name: str = DEFAULT_MODEL,
     *,
@@ -331,13 +365,7 @@ def load_model_and_tokenizer(
     """
     spec = _spec(name)
     transformers = _import_transformers()
-    import torch
-
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch_dtype = _resolve_dtype(dtype)
-    if torch_dtype is None:
-        torch_dtype = torch.bfloat16 if str(device).startswith("cuda") else torch.float32
+    device, torch_dtype = device_and_dtype(device, dtype)
     # Fail early (with the pip command) when the wheel is missing, even if a cache exists.
     _part_paths(spec)
     target = model_cache_dir(name)

@@ -140,6 +140,9 @@ class SentenceCropper:
     def crop(self, question: str, text: str, *, trace: Trace | None = None, chunk_id: str = "") -> CropResult:
         """Ask the LLM which sentences to keep; fall back to ``text`` unchanged (and say why) on any bad reply.
 
+        ``chunk_id`` (the passage's id) names the chunk in the trace and, for a judge, is what each sentence stands
+        for (``judge_relevance(refs=)``).
+
         Examples:
             >>> SentenceCropper(None).crop("q", "Only one sentence").fallback  # type: ignore[arg-type]
             'fewer than 2 sentences'
@@ -159,7 +162,8 @@ class SentenceCropper:
         keep: Any
         if isinstance(self.llm, RelevanceJudge):
             try:
-                ps = judge_relevance(self.llm, question, sentences, trace=trace)
+                refs = [(chunk_id,)] * n if chunk_id else None  # each sentence stands for its passage
+                ps = judge_relevance(self.llm, question, sentences, trace=trace, refs=refs)
             except (LLMOutputError, RetrieveKitError, ValueError) as e:
                 return fallback(f"judge reply unusable ({type(e).__name__}: {str(e)[:160]})")
             keep = [i for i, p in enumerate(ps) if p >= self.judge_threshold]

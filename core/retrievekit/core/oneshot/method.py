@@ -13,8 +13,8 @@ set precision/recall/F1 to the results.
 Examples:
     >>> from retrievekit.core.registry import MethodContext
     >>> from retrievekit.core.types import Passage
-    >>> r = build_oneshot(MethodContext(corpus=[Passage(id="a", text="x")], options={"budget": 500}))  # doctest: +SKIP
-    >>> r.search("x", k=10)[0].id  # doctest: +SKIP
+    >>> ctx = MethodContext(corpus=[Passage(id="a", text="x")], options={"budget": 500})
+    >>> build_oneshot(ctx).search("x", k=10)[0].id  # the hybrid pool needs all-MiniLM-L6-v2  # doctest: +SKIP
     'a'
 """
 

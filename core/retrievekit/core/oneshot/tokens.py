@@ -104,7 +104,7 @@ class TiktokenCounter:
     encoding's file is neither cached nor downloadable (no network is ever needed when llama-index-core is installed).
 
     Examples:
-        >>> TiktokenCounter("cl100k_base")("hello world")  # doctest: +SKIP
+        >>> TiktokenCounter("cl100k_base")("hello world")
         2
     """
 

@@ -206,8 +206,11 @@ def save_trained_model(model: Any, tokenizer: Any, folder: str | os.PathLike[str
     writing leaves the previous content of ``folder`` intact. PEFT-wrapped models must be merged first.
 
     Examples:
-        >>> save_trained_model(model, tok, "out/model", ModelManifest.new(kind="judge", base_model="smollm2"))  # doctest: +SKIP
-        PosixPath('out/model')
+        >>> import tempfile
+        >>> from retrievekit.core.llm.models import load_model_and_tokenizer
+        >>> manifest = ModelManifest.new(kind="judge", base_model="smollm2")
+        >>> save_trained_model(*load_model_and_tokenizer("smollm2"), f"{tempfile.mkdtemp()}/model", manifest).name  # doctest: +SKIP
+        'model'
     """
     from retrievekit.core.llm.models import make_savable
 
@@ -287,22 +290,9 @@ def read_model_manifest(folder: str | os.PathLike[str]) -> ModelManifest:
     """
     mdir = resolve_model_dir(folder)
     path = mdir / MANIFEST_NAME
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise IndexFormatError(f"{path} is corrupt: {e}") from e
-    if not isinstance(data, dict):
-        raise IndexFormatError(f"{path} is corrupt: not a JSON object")
-    if data.get("format") != FORMAT:
-        raise IndexFormatError(f"{mdir} holds a {data.get('format')!r} folder, not a {FORMAT!r} one")
-    version = data.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise IndexFormatError(f"{path} is corrupt: bad format_version {version!r}")
-    if version > VERSION:
-        raise IndexFormatError(
-            f"{mdir} was written with {FORMAT} format version {version} (retrievekit "
-            f"{data.get('retrievekit_version')}); this retrievekit reads up to version {VERSION}: upgrade retrievekit"
-        )
+    from retrievekit.core.index.store import read_versioned_json
+
+    data = read_versioned_json(path, want=FORMAT, max_version=VERSION, kind="folder")
     try:
         return ModelManifest.from_dict(data)
     except InvalidInputError as e:
@@ -335,23 +325,19 @@ def load_trained_model(
         IndexFormatError: not a trained-model folder, a newer format, or unreadable weights.
 
     Examples:
-        >>> model, tok, manifest = load_trained_model("out", kind="judge", base_model="smollm2")  # doctest: +SKIP
-        >>> model.training  # doctest: +SKIP
-        False
+        >>> import tempfile
+        >>> load_trained_model(tempfile.mkdtemp(), kind="judge")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ... holds no trained retrievekit model (no retrievekit_model.json)
     """
     manifest = read_model_manifest(folder)
     manifest.check(kind=kind, corpus_hash=corpus_hash, base_model=base_model, settings=settings)
     mdir = resolve_model_dir(folder)
-    from retrievekit.core.llm.models import _import_transformers, _resolve_dtype
+    from retrievekit.core.llm.models import device_and_dtype, import_transformers
 
-    transformers = _import_transformers()
-    import torch
-
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch_dtype = _resolve_dtype(dtype)
-    if torch_dtype is None:
-        torch_dtype = torch.bfloat16 if str(device).startswith("cuda") else torch.float32
+    transformers = import_transformers()
+    device, torch_dtype = device_and_dtype(device, dtype)
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(mdir))
         model = transformers.AutoModelForCausalLM.from_pretrained(str(mdir), dtype=torch_dtype)

@@ -13,14 +13,6 @@ checkpointing and LoRA (peft; merged at the end so the saved model loads with tr
   are written atomically into ``output_dir/checkpoint/``. A later call with ``resume=True`` continues from there and
   sees exactly the batches an uninterrupted run would; the learning rate is a pure function of the step.
 * **Output.** ``output_dir/model/`` (see :mod:`retrievekit.core.training.manifest`); the checkpoint is removed.
-
-Examples:
-    >>> from retrievekit.core.training import Segment, TrainConfig, TrainingExample
-    >>> exs = [TrainingExample((Segment("Question: what thins blood?\\n Title: "), Segment("aspirin", True)))]
-    >>> res = train_causal_lm(model, tok, exs, TrainConfig(max_steps=20, learning_rate=1e-3), "out",  # doctest: +SKIP
-    ...                       kind="self-retrieval", base_model="smollm2")
-    >>> res.final_loss < res.loss_history[0]  # doctest: +SKIP
-    True
 """
 
 from __future__ import annotations
@@ -743,10 +735,13 @@ def train_causal_lm(
         MissingDependencyError: ``lora=True`` without peft installed.
 
     Examples:
-        >>> res = train_causal_lm(model, tok, exs, TrainConfig(max_steps=30), "out",  # doctest: +SKIP
-        ...                       kind="judge", base_model="smollm2")
-        >>> res.steps, res.device  # doctest: +SKIP
-        (30, 'cpu')
+        >>> import tempfile
+        >>> from retrievekit.core.llm.models import load_model_and_tokenizer
+        >>> from retrievekit.core.training import Segment, TrainingExample
+        >>> exs = [TrainingExample((Segment("Question: what thins blood?\\n Title: "), Segment("aspirin", True)))]
+        >>> train_causal_lm(*load_model_and_tokenizer("smollm2"), exs, TrainConfig(max_steps=3, learning_rate=1e-3),
+        ...                 tempfile.mkdtemp(), kind="self-retrieval", base_model="smollm2", progress=False).steps  # doctest: +SKIP
+        3
     """
     import torch
 

@@ -71,12 +71,7 @@ def reduced_corpus(corpus: list[Any], gold: set[str], size: int | None, seed: in
 
 
 def load_corpus_and_pairs(args: argparse.Namespace) -> tuple[list[Any], list[tuple[str, str]]]:
-    """The (possibly reduced) corpus and the supervision pairs of the train split, from the CLI arguments.
-
-    Examples:
-        >>> load_corpus_and_pairs(args)  # doctest: +SKIP
-        ([Passage(...), ...], [('claim', '4983'), ...])
-    """
+    """The (possibly reduced) corpus and the supervision pairs of the train split, from the CLI arguments."""
     from retrievekit.core.eval.datasets import load_dataset
     from retrievekit.core.types import object_from_dict
 
@@ -116,8 +111,9 @@ def run(args: argparse.Namespace) -> int:
     """Train and print the result as JSON (the model lands in ``--output-dir/model``).
 
     Examples:
-        >>> run(argparse.Namespace(...))  # doctest: +SKIP
-        0
+        >>> from retrievekit.core.cli import main
+        >>> main(["train-self-retrieval", "--data-dir", "/nonexistent", "--output-dir", "o"])  # no data there: exit 2
+        2
     """
     from retrievekit.core.cli import parse_options
     from retrievekit.core.generative.self_retrieval.config import SelfRetrievalConfig

@@ -1,0 +1,173 @@
+"""Quality against judge accuracy: the curves of judged methods beside a flat rerank at the same judged items.
+
+Each point is one ``retrievekit bench`` result that has a ``judge`` block (written by every judged run): x is the
+judge's measured ROC AUC on the candidates it scored, y a metric. Results are grouped into one panel per dataset
+and one series per method setting. A flat rerank (``judge-rerank`` / ``llm-rerank``) is its own series, labelled
+with the judged items it spends per query. Oracle runs (``--judge oracle:S``) trace the curve, and runs with real
+judges (zero-shot models, trained judges, the cosine judge) are marked on it by name.
+
+Examples:
+    >>> r = {"dataset": "scifact", "method": "judge-rerank", "options": {"rerank_k": 20}, "metrics": {"ndcg@10": 0.6},
+    ...      "judge": {"name": "oracle", "noise": 0.2, "uses_gold_labels": True, "auc": 0.92, "pairs_per_query": 20.0}}
+    >>> [(p.series, p.judge, round(p.auc, 2), p.value) for p in curve_points([r])]
+    [('judge-rerank (20 judged/q)', 'oracle:0.2', 0.92, 0.6)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.eval.report import ResultLike, load_results
+from retrievekit.core.paths import ensure_folder
+
+__all__ = ["CurvePoint", "curve_points", "curves_markdown", "plot_curves"]
+
+_FLAT = ("judge-rerank", "llm-rerank")
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One judged run on a curve.
+
+    Examples:
+        >>> CurvePoint("scifact", "lattice", "oracle:0", True, 1.0, 0.8, 400.0, 0.0).uses_gold_labels
+        True
+    """
+
+    dataset: str
+    series: str
+    judge: str
+    uses_gold_labels: bool
+    auc: float
+    value: float
+    judged_per_query: float
+    llm_calls_per_query: float
+
+
+def _series(result: Mapping[str, Any], judge: Mapping[str, Any]) -> str:
+    method = str(result.get("label") or result["method"])
+    if result["method"] in _FLAT:
+        return f"{method} ({judge.get('pairs_per_query', 0):.0f} judged/q)"
+    return method
+
+
+def _judge_name(judge: Mapping[str, Any]) -> str:
+    name = str(judge.get("name", "judge"))
+    noise = judge.get("noise")
+    return f"{name}:{noise:g}" if name == "oracle" and noise is not None else name
+
+
+def curve_points(results: Sequence[ResultLike], metric: str = "ndcg@10") -> list[CurvePoint]:
+    """The curve points of ``results`` (result dicts or JSON paths); results without a judge block are skipped.
+
+    Points are sorted by dataset, series and AUC. A result without ``metric`` is an
+    :class:`~retrievekit.core.errors.InvalidInputError`.
+
+    Examples:
+        >>> curve_points([{"dataset": "d", "method": "bm25", "metrics": {"ndcg@10": 0.5}}])
+        []
+    """
+    points = []
+    for r in load_results(results):
+        judge = r.get("judge")
+        if not judge or judge.get("auc") is None:
+            continue
+        if metric not in r["metrics"]:
+            raise InvalidInputError(f"{r.get('_source', r['method'])} has no metric {metric!r}")
+        cost = r.get("cost") or {}
+        points.append(
+            CurvePoint(
+                dataset=str(r["dataset"]),
+                series=_series(r, judge),
+                judge=_judge_name(judge),
+                uses_gold_labels=bool(judge.get("uses_gold_labels")),
+                auc=float(judge["auc"]),
+                value=float(r["metrics"][metric]),
+                judged_per_query=float(judge.get("pairs_per_query") or 0.0),
+                llm_calls_per_query=float(cost.get("llm_calls_per_query") or 0.0),
+            )
+        )
+    return sorted(points, key=lambda p: (p.dataset, p.series, p.auc, p.judge))
+
+
+def curves_markdown(results: Sequence[ResultLike], metric: str = "ndcg@10") -> str:
+    """A markdown table per dataset: series, judge, judge AUC, ``metric``, judged items and LLM calls per query.
+
+    Examples:
+        >>> r = {"dataset": "d", "method": "lattice", "metrics": {"ndcg@10": 0.7},
+        ...      "judge": {"name": "oracle", "noise": 0.0, "uses_gold_labels": True, "auc": 1.0, "pairs_per_query": 300}}
+        >>> print(curves_markdown([r]).splitlines()[4])
+        | lattice | oracle:0 (gold labels) | 1.000 | 0.7000 | 300.0 | 0.0 |
+    """
+    lines: list[str] = []
+    points = curve_points(results, metric)
+    for dataset in sorted({p.dataset for p in points}):
+        lines += [
+            f"### {dataset}",
+            "",
+            f"| series | judge | judge AUC | {metric} | judged/q | LLM calls/q |",
+            "|---|---|---|---|---|---|",
+        ]
+        for p in (p for p in points if p.dataset == dataset):
+            judge = f"{p.judge} (gold labels)" if p.uses_gold_labels else p.judge
+            lines.append(
+                f"| {p.series} | {judge} | {p.auc:.3f} | {p.value:.4f} | {p.judged_per_query:.1f} "
+                f"| {p.llm_calls_per_query:.1f} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str = "ndcg@10") -> Path:
+    """One panel per dataset: ``metric`` against judge AUC, a line per series through the oracle runs, real judges
+    marked by name. Needs matplotlib (``pip install "retrievekit[report]"``).
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> r = {"dataset": "scifact", "method": "judge-rerank", "options": {"rerank_k": 20}, "metrics": {"ndcg@10": 0.6},
+        ...      "judge": {"name": "oracle", "noise": 0.2, "uses_gold_labels": True, "auc": 0.92, "pairs_per_query": 20.0}}
+        >>> plot_curves([r], pathlib.Path(tempfile.mkdtemp()) / "curves.png").name
+        'curves.png'
+    """
+    points = curve_points(results, metric)
+    if not points:
+        raise InvalidInputError("no result has a judge block: run `retrievekit bench --judge ...` first")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingDependencyError("matplotlib", 'pip install "retrievekit[report]"', "for curves") from None
+    datasets = sorted({p.dataset for p in points})
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.2), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        _draw_panel(ax, [p for p in points if p.dataset == dataset], metric)
+        ax.set_title(dataset)
+    fig.tight_layout()
+    out = Path(out_png)
+    ensure_folder(out.parent)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def _draw_panel(ax: Any, points: Sequence[CurvePoint], metric: str) -> None:
+    for series in sorted({p.series for p in points}):
+        mine = [p for p in points if p.series == series]
+        oracle = [p for p in mine if p.uses_gold_labels]
+        line = ax.plot([p.auc for p in oracle], [p.value for p in oracle], marker="o", label=series)
+        color = line[0].get_color()
+        for p in (p for p in mine if not p.uses_gold_labels):
+            ax.scatter([p.auc], [p.value], marker="*", s=120, color=color, zorder=3)
+            ax.annotate(p.judge, (p.auc, p.value), textcoords="offset points", xytext=(4, 4), fontsize=8)
+            ax.axvline(p.auc, color=color, alpha=0.15, linewidth=1)
+    ax.set_xlabel("judge ROC AUC on the candidates it scored")
+    ax.set_ylabel(metric)
+    ax.set_xlim(0.45, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)

@@ -1,0 +1,92 @@
+"""LATTICE test doubles: a keyword-overlap chat LLM and a planted three-level tree with one gold path.
+
+``KeywordLLM`` answers from the prompt text (keyword overlap with the query): its scripted replies are the point of
+the tests that use it. Shared by the LATTICE core, judge-hook, integration and caller-object tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from retrievekit.core.lattice import SemanticTree, TreeNode
+from retrievekit.core.lattice.tree import ROOT
+from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.protocol import Completion
+from retrievekit.core.types import Passage
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+
+
+class KeywordLLM(ChatLLMBase):
+    """Scores items by word overlap with the query; summaries = leading words; partitions = halves."""
+
+    def __init__(self, replies: list[str] | None = None, fmt: str = "list") -> None:
+        self.replies = list(replies or [])
+        self.fmt = fmt
+        self.calls = 0
+        self.slate_sizes: list[int] = []
+
+    def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        self.calls += 1
+        text = prompt if isinstance(prompt, str) else prompt[-1].content
+        if self.replies:
+            out = self.replies.pop(0)
+        elif "Query:" in text:
+            query = _words(re.search(r"Query: (.*)", text).group(1))
+            items = re.findall(r"^\[(\d+)\] (.*)$", text, flags=re.M)
+            self.slate_sizes.append(len(items))
+            scores = [min(100, 100 * len(query & _words(t)) // max(1, len(query))) for _, t in items]
+            if self.fmt == "list":
+                out = json.dumps({"scores": scores})
+            else:
+                out = json.dumps({"scores": [[int(i), s] for (i, _), s in zip(items, scores, strict=True)]})
+        elif "topics" in text:
+            n = len(re.findall(r"^\[(\d+)\]", text, flags=re.M))
+            half = max(1, n // 2)
+            out = json.dumps(
+                {
+                    "topics": [
+                        {"title": "first", "items": list(range(1, half + 1))},
+                        {"title": "second", "items": list(range(half + 1, n + 1))},
+                    ]
+                }
+            )
+        elif "summaries" in text:
+            out = json.dumps({"summaries": ["short", "a bit longer", "the longest summary here"]})
+        else:
+            items = re.findall(r"^- (.*)$", text, flags=re.M)
+            out = "Topic: " + "; ".join(i.split(":")[0][:20] for i in items[:3])
+        self._record(trace, len(text) // 4, len(out) // 4)
+        return Completion(out, len(text) // 4, len(out) // 4)
+
+
+def planted_tree() -> SemanticTree:
+    """root -> 3 topics -> 3 subtopics -> 3 leaves; the 'gold' path is t1 -> t1s2 -> leaf t1s2l0."""
+    nodes = {ROOT: TreeNode(ROOT, "root")}
+    objects = {}
+    topics = []
+    for t in range(3):
+        tid = f"t{t}"
+        topics.append(tid)
+        subs = []
+        for s in range(3):
+            sid = f"{tid}s{s}"
+            subs.append(sid)
+            leaves = []
+            for lf in range(3):
+                lid = f"{sid}l{lf}"
+                gold = (t, s, lf) == (1, 2, 0)
+                text = "volcano eruption magma lava" if gold else f"filler text number {t}{s}{lf} weather"
+                objects[lid] = Passage(id=lid, text=text)
+                nodes[lid] = TreeNode(lid, text, is_leaf=True)
+                leaves.append(lid)
+            stext = "volcano magma lava" if (t, s) == (1, 2) else ("volcano" if t == 1 else f"weather {s}")
+            nodes[sid] = TreeNode(sid, stext, children=leaves)
+        nodes[tid] = TreeNode(tid, "geology volcano eruption" if t == 1 else f"sports {t}", children=subs)
+    nodes[ROOT].children = topics
+    return SemanticTree(nodes, objects)

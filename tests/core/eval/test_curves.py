@@ -1,0 +1,78 @@
+"""Judge-accuracy curves: points from judged results, the markdown table, the figure and `retrievekit report --curves`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrievekit.core.cli import main
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.eval.curves import curve_points, curves_markdown, plot_curves
+
+
+def _result(method, noise, auc, ndcg, *, per_query=20.0, name="oracle", gold=True, label=None, options=None):
+    judge = {"name": name, "noise": noise, "uses_gold_labels": gold, "auc": auc, "pairs_per_query": per_query}
+    r = {"dataset": "scifact", "split": "dev", "method": method, "metrics": {"ndcg@10": ndcg}, "judge": judge}
+    r["options"] = options or {}
+    r["cost"] = {"llm_calls_per_query": 0.0 if gold else 40.0}
+    if label:
+        r["label"] = label
+    return r
+
+
+RESULTS = [
+    _result("lattice", 0.0, 1.0, 0.9, per_query=300),
+    _result("lattice", 0.5, 0.75, 0.5, per_query=300),
+    _result("lattice", 1.0, 0.5, 0.1, per_query=300),
+    _result("lattice", None, 0.62, 0.2, per_query=310, name="smollm2-zero-shot", gold=False),
+    _result("judge-rerank", 1.0, 0.5, 0.19, per_query=300),
+    _result("judge-rerank", 0.0, 1.0, 0.95, per_query=300),
+    {"dataset": "scifact", "method": "bm25", "metrics": {"ndcg@10": 0.68}},  # no judge: not a point
+]
+
+
+def test_points_are_grouped_sorted_and_name_the_judge():
+    points = curve_points(RESULTS)
+    assert [(p.series, p.judge) for p in points] == [
+        ("judge-rerank (300 judged/q)", "oracle:1"),
+        ("judge-rerank (300 judged/q)", "oracle:0"),
+        ("lattice", "oracle:1"),
+        ("lattice", "smollm2-zero-shot"),
+        ("lattice", "oracle:0.5"),
+        ("lattice", "oracle:0"),
+    ]
+    real = [p for p in points if not p.uses_gold_labels]
+    assert [(p.auc, p.value, p.llm_calls_per_query) for p in real] == [(0.62, 0.2, 40.0)]
+
+
+def test_a_label_names_the_series_and_a_missing_metric_is_an_error():
+    assert curve_points([_result("lattice", 0.0, 1.0, 0.9, label="lattice-beam4")])[0].series == "lattice-beam4"
+    with pytest.raises(InvalidInputError, match="no metric 'recall@10'"):
+        curve_points(RESULTS, metric="recall@10")
+
+
+def test_markdown_marks_gold_label_runs():
+    table = curves_markdown(RESULTS)
+    assert table.startswith("### scifact")
+    assert "| lattice | oracle:0.5 (gold labels) | 0.750 | 0.5000 | 300.0 | 0.0 |" in table
+    assert "| lattice | smollm2-zero-shot | 0.620 | 0.2000 | 310.0 | 40.0 |" in table
+
+
+def test_plot_writes_a_png_and_refuses_results_without_judges(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = plot_curves(RESULTS, tmp_path / "figs" / "curves.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(InvalidInputError, match="no result has a judge block"):
+        plot_curves(RESULTS[-1:], tmp_path / "none.png")
+
+
+def test_report_curves_command(tmp_path, capsys):
+    files = []
+    for i, r in enumerate(RESULTS):
+        path = tmp_path / f"r{i}.json"
+        path.write_text(json.dumps(r), encoding="utf-8")
+        files.append(str(path))
+    assert main(["report", *files, "--curves", "--out", str(tmp_path / "curves.md")]) == 0
+    assert "| judge-rerank (300 judged/q) | oracle:0 (gold labels) |" in (tmp_path / "curves.md").read_text()
+    assert "wrote" in capsys.readouterr().out

@@ -1,0 +1,72 @@
+"""``retrievekit bench --judge oracle[:S]`` in-process (issue #17.1): the result JSON carries the judge block and the
+command says plainly that the run read the gold labels; a bad noise exits 2.
+
+Real components: the CLI, the dataset loader (a synthetic SciFact folder), BM25, judge-rerank, the oracle.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from retrievekit.core.cli import main
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "data" / "scifact"
+    (d / "qrels").mkdir(parents=True)
+    docs = [("Aspirin", "aspirin reduces fever"), ("Statins", "statins lower cholesterol and fever")]
+    docs += [("Sun", "vitamin d from sunlight and fever")]
+    with gzip.open(d / "corpus.jsonl.gz", "wt", encoding="utf-8") as f:
+        for i, (title, text) in enumerate(docs):
+            f.write(json.dumps({"_id": str(100 + i), "title": title, "text": text, "metadata": {}}) + "\n")
+    with open(d / "queries.jsonl", "w", encoding="utf-8") as f:
+        for qid, text in [("1", "fever aspirin"), ("2", "fever cholesterol"), ("3", "fever sunlight")]:
+            f.write(json.dumps({"_id": qid, "text": text, "metadata": {"scifact_split": "dev"}}) + "\n")
+    (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n1\t100\t1\n2\t101\t1\n3\t102\t1\n")
+    return tmp_path / "data"
+
+
+def _bench(data_dir: Path, out: Path, judge: str) -> int:
+    return main(
+        [
+            "bench",
+            "--dataset",
+            "scifact",
+            "--data-dir",
+            str(data_dir),
+            "--method",
+            "judge-rerank",
+            "--judge",
+            judge,
+            "--option",
+            "rerank_k=3",
+            "--option",
+            "first_stage=bm25",
+            "--k",
+            "3",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+
+
+def test_bench_with_the_oracle_writes_and_prints_the_judge_block(data_dir, tmp_path, capsys):
+    out = tmp_path / "oracle.json"
+    assert _bench(data_dir, out, "oracle") == 0
+    printed = capsys.readouterr().out
+    assert "judge oracle: AUC 1.000 on 9 scored pairs (3 relevant)" in printed
+    assert "warning: diagnostic run: the judge read the gold labels" in printed
+    result = json.loads(out.read_text())
+    assert result["judge"]["uses_gold_labels"] and result["judge"]["noise"] == 0.0 and result["metrics"]["hit@1"] == 1.0
+    assert result["options"]["judge_dir"] == "oracle"
+
+
+def test_bench_refuses_a_bad_oracle_noise(data_dir, tmp_path, capsys):
+    assert _bench(data_dir, tmp_path / "bad.json", "oracle:1.5") == 2
+    assert "noise S in [0, 1]" in capsys.readouterr().err

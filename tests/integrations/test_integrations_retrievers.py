@@ -1,0 +1,130 @@
+"""The baseline retrievers where users put them: a LlamaIndex query engine and a LangChain chain."""
+
+from __future__ import annotations
+
+import pytest
+from _corpora import FRUIT
+from _lcel import run_rag_chain
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+from llama_index.core import Document as LIDocument
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.llms import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+
+from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.dense import DenseIndex
+from retrievekit.core.index.hybrid import HybridRetriever
+from retrievekit.langchain import RetrieveKitRetriever as LCRetriever
+from retrievekit.llama_index import RetrieveKitRetriever as LIRetriever
+from retrievekit.llama_index import RetrieveKitTraceEvent
+
+
+class _Collect(BaseEventHandler):
+    events: list = []
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "Collect"
+
+    def handle(self, event, **kwargs):
+        self.events.append(event)
+
+
+def test_llama_index_query_engine_uses_the_retriever():
+    docs = [LIDocument(text=p.text, id_=p.id, metadata={"title": p.title}) for p in FRUIT]
+    retriever = LIRetriever.from_documents(docs, method="bm25", similarity_top_k=2)
+    handler = _Collect()
+    get_dispatcher().add_event_handler(handler)
+    engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
+    resp = engine.query("Which river flows into the Mediterranean, and which mountain is highest?")
+    assert {n.node.node_id for n in resp.source_nodes} == {"nile", "everest"}
+    assert "Nile" in str(resp)  # MockLLM echoes the prompt, which carries the retrieved context
+    assert any(isinstance(e, RetrieveKitTraceEvent) for e in handler.events)
+    assert retriever.last_trace is not None and "bm25" in retriever.last_trace.stage_seconds
+
+
+async def test_llama_index_async_retrieve():
+    r = LIRetriever(BM25Index.build(FRUIT), similarity_top_k=1)
+    nodes = await r.aretrieve("bananas potassium")
+    assert nodes[0].node.node_id == "banana"
+
+
+def test_llama_index_hybrid_from_documents_with_cache(tmp_path):
+    docs = [LIDocument(text=p.text, id_=p.id) for p in FRUIT]
+    r1 = LIRetriever.from_documents(docs, method="hybrid", work_dir=tmp_path, similarity_top_k=1)
+    assert r1.retrieve("tallest peak")[0].node.node_id == "everest"
+    cached = sorted(p.name.split("-")[0] for p in tmp_path.iterdir())
+    assert cached == ["bm25", "dense"]
+    r2 = LIRetriever.from_documents(docs, method="hybrid", work_dir=tmp_path, similarity_top_k=1)
+    assert r2.retrieve("tallest peak")[0].node.node_id == "everest"
+
+
+def test_langchain_rag_chain_with_the_retriever():
+    retriever = LCRetriever(retriever=BM25Index.build(FRUIT), k=2)
+    answer, docs = run_rag_chain(retriever, "Which river is in Africa? Is it near a mountain?", "The Nile.")
+    seen = [d.id for d in docs]
+    assert answer == "The Nile."
+    assert seen[0] == "nile" and set(seen) == {"nile", "everest"}
+
+
+def test_langchain_batch_and_k_override():
+    retriever = LCRetriever(retriever=BM25Index.build(FRUIT), k=3)
+    out = retriever.batch(["mountain", "programming language"])
+    assert out[0][0].id == "everest" and {d.id for d in out[1][:2]} == {"python", "rust"}
+    assert len(retriever.invoke("programming language", k=1)) == 1
+    with pytest.raises(ValueError):
+        retriever.invoke("   ")
+
+
+class TestLangChainStandardRetriever(RetrieversIntegrationTests):
+    """langchain-tests' standard retriever suite."""
+
+    @property
+    def retriever_constructor(self):
+        return LCRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"retriever": BM25Index.build(FRUIT), "k": 2}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "fruit programming language river mountain"
+
+
+@pytest.fixture(scope="module")
+def fruit_indexes(tmp_path_factory, minilm) -> None:
+    """The dense index (real MiniLM, real Chroma in a tmp folder) and the hybrid over it, built once for the module."""
+    dense = DenseIndex.build(FRUIT, path=tmp_path_factory.mktemp("fruit") / "dense", embedder=minilm)
+    TestLangChainStandardDense.core = dense
+    # build_hybrid's defaults (RRF k=60, equal weights), over the same dense index instead of a second copy
+    TestLangChainStandardHybrid.core = HybridRetriever(
+        [dense, BM25Index.build(FRUIT)], [0.5, 0.5], names=["dense", "bm25"]
+    )
+
+
+@pytest.mark.usefixtures("fruit_indexes")
+class TestLangChainStandardDense(RetrieversIntegrationTests):
+    """The standard suite over the dense baseline (default settings)."""
+
+    core: DenseIndex
+
+    @property
+    def retriever_constructor(self):
+        return LCRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"retriever": self.core}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "fruit programming language river mountain"
+
+
+@pytest.mark.usefixtures("fruit_indexes")
+class TestLangChainStandardHybrid(TestLangChainStandardDense):
+    """The standard suite over the hybrid BM25 + dense baseline (default settings)."""
+
+    core: HybridRetriever
