@@ -178,6 +178,12 @@ BROKEN_CLI = [
         "scifact/corpus.jsonl.gz",
         3,
     ),
+    (
+        "corpus line without _id",
+        lambda d: _rewrite_gz_line(d / "scifact" / "corpus.jsonl.gz", 2, '{"title": "Statins", "text": "lower"}'),
+        "scifact/corpus.jsonl.gz",
+        2,
+    ),
     ("bad JSON line", _bad_json_query, "scifact/queries.jsonl", 2),
     (
         "non-UTF-8 qrels",
@@ -255,3 +261,39 @@ def test_bench_records_shards_and_corpus_size(data_dir: Path, tmp_path: Path) ->
     small = json.loads((tmp_path / "small.json").read_text())
     assert small["metrics"]["hit@1"] == 1.0  # the gold abstract is kept in the restricted pool
     assert _bench(data_dir, tmp_path / "bad.json", "--shard", "2/2") == 2
+
+
+# --------------------------------------------------------------------------- output paths and option typos
+
+
+def _bench_method(data_dir: Path, out: Path, method: str, *extra: str) -> int:
+    argv = ["bench", "--dataset", "scifact", "--data-dir", str(data_dir), "--method", method, "--out", str(out)]
+    return main([*argv, "--no-progress", *extra])
+
+
+def test_an_out_path_that_cannot_be_written_is_refused_before_the_run(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built: list[str] = []
+    register_method("cli-test-counted", lambda ctx: built.append("built") or _Overlap(ctx))
+    (tmp_path / "notes.txt").write_text("x")
+    for out, why in [(tmp_path / "notes.txt" / "res" / "r.json", "is a file, not a folder"), (tmp_path, "is a folder")]:
+        assert _bench_method(data_dir, out, "cli-test-counted") == 2
+        err = capsys.readouterr().err
+        assert err.startswith("retrievekit: error: ") and why in err and "Traceback" not in err, err
+        assert _bench_method(data_dir, tmp_path / "ok.json", "cli-test-counted", "--records", str(out)) == 2
+        assert "--records" in capsys.readouterr().err
+    assert built == []  # refused before the dataset was loaded or the method built
+    assert main(["report", str(tmp_path / "none.json"), "--out", str(tmp_path / "notes.txt" / "r.md")]) == 2
+
+
+def test_an_option_typo_is_refused_naming_the_known_keys(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.json"
+    assert _bench_method(data_dir, out, "bm25", "--option", "k1x=1") == 2
+    assert "retrievekit: error: unknown bm25 option(s): k1x; known: progress" in capsys.readouterr().err
+    assert _bench_method(data_dir, out, "hybrid", "--option", "fuson=weighted") == 2
+    err = capsys.readouterr().err
+    assert "unknown hybrid option(s): fuson (did you mean fusion?); known: fusion, dense_weight" in err
+    assert not out.exists()

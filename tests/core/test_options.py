@@ -18,6 +18,8 @@ from retrievekit.core.judge.method import JudgeRerankConfig
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig
 from retrievekit.core.oneshot.config import OneShotConfig, options_to_config
 from retrievekit.core.options import coerce_option, config_from_options, option_bool
+from retrievekit.core.registry import MethodContext, available_methods, build_method
+from retrievekit.core.types import Passage
 
 CONFIGS = [
     LatticeConfig,
@@ -188,3 +190,18 @@ def test_options_to_config_is_a_deprecated_alias():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         OneShotConfig.from_options({"budget": "10"})  # the new spelling warns about nothing
+
+
+SHIPPED_METHODS = [
+    *("arm", "arm-no-mip", "arm-no-verify", "bm25", "dense", "hybrid", "iterative", "judge-rerank", "lattice"),
+    *("llm-rerank", "mindref", "oneshot", "self-retrieval"),
+]  # listed, not read from the registry: other test modules register methods of their own
+
+
+@pytest.mark.parametrize("method", SHIPPED_METHODS)
+def test_every_method_refuses_an_unknown_option_naming_the_known_ones(method):
+    assert method in available_methods()
+    docs = [Passage(id="a", title="Sun", text="sun and rain"), Passage(id="b", title="Rain", text="rain, rain")]
+    ctx = MethodContext(corpus=docs, llm_name="smollm2", options={"no_such_option": 1})
+    with pytest.raises(InvalidInputError, match=r"^unknown .*option\(s\): no_such_option; known: \w+"):
+        build_method(method, ctx)  # refused before any model or index is loaded

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from _corpora import FRUIT
 from _lcel import run_rag_chain
+from _llama_events import collected_events
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core import Document as LIDocument
-from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
@@ -20,27 +19,15 @@ from retrievekit.llama_index import RetrieveKitRetriever as LIRetriever
 from retrievekit.llama_index import RetrieveKitTraceEvent
 
 
-class _Collect(BaseEventHandler):
-    events: list = []
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "Collect"
-
-    def handle(self, event, **kwargs):
-        self.events.append(event)
-
-
 def test_llama_index_query_engine_uses_the_retriever():
     docs = [LIDocument(text=p.text, id_=p.id, metadata={"title": p.title}) for p in FRUIT]
     retriever = LIRetriever.from_documents(docs, method="bm25", similarity_top_k=2)
-    handler = _Collect()
-    get_dispatcher().add_event_handler(handler)
     engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
-    resp = engine.query("Which river flows into the Mediterranean, and which mountain is highest?")
+    with collected_events() as events:
+        resp = engine.query("Which river flows into the Mediterranean, and which mountain is highest?")
     assert {n.node.node_id for n in resp.source_nodes} == {"nile", "everest"}
     assert "Nile" in str(resp)  # MockLLM echoes the prompt, which carries the retrieved context
-    assert any(isinstance(e, RetrieveKitTraceEvent) for e in handler.events)
+    assert any(isinstance(e, RetrieveKitTraceEvent) for e in events)
     assert retriever.last_trace is not None and "bm25" in retriever.last_trace.stage_seconds
 
 

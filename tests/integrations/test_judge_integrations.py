@@ -9,12 +9,11 @@ import pytest
 from _corpora import FRUIT
 from _judges import OverlapJudge
 from _lcel import run_rag_chain
+from _llama_events import collected_events
 from _tiny_lm import build_tiny_lm
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
-from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
@@ -29,17 +28,6 @@ from retrievekit.langchain import RetrieveKitRetriever as LCRetriever
 from retrievekit.llama_index import JudgeReranker, RetrieveKitRetriever
 
 
-class Collect(BaseEventHandler):
-    events: list[Any] = []
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "Collect"
-
-    def handle(self, event: Any, **kwargs: Any) -> None:
-        self.events.append(event)
-
-
 class YellowJudge:
     """A stand-in judge: the ranking it gives is what the edges must reproduce."""
 
@@ -50,11 +38,7 @@ class YellowJudge:
 
 
 def test_reranker_in_query_engine(small_corpus):
-    handler = Collect()
-    handler.events = []
-    root = get_dispatcher()
-    root.add_event_handler(handler)
-    try:
+    with collected_events() as events:
         from llama_index.core import Document as LIDocument
 
         retriever = RetrieveKitRetriever.from_documents(
@@ -63,13 +47,11 @@ def test_reranker_in_query_engine(small_corpus):
         pp = JudgeReranker(judge=YellowJudge(), top_n=2)
         engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM(max_tokens=5), node_postprocessors=[pp])
         response = engine.query("Which fruits are there?")
-    finally:
-        root.event_handlers.remove(handler)
     assert response.source_nodes[0].node.node_id == "banana"
     assert response.source_nodes[0].score == pytest.approx(0.95)
     assert "first_stage_score" in response.source_nodes[0].node.metadata
     assert len(response.source_nodes) <= 2 and pp.last_trace is not None and pp.last_trace.llm_calls == 1
-    names = [type(e).__name__ for e in handler.events]
+    names = [type(e).__name__ for e in events]
     assert "ReRankStartEvent" in names and "ReRankEndEvent" in names and "RetrieveKitTraceEvent" in names
 
 

@@ -6,28 +6,16 @@ from typing import Any
 
 import pytest
 from _corpora import FRUIT
+from _llama_events import collected_events
 from _tiny_lm import build_tiny_lm
 from llama_index.core import Document
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
-from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.query_engine import RetrieverQueryEngine
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm import LocalLM
 from retrievekit.core.trace import Trace
 from retrievekit.llama_index import LlamaIndexChatLLM, LocalLlamaIndexLLM, RetrieveKitRetriever
-
-
-class Collect(BaseEventHandler):
-    events: list[Any] = []
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "Collect"
-
-    def handle(self, event: Any, **kwargs: Any) -> None:
-        self.events.append(event)
 
 
 @pytest.fixture(scope="module")
@@ -41,19 +29,13 @@ def test_query_engine_answers_with_the_local_model(lm: LocalLM) -> None:
     retriever = RetrieveKitRetriever.from_documents(docs, method="bm25", similarity_top_k=2)
     llm = LocalLlamaIndexLLM(lm, max_new_tokens=12)
     question = "Which river flows into the Mediterranean, and which mountain is highest?"
-    handler = Collect()
-    handler.events = []
-    root = get_dispatcher()
-    root.add_event_handler(handler)
-    try:
+    with collected_events() as events:
         response = RetrieverQueryEngine.from_args(retriever, llm=llm).query(question)
-    finally:
-        root.event_handlers.remove(handler)
     # the source nodes are the retriever's hits
     assert [n.node.node_id for n in response.source_nodes] == [n.node.node_id for n in retriever.retrieve(question)]
     assert {n.node.node_id for n in response.source_nodes} == {"nile", "everest"}
     # the answer is what the local model generates (greedy) for the chat the engine sent, context included
-    sent = [e for e in handler.events if type(e).__name__ == "LLMChatStartEvent"]
+    sent = [e for e in events if type(e).__name__ == "LLMChatStartEvent"]
     assert len(sent) == 1
     messages = sent[0].messages
     assert "The Nile is a major river" in messages[-1].content and "Mount Everest" in messages[-1].content

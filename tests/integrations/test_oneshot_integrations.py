@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _llama_events import collected_events
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever as LCBaseRetriever
 from langchain_core.runnables import RunnableLambda
-from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
@@ -24,17 +23,6 @@ from retrievekit.langchain import RetrieveKitRetriever as LCRetriever
 from retrievekit.llama_index import OneShotPostprocessor, RetrieveKitRetriever
 
 
-class Collect(BaseEventHandler):
-    events: list[Any] = []
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "Collect"
-
-    def handle(self, event: Any, **kwargs: Any) -> None:
-        self.events.append(event)
-
-
 def _nodes() -> list[NodeWithScore]:
     return [
         NodeWithScore(node=TextNode(id_="a", text="Apples are red fruits. They grow on trees."), score=2.0),
@@ -45,11 +33,7 @@ def _nodes() -> list[NodeWithScore]:
 
 
 def test_postprocessor_in_query_engine_with_mockllm(small_corpus):
-    handler = Collect()
-    handler.events = []
-    root = get_dispatcher()
-    root.add_event_handler(handler)
-    try:
+    with collected_events() as events:
         from llama_index.core import Document as LIDocument
 
         retriever = RetrieveKitRetriever.from_documents(
@@ -58,12 +42,10 @@ def test_postprocessor_in_query_engine_with_mockllm(small_corpus):
         pp = OneShotPostprocessor(budget=25)
         engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM(max_tokens=5), node_postprocessors=[pp])
         response = engine.query("Which fruit is yellow?")
-    finally:
-        root.event_handlers.remove(handler)
     assert str(response).strip()
     assert response.source_nodes and response.source_nodes[0].node.node_id == "banana"
     assert pp.last_result is not None and pp.last_result.tokens_used <= 25
-    names = [type(e).__name__ for e in handler.events]
+    names = [type(e).__name__ for e in events]
     assert "ReRankStartEvent" in names and "ReRankEndEvent" in names and "RetrieveKitTraceEvent" in names
 
 

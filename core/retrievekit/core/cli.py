@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.errors import InvalidInputError, RetrieveKitError
+from retrievekit.core.errors import InvalidInputError, InvalidPathError, RetrieveKitError
+from retrievekit.core.paths import ensure_folder
 
-__all__ = ["build_parser", "main", "parse_options", "write_json_atomic"]
+__all__ = ["build_parser", "check_output_file", "main", "parse_options", "write_json_atomic"]
 
 DATA_DIR_ENV = "RETRIEVEKIT_DATA_DIR"
 LLM_CHOICES = ("smollm2", "qwen0.5b")
@@ -68,8 +69,7 @@ def write_json_atomic(data: Any, path: str | Path) -> Path:
         >>> p.read_text().startswith("{")
         True
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = check_output_file(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -79,6 +79,28 @@ def write_json_atomic(data: Any, path: str | Path) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return target
+
+
+def check_output_file(path: str | os.PathLike[str], what: str = "--out") -> Path:
+    """Make sure ``path`` can be written as a file: its folder is created now, so a run never ends in a traceback.
+
+    Raises :class:`~retrievekit.core.errors.InvalidPathError` when ``path`` is a folder, or its folder lies under a
+    file or cannot be created (no permission, read-only file system).
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> check_output_file(pathlib.Path(tempfile.mkdtemp()) / "new" / "r.json").parent.is_dir()
+        True
+        >>> check_output_file(tempfile.mkdtemp())
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidPathError: --out ... is a folder; give a file name
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise InvalidPathError(f"{what} {target} is a folder; give a file name")
+    ensure_folder(target.parent, f"the folder of {what} {target}:")
     return target
 
 
@@ -227,6 +249,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InvalidInputError(f"--limit must be >= 1, got {args.limit}")
+    check_output_file(args.out)  # before the run, not after it
+    if args.records:
+        check_output_file(args.records, "--records")
     options = parse_options(args.option)
     if getattr(args, "tree_dir", None):
         options.setdefault("tree_dir", args.tree_dir)
@@ -275,8 +300,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return _report_curves(args, results)
     table = compare(results, metrics=args.metrics)
     if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
+        out = check_output_file(args.out)
         out.write_text(table, encoding="utf-8")
         print(f"wrote {out}")
     else:
@@ -294,8 +318,7 @@ def _report_curves(args: argparse.Namespace, results: list[dict[str, Any]]) -> i
     if args.out:
         from retrievekit.core.index.store import atomic_write_text
 
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
+        out = check_output_file(args.out)
         atomic_write_text(out, table)
         print(f"wrote {out}")
     else:

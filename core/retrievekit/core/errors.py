@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 __all__ = [
+    "CheckpointError",
     "ConstraintError",
     "DatasetError",
     "DatasetFormatError",
@@ -135,6 +136,23 @@ class LLMOutputError(RetrieveKitError, ValueError):
 
     def __init__(self, message: str, raw: str = "") -> None:
         self.raw = raw
+        super().__init__(message)
+
+
+class CheckpointError(RetrieveKitError, ValueError):
+    """A saved agent checkpoint that retrievekit refuses to load: it names a Python type or encoding outside the
+    agent state's allow-list (a tampered or foreign checkpoint), so loading it could run code.
+
+    ``kind`` is the refused type (``"os.system"``) or encoding (``"pickle"``).
+
+    Examples:
+        >>> e = CheckpointError("refused os.system", kind="os.system")
+        >>> isinstance(e, ValueError), e.kind
+        (True, 'os.system')
+    """
+
+    def __init__(self, message: str, *, kind: str = "") -> None:
+        self.kind = kind
         super().__init__(message)
 
 

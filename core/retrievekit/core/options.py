@@ -2,7 +2,8 @@
 
 :func:`config_from_options` is the one reader every method config uses (``XConfig.from_options``): the known keys
 are the dataclass's fields, and each value is coerced from the field's type hint, so a string from the command line
-and a Python value give the same config. :func:`option_bool` reads one boolean.
+and a Python value give the same config. :func:`option_bool` reads one boolean. :func:`check_option_keys` is the
+one unknown-key check: every method refuses an option it does not read, naming the keys it knows.
 
 Examples:
     >>> from dataclasses import dataclass
@@ -16,15 +17,16 @@ Examples:
 
 from __future__ import annotations
 
+import difflib
 import math
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from retrievekit.core.errors import InvalidInputError
 
-__all__ = ["coerce_option", "config_from_options", "option_bool"]
+__all__ = ["check_option_keys", "coerce_option", "config_from_options", "option_bool"]
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -52,6 +54,29 @@ def option_bool(name: str, value: Any) -> bool:
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
     raise InvalidInputError(f"option {name} must be true/false, got {value!r}")
+
+
+def check_option_keys(options: Mapping[str, Any], known: Iterable[str], *, label: str) -> None:
+    """Refuse the keys of ``options`` that are not in ``known``: an
+    :class:`~retrievekit.core.errors.InvalidInputError` naming them (with the nearest known key when one is close)
+    and every known key, in order. ``label`` names the method (``"bm25"``, ``"LATTICE"``).
+
+    Examples:
+        >>> check_option_keys({"fusion": "rrf"}, ["fusion", "rrf_k"], label="hybrid")  # all known: nothing happens
+        >>> check_option_keys({"fuson": "rrf"}, ["fusion", "rrf_k"], label="hybrid")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown hybrid option(s): fuson (did you mean fusion?); known: fusion, rrf_k
+    """
+    names = list(dict.fromkeys(known))
+    unknown = sorted({str(k) for k in options} - set(names))
+    if not unknown:
+        return
+    parts = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, names, n=1)
+        parts.append(f"{key} (did you mean {close[0]}?)" if close else key)
+    raise InvalidInputError(f"unknown {label} option(s): {', '.join(parts)}; known: {', '.join(names) or '(none)'}")
 
 
 def _optional(hint: Any) -> tuple[Any, bool]:
@@ -162,13 +187,8 @@ def config_from_options(cls: type[C], options: Mapping[str, Any], *, label: str 
         >>> config_from_options(Demo, {"size": 2}, label="demo")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: unknown demo option(s): size; known: sizes, cap, mode
+        retrievekit.core.errors.InvalidInputError: unknown demo option(s): size (did you mean sizes?); known: sizes, cap, mode
     """
-    known = [f.name for f in fields(cls) if f.init]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise InvalidInputError(
-            f"unknown {label or cls.__name__} option(s): {', '.join(map(str, unknown))}; known: {', '.join(known)}"
-        )
+    check_option_keys(options, [f.name for f in fields(cls) if f.init], label=label or cls.__name__)
     hints = get_type_hints(cls)
     return cls(**{name: coerce_option(name, hints[name], value) for name, value in options.items()})

@@ -78,6 +78,15 @@ def _check_id(value: object) -> str:
     return value
 
 
+def _check_metadata(value: object, oid: str) -> Mapping[str, Any]:
+    """``metadata`` as given, ``{}`` for None, or :class:`InvalidInputError` for anything that is not a mapping."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"metadata of {oid} must be a mapping (dict) or None, got {type(value).__name__}")
+    return value
+
+
 @dataclass(frozen=True)
 class Passage:
     """A unit of text: a chunk, an abstract, a clause.
@@ -104,6 +113,7 @@ class Passage:
         _check_id(self.id)
         object.__setattr__(self, "text", ensure_text(self.text, field_name=f"text of {self.id}"))
         object.__setattr__(self, "title", ensure_text(self.title, field_name=f"title of {self.id}"))
+        object.__setattr__(self, "metadata", _check_metadata(self.metadata, self.id))
 
     def index_text(self) -> str:
         """Text that indexes see: title and body on two lines.
@@ -163,7 +173,7 @@ class Table:
         object.__setattr__(self, "header", header)
         object.__setattr__(self, "rows", tuple(rows))
         object.__setattr__(self, "title", ensure_text(self.title, field_name=f"title of {self.id}"))
-        meta = dict(self.metadata)
+        meta = dict(_check_metadata(self.metadata, self.id))
         if padded:
             meta["padded_rows"] = padded
         object.__setattr__(self, "metadata", meta)
@@ -229,6 +239,7 @@ class TableRow:
         cells = cells + ("",) * (len(header) - len(cells))
         object.__setattr__(self, "header", header)
         object.__setattr__(self, "cells", cells)
+        object.__setattr__(self, "metadata", _check_metadata(self.metadata, self.id))
 
     @property
     def text(self) -> str:

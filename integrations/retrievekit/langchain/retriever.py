@@ -154,6 +154,26 @@ class RetrieveKitRetriever(BaseRetriever):
         )
         return cls(retriever=build_method(method, ctx), k=k, documents=documents)
 
+    def close(self) -> None:
+        """Close the core retriever it wraps when that holds resources (a ``DenseIndex``'s Chroma client, the
+        hybrid baseline's); also ``with RetrieveKitRetriever.from_documents(...) as r:``.
+
+        Examples:
+            >>> from retrievekit.core.index import BM25Index
+            >>> with RetrieveKitRetriever(retriever=BM25Index.build([Passage(id="a", text="tea")])) as r:
+            ...     r.invoke("tea")[0].id
+            'a'
+        """
+        close = getattr(self.retriever, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> RetrieveKitRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _document_for(self, obj: DataObject, score: float) -> Document:
         """A copy of the caller's document when ``obj`` is one (with ``score`` and the method's metadata), else a
         new document."""

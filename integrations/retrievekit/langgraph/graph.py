@@ -82,6 +82,7 @@ from retrievekit.core.iterative.steps import (
     search_step,
 )
 from retrievekit.core.llm.tokens import estimate_tokens
+from retrievekit.langgraph.checkpoints import strict_checkpointer
 from retrievekit.langgraph.retrievers import as_search_function
 
 __all__ = [
@@ -489,6 +490,9 @@ def build_iterative_agent(
         fallback_on_first_turn: on turn 1, also search with the original question (guards against query drift).
         enable_delete: bind ``chunk_delete`` (guards against context growth / retrieval laziness).
         checkpointer: e.g. ``InMemorySaver()`` or ``SqliteSaver``; then pass ``{"configurable": {"thread_id": ...}}``.
+            The agent reads its checkpoints strictly (:func:`~retrievekit.langgraph.checkpoints.strict_checkpointer`:
+            a copy of the saver whose serializer loads only the state's own types), so a tampered checkpoint
+            raises :class:`~retrievekit.core.errors.CheckpointError` instead of running code.
         interrupt_before: node names to pause before (``"tools"``, ``"answer"``), for human review or resume. The
             graph pauses before *every* run of those nodes, so resume with ``invoke(None, cfg)`` in a loop while
             ``graph.get_state(cfg).next`` is non-empty (see the example).
@@ -534,5 +538,5 @@ def build_iterative_agent(
     tool_node = IterativeToolNode(search_fn, settings, tool_names=tool_names)
     graph = _agent_graph(_as_chat_model(llm), tool_node, max_turns=max_turns)
     interrupt = list(interrupt_before) if interrupt_before else None
-    compiled = graph.compile(checkpointer=checkpointer, interrupt_before=interrupt, name=name)
+    compiled = graph.compile(checkpointer=strict_checkpointer(checkpointer), interrupt_before=interrupt, name=name)
     return compiled.with_config(recursion_limit=recursion_limit)

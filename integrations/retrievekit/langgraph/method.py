@@ -30,6 +30,7 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,12 +38,25 @@ from typing import Any
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.iterative.state import Chunk, context_tokens, trace_from_events
-from retrievekit.core.options import option_bool
+from retrievekit.core.options import check_option_keys, option_bool
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, ScoredHit
 
-__all__ = ["AgentRun", "IterativeAgentMethod", "build_iterative", "run_agent"]
+__all__ = ["ITERATIVE_OPTIONS", "AgentRun", "IterativeAgentMethod", "build_iterative", "run_agent"]
+
+ITERATIVE_OPTIONS = (
+    "max_turns",
+    "search_top_k",
+    "fallback",
+    "delete",
+    "base",
+    "max_tokens",
+    "answer_max_tokens",
+    "judge_dir",
+    "judge_threshold",
+)
+"""The agent's own bench options; the rest go to the ``base`` retriever (``hybrid``: ``fusion``, ``rrf_k``, ...)."""
 
 
 @dataclass
@@ -164,6 +178,7 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
     from retrievekit.core.index import baselines
     from retrievekit.core.judge.hooks import judge_from_options
 
+    check_option_keys(ctx.options, (*ITERATIVE_OPTIONS, *baselines.HYBRID_OPTIONS), label="iterative")
     judge, opts = judge_from_options(ctx)
     base = str(opts.get("base", "hybrid"))
     builders = {"bm25": baselines.build_bm25, "dense": baselines.build_dense, "hybrid": baselines.build_hybrid}
@@ -173,7 +188,8 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
         judge_threshold = float(opts.get("judge_threshold", 0.5))
     except (TypeError, ValueError):
         raise InvalidInputError(f"option judge_threshold must be a number, got {opts['judge_threshold']!r}") from None
-    retriever = builders[base](ctx)
+    base_options = {k: v for k, v in ctx.options.items() if k not in ITERATIVE_OPTIONS}
+    retriever = builders[base](dataclasses.replace(ctx, options=base_options))
 
     from retrievekit.core.llm.local import LocalLM
     from retrievekit.langchain.local_chat import LocalToolChatModel

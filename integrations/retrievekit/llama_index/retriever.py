@@ -169,6 +169,26 @@ class RetrieveKitRetriever(BaseRetriever):
         )
         return cls(build_method(method, ctx), similarity_top_k=similarity_top_k, nodes=documents)
 
+    def close(self) -> None:
+        """Close the core retriever it wraps when that holds resources (a ``DenseIndex``'s Chroma client, the
+        hybrid baseline's); also ``with RetrieveKitRetriever.from_documents(...) as r:``.
+
+        Examples:
+            >>> from retrievekit.core.index import BM25Index
+            >>> with RetrieveKitRetriever(BM25Index.build([Passage(id="a", text="tea")])) as r:
+            ...     r.retrieve("tea")[0].node.node_id
+            'a'
+        """
+        close = getattr(self._core, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> RetrieveKitRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _node_for(self, obj: DataObject) -> BaseNode:
         """The caller's node when ``obj`` is one (a copy when the method added metadata), else a new node."""
         found = self._sources.match(obj)

@@ -2,7 +2,8 @@
 
 With a ``work_dir`` the built indexes are cached there under a fingerprint of
 the corpus, so a second run over the same corpus reopens them instead of
-re-embedding.
+re-embedding. Each factory refuses an option it does not read (``--option`` typos),
+naming the keys it knows (:data:`BM25_OPTIONS`, :data:`DENSE_OPTIONS`, :data:`HYBRID_OPTIONS`).
 
 Examples:
     >>> from retrievekit.core.registry import MethodContext
@@ -14,19 +15,37 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
+from retrievekit.core.options import check_option_keys, coerce_option, option_bool
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.types import DataObject, object_to_dict
 
-__all__ = ["build_bm25", "build_dense", "build_hybrid", "corpus_fingerprint"]
+__all__ = [
+    "BM25_OPTIONS",
+    "DENSE_OPTIONS",
+    "HYBRID_OPTIONS",
+    "build_bm25",
+    "build_dense",
+    "build_hybrid",
+    "corpus_fingerprint",
+]
+
+BM25_OPTIONS = ("progress",)
+"""The options ``bm25`` reads."""
+DENSE_OPTIONS = ("progress",)
+"""The options ``dense`` reads (``progress``: a bar while embedding)."""
+HYBRID_OPTIONS = ("fusion", "dense_weight", "bm25_weight", "rrf_k", "candidate_k", "progress")
+"""The options ``hybrid`` reads (see :func:`build_hybrid`)."""
 
 
 def corpus_fingerprint(objects: Sequence[DataObject]) -> str:
@@ -58,6 +77,7 @@ def build_bm25(ctx: MethodContext) -> BM25Index:
         >>> len(build_bm25(MethodContext(corpus=[Passage(id="a", text="x y")])))
         1
     """
+    check_option_keys(ctx.options, BM25_OPTIONS, label="bm25")
     cache = _cache_dir(ctx, "bm25")
     if cache is not None and cache.exists():
         try:
@@ -81,8 +101,9 @@ def build_dense(ctx: MethodContext) -> Retriever:
     """
     from retrievekit.core.index.dense import DenseIndex
 
+    check_option_keys(ctx.options, DENSE_OPTIONS, label="dense")
     cache = _cache_dir(ctx, "dense")
-    progress = bool(ctx.options.get("progress", False))
+    progress = option_bool("progress", ctx.options.get("progress", False))
     if cache is None:
         return DenseIndex.build(ctx.corpus, progress=progress)
     if cache.exists():
@@ -107,13 +128,21 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
         'a'
     """
     opts = ctx.options
+    check_option_keys(opts, HYBRID_OPTIONS, label="hybrid")
     fusion = str(opts.get("fusion", "rrf"))
     if fusion not in ("rrf", "weighted"):
         raise InvalidInputError(f"fusion must be 'rrf' or 'weighted', got {fusion!r}")
     cfg = FusionConfig(
         fusion=fusion,  # type: ignore[arg-type]
-        rrf_k=int(opts.get("rrf_k", 60)),
-        candidate_k=int(opts.get("candidate_k", 100)),
+        rrf_k=coerce_option("rrf_k", int, opts.get("rrf_k", 60)),
+        candidate_k=coerce_option("candidate_k", int, opts.get("candidate_k", 100)),
     )
-    weights = [float(opts.get("dense_weight", 0.5)), float(opts.get("bm25_weight", 0.5))]
-    return HybridRetriever([build_dense(ctx), build_bm25(ctx)], weights, config=cfg, names=["dense", "bm25"])
+    weights = []
+    for key in ("dense_weight", "bm25_weight"):
+        w = coerce_option(key, float, opts.get(key, 0.5))
+        if not (math.isfinite(w) and w >= 0):
+            raise InvalidInputError(f"option {key} must be a finite number >= 0, got {opts.get(key)!r}")
+        weights.append(w)
+    parts = dataclasses.replace(ctx, options={"progress": opts.get("progress", False)})
+    dense, bm25 = build_dense(parts), build_bm25(parts)
+    return HybridRetriever([dense, bm25], weights, config=cfg, names=["dense", "bm25"])

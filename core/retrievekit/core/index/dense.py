@@ -2,8 +2,10 @@
 
 Works over any Chroma client: an embedded ``PersistentClient`` folder (the
 default, written atomically: built in a temp folder and renamed into place),
-an in-memory ``EphemeralClient`` (no path), or a Chroma server via
-``chromadb.HttpClient`` (pass ``client=``) when one machine is not enough.
+an in-memory ``EphemeralClient`` (no path; every build gets its own collection, so two in-memory indexes in one
+process never share or delete each other's), or a Chroma server via ``chromadb.HttpClient`` (pass ``client=``)
+when one machine is not enough. :meth:`DenseIndex.close` (or ``with DenseIndex.open(path) as idx:``) releases the
+files and threads an index holds.
 The collection's metadata records the format version and the embedder, so an
 index built with another model or by another tool is refused with
 :class:`IndexFormatError` rather than silently returning wrong neighbours.
@@ -24,6 +26,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,9 +37,9 @@ import numpy as np
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
-from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
+from retrievekit.core.index.store import atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
-from retrievekit.core.types import DataObject, ScoredHit, object_from_dict, object_to_dict
+from retrievekit.core.types import DataObject, ScoredHit, object_from_dict
 
 __all__ = ["DenseIndex"]
 
@@ -85,11 +89,61 @@ class DenseIndex:
         (3, 'c')
     """
 
-    def __init__(self, collection: Any, embedder: Embedder, *, client: Any = None, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        collection: Any,
+        embedder: Embedder,
+        *,
+        client: Any = None,
+        path: Path | None = None,
+        owns_client: bool = False,
+        drop_on_close: bool = False,
+    ) -> None:
         self.collection = collection
         self.embedder = embedder
         self.client = client
         self.path = path
+        self._closed = False
+        # What close() releases, also run when the index is garbage-collected: the collection of an in-memory
+        # index (its own) and a client this index opened itself. A client passed in is the caller's.
+        drop = collection.name if drop_on_close else None
+        self._release = weakref.finalize(self, _release, client if owns_client else None, client, drop)
+        self._release.atexit = False  # at exit the process gives everything back anyway
+
+    # ------------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        """Release what the index holds: the Chroma client it opened (its SQLite files and threads) and, in memory,
+        its own collection. A client passed in (``client=``) stays open. Safe to call twice; searching a closed
+        index raises :class:`InvalidInputError`. An index that is garbage-collected unclosed is released then.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> class Words:  # a stand-in embedder (counts of three words)
+            ...     name, dim = "words", 3
+            ...     def embed_query(self, text): return np.array([text.count(w) for w in ("cat", "stock", "dog")]) + 0.1
+            ...     def embed_documents(self, texts, **kw): return np.array([self.embed_query(t) for t in texts])
+            >>> with DenseIndex.build([Passage(id="a", text="cats")], embedder=Words()) as idx:
+            ...     idx.search("cat", k=1)[0].id
+            'a'
+            >>> idx.search("cat")
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: this DenseIndex is closed
+        """
+        self._closed = True
+        self._release()
+
+    def __enter__(self) -> DenseIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _live(self) -> Any:
+        """The collection, or :class:`InvalidInputError` once the index is closed."""
+        if self._closed:
+            raise InvalidInputError("this DenseIndex is closed")
+        return self.collection
 
     # ------------------------------------------------------------------ build / open
     @classmethod
@@ -109,7 +163,8 @@ class DenseIndex:
 
         Args:
             objects: the corpus.
-            path: folder for an embedded ``PersistentClient`` (built atomically). None with no ``client``: in memory.
+            path: folder for an embedded ``PersistentClient`` (built atomically). None with no ``client``: in memory,
+                in a collection of this index's own (``collection_name`` plus a unique suffix).
             client: an existing Chroma client (e.g. ``chromadb.HttpClient(host, port)`` for a server).
             collection_name: Chroma collection name (3–512 characters).
             embedder: defaults to all-MiniLM-L6-v2 from its wheel.
@@ -140,24 +195,27 @@ class DenseIndex:
             idx.add(objs, batch_size=batch_size, progress=progress)
             return idx
         if path is None:
+            # The in-process EphemeralClient is one shared store: a name of its own per build, never a delete.
             client = _chromadb().EphemeralClient(settings=_chromadb().Settings(anonymized_telemetry=False))
-            if collection_name in [c.name for c in client.list_collections()]:
-                client.delete_collection(collection_name)
-            col = cls._create(client, collection_name, emb)
-            idx = cls(col, emb, client=client)
-            idx.add(objs, batch_size=batch_size, progress=progress)
+            own = f"{collection_name[:490]}-{uuid.uuid4().hex[:16]}"
+            idx = cls(cls._create(client, own, emb), emb, client=client, owns_client=True, drop_on_close=True)
+            try:
+                idx.add(objs, batch_size=batch_size, progress=progress)
+            except BaseException:
+                idx.close()
+                raise
             return idx
         final = Path(path)
         if final.exists() and any(final.iterdir()) and not overwrite:
             raise InvalidInputError(f"{final} exists and is not empty (pass overwrite=True to replace it)")
         with atomic_folder(final) as tmp:
             tmp_client = persistent_client(tmp / "chroma")
-            col = cls._create(tmp_client, collection_name, emb)
-            cls(col, emb, client=tmp_client).add(objs, batch_size=batch_size, progress=progress)
-            n = col.count()
-            if hasattr(tmp_client, "close"):
-                tmp_client.close()
-            _clear_chroma_cache()
+            try:
+                col = cls._create(tmp_client, collection_name, emb)
+                cls(col, emb, client=tmp_client).add(objs, batch_size=batch_size, progress=progress)
+                n = col.count()
+            finally:
+                _close_client(tmp_client)
             write_manifest(
                 tmp,
                 FORMAT,
@@ -205,8 +263,26 @@ class DenseIndex:
             if not (chroma_dir / "chroma.sqlite3").is_file():
                 raise IndexFormatError(f"{path}: the Chroma database (chroma/chroma.sqlite3) is missing")
             client = persistent_client(chroma_dir)
-        elif client is None:
+            try:
+                return cls._open_collection(client, collection_name, embedder, path=Path(path), owns_client=True)
+            except BaseException:
+                _close_client(client)
+                raise
+        if client is None:
             raise InvalidInputError("pass path= or client=")
+        return cls._open_collection(client, collection_name, embedder, path=None, owns_client=False)
+
+    @classmethod
+    def _open_collection(
+        cls,
+        client: Any,
+        collection_name: str | None,
+        embedder: Embedder | None,
+        *,
+        path: Path | None,
+        owns_client: bool,
+    ) -> DenseIndex:
+        """The index over ``client``'s collection, after checking its format and embedder."""
         name = collection_name or "retrievekit"
         try:
             col = client.get_collection(name, embedding_function=None)
@@ -228,17 +304,17 @@ class DenseIndex:
                 f"collection {name!r} was embedded with {meta.get('embedder')!r} (dim {meta.get('dim')}), "
                 f"but the embedder given is {emb.name!r} (dim {emb.dim}); pass the matching embedder or rebuild"
             )
-        return cls(col, emb, client=client, path=Path(path) if path is not None else None)
+        return cls(col, emb, client=client, path=path, owns_client=owns_client)
 
     # ------------------------------------------------------------------ use
     def __len__(self) -> int:
-        return int(self.collection.count())
+        return int(self._live().count())
 
     def add(self, objects: Sequence[DataObject], *, batch_size: int = 256, progress: bool = False) -> None:
         """Embed and add objects (ids must be new)."""
         objs = check_corpus(objects)
         ids = [o.id for o in objs]
-        clash = self.collection.get(ids=ids, include=[])["ids"]
+        clash = self._live().get(ids=ids, include=[])["ids"]
         if clash:
             raise InvalidInputError(f"{len(clash)} object ids already in the index, e.g. {clash[0]!r}")
         step = max(1, min(batch_size, _max_batch(self.client)))
@@ -249,7 +325,7 @@ class DenseIndex:
             self.collection.add(
                 ids=[o.id for o in part],
                 embeddings=vecs.tolist(),
-                metadatas=[{_OBJ_KEY: json.dumps(object_to_dict(o), ensure_ascii=False)} for o in part],
+                metadatas=[{_OBJ_KEY: object_json(o)} for o in part],
             )
             bar.update(len(part))
         bar.close()
@@ -258,6 +334,7 @@ class DenseIndex:
         """Top-``k`` objects by cosine similarity."""
         q = check_query(query)
         check_k(k)
+        self._live()
         trace = trace if trace is not None else Trace()
         with trace.stage("dense"):
             with trace.stage("dense.embed"):
@@ -265,9 +342,7 @@ class DenseIndex:
             n = min(k, len(self))
             if n == 0:
                 return []
-            res = self.collection.query(
-                query_embeddings=[vec.tolist()], n_results=n, include=["distances", "metadatas"]
-            )
+            res = self._live().query(query_embeddings=[vec.tolist()], n_results=n, include=["distances", "metadatas"])
         hits = []
         rows = sorted(
             zip(res["distances"][0], res["ids"][0], res["metadatas"][0], strict=True), key=lambda r: (r[0], r[1])
@@ -282,6 +357,42 @@ def _max_batch(client: Any) -> int:
         return int(client.get_max_batch_size())
     except Exception:
         return 1000
+
+
+def _release(owned: Any, client: Any, drop: str | None) -> None:
+    """Delete the in-memory collection ``drop`` (if any) from ``client`` and close ``owned`` (if any); never raises."""
+    if drop is not None:
+        try:
+            client.delete_collection(drop)
+        except Exception:  # already gone, or the client is closed: nothing left to free
+            pass
+    if owned is not None:
+        try:
+            _close_client(owned)
+        except Exception:  # pragma: no cover - a client that fails to close has nothing more to give back
+            pass
+
+
+def _close_client(client: Any) -> None:
+    """Close a Chroma client this module opened (its system stops when no other client shares it)."""
+    if hasattr(client, "close"):
+        client.close()
+    else:  # pragma: no cover - chromadb without Client.close
+        _clear_chroma_cache()
+
+
+def _stop_chroma_system(chroma_dir: Path) -> None:
+    """Stop the shared Chroma system of one folder (its files are about to go); other folders' stay as they are."""
+    try:
+        from chromadb.api.client import SharedSystemClient
+
+        for key in {str(chroma_dir), str(chroma_dir.resolve())}:
+            system = SharedSystemClient._identifier_to_system.pop(key, None)
+            SharedSystemClient._identifier_to_refcount.pop(key, None)
+            if system is not None:
+                system.stop()
+    except Exception:  # pragma: no cover - internal API moved: the folder is removed all the same
+        pass
 
 
 def _clear_chroma_cache() -> None:
@@ -319,5 +430,5 @@ def remove_index(path: str | os.PathLike[str]) -> None:
         retrievekit.core.errors.IndexFormatError: index folder /nonexistent does not exist
     """
     read_manifest(path, FORMAT, FORMAT_VERSION)
-    _clear_chroma_cache()
+    _stop_chroma_system(Path(path) / "chroma")
     shutil.rmtree(path)

@@ -128,7 +128,7 @@ class MiniLMEmbedder:
                     from sentence_transformers import SentenceTransformer
                 except ImportError as e:
                     raise MissingDependencyError("sentence-transformers", _INSTALL) from e
-                model = SentenceTransformer(model_path, device=device, local_files_only=True)
+                model = SentenceTransformer(model_path, device=device, local_files_only=True, trust_remote_code=False)
                 _MODELS[key] = model
             memo = _MEMOS.setdefault(key, _VectorMemo(MEMO_SIZE))
         self._model = model

@@ -11,6 +11,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -21,7 +22,7 @@ from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
-__all__ = ["FusionConfig", "HybridRetriever", "fuse"]
+__all__ = ["FusionConfig", "HybridRetriever", "check_weights", "fuse"]
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,43 @@ class FusionConfig:
     Examples:
         >>> FusionConfig().rrf_k
         60
+        >>> FusionConfig(rrf_k=-1)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: rrf_k must be an int >= 0 (60 in Cormack et al. 2009), got -1
     """
 
     fusion: Literal["rrf", "weighted"] = "rrf"
     rrf_k: int = 60
     candidate_k: int = 100
+
+    def __post_init__(self) -> None:
+        if self.fusion not in ("rrf", "weighted"):
+            raise InvalidInputError(f"unknown fusion {self.fusion!r}; use 'rrf' or 'weighted'")
+        if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 0:
+            raise InvalidInputError(f"rrf_k must be an int >= 0 (60 in Cormack et al. 2009), got {self.rrf_k!r}")
+        if isinstance(self.candidate_k, bool) or not isinstance(self.candidate_k, int) or self.candidate_k < 1:
+            raise InvalidInputError(f"candidate_k must be a positive int, got {self.candidate_k!r}")
+
+
+def check_weights(weights: Sequence[float], n: int) -> list[float]:
+    """``n`` fusion weights as floats: finite and non-negative, or :class:`InvalidInputError`.
+
+    Examples:
+        >>> check_weights([1, 0.5], 2)
+        [1.0, 0.5]
+        >>> check_weights([float("nan"), 1.0], 2)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: weights must be finite numbers >= 0, one per retriever; got [nan, 1.0]
+    """
+    try:
+        out = [float(w) for w in weights]
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"weights must be numbers, got {list(weights)!r}") from None
+    if len(out) != n or any(isinstance(w, bool) for w in weights) or not all(math.isfinite(w) and w >= 0 for w in out):
+        raise InvalidInputError(f"weights must be finite numbers >= 0, one per retriever; got {list(weights)!r}")
+    return out
 
 
 def fuse(
@@ -65,6 +98,7 @@ def fuse(
     """
     if len(rankings) != len(weights):
         raise InvalidInputError("need one weight per ranking")
+    weights = check_weights(weights, len(rankings))
     total: dict[str, float] = {}
     objs: dict[str, DataObject] = {}
     first_seen: dict[str, int] = {}
@@ -115,11 +149,32 @@ class HybridRetriever:
         if not retrievers:
             raise InvalidInputError("HybridRetriever needs at least one retriever")
         self.retrievers = list(retrievers)
-        self.weights = list(weights) if weights is not None else [1.0] * len(self.retrievers)
-        if len(self.weights) != len(self.retrievers) or any(w < 0 for w in self.weights):
-            raise InvalidInputError("weights must be non-negative, one per retriever")
+        self.weights = check_weights(weights if weights is not None else [1.0] * len(self.retrievers), len(retrievers))
         self.config = config or FusionConfig(fusion=fusion)
         self.names = list(names) if names else [type(r).__name__ for r in self.retrievers]
+
+    def close(self) -> None:
+        """Close the retrievers it fuses that hold resources (e.g. a :class:`DenseIndex`'s Chroma client).
+
+        Also ``with HybridRetriever(...) as h:``. Retrievers without ``close`` are left as they are.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> from retrievekit.core.index.bm25 import BM25Index
+            >>> with HybridRetriever([BM25Index.build([Passage(id="a", text="tea")])]) as h:
+            ...     h.search("tea")[0].id
+            'a'
+        """
+        for r in self.retrievers:
+            close = getattr(r, "close", None)
+            if callable(close):
+                close()
+
+    def __enter__(self) -> HybridRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Search each retriever for ``max(k, candidate_k)`` hits and fuse.

@@ -4,7 +4,9 @@ An index folder holds ``manifest.json`` (format name, format version, the
 retrievekit version that wrote it, free fields) and ``objects.jsonl`` (the
 indexed objects). Folders are written into a sibling temp folder and swapped
 in with a rename, so a crash mid-write never leaves a half-written index and
-never destroys the previous one.
+never destroys the previous one. The temp folder's name carries the writing
+process's id; the next write beside it removes the ones whose process is gone
+(:func:`sweep_stale_temp_folders`), so killed builds leave nothing behind for long.
 
 Examples:
     >>> import tempfile, pathlib
@@ -19,16 +21,20 @@ Examples:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
@@ -37,15 +43,23 @@ __all__ = [
     "OBJECTS",
     "atomic_folder",
     "atomic_write_text",
+    "object_json",
     "read_manifest",
     "read_versioned_json",
     "read_objects",
+    "sweep_stale_temp_folders",
     "write_manifest",
     "write_objects",
 ]
 
 MANIFEST = "manifest.json"
 OBJECTS = "objects.jsonl"
+STALE_AFTER_S = 3600.0
+"""A temp folder whose owner cannot be checked (another host, or no pid in its name) is stale after this long."""
+
+_TAGGED_TMP = re.compile(r"p(\d+)-([0-9a-f]{6})\.[a-z0-9_]+\.tmp")  # .<name>.p<pid>-<host>.<random>.tmp
+_UNTAGGED_TMP = re.compile(r"[a-z0-9_]{8}\.tmp")  # .<name>.<random>.tmp (retrievekit before the pid tag)
+_OLD_SWAP = re.compile(r"old-(\d+)")  # .<name>.old-<pid>: the previous folder during the final swap
 
 
 def _package_version() -> str:
@@ -79,12 +93,78 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+def _host_id() -> str:
+    return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (True when that cannot be told)."""
+    if os.name == "nt":  # os.kill(pid, 0) would end the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, under another user
+        return True
+    return True
+
+
+def _is_stale(rest: str, age: float) -> bool:
+    """Whether ``.<name>.<rest>`` is a temp folder that no running write owns (``age`` in seconds)."""
+    tagged = _TAGGED_TMP.fullmatch(rest)
+    if tagged is not None:
+        if tagged.group(2) == _host_id():
+            return not _pid_alive(int(tagged.group(1)))
+        return age > STALE_AFTER_S
+    old = _OLD_SWAP.fullmatch(rest)
+    if old is not None:
+        return not _pid_alive(int(old.group(1))) and age > 60.0
+    return _UNTAGGED_TMP.fullmatch(rest) is not None and age > STALE_AFTER_S
+
+
+def sweep_stale_temp_folders(path: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temp folders that killed writes of ``path`` left beside it; returns those removed.
+
+    A temp folder (``.<name>.p<pid>-<host>.<random>.tmp``) is stale when its process, on this machine, is gone; one
+    from another machine, or one without a pid in its name, when it is older than :data:`STALE_AFTER_S`. Folders
+    of running writes and anything else beside ``path`` are left alone. :func:`atomic_folder` calls this first.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> parent = pathlib.Path(tempfile.mkdtemp())
+        >>> (parent / ".idx.p999999999-000000.abcd1234.tmp").mkdir()  # a pid no process has
+        >>> orphan = parent / f".idx.p999999999-{_host_id()}.abcd1234.tmp"
+        >>> orphan.mkdir()
+        >>> [p.name == orphan.name for p in sweep_stale_temp_folders(parent / "idx")]
+        [True]
+    """
+    path = Path(path)
+    prefix, now, removed = f".{path.name}.", time.time(), []
+    try:
+        entries = [e for e in path.parent.iterdir() if e.name.startswith(prefix)]
+    except OSError:  # no parent folder yet, or unreadable: nothing to sweep
+        return []
+    for entry in entries:
+        try:
+            info = entry.lstat()
+        except OSError:
+            continue
+        if not entry.is_dir() or entry.is_symlink() or not _is_stale(entry.name[len(prefix) :], now - info.st_mtime):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        if not entry.exists():
+            removed.append(entry)
+    return removed
+
+
 @contextmanager
 def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temp folder beside ``path``; on success it replaces ``path`` in one rename.
 
     On an exception the temp folder is removed and ``path`` is untouched. A ``path`` under a regular file raises
-    :class:`~retrievekit.core.errors.InvalidPathError` naming it.
+    :class:`~retrievekit.core.errors.InvalidPathError` naming it. The temp folder's name carries this process's id,
+    and the stale ones that killed writes left beside ``path`` are removed first (:func:`sweep_stale_temp_folders`).
 
     Examples:
         >>> import tempfile, pathlib
@@ -96,7 +176,8 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     path = Path(path)
     ensure_folder(path.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    sweep_stale_temp_folders(path)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.p{os.getpid()}-{_host_id()}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
     except BaseException:
@@ -186,6 +267,42 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int) ->
     return read_versioned_json(mpath, want=f"retrievekit.{fmt}", max_version=max_version, kind="index")
 
 
+def object_json(obj: DataObject) -> str:
+    """One object as a line of JSON; :class:`InvalidInputError` naming the object and the metadata key when a
+    value is not JSON (a ``datetime``, a set, an object).
+
+    Examples:
+        >>> import datetime
+        >>> from retrievekit.core.types import Passage
+        >>> object_json(Passage(id="a", text="x"))
+        '{"kind": "passage", "id": "a", "text": "x", "title": "", "metadata": {}}'
+        >>> object_json(Passage(id="a", text="x", metadata={"day": datetime.date(2024, 5, 1)}))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: object 'a' cannot be saved: metadata['day'] is a date, ...
+    """
+    data = object_to_dict(obj)
+    try:
+        return json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError) as e:
+        bad = [k for k, v in data["metadata"].items() if not _jsonable(v)]
+        where = (
+            f"metadata[{bad[0]!r}] is a {type(data['metadata'][bad[0]]).__name__}" if bad else f"it is not JSON: {e}"
+        )
+        raise InvalidInputError(
+            f"object {obj.id!r} cannot be saved: {where}, which JSON cannot store; "
+            "store dates and other values as strings or numbers"
+        ) from e
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def write_objects(folder: Path, objects: Iterable[DataObject]) -> int:
     """Write objects as JSON lines; returns how many.
 
@@ -198,7 +315,7 @@ def write_objects(folder: Path, objects: Iterable[DataObject]) -> int:
     n = 0
     with open(folder / OBJECTS, "w", encoding="utf-8") as f:
         for obj in objects:
-            f.write(json.dumps(object_to_dict(obj), ensure_ascii=False) + "\n")
+            f.write(object_json(obj) + "\n")
             n += 1
         f.flush()
         os.fsync(f.fileno())

@@ -22,7 +22,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from retrievekit.core.judge.hooks import judge_from_options, judge_relevance
 from retrievekit.core.judge.oracle import parse_oracle
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import RelevanceJudge
-from retrievekit.core.options import config_from_options
+from retrievekit.core.options import check_option_keys, config_from_options
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
@@ -270,6 +270,8 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
         >>> build_judge_rerank(MethodContext(corpus=docs, judge=Aspirin(), options={"rerank_k": "20"}))
         JudgeRerankRetriever(Aspirin(), rerank_k=20, mix=0.0)
     """
+    own = ("first_stage", "batch_size", "max_passage_tokens", "judge_dir", "progress")
+    check_option_keys(ctx.options, [*(f.name for f in fields(JudgeRerankConfig)), *own], label="judge-rerank")
     opts = dict(ctx.options)
     opts.pop("progress", None)
     judge_dir = opts.pop("judge_dir", None)

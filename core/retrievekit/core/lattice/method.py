@@ -30,7 +30,9 @@ Examples:
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Collection, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,7 @@ from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.options import check_option_keys
 from retrievekit.core.paths import check_folder_path
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
@@ -173,7 +176,8 @@ def create_lattice(
 
     A ``tree_dir`` holding a tree is loaded (its corpus must match ``corpus`` when both are given, else
     :class:`IndexFormatError`); an empty or missing one gets the new tree, and its ``.build`` sibling keeps the
-    resumable journal. ``options`` are flat :class:`TreeBuildConfig` / :class:`LatticeConfig` fields.
+    resumable journal until the tree is saved (then it is removed). ``options`` are flat :class:`TreeBuildConfig` /
+    :class:`LatticeConfig` fields.
 
     Everything is checked before the LLM or the embedder is loaded: the options, the corpus (``EmptyCorpusError``
     for none), ``tree_dir`` (``InvalidPathError`` under a file) and, without a corpus, that ``tree_dir`` holds a tree
@@ -191,8 +195,7 @@ def create_lattice(
     """
     llm, llm_name = split_llm_argument(llm, llm_name, where="create_lattice")
     build_opts, search_opts, other = split_options(options)
-    if other:
-        raise InvalidInputError(f"unknown LATTICE option(s): {', '.join(sorted(other))}")
+    check_option_keys(other, _config_option_names(), label="LATTICE")
     bcfg = build_config or TreeBuildConfig.from_options(build_opts)
     scfg = config or LatticeConfig.from_options(search_opts)
     if corpus is not None:
@@ -224,12 +227,22 @@ def create_lattice(
         tree = build_tree(corpus, llm, embedder, bcfg, builder=builder, build_dir=build_dir)
         if path is not None:
             tree.save(path)
+        if build_dir is not None:  # the tree is saved: the resume journal has done its job
+            shutil.rmtree(build_dir, ignore_errors=True)
     if embedder is None:
         try:
             embedder = _default_embedder()
         except ImportError:
             embedder = None
     return Lattice(tree, llm, scfg, embedder=embedder)
+
+
+def _config_option_names() -> list[str]:
+    """The flat option keys of :class:`TreeBuildConfig` and :class:`LatticeConfig`, in field order."""
+    return list(dict.fromkeys(f.name for cfg in (TreeBuildConfig, LatticeConfig) for f in fields(cfg) if f.init))
+
+
+_BENCH_KEYS = ("tree_dir", "builder", "rebuild", "progress", "judge_dir")
 
 
 def build_lattice(ctx: MethodContext) -> Lattice:
@@ -252,6 +265,8 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     from retrievekit.core.judge.hooks import judge_from_options
     from retrievekit.core.options import option_bool
 
+    _, _, other = split_options({k: v for k, v in ctx.options.items() if k not in _BENCH_KEYS})
+    check_option_keys(other, [*_BENCH_KEYS, *_config_option_names()], label="LATTICE")
     judge, opts = judge_from_options(ctx)
     tree_dir = opts.pop("tree_dir", None)
     builder = str(opts.pop("builder", "bottom_up"))
@@ -357,6 +372,8 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
     from retrievekit.core.judge.hooks import judge_from_options
     from retrievekit.core.registry import build_method
 
+    rerank_keys = ("candidates", "calls", "first_stage", "progress", "judge_dir")
+    check_option_keys(ctx.options, [*rerank_keys, *(f.name for f in fields(LatticeConfig))], label="llm-rerank")
     judge, opts = judge_from_options(ctx)
     candidates = int(opts.pop("candidates", 100))
     calls = int(opts.pop("calls", 40))

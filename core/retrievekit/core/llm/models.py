@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.errors import InvalidInputError, MissingDependencyError, ModelIntegrityError
+from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError, ModelIntegrityError
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -46,6 +46,7 @@ __all__ = [
     "locate_gguf",
     "make_savable",
     "model_cache_dir",
+    "refuse_remote_code",
     "sha256_file",
     "verify_sha256",
 ]
@@ -345,6 +346,45 @@ def import_transformers() -> Any:
     return _import_transformers()
 
 
+_CONFIG_FILES = ("config.json", "tokenizer_config.json", "processor_config.json", "preprocessor_config.json")
+
+
+def refuse_remote_code(folder: str | os.PathLike[str]) -> None:
+    """Refuse a model folder that asks transformers to run Python code of its own.
+
+    A config with an ``auto_map`` (``config.json``, ``tokenizer_config.json``, ...) names classes in ``.py`` files
+    of the folder; transformers would import them with ``trust_remote_code=True``, or ask on the terminal. retrievekit
+    loads every model folder with ``trust_remote_code=False`` and refuses such a folder up front with
+    :class:`~retrievekit.core.errors.IndexFormatError` (no prompt, no code run).
+
+    Examples:
+        >>> import json, tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "config.json").write_text(json.dumps({"model_type": "llama"}))
+        >>> refuse_remote_code(d)  # nothing to run: fine
+        >>> _ = (d / "config.json").write_text(json.dumps({"auto_map": {"AutoModelForCausalLM": "evil.Model"}}))
+        >>> refuse_remote_code(d)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: the model folder ... asks to run its own code (config.json: auto_map ...
+    """
+    folder = Path(folder)
+    for name in _CONFIG_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise IndexFormatError(f"the model folder {folder} has an unreadable {name}: {e}") from e
+        auto_map = data.get("auto_map") if isinstance(data, dict) else None
+        if auto_map:
+            raise IndexFormatError(
+                f"the model folder {folder} asks to run its own code ({name}: auto_map {auto_map!r}); retrievekit "
+                "loads models with trust_remote_code=False and never runs code from a model folder"
+            )
+
+
 def load_model_and_tokenizer(
     name: str = DEFAULT_MODEL,
     *,
@@ -353,6 +393,9 @@ def load_model_and_tokenizer(
     use_cache: bool = True,
 ) -> tuple[Any, Any]:
     """Load a registry model and its tokenizer with transformers, from the safetensors cache when valid.
+
+    Never runs code from a folder: ``trust_remote_code=False``, and a cache whose config asks for code of its own is
+    refused (:func:`refuse_remote_code`).
 
     Args:
         name: registry name (``"smollm2"``, ``"qwen0.5b"``).
@@ -373,12 +416,19 @@ def load_model_and_tokenizer(
     if use_cache:
         found = _read_json(target / _MANIFEST)
         if found is not None and all(found.get(k) == v for k, v in manifest.items()):
-            tokenizer = transformers.AutoTokenizer.from_pretrained(str(target))
-            model = transformers.AutoModelForCausalLM.from_pretrained(str(target), dtype=torch_dtype)
+            refuse_remote_code(target)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(target), trust_remote_code=False)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                str(target), dtype=torch_dtype, trust_remote_code=False, use_safetensors=True
+            )
             return model.to(device).eval(), tokenizer
     gguf = locate_gguf(name)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(
+        str(gguf.parent), gguf_file=gguf.name, trust_remote_code=False
+    )
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(gguf.parent), gguf_file=gguf.name, trust_remote_code=False
+    )
     if use_cache:
         try:
             _save_cache(model, tokenizer, target, manifest)

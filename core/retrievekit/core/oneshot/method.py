@@ -30,7 +30,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import DocumentCatalog, MetadataKeys
 from retrievekit.core.oneshot.selector import OneShotResult, OneShotSelector
-from retrievekit.core.options import option_bool
+from retrievekit.core.options import check_option_keys, option_bool
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
@@ -90,9 +90,11 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
         ...
         retrievekit.core.errors.InvalidInputError: budget must be a positive int (tokens), got -1
     """
-    from retrievekit.core.index.baselines import build_hybrid
+    from retrievekit.core.index.baselines import HYBRID_OPTIONS, build_hybrid
     from retrievekit.core.judge.hooks import judge_from_options
 
+    known = [f.name for f in fields(OneShotConfig)] + ["pool", "documents_meta", "judge_dir", *HYBRID_OPTIONS]
+    check_option_keys(ctx.options, known, label="oneshot")
     judge, opts = judge_from_options(ctx)
     cfg_opts: dict[str, Any] = {k: v for k, v in opts.items() if k in _CONFIG_KEYS}
     if judge is not None:

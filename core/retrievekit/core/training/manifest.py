@@ -322,7 +322,8 @@ def load_trained_model(
 
     Raises:
         ModelMismatchError: kind, corpus, base model or a setting differs (both values in the message).
-        IndexFormatError: not a trained-model folder, a newer format, or unreadable weights.
+        IndexFormatError: not a trained-model folder, a newer format, unreadable weights, or a config that asks to
+            run code from the folder (``auto_map``; models load with ``trust_remote_code=False`` and safetensors only).
 
     Examples:
         >>> import tempfile
@@ -334,13 +335,16 @@ def load_trained_model(
     manifest = read_model_manifest(folder)
     manifest.check(kind=kind, corpus_hash=corpus_hash, base_model=base_model, settings=settings)
     mdir = resolve_model_dir(folder)
-    from retrievekit.core.llm.models import device_and_dtype, import_transformers
+    from retrievekit.core.llm.models import device_and_dtype, import_transformers, refuse_remote_code
 
+    refuse_remote_code(mdir)  # a folder that asks to run code of its own: refused, never prompted for
     transformers = import_transformers()
     device, torch_dtype = device_and_dtype(device, dtype)
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(mdir))
-        model = transformers.AutoModelForCausalLM.from_pretrained(str(mdir), dtype=torch_dtype)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(mdir), trust_remote_code=False)
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            str(mdir), dtype=torch_dtype, trust_remote_code=False, use_safetensors=True
+        )
     except (OSError, ValueError) as e:
         raise IndexFormatError(f"could not load the trained model in {mdir}: {e}") from e
     return model.to(device).eval(), tokenizer, manifest

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from retrievekit.core.generative.self_retrieval.passages import PassageSet, spli
 from retrievekit.core.generative.self_retrieval.scoring import assessment_score, combine_scores, softmax
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ScoringLM
+from retrievekit.core.options import check_option_keys
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
@@ -511,7 +512,10 @@ def build_self_retrieval(ctx: MethodContext) -> SelfRetrieval:
         ...
         retrievekit.core.errors.InvalidInputError: Self-Retrieval needs a trained model: ...
     """
+    known = [f.name for f in fields(SelfRetrievalConfig) if f.init]
+    check_option_keys(ctx.options, [*known, "model_dir", "progress"], label="Self-Retrieval")
     options = dict(ctx.options)
+    options.pop("progress", None)
     model_dir = options.pop("model_dir", None)
     if not model_dir:
         raise InvalidInputError(

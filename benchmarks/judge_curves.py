@@ -1,0 +1,100 @@
+"""Quality against judge accuracy for one judged method, beside a flat rerank that spends the same judged items.
+
+A recipe over the benchmark harness (:func:`retrievekit.core.eval.runner.run_benchmark`). For each judge it runs
+the method, then ``judge-rerank`` of the same first stage with ``rerank_k`` set to the judged items per query that
+the method spent with that judge. Judges are the gold-label oracle at several noise levels
+(``oracle:S``, S from 0 = oracle to 1 = chance) and any real judges (``cosine``, ``zero-shot``, a trained judge
+folder). Each run keeps resumable per-query records in ``--out-dir`` (``<run>.jsonl``), so a stopped sweep picks up
+where it stopped, and ``--shard K/N`` splits every run over N processes. Run the command without ``--shard`` last:
+it aggregates. The figure and table come from ``retrievekit report --curves``.
+
+    python benchmarks/judge_curves.py --dataset scifact --data-dir "$RETRIEVEKIT_DATA_DIR" --method lattice \\
+        --option tree_dir=runs/trees/scifact-bottom_up-smollm2 --noise 0 0.2 0.4 0.6 0.8 1 --judges cosine \\
+        --out-dir runs/curves/lattice
+    retrievekit report runs/curves/lattice/*.json --curves --png docs/figures/judge-curves-lattice.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.cli import parse_options, write_json_atomic
+from retrievekit.core.eval.curves import curves_markdown
+from retrievekit.core.eval.datasets import load_dataset
+from retrievekit.core.eval.runner import run_benchmark
+
+
+def _name(judge: str) -> str:
+    return judge.replace(":", "-").replace("/", "_")
+
+
+def _run(ds: Any, method: str, judge: str, options: dict[str, Any], args: argparse.Namespace, stem: str) -> Any:
+    out = Path(args.out_dir) / f"{stem}.json"
+    if out.is_file() and not args.shard and not args.force:
+        return out
+    result = run_benchmark(
+        ds,
+        method,
+        k=args.k,
+        llm_name=args.llm,
+        work_dir=args.work_dir,
+        options={**options, "judge_dir": judge},
+        progress=not args.no_progress,
+        records=Path(args.out_dir) / f"{stem}.jsonl",
+        shard_spec=args.shard,
+    )
+    if args.shard:
+        return None
+    result["label"] = stem.split("--")[0]
+    return write_json_atomic(result, out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the sweep; print the curve table when the runs are complete (not for a shard)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--data-dir", required=True)
+    p.add_argument("--split", default="dev")
+    p.add_argument("--method", required=True, help="the judged method (lattice, arm, oneshot, iterative, ...)")
+    p.add_argument("--option", action="append", default=[], help="method option KEY=VALUE (repeatable)")
+    p.add_argument("--first-stage", default="bm25", help="the flat rerank's first stage (bm25, dense, hybrid)")
+    p.add_argument("--noise", nargs="*", type=float, default=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    p.add_argument("--judges", nargs="*", default=[], help="real judges: cosine, zero-shot, a trained judge folder")
+    p.add_argument("--no-flat", action="store_true", help="skip the flat reranks")
+    p.add_argument("--k", type=int, default=100)
+    p.add_argument("--llm", default=None)
+    p.add_argument("--work-dir", default=None)
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--shard", default=None, help="K/N: this process runs queries K, K+N, ... of every run")
+    p.add_argument("--force", action="store_true", help="rerun finished runs")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+    ds = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit)
+    options = parse_options(args.option)
+    judges = [f"oracle:{s:g}" for s in args.noise] + list(args.judges)
+    written = []
+    for judge in judges:
+        path = _run(ds, args.method, judge, options, args, f"{args.method}--{_name(judge)}")
+        if path is None or args.no_flat:
+            written.append(path)
+            continue
+        import json
+
+        per_query = json.loads(Path(path).read_text(encoding="utf-8"))["judge"]["pairs_per_query"]
+        flat = {"first_stage": args.first_stage, "rerank_k": max(1, math.ceil(per_query))}
+        stem = f"judge-rerank-{args.first_stage}--{_name(judge)}"
+        written += [path, _run(ds, "judge-rerank", judge, flat, args, stem)]
+    done = [w for w in written if w is not None]
+    if done:
+        print(curves_markdown(done))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
