@@ -49,7 +49,7 @@ def _run(ds: Any, method: str, judge: str, options: dict[str, Any], args: argpar
     )
     if args.shard:
         return None
-    result["label"] = stem.split("--")[0]
+    result["label"] = (args.label or method) if method == args.method else f"flat rerank of {args.first_stage}"
     return write_json_atomic(result, out)
 
 
@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", default="dev")
     p.add_argument("--method", required=True, help="the judged method (lattice, arm, oneshot, iterative, ...)")
     p.add_argument("--option", action="append", default=[], help="method option KEY=VALUE (repeatable)")
+    p.add_argument("--label", default=None, help="series name of the method's runs (default: the method)")
     p.add_argument("--first-stage", default="bm25", help="the flat rerank's first stage (bm25, dense, hybrid)")
     p.add_argument("--noise", nargs="*", type=float, default=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     p.add_argument("--judges", nargs="*", default=[], help="real judges: cosine, zero-shot, a trained judge folder")

@@ -35,8 +35,8 @@ RESULTS = [
 def test_points_are_grouped_sorted_and_name_the_judge():
     points = curve_points(RESULTS)
     assert [(p.series, p.judge) for p in points] == [
-        ("judge-rerank (300 judged/q)", "oracle:1"),
-        ("judge-rerank (300 judged/q)", "oracle:0"),
+        ("flat judge-rerank (same judged/q)", "oracle:1"),
+        ("flat judge-rerank (same judged/q)", "oracle:0"),
         ("lattice", "oracle:1"),
         ("lattice", "smollm2-zero-shot"),
         ("lattice", "oracle:0.5"),
@@ -74,5 +74,5 @@ def test_report_curves_command(tmp_path, capsys):
         path.write_text(json.dumps(r), encoding="utf-8")
         files.append(str(path))
     assert main(["report", *files, "--curves", "--out", str(tmp_path / "curves.md")]) == 0
-    assert "| judge-rerank (300 judged/q) | oracle:0 (gold labels) |" in (tmp_path / "curves.md").read_text()
+    assert "| flat judge-rerank (same judged/q) | oracle:0 (gold labels) |" in (tmp_path / "curves.md").read_text()
     assert "wrote" in capsys.readouterr().out

@@ -2,15 +2,15 @@
 
 Each point is one ``retrievekit bench`` result that has a ``judge`` block (written by every judged run): x is the
 judge's measured ROC AUC on the candidates it scored, y a metric. Results are grouped into one panel per dataset
-and one series per method setting. A flat rerank (``judge-rerank`` / ``llm-rerank``) is its own series, labelled
-with the judged items it spends per query. Oracle runs (``--judge oracle:S``) trace the curve, and runs with real
+and one series per method setting. A flat rerank (``judge-rerank`` / ``llm-rerank``) is its own series
+(its judged items per query are in the table). Oracle runs (``--judge oracle:S``) trace the curve, and runs with real
 judges (zero-shot models, trained judges, the cosine judge) are marked on it by name.
 
 Examples:
     >>> r = {"dataset": "scifact", "method": "judge-rerank", "options": {"rerank_k": 20}, "metrics": {"ndcg@10": 0.6},
     ...      "judge": {"name": "oracle", "noise": 0.2, "uses_gold_labels": True, "auc": 0.92, "pairs_per_query": 20.0}}
     >>> [(p.series, p.judge, round(p.auc, 2), p.value) for p in curve_points([r])]
-    [('judge-rerank (20 judged/q)', 'oracle:0.2', 0.92, 0.6)]
+    [('flat judge-rerank (same judged/q)', 'oracle:0.2', 0.92, 0.6)]
 """
 
 from __future__ import annotations
@@ -49,10 +49,11 @@ class CurvePoint:
 
 
 def _series(result: Mapping[str, Any], judge: Mapping[str, Any]) -> str:
-    method = str(result.get("label") or result["method"])
+    if result.get("label"):
+        return str(result["label"])
     if result["method"] in _FLAT:
-        return f"{method} ({judge.get('pairs_per_query', 0):.0f} judged/q)"
-    return method
+        return f"flat {result['method']} (same judged/q)"
+    return str(result["method"])
 
 
 def _judge_name(judge: Mapping[str, Any]) -> str:
