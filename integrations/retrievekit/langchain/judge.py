@@ -28,6 +28,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
+from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.judge.scorer import resolve_judge
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.trace import Trace
@@ -91,8 +92,9 @@ class JudgeCompressor(BaseDocumentCompressor):
         trace = Trace()
         out: list[Document] = []
         if docs:
-            texts = [object_text(o) for o in documents_to_objects(docs)]
-            probs = self._judge.score_relevance(query, texts, trace=trace)
+            objs = documents_to_objects(docs)
+            texts = [object_text(o) for o in objs]
+            probs = judge_relevance(self._judge, query, texts, trace=trace, refs=[[o.id] for o in objs])
             order = sorted(range(len(docs)), key=lambda i: (-float(probs[i]), i))[: self.top_n]
             for i in order:
                 src = docs[i]

@@ -33,6 +33,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
+from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.judge.scorer import resolve_judge
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.trace import Trace
@@ -128,8 +129,9 @@ class JudgeReranker(BaseNodePostprocessor):
         with self.callback_manager.event(CBEventType.RERANKING, payload=payload) as event:
             out: list[NodeWithScore] = []
             if nodes:
-                texts = [object_text(o) for o in nodes_to_objects([n.node for n in nodes])]
-                probs = self._judge.score_relevance(query, texts, trace=trace)
+                objs = nodes_to_objects([n.node for n in nodes])
+                texts = [object_text(o) for o in objs]
+                probs = judge_relevance(self._judge, query, texts, trace=trace, refs=[[o.id] for o in objs])
                 order = sorted(range(len(nodes)), key=lambda i: (-float(probs[i]), i))[: self.top_n]
                 for i in order:
                     src = nodes[i]
