@@ -298,31 +298,29 @@ def _cmd_report(args: argparse.Namespace) -> int:
     results = load_results(args.files)
     if args.curves:
         return _report_curves(args, results)
-    table = compare(results, metrics=args.metrics)
-    if args.out:
-        out = check_output_file(args.out)
-        out.write_text(table, encoding="utf-8")
-        print(f"wrote {out}")
-    else:
-        print(table, end="")
+    _emit_table(compare(results, metrics=args.metrics), args.out)
     if args.png:
         print(f"wrote {plot(results, args.png, metrics=args.metrics)}")
     return 0
+
+
+def _emit_table(table: str, out: str | None) -> None:
+    """Write a report table to ``out`` atomically (and say so), or print it."""
+    if not out:
+        print(table, end="")
+        return
+    from retrievekit.core.index.store import atomic_write_text
+
+    path = check_output_file(out)
+    atomic_write_text(path, table)
+    print(f"wrote {path}")
 
 
 def _report_curves(args: argparse.Namespace, results: list[dict[str, Any]]) -> int:
     from retrievekit.core.eval.curves import curves_markdown, plot_curves
 
     metric = args.metrics[0] if args.metrics else "ndcg@10"
-    table = curves_markdown(results, metric)
-    if args.out:
-        from retrievekit.core.index.store import atomic_write_text
-
-        out = check_output_file(args.out)
-        atomic_write_text(out, table)
-        print(f"wrote {out}")
-    else:
-        print(table, end="")
+    _emit_table(curves_markdown(results, metric), args.out)
     if args.png:
         print(f"wrote {plot_curves(results, args.png, metric)}")
     return 0
