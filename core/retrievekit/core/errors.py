@@ -32,7 +32,9 @@ __all__ = [
     "ModelIntegrityError",
     "ModelMismatchError",
     "RetrieveKitError",
+    "StoreUnavailableError",
     "ToolCallError",
+    "UnverifiedIndexWarning",
 ]
 
 
@@ -121,6 +123,26 @@ class IndexFormatError(RetrieveKitError, ValueError):
 
     Examples:
         >>> isinstance(IndexFormatError("not a retrievekit index"), ValueError)
+        True
+    """
+
+
+class StoreUnavailableError(RetrieveKitError, ConnectionError):
+    """A vector store server (e.g. a Chroma server) that cannot be reached, or did not answer within the timeout,
+    after the bounded retries. The message names the server and the operation.
+
+    Examples:
+        >>> issubclass(StoreUnavailableError, ConnectionError)
+        True
+    """
+
+
+class UnverifiedIndexWarning(UserWarning):
+    """An index folder (or Chroma collection) read without an integrity check: it was written by a retrievekit that
+    did not record checksums, or by another chromadb version. Building or saving it again adds the checks.
+
+    Examples:
+        >>> issubclass(UnverifiedIndexWarning, UserWarning)
         True
     """
 

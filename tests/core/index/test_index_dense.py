@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _chroma_server import chroma_server
 
-from retrievekit.core.errors import EmptyCorpusError, IndexFormatError, InvalidInputError
+from retrievekit.core.errors import EmptyCorpusError, IndexFormatError, InvalidInputError, UnverifiedIndexWarning
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.index.hybrid import HybridRetriever
@@ -65,7 +61,8 @@ def test_dense_persistent_round_trip_and_guards(tmp_path, minilm, small_corpus):
         DenseIndex.open(path, embedder=_Other())
     # incremental add, and duplicate ids are refused
     again.add([Passage(id="amazon", text="The Amazon river flows through Brazil.")])
-    assert len(DenseIndex.open(path, embedder=minilm)) == len(small_corpus) + 1
+    with pytest.warns(UnverifiedIndexWarning, match="add"):  # unsealed until again.close()
+        assert len(DenseIndex.open(path, embedder=minilm)) == len(small_corpus) + 1
     with pytest.raises(InvalidInputError, match="already in the index"):
         again.add([Passage(id="nile", text="dup")])
 
@@ -99,41 +96,11 @@ def test_hybrid_dense_plus_bm25(minilm, small_corpus):
     assert h.search("yellow fruit with potassium", k=1)[0].id == "banana"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.enable_socket
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_dense_over_a_chroma_server_on_loopback(tmp_path, minilm, small_corpus):
     """Start `chroma run` on 127.0.0.1 and use it through chromadb.HttpClient."""
-    import chromadb
-
-    chroma = Path(sys.executable).with_name("chroma")
-    if not chroma.exists():
-        pytest.skip("the chroma CLI is not installed next to this Python")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [str(chroma), "run", "--path", str(tmp_path / "srv"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        client = None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                client = chromadb.HttpClient(
-                    host="127.0.0.1", port=port, settings=chromadb.Settings(anonymized_telemetry=False)
-                )
-                client.heartbeat()
-                break
-            except Exception:
-                client = None
-                time.sleep(0.5)
-        assert client is not None, "chroma server did not come up"
+    with chroma_server(tmp_path / "srv") as (_, client, _port):
         idx = DenseIndex.build(small_corpus, client=client, collection_name="rk-server", embedder=minilm)
         assert idx.search("highest mountain", k=1)[0].id == "everest"
         reopened = DenseIndex.open(client=client, collection_name="rk-server", embedder=minilm)
@@ -143,6 +110,3 @@ def test_dense_over_a_chroma_server_on_loopback(tmp_path, minilm, small_corpus):
         client.create_collection("foreign-col")
         with pytest.raises(IndexFormatError, match="not written by retrievekit"):
             DenseIndex.open(client=client, collection_name="foreign-col", embedder=minilm)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)

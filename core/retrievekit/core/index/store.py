@@ -29,12 +29,14 @@ import shutil
 import socket
 import tempfile
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.errors import IndexFormatError, InvalidInputError, UnverifiedIndexWarning
+from retrievekit.core.index.checksums import folder_checksums, verify_checksums
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
@@ -193,14 +195,22 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def write_manifest(folder: Path, fmt: str, version: int, fields: dict[str, Any]) -> None:
-    """Write ``manifest.json`` with the format name/version and extra fields.
+def write_manifest(
+    folder: Path, fmt: str, version: int, fields: dict[str, Any], *, exclude: Iterable[str] = (), checksums: bool = True
+) -> None:
+    """Write ``manifest.json`` with the format name/version, extra fields, and the sha256 of every other file in
+    ``folder`` (``"checksums"``, which :func:`read_manifest` verifies before anything reads the folder).
+
+    Call it last, once every file of the folder is written. ``exclude`` lists relative paths not to checksum (a
+    database whose engine rewrites its bytes on open and that the caller hashes by content instead);
+    ``checksums=False`` records none (a folder that is being changed in place and is sealed again later).
 
     Examples:
         >>> import tempfile, pathlib
         >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "objects.jsonl").write_text("")
         >>> write_manifest(d, "bm25", 1, {}); sorted(json.loads((d / MANIFEST).read_text()))
-        ['format', 'format_version', 'retrievekit_version']
+        ['checksums', 'format', 'format_version', 'retrievekit_version']
     """
     data = {
         "format": f"retrievekit.{fmt}",
@@ -208,6 +218,8 @@ def write_manifest(folder: Path, fmt: str, version: int, fields: dict[str, Any])
         "retrievekit_version": _package_version(),
         **fields,
     }
+    if checksums:
+        data["checksums"] = folder_checksums(folder, exclude=[MANIFEST, *exclude])
     atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
 
 
@@ -248,8 +260,12 @@ def read_versioned_json(path: Path, *, want: str, max_version: int, kind: str) -
     return data
 
 
-def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int) -> dict[str, Any]:
-    """Read and check a manifest; raise :class:`IndexFormatError` if missing, foreign, corrupt or too new.
+def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int, *, verify: bool = True) -> dict[str, Any]:
+    """Read and check a manifest; raise :class:`IndexFormatError` if missing, foreign, corrupt or too new, or when
+    a file the manifest lists is missing or does not match its recorded sha256 (``verify=False`` skips that read).
+
+    A folder written before retrievekit recorded checksums (no ``"checksums"`` field) is read with a
+    :class:`UnverifiedIndexWarning`: save it again to add them.
 
     Examples:
         >>> import tempfile
@@ -264,7 +280,18 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int) ->
     mpath = folder / MANIFEST
     if not mpath.is_file():
         raise IndexFormatError(f"{folder} is not a retrievekit index folder (no {MANIFEST})")
-    return read_versioned_json(mpath, want=f"retrievekit.{fmt}", max_version=max_version, kind="index")
+    data = read_versioned_json(mpath, want=f"retrievekit.{fmt}", max_version=max_version, kind="index")
+    if verify:
+        if "checksums" in data:
+            verify_checksums(folder, data["checksums"])
+        else:
+            warnings.warn(
+                f"{folder} was written without checksums (retrievekit {data.get('retrievekit_version')}): its files "
+                "cannot be verified; save or build it again to add them",
+                UnverifiedIndexWarning,
+                stacklevel=3,
+            )
+    return data
 
 
 def object_json(obj: DataObject) -> str:

@@ -230,7 +230,8 @@ def save_trained_model(model: Any, tokenizer: Any, folder: str | os.PathLike[str
 
 
 def write_model_manifest(folder: str | os.PathLike[str], manifest: ModelManifest) -> Path:
-    """Write ``manifest`` into the trained-model ``folder`` atomically (a crash leaves the old manifest intact).
+    """Write ``manifest`` into the trained-model ``folder`` atomically (a crash leaves the old manifest intact),
+    with the sha256 of every other file in the folder (``"checksums"``, verified by :func:`read_model_manifest`).
 
     Used after training to add what is only known then (a judge's Platt parameters) to a saved model.
 
@@ -242,8 +243,11 @@ def write_model_manifest(folder: str | os.PathLike[str], manifest: ModelManifest
     """
     if not isinstance(manifest, ModelManifest):
         raise InvalidInputError(f"manifest must be a ModelManifest, got {type(manifest).__name__}")
+    from retrievekit.core.index.checksums import folder_checksums
+
     path = Path(folder) / MANIFEST_NAME
-    atomic_write_text(path, json.dumps(manifest.to_dict(), indent=2, sort_keys=True))
+    data = {**manifest.to_dict(), "checksums": folder_checksums(folder, exclude=[MANIFEST_NAME])}
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
     return path
 
 
@@ -274,10 +278,12 @@ def resolve_model_dir(folder: str | os.PathLike[str]) -> Path:
 
 
 def read_model_manifest(folder: str | os.PathLike[str]) -> ModelManifest:
-    """Read and check the manifest of a trained model (``folder`` or ``folder/model``).
+    """Read and check the manifest of a trained model (``folder`` or ``folder/model``), and the folder's files
+    against the checksums it records (a folder saved before checksums is read with an ``UnverifiedIndexWarning``).
 
     Raises:
-        IndexFormatError: missing, corrupt, foreign format, or a newer format version than this retrievekit reads.
+        IndexFormatError: missing, corrupt, foreign format, a newer format version than this retrievekit reads, or a
+            file that is missing or differs from its recorded checksum.
 
     Examples:
         >>> import tempfile, pathlib, json
@@ -293,10 +299,29 @@ def read_model_manifest(folder: str | os.PathLike[str]) -> ModelManifest:
     from retrievekit.core.index.store import read_versioned_json
 
     data = read_versioned_json(path, want=FORMAT, max_version=VERSION, kind="folder")
+    _verify_model_files(mdir, data)
     try:
         return ModelManifest.from_dict(data)
     except InvalidInputError as e:
         raise IndexFormatError(f"{path} is corrupt: {e}") from e
+
+
+def _verify_model_files(mdir: Path, data: Mapping[str, Any]) -> None:
+    """Check a model folder's files against its manifest's checksums; warn when it records none."""
+    import warnings
+
+    from retrievekit.core.errors import UnverifiedIndexWarning
+    from retrievekit.core.index.checksums import verify_checksums
+
+    if "checksums" in data:
+        verify_checksums(mdir, data["checksums"])
+        return
+    warnings.warn(
+        f"{mdir} was saved without checksums (retrievekit {data.get('retrievekit_version')}): its files cannot be "
+        "verified; save the model again to add them",
+        UnverifiedIndexWarning,
+        stacklevel=4,
+    )
 
 
 def load_trained_model(

@@ -1,0 +1,153 @@
+"""Content checksums for index folders: recorded in the manifest at write time, verified before anything reads.
+
+A bit flip in a stored array gives wrong scores on every query; one in a file a native library reads (Chroma's
+HNSW segment, its SQLite database) can abort or crash the process, which no ``except`` can catch. So every index
+folder records the sha256 of each stored file in its manifest (``"checksums": {relative path: hex}``), and
+:func:`verify_checksums` runs before the files are parsed: a missing, truncated or altered file raises
+:class:`~retrievekit.core.errors.IndexFormatError` naming it.
+
+A SQLite database is a special case: the engine that owns it writes bookkeeping rows on every open (Chroma records
+each writer in ``acquire_write``), so its bytes change while its content does not. :func:`sqlite_digest` hashes the
+content instead: the rows of every ordinary table except those bookkeeping tables, read through Python's own
+``sqlite3`` in read-only mode after ``PRAGMA quick_check`` (which reports a damaged page as an error, where a native
+reader may abort).
+
+Examples:
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.npy").write_bytes(b"abc")
+    >>> sums = folder_checksums(d)
+    >>> verify_checksums(d, sums)
+    >>> _ = (d / "a.npy").write_bytes(b"abd")
+    >>> verify_checksums(d, sums)
+    Traceback (most recent call last):
+    ...
+    retrievekit.core.errors.IndexFormatError: ... is damaged: a.npy does not match its recorded checksum ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from retrievekit.core.errors import IndexFormatError
+
+__all__ = ["file_sha256", "folder_checksums", "sqlite_digest", "verify_checksums"]
+
+_CHUNK = 1 << 20
+SKIPPED_SUFFIXES = ("-wal", "-shm", "-journal")
+"""SQLite's transient side files: not content, never checksummed."""
+VOLATILE_TABLES = frozenset({"acquire_write", "maintenance_log"})
+"""Chroma's bookkeeping tables, written on every open: left out of :func:`sqlite_digest`."""
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB chunks.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "f"
+        >>> _ = p.write_bytes(b"")
+        >>> file_sha256(p)[:12]
+        'e3b0c44298fc'
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def folder_checksums(folder: str | os.PathLike[str], *, exclude: Iterable[str] = ("manifest.json",)) -> dict[str, str]:
+    """The sha256 of every file under ``folder`` (recursively), keyed by its ``/``-separated relative path.
+
+    ``exclude`` lists relative paths left out (the manifest that will hold the result, a database hashed by
+    content); SQLite's transient ``-wal``/``-shm``/``-journal`` files are always left out.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> (d / "sub").mkdir(); _ = (d / "sub" / "x").write_text("x"); _ = (d / "manifest.json").write_text("{}")
+        >>> list(folder_checksums(d))
+        ['sub/x']
+    """
+    root, skip = Path(folder), set(exclude)
+    out: dict[str, str] = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and rel not in skip and not rel.endswith(SKIPPED_SUFFIXES):
+            out[rel] = file_sha256(p)
+    return out
+
+
+def verify_checksums(folder: str | os.PathLike[str], recorded: Mapping[str, str]) -> None:
+    """Check every file ``recorded`` lists against its checksum; :class:`IndexFormatError` naming the first file
+    that is missing or differs. Files not listed are ignored (what the engine writes later, e.g. SQLite's WAL).
+
+    Examples:
+        >>> import tempfile
+        >>> verify_checksums(tempfile.mkdtemp(), {"objects.jsonl": "00"})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ... is damaged: objects.jsonl is missing ...
+    """
+    root = Path(folder)
+    if not isinstance(recorded, Mapping):
+        raise IndexFormatError(f"{root}: the manifest's checksums are corrupt (not a mapping)")
+    for rel, want in sorted(recorded.items()):
+        path = root / rel
+        if not path.is_file():
+            raise IndexFormatError(f"{root} is damaged: {rel} is missing (the index was written with it); rebuild it")
+        if file_sha256(path) != want:
+            raise IndexFormatError(
+                f"{root} is damaged: {rel} does not match its recorded checksum (changed or corrupted on disk "
+                "since it was written); rebuild the index"
+            )
+
+
+def sqlite_digest(path: str | os.PathLike[str], *, volatile: Iterable[str] = VOLATILE_TABLES) -> str:
+    """A sha256 of a SQLite database's content: every row of every ordinary table but ``volatile``, in a fixed order.
+
+    The database is opened read-only through Python's ``sqlite3`` and checked with ``PRAGMA quick_check`` first; a
+    file that is not a database, or a damaged one, raises :class:`IndexFormatError` instead of reaching a native
+    reader that could abort the process.
+
+    Examples:
+        >>> import tempfile, pathlib, sqlite3
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "db.sqlite3"
+        >>> con = sqlite3.connect(p); _ = con.execute("create table t (a, b)"); con.commit()
+        >>> before = sqlite_digest(p)
+        >>> _ = con.execute("insert into t values (1, 'x')"); con.commit(); con.close()
+        >>> sqlite_digest(p) == before
+        False
+    """
+    path = Path(path)
+    skip = set(volatile)
+    h = hashlib.sha256()
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        raise IndexFormatError(f"{path} cannot be opened as a SQLite database: {e}") from e
+    try:
+        check = con.execute("PRAGMA quick_check").fetchall()
+        if check != [("ok",)]:
+            raise IndexFormatError(f"{path} is damaged: SQLite's quick_check reports {check[0][0]!r}; rebuild it")
+        tables = con.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).fetchall()
+        for name, sql in tables:
+            if name in skip or (sql or "").upper().startswith("CREATE VIRTUAL"):
+                continue
+            ncols = len(con.execute(f'SELECT * FROM "{name}" LIMIT 0').description)
+            order = ", ".join(str(i + 1) for i in range(ncols))
+            h.update(f"\x00table {name}\x00".encode())
+            for row in con.execute(f'SELECT * FROM "{name}" ORDER BY {order}'):
+                h.update(repr(row).encode("utf-8", "surrogatepass"))
+    except sqlite3.Error as e:
+        raise IndexFormatError(f"{path} is damaged: SQLite cannot read it ({e}); rebuild it") from e
+    finally:
+        con.close()
+    return h.hexdigest()

@@ -1,0 +1,106 @@
+"""Dense indexes on a real Chroma server (``chroma run`` on loopback): all-or-nothing builds (#15 item 2) and a
+finite timeout with typed errors for a frozen or stopped server (#15 item 11)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from _chroma_server import chroma_server
+
+from retrievekit.core.errors import IndexFormatError, StoreUnavailableError
+from retrievekit.core.index.dense import DenseIndex
+from retrievekit.core.types import Passage
+
+pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
+
+_BUILD_IN_CHILD = textwrap.dedent(
+    """
+    import sys, chromadb
+    from retrievekit.core.index.dense import DenseIndex
+    from retrievekit.core.index.embeddings import MiniLMEmbedder
+    from retrievekit.core.types import Passage
+
+    class Announcing:  # the real MiniLM, printing a line after each batch so the parent knows when to kill us
+        def __init__(self, inner):
+            self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        def embed_query(self, text):
+            return self.inner.embed_query(text)
+        def embed_documents(self, texts, **kw):
+            out = self.inner.embed_documents(texts)
+            print("BATCH", flush=True)
+            return out
+
+    client = chromadb.HttpClient(
+        host="127.0.0.1", port=int(sys.argv[1]), settings=chromadb.Settings(anonymized_telemetry=False)
+    )
+    objs = [Passage(id=f"new{i}", text=f"replacement passage number {i}") for i in range(2000)]
+    DenseIndex.build(objs, client=client, collection_name="rk-live", embedder=Announcing(MiniLMEmbedder.default()),
+                     batch_size=40, overwrite=True)
+    print("DONE", flush=True)
+    """
+)
+
+
+def _names(client) -> set[str]:
+    return {c.name if hasattr(c, "name") else c for c in client.list_collections()}
+
+
+def test_a_build_killed_part_way_never_replaces_the_index(tmp_path, minilm, small_corpus):
+    with chroma_server(tmp_path / "srv") as (_, client, port):
+        DenseIndex.build(small_corpus, client=client, collection_name="rk-live", embedder=minilm)
+        child = subprocess.Popen(
+            [sys.executable, "-c", _BUILD_IN_CHILD, str(port)], stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        batches = 0
+        assert child.stdout is not None
+        for line in child.stdout:
+            batches += line.startswith("BATCH")
+            if batches == 5:  # 200 of 2,000 objects sent: kill the build part-way
+                child.kill()
+                break
+        child.wait()
+        assert batches == 5, "the child build ended before it could be killed"
+        old = DenseIndex.open(client=client, collection_name="rk-live", embedder=minilm)
+        assert len(old) == len(small_corpus) and old.search("highest mountain", k=1)[0].id == "everest"
+        (orphan,) = [n for n in _names(client) if "-rk-building-" in n]
+        with pytest.raises(IndexFormatError, match="never finished"):
+            DenseIndex.open(client=client, collection_name=orphan, embedder=minilm)
+
+
+def test_overwrite_swaps_in_a_complete_collection(tmp_path, minilm, small_corpus):
+    with chroma_server(tmp_path / "srv") as (_, client, _port):
+        DenseIndex.build(small_corpus, client=client, collection_name="rk-live", embedder=minilm)
+        new = [Passage(id="k2", text="K2 is the second highest mountain on Earth.")]
+        DenseIndex.build(new, client=client, collection_name="rk-live", embedder=minilm, overwrite=True)
+        assert _names(client) == {"rk-live"}  # no temporary or old collection left behind
+        idx = DenseIndex.open(client=client, collection_name="rk-live", embedder=minilm)
+        assert len(idx) == 1 and idx.search("mountain", k=5)[0].id == "k2"
+
+
+def test_count_mismatch_on_the_server_is_refused(tmp_path, minilm, small_corpus):
+    with chroma_server(tmp_path / "srv") as (_, client, _port):
+        DenseIndex.build(small_corpus, client=client, collection_name="rk-live", embedder=minilm)
+        client.get_collection("rk-live").delete(ids=["everest"])  # objects lost behind retrievekit's back
+        with pytest.raises(IndexFormatError, match="marked complete with 6"):
+            DenseIndex.open(client=client, collection_name="rk-live", embedder=minilm)
+
+
+def test_frozen_then_stopped_server_raise_typed_errors(tmp_path, minilm, small_corpus):
+    with chroma_server(tmp_path / "srv") as (proc, client, _port):
+        DenseIndex.build(small_corpus, client=client, collection_name="rk-live", embedder=minilm)
+        idx = DenseIndex.open(client=client, collection_name="rk-live", embedder=minilm, timeout=1.0, retries=1)
+        proc.send_signal(signal.SIGSTOP)  # frozen: it accepts connections but never answers
+        try:
+            with pytest.raises(StoreUnavailableError, match=r"did not answer count within 1.0 s \(2 tries\)"):
+                idx.search("highest mountain", k=1)
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        assert idx.search("highest mountain", k=1)[0].id == "everest"  # recovers once the server answers
+        proc.terminate()
+        proc.wait(timeout=60)
+        with pytest.raises(StoreUnavailableError, match="cannot reach http://127.0.0.1"):
+            idx.search("highest mountain", k=1)
