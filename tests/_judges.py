@@ -59,7 +59,7 @@ class PromptScorer(ChatLLMBase):
         self.calls += 1
         text = prompt if isinstance(prompt, str) else prompt[-1].content
         query = _words(re.search(r"Query: (.*)", text).group(1))
-        items = re.findall(r"^\[(\d+)\] (.*)$", text, flags=re.M)
+        items = re.findall(r'^<data id="(\d+)">(.*)</data>$', text, flags=re.M)
         scores = [min(100, 100 * len(query & _words(t)) // max(1, len(query))) for _, t in items]
         out = json.dumps({"scores": scores})
         self._record(trace, len(text) // 4, len(out) // 4)

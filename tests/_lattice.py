@@ -38,7 +38,7 @@ class KeywordLLM(ChatLLMBase):
             out = self.replies.pop(0)
         elif "Query:" in text:
             query = _words(re.search(r"Query: (.*)", text).group(1))
-            items = re.findall(r"^\[(\d+)\] (.*)$", text, flags=re.M)
+            items = re.findall(r'^<data id="(\d+)">(.*)</data>$', text, flags=re.M)
             self.slate_sizes.append(len(items))
             scores = [min(100, 100 * len(query & _words(t)) // max(1, len(query))) for _, t in items]
             if self.fmt == "list":

@@ -47,7 +47,7 @@ class LatticeRetriever(RetrieveKitRetriever):
         >>> from retrievekit.core.types import Passage
         >>> class Like(ChatLLMBase):  # a stand-in chat LLM; items mentioning "sun" score 90
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
         ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
         >>> tree = SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")])
         >>> r = LatticeRetriever(retriever=Lattice(tree, Like()), k=5)

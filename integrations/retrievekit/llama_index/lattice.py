@@ -7,7 +7,7 @@ Examples:
     >>> from retrievekit.core.llm.protocol import Completion
     >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: LocalLM.load("smollm2")); "blood" scores 90
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
     ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "blood" in l else "10" for l in items))
     >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
     ...     name, dim = "ones", 2
@@ -58,7 +58,7 @@ class LatticeRetriever(RetrieveKitRetriever):
         >>> from retrievekit.core.types import Passage
         >>> class Like(ChatLLMBase):  # a stand-in chat LLM; items mentioning "sun" score 90
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
         ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
         >>> tree = SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")])
         >>> r = LatticeRetriever(Lattice(tree, Like()), similarity_top_k=2)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from retrievekit.core.llm.untrusted import label
 from retrievekit.core.types import DataObject, Passage, Table  # noqa: F401  (used by the examples)
 
 __all__ = [
@@ -82,7 +83,9 @@ def object_name(obj: DataObject, max_chars: int = 60) -> str:
 
 
 def unique_names(objs: Sequence[DataObject], max_chars: int = 60) -> list[str]:
-    """Display names made unique within ``objs`` (a repeat gets `` #2``, `` #3`` ...).
+    """Display names made unique within ``objs`` (a repeat gets `` #2``, `` #3`` ...), as safe data-block ids
+    (:func:`~retrievekit.core.llm.untrusted.label`: no quote, angle bracket, brace or ``[n]`` marker a title could
+    use to break out of its block).
 
     Examples:
         >>> unique_names([Passage(id="a", text="x", title="T"), Passage(id="b", text="y", title="T")])
@@ -91,7 +94,7 @@ def unique_names(objs: Sequence[DataObject], max_chars: int = 60) -> list[str]:
     out: list[str] = []
     taken: set[str] = set()
     for o in objs:
-        base = object_name(o, max_chars)
+        base = label(object_name(o, max_chars))
         name, n = base, 2
         while name.lower() in taken:
             name, n = f"{base} #{n}", n + 1

@@ -34,14 +34,15 @@ from retrievekit.core.arm.serialize import serialize_object
 from retrievekit.core.errors import ConstraintError, RetrieveKitError
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.llm.protocol import RelevanceJudge
+from retrievekit.core.llm.untrusted import DATA_RULE, fence, neutralize
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
 __all__ = ["VERIFY_PROMPT", "NameGrammar", "Verdict", "build_prompt", "verify_draft"]
 
 VERIFY_PROMPT = (
-    "Candidate objects:\n{objects}\n{connections}\nQuestion: {question}\n"
-    "Which objects are needed to answer the question? Name the minimum number of objects.\nObjects:"
+    "{rule}\nCandidate objects:\n{objects}\n{connections}\nQuestion: {question}\n"
+    "Which objects are needed to answer the question? Name the minimum number of objects by their ids.\nObjects:"
 )
 SEP = ";"
 JUDGE_LOGPROB_FLOOR = 1e-6
@@ -173,23 +174,22 @@ def build_prompt(
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> print(build_prompt("Q?", [Passage(id="a", text="x", title="A")], ["A"], []))
+        >>> print(build_prompt("Q?", [Passage(id="a", text="x", title="A")], ["A"], [])[len(DATA_RULE) + 1 :])
         Candidate objects:
-        [A]
-        A
-        x
+        <data id="A">A
+        x</data>
         <BLANKLINE>
         Question: Q?
-        Which objects are needed to answer the question? Name the minimum number of objects.
+        Which objects are needed to answer the question? Name the minimum number of objects by their ids.
         Objects:
     """
     bodies = [serialize_object(o, question, rows=rows, chars=chars) for o in objs]
     if max_chars is not None and objs and sum(len(b) for b in bodies) > max_chars:
         per = max(80, max_chars // len(objs))  # an even share per object (a wide table is cut, a passage kept)
         bodies = [b if len(b) <= per else b[: per - 3].rstrip() + "..." for b in bodies]
-    blocks = [f"[{n}]\n{b}" for n, b in zip(names, bodies, strict=True)]
-    conn = "Connections:\n" + "\n".join(f"- {c}" for c in connections) + "\n" if connections else ""
-    return VERIFY_PROMPT.format(objects="\n".join(blocks), connections=conn, question=question)
+    blocks = fence(bodies, ids=list(names))
+    conn = "Connections:\n" + "\n".join(f"- {neutralize(c)}" for c in connections) + "\n" if connections else ""
+    return VERIFY_PROMPT.format(rule=DATA_RULE, objects=blocks, connections=conn, question=question)
 
 
 def verify_draft(

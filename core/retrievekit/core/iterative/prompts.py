@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from retrievekit.core.llm.untrusted import DATA_RULE
+
 __all__ = [
     "ACTION_KINDS",
     "ANSWER_PROMPT",
@@ -34,14 +36,16 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
     ),
     "chunk_delete": (
         "Remove chunks that do not help answer the question from the working set. `ids` are chunk ids exactly as "
-        "shown in square brackets."
+        "shown as the id of their data blocks."
     ),
 }
 """Descriptions of the two tools, shown to the model through ``bind_tools``."""
 
 SYSTEM_PROMPT = (
     "You answer questions by searching a document collection. You see the question and a working set of "
-    "retrieved chunks, each marked with its [id]. Each turn, do one thing: call chunk_search with a short query "
+    "retrieved chunks, each in a data block tagged with its id. "
+    + DATA_RULE
+    + " Each turn, do one thing: call chunk_search with a short query "
     "to find a missing fact, call chunk_delete with the ids of chunks that are irrelevant, or give the final "
     "answer (a few words) when the working set contains it. Multi-hop questions need one search per hop."
 )
@@ -49,7 +53,9 @@ SYSTEM_PROMPT = (
 
 SYSTEM_PROMPT_NO_DELETE = (
     "You answer questions by searching a document collection. You see the question and a working set of "
-    "retrieved chunks, each marked with its [id]. Each turn, do one thing: call chunk_search with a short query "
+    "retrieved chunks, each in a data block tagged with its id. "
+    + DATA_RULE
+    + " Each turn, do one thing: call chunk_search with a short query "
     "to find a missing fact, or give the final answer (a few words) when the working set contains it. "
     "Multi-hop questions need one search per hop."
 )
@@ -57,7 +63,7 @@ SYSTEM_PROMPT_NO_DELETE = (
 
 ANSWER_PROMPT = (
     "Answer the question using only the passages below. Reply with the answer only: a few words, no sentence, "
-    "no explanation. If the passages do not contain it, give your best guess."
+    "no explanation. If the passages do not contain it, give your best guess. " + DATA_RULE
 )
 """System prompt of the answer node."""
 

@@ -22,6 +22,7 @@ from typing import Any, TypedDict
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.tokens import estimate_tokens
+from retrievekit.core.llm.untrusted import fence_one, label
 from retrievekit.core.trace import JudgedBatch, Trace
 from retrievekit.core.types import ScoredHit
 
@@ -150,10 +151,11 @@ def delete_chunks(working: Sequence[Chunk], ids: Iterable[str]) -> DeleteResult:
         >>> [c["id"] for c in r.chunks], r.removed, r.unknown
         (['b'], ['c', 'a'], ['q'])
     """
-    wanted = list(dict.fromkeys(str(i) for i in ids))
-    present = {c["id"] for c in working}
-    removed = [i for i in wanted if i in present]
-    unknown = [i for i in wanted if i not in present]
+    present = {label(c["id"]): c["id"] for c in working}  # the id as the prompt shows it (see render_working_set)
+    present.update({c["id"]: c["id"] for c in working})
+    named = list(dict.fromkeys(str(i) for i in ids))
+    removed = list(dict.fromkeys(present[i] for i in named if i in present))
+    unknown = [i for i in named if i not in present]
     drop = set(removed)
     return DeleteResult(chunks=[c for c in working if c["id"] not in drop], removed=removed, unknown=unknown)
 
@@ -169,11 +171,12 @@ def context_tokens(chunks: Iterable[Chunk], counter: Callable[[str], int] = esti
 
 
 def render_working_set(chunks: Sequence[Chunk], *, max_chars_per_chunk: int | None = 600) -> str:
-    """The working set as prompt text: one ``[id] title: text`` paragraph per chunk (long texts cut with "...").
+    """The working set as prompt text: one fenced ``<data id="...">title: text</data>`` block per chunk (long texts
+    cut with "..."; document text neutralised, see :mod:`retrievekit.core.llm.untrusted`).
 
     Examples:
         >>> print(render_working_set([make_chunk("a", "Paris is in France.", title="Paris")]))
-        [a] Paris: Paris is in France.
+        <data id="a">Paris: Paris is in France.</data>
         >>> render_working_set([])
         '(empty: nothing retrieved yet)'
     """
@@ -184,8 +187,8 @@ def render_working_set(chunks: Sequence[Chunk], *, max_chars_per_chunk: int | No
         text = " ".join(c["text"].split())
         if max_chars_per_chunk is not None and len(text) > max_chars_per_chunk:
             text = text[: max(0, max_chars_per_chunk - 3)].rstrip() + "..."
-        head = f"[{c['id']}] {c['title']}: " if c["title"] and c["title"] != c["id"] else f"[{c['id']}] "
-        lines.append(head + text)
+        head = f"{c['title']}: " if c["title"] and c["title"] != c["id"] else ""
+        lines.append(fence_one(head + text, c["id"]))
     return "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ Examples:
     >>> from retrievekit.core.llm.protocol import Completion
     >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: LocalLM.load(llm_name)); "sun" scores 90
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
     ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
     >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
     ...     name, dim = "ones", 2
@@ -362,7 +362,7 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
         >>> from retrievekit.core.llm.protocol import Completion
         >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: --llm smollm2); "sun" scores 90
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
         ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
         >>> docs = [Passage(id="a", text="sun or rain"), Passage(id="b", text="rain, rain")]
         >>> r = build_llm_rerank(MethodContext(corpus=docs, llm=Like(), options={"calls": "1", "first_stage": "bm25"}))

@@ -1,6 +1,8 @@
 """Scoring a slate: the prompt, the JSON reply schema, and what happens to bad replies.
 
-The LLM sees the query and the candidates as numbered items ``[1] text`` and answers JSON:
+The LLM sees the query and the candidates as numbered data blocks ``<data id="1">text</data>`` (document text is
+fenced and neutralised, and the prompt says it is data, never instructions: :mod:`retrievekit.core.llm.untrusted`)
+and answers JSON:
 
 * ``reply_format="list"`` (default, compact): ``{"scores": [s1, ..., sn]}``, one integer ``0..score_max`` per item
   in item order; the schema fixes the length, so a schema-constrained local model (Outlines) always answers
@@ -45,18 +47,19 @@ from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
+from retrievekit.core.llm.untrusted import DATA_RULE, fence
 from retrievekit.core.trace import Trace
 
 __all__ = ["SlateScorer", "SlateScores", "build_prompt", "cosine_fallback", "reply_schema"]
 
 INTERNAL_TASK = (
-    "You navigate a tree of topics to find documents relevant to a search query. Each numbered item below is a "
-    "topic summary. Score each item from 0 to {max} by how likely it contains documents relevant to the query."
+    "You navigate a tree of topics to find documents relevant to a search query. Each numbered data block below is "
+    "a topic summary. Score each block from 0 to {max} by how likely it contains documents relevant to the query."
 )
 LEAF_TASK = (
-    "You judge documents for a search query. Score each numbered document from 0 to {max} by how relevant it is to "
-    "the query. A document is relevant only if, read alone, it substantively answers or supports the query; "
-    "titles, headings and tables of contents get low scores."
+    "You judge documents for a search query. Score each numbered data block (a document) from 0 to {max} by how "
+    "relevant it is to the query. A document is relevant only if, read alone, it substantively answers or supports "
+    "the query; titles, headings and tables of contents get low scores."
 )
 
 
@@ -80,24 +83,24 @@ def reply_schema(n: int, config: LatticeConfig) -> dict[str, Any]:
 
 
 def build_prompt(query: str, texts: Sequence[str], *, leaf: bool, config: LatticeConfig) -> str:
-    """The scoring prompt: task, optional relevance definition, query, numbered candidates, reply format.
+    """The scoring prompt: task, optional relevance definition, query, the rule that block text is data, the
+    candidates as fenced, numbered data blocks, reply format.
 
     Examples:
         >>> print(build_prompt("q?", ["alpha", "beta"], leaf=True, config=LatticeConfig(score_max=9)).splitlines()[-3])
-        [1] alpha
+        <data id="1">alpha</data>
     """
     task = (LEAF_TASK if leaf else INTERNAL_TASK).format(max=config.score_max)
     lines = [task]
     if config.relevance_definition:
         lines.append("Relevance: " + config.relevance_definition)
     lines.append(f"Query: {query}")
-    lines.append("Items:")
-    for i, t in enumerate(texts, 1):
-        lines.append(f"[{i}] {_clip(t, config.max_candidate_chars)}")
+    lines.append(DATA_RULE)
+    lines.append(fence([_clip(t, config.max_candidate_chars) for t in texts], start=1))
     if config.reply_format == "list":
-        lines.append(f'Answer {{"scores": [...]}} with {len(texts)} integers, one per item in order.')
+        lines.append(f'Answer {{"scores": [...]}} with {len(texts)} integers, one per block in id order.')
     else:
-        lines.append('Answer {"scores": [[item number, score], ...]}.')
+        lines.append('Answer {"scores": [[block id, score], ...]}.')
     return "\n".join(lines)
 
 

@@ -23,7 +23,7 @@ Examples:
     >>> from retrievekit.core.llm.protocol import Completion
     >>> class Like(ChatLLMBase):  # scores 90 for items mentioning "sun", else 10
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
     ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
     >>> tree = SemanticTree.flat([Passage(id="a", text="sun power"), Passage(id="b", text="wind")])
     >>> [h.id for h in LatticeSearcher(tree, Like()).search("solar", k=2)]
@@ -264,7 +264,7 @@ class LatticeSearcher:
             >>> from retrievekit.core.llm.protocol import Completion
             >>> class Like(ChatLLMBase):  # scores 90 for items mentioning "sun", else 10
             ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-            ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("[")]
+            ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
             ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
             >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="sunny"), Passage(id="c", text="rain")]
             >>> [h.id for h in LatticeSearcher(SemanticTree.flat(docs), Like()).search("solar", k=5, excluded_ids={"a"})]

@@ -30,6 +30,7 @@ from typing import Any
 from retrievekit.core.errors import LLMOutputError, RetrieveKitError
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
+from retrievekit.core.llm.untrusted import DATA_RULE, fence
 from retrievekit.core.spans import trimmed_spans
 from retrievekit.core.trace import Trace
 
@@ -47,9 +48,10 @@ its constrained-decoding index once, not once per chunk length."""
 
 _PROMPT = (
     "Question: {question}\n\n"
-    "Below are the numbered sentences of one passage. Return the numbers of the sentences needed to answer the "
-    "question (keep definitions and conditions they depend on). Return all numbers if unsure.\n\n{sentences}\n\n"
-    'Reply as JSON: {{"keep": [numbers]}}'
+    "Below are the sentences of one passage, each in a numbered data block. Return the ids of the blocks needed to "
+    "answer the question (keep definitions and conditions they depend on). Return all ids if unsure.\n"
+    "{rule}\n\n{sentences}\n\n"
+    'Reply as JSON: {{"keep": [block ids]}}'
 )
 
 
@@ -131,11 +133,10 @@ class SentenceCropper:
         """The cropping prompt for ``sentences``.
 
         Examples:
-            >>> "[1] b" in SentenceCropper(None).prompt("q", ["a", "b"])  # type: ignore[arg-type]
+            >>> '<data id="1">b</data>' in SentenceCropper(None).prompt("q", ["a", "b"])  # type: ignore[arg-type]
             True
         """
-        numbered = "\n".join(f"[{i}] {s}" for i, s in enumerate(sentences))
-        return _PROMPT.format(question=question, sentences=numbered)
+        return _PROMPT.format(question=question, rule=DATA_RULE, sentences=fence(sentences, start=0))
 
     def crop(self, question: str, text: str, *, trace: Trace | None = None, chunk_id: str = "") -> CropResult:
         """Ask the LLM which sentences to keep; fall back to ``text`` unchanged (and say why) on any bad reply.
