@@ -40,6 +40,7 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ from retrievekit.core.arm.base import fuse_scores, top_k
 from retrievekit.core.arm.compatibility import compatibility
 from retrievekit.core.arm.config import ArmConfig
 from retrievekit.core.arm.drafts import expand
+from retrievekit.core.arm.keyword_cache import KeywordCache
 from retrievekit.core.arm.keywords import KeywordAlignment, align_keywords, has_scoring
 from retrievekit.core.arm.mip import relevance_top_k, solve_mip
 from retrievekit.core.arm.ngrams import NGramIndex
@@ -98,6 +100,8 @@ class Arm:
         dense: a dense index with ``search`` and ``embedder`` (default: an in-memory ``DenseIndex``).
         bm25: a :class:`~retrievekit.core.index.bm25.BM25Index` (default: built over ``corpus``).
         embedder: embeds cells and headers (default: the dense index's embedder).
+        keyword_cache: a :class:`~retrievekit.core.arm.keyword_cache.KeywordCache`: keyword alignments are read
+            from it when present and stored after decoding (a sweep then decodes each question once).
 
     Attributes:
         returns_set: True unless ``config.fill_to_k`` (``retrievekit bench`` then scores set F1).
@@ -125,8 +129,10 @@ class Arm:
         dense: Retriever | None = None,
         bm25: BM25Index | None = None,
         embedder: Any = None,
+        keyword_cache: KeywordCache | None = None,
     ) -> None:
         self.corpus = check_corpus(corpus)
+        self.keyword_cache = keyword_cache
         self.config = config or ArmConfig()
         self.llm = llm
         self.scoring = has_scoring(llm)
@@ -196,6 +202,13 @@ class Arm:
         if self.llm is None:
             trace.note("no_llm", "no LLM given: keyword alignment skipped")
             return KeywordAlignment([], {}, "off")
+        key = None
+        if self.keyword_cache is not None:
+            key = self.keyword_cache.key(query, [o.id for o in vocab], self._alignment_settings())
+            cached = self.keyword_cache.get(key)
+            if cached is not None:
+                trace.count("arm_keyword_cache_hits")
+                return cached
         index = NGramIndex.from_texts(
             ((o.id, serialize_object(o, query, rows=cfg.view_rows, chars=2000)) for o in vocab), cfg.ngram_max
         )
@@ -221,7 +234,16 @@ class Arm:
             keywords=list(out.keywords),
             ngrams={kw: list(v) for kw, v in out.ngrams.items()},
         )
+        if key is not None and self.keyword_cache is not None and not out.fallback:
+            self.keyword_cache.put(key, out)
         return out
+
+    def _alignment_settings(self) -> dict[str, Any]:
+        """What keyword alignment depends on besides the model, the question and the vocabulary."""
+        cfg = self.config
+        names = ("view_rows", "ngram_max", "max_keywords", "keyword_beams", "words_per_keyword", "keyword_max_tokens",
+                 "decompose_max_tokens", "constrained")  # fmt: skip
+        return {**{n: getattr(cfg, n) for n in names}, "scoring": self.scoring}
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """ARM's object set for ``query`` (at most ``k`` hits, aggregation order; see the module docstring)."""
@@ -478,6 +500,8 @@ def build_arm(ctx: MethodContext) -> Arm:
     Options (``--option key=value``) are :class:`ArmConfig` fields, e.g. ``mip=false``, ``verify=false``,
     ``expand_ks=3,4``. ``--judge DIR`` (option ``judge_dir``) loads a trained judge and uses it as the LLM: it
     verifies drafts with ``score_relevance`` (``judge_threshold``) and decomposes keywords through its base model.
+    Keyword alignments are cached in ``<work-dir>/arm-keywords`` (option ``keyword_cache=DIR`` elsewhere,
+    ``keyword_cache=none`` to turn it off), keyed by the keyword model, question, vocabulary, settings and prompts.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -490,10 +514,28 @@ def build_arm(ctx: MethodContext) -> Arm:
 
     judge, options = judge_from_options(ctx)
     progress = options.pop("progress", False)
+    cache_dir = options.pop("keyword_cache", None)
     config = ArmConfig.from_options(options)
     index_ctx = MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, options={"progress": progress})
     llm = judge if judge is not None else ctx.load_llm()
-    return Arm(ctx.corpus, llm, config, dense=build_dense(index_ctx), bm25=build_bm25(index_ctx))
+    if cache_dir is None and ctx.work_dir is not None:
+        cache_dir = str(Path(ctx.work_dir) / "arm-keywords")
+    cache = None
+    if llm is not None and cache_dir is not None and str(cache_dir).lower() != "none":
+        cache = KeywordCache(cache_dir, model=_keyword_model(ctx, judge))
+    return Arm(ctx.corpus, llm, config, dense=build_dense(index_ctx), bm25=build_bm25(index_ctx), keyword_cache=cache)
+
+
+def _keyword_model(ctx: MethodContext, judge: Any) -> str:
+    """Who decodes the keywords: a trained judge's own base model, else the given or registry-named LLM (the oracle
+    and cosine judges hand free text to that LLM)."""
+    from retrievekit.core.judge.delegate import ChatDelegate
+
+    if judge is not None and not isinstance(judge, ChatDelegate):
+        return f"judge:{ctx.options.get('judge_dir') or type(judge).__qualname__}"
+    if ctx.llm is not None and not isinstance(ctx.llm, str):
+        return str(getattr(ctx.llm, "name", "") or type(ctx.llm).__qualname__)
+    return str(ctx.llm_name or "smollm2")
 
 
 def build_arm_no_mip(ctx: MethodContext) -> Arm:
