@@ -3,6 +3,11 @@
 Every method fills a :class:`Trace` so users (and ``retrievekit bench``) can
 see what a query cost and where it degraded gracefully.
 
+Each framework retriever, postprocessor and compressor also keeps its latest trace in ``last_trace``; that attribute
+is shared by every thread and task using the object. To get the trace of *your* call when calls run concurrently,
+wrap the call in :func:`capture_traces`: it collects the traces of the retrievekit calls made in the current context
+(this thread, or this asyncio task and what it awaits), and no other.
+
 Examples:
     >>> t = Trace()
     >>> with t.stage("retrieve"):
@@ -20,10 +25,11 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JudgedBatch", "Trace", "TraceEvent"]
+__all__ = ["JudgedBatch", "Trace", "TraceEvent", "capture_traces", "publish"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,7 @@ class Trace:
             ``retrievekit bench`` averages them into ``counters_per_query``.
         judged: the relevance-judge calls made with ``refs`` (:class:`JudgedBatch`), for the judge's accuracy;
             left out of :meth:`to_dict` (a LATTICE node stands for a whole subtree of ids).
+        query: the query the trace belongs to (set by the framework edges; None when not known).
 
     Examples:
         >>> a, b = Trace(), Trace()
@@ -92,6 +99,7 @@ class Trace:
     events: list[TraceEvent] = field(default_factory=list)
     counters: dict[str, float] = field(default_factory=dict)
     judged: list[JudgedBatch] = field(default_factory=list, repr=False)
+    query: str | None = None
     _stack: list[str] = field(default_factory=list, repr=False)
 
     @contextmanager
@@ -183,4 +191,44 @@ class Trace:
         }
         if self.counters:
             out["counters"] = dict(self.counters)
+        if self.query is not None:
+            out["query"] = self.query
         return out
+
+
+_CAPTURE: ContextVar[list[Trace] | None] = ContextVar("retrievekit_trace_capture", default=None)
+
+
+@contextmanager
+def capture_traces() -> Iterator[list[Trace]]:
+    """Collect the traces of the retrievekit calls made inside the ``with`` block, in this context only.
+
+    The list fills as calls finish: the traces of this thread's calls, or of this asyncio task's (and of the
+    executor threads it awaits, which run in a copy of its context); never another thread's or task's. This is the
+    race-free way to get your call's trace; ``last_trace`` is shared by everyone using the object. Blocks nest: a
+    call is collected by the innermost one.
+
+    Examples:
+        >>> with capture_traces() as traces:
+        ...     publish(Trace(query="first"))
+        >>> [t.query for t in traces]
+        ['first']
+    """
+    bucket: list[Trace] = []
+    token = _CAPTURE.set(bucket)
+    try:
+        yield bucket
+    finally:
+        _CAPTURE.reset(token)
+
+
+def publish(trace: Trace) -> None:
+    """Hand a finished call's trace to the enclosing :func:`capture_traces` block, if any (the framework edges call
+    this next to setting ``last_trace``).
+
+    Examples:
+        >>> publish(Trace())  # outside any capture block: nothing happens
+    """
+    bucket = _CAPTURE.get()
+    if bucket is not None:
+        bucket.append(trace)

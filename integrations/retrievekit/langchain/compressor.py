@@ -29,7 +29,7 @@ from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, publish
 from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import documents_to_objects, emit_trace, object_to_document
 
@@ -122,6 +122,8 @@ class OneShotCompressor(BaseDocumentCompressor):
         trace = Trace()
         result = self._selector.select(query, cands, trace=trace)
         self.last_result, self.last_trace = result, trace
+        trace.query = query
+        publish(trace)
         out: list[Document] = []
         for ch in result.chunks:
             src = by_id.get(ch.id)

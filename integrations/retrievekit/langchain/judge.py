@@ -31,7 +31,7 @@ from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.judge.scorer import resolve_judge
 from retrievekit.core.llm.names import split_llm_argument
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, publish
 from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import documents_to_objects, emit_trace
 
@@ -101,5 +101,7 @@ class JudgeCompressor(BaseDocumentCompressor):
                 meta = {**dict(src.metadata or {}), "relevance_score": float(probs[i])}
                 out.append(src.model_copy(update={"metadata": meta}))  # the caller's document, not mutated
         self.last_trace = trace
+        trace.query = query
+        publish(trace)
         emit_trace(trace, callbacks)
         return out

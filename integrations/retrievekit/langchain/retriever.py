@@ -27,7 +27,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, publish
 from retrievekit.core.types import DataObject, Passage
 
 __all__ = ["RetrieveKitRetriever", "documents_to_objects", "emit_trace", "object_to_document"]
@@ -187,8 +187,9 @@ class RetrieveKitRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
         core: Retriever = self.retriever
-        trace = Trace()
+        trace = Trace(query=query)
         hits = core.search(query, check_k(k if k is not None else self.k), trace=trace)
         self.last_trace = trace
+        publish(trace)
         dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": run_manager.get_child()})
         return [self._document_for(h.obj, h.score) for h in hits]

@@ -21,7 +21,7 @@ from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, publish
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent
 
 __all__ = ["IterativeAgentRetriever"]
@@ -80,6 +80,8 @@ class IterativeAgentRetriever(BaseRetriever):
 
         run = run_agent(self.graph, query_bundle.query_str)
         self.last_answer, self.last_trace, self.last_state = run.answer, run.trace, run.state
+        run.trace.query = query_bundle.query_str
+        publish(run.trace)
         dispatcher.event(RetrieveKitTraceEvent(query=query_bundle.query_str, trace=run.trace.to_dict()))
         n = len(run.working_set)
         out: list[NodeWithScore] = []

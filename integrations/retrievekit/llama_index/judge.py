@@ -36,7 +36,7 @@ from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.judge.scorer import resolve_judge
 from retrievekit.core.llm.names import split_llm_argument
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, publish
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects
 
@@ -140,6 +140,8 @@ class JudgeReranker(BaseNodePostprocessor):
                     out.append(NodeWithScore(node=node, score=float(probs[i])))
             event.on_end(payload={EventPayload.NODES: out})
         self.last_trace = trace
+        trace.query = query
+        publish(trace)
         dispatcher.event(RetrieveKitTraceEvent(query=query, trace=trace.to_dict()))
         dispatcher.event(ReRankEndEvent(nodes=out))
         return out

@@ -31,7 +31,7 @@ from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, publish
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects, object_to_node
 
@@ -182,6 +182,8 @@ class OneShotPostprocessor(BaseNodePostprocessor):
             event.on_end(payload={EventPayload.NODES: out})
         self.last_result = result
         self.last_trace = trace
+        trace.query = query
+        publish(trace)
         dispatcher.event(RetrieveKitTraceEvent(query=query, trace=trace.to_dict()))
         dispatcher.event(ReRankEndEvent(nodes=out))
         return out

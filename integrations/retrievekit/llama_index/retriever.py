@@ -26,7 +26,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, publish
 from retrievekit.core.types import DataObject, Passage
 
 __all__ = ["RetrieveKitRetriever", "RetrieveKitTraceEvent", "nodes_to_objects", "object_to_node"]
@@ -198,8 +198,9 @@ class RetrieveKitRetriever(BaseRetriever):
         return node.model_copy(update={"metadata": {**node.metadata, **extra}}) if extra else node
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        trace = Trace()
+        trace = Trace(query=query_bundle.query_str)
         hits = self._core.search(query_bundle.query_str, self.similarity_top_k, trace=trace)
         self.last_trace = trace
+        publish(trace)
         dispatcher.event(RetrieveKitTraceEvent(query=query_bundle.query_str, trace=trace.to_dict()))
         return [NodeWithScore(node=self._node_for(h.obj), score=h.score) for h in hits]

@@ -31,17 +31,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.arm import keywords as _keywords
-from retrievekit.core.arm.keywords import KeywordAlignment
+from retrievekit.core.arm.keywords import (
+    DECOMPOSE_CONSTRAINED_PROMPT,
+    DECOMPOSE_PROMPT,
+    REPHRASE_PROMPT,
+    SNAP_PROMPT,
+    KeywordAlignment,
+)
 from retrievekit.core.paths import ensure_folder
 
 __all__ = ["KeywordCache"]
 
 FORMAT_VERSION = 1
-_PROMPTS = tuple(
-    getattr(_keywords, n)
-    for n in ("DECOMPOSE_PROMPT", "SNAP_PROMPT", "DECOMPOSE_CONSTRAINED_PROMPT", "REPHRASE_PROMPT")
-)
+_PROMPTS = (DECOMPOSE_PROMPT, SNAP_PROMPT, DECOMPOSE_CONSTRAINED_PROMPT, REPHRASE_PROMPT)
 
 
 class KeywordCache:
