@@ -193,15 +193,18 @@ class _Crash(BaseException):
     pass
 
 
-class _CrashAfter(KeywordLLM):
-    def __init__(self, n: int) -> None:
-        super().__init__()
-        self.n = n
+def _CrashAfter(n: int) -> KeywordLLM:
+    """The same LLM as the resumed build's (a KeywordLLM), crashing the process-like way after ``n`` calls."""
+    llm = KeywordLLM()
+    inner = llm.complete
 
-    def complete(self, prompt, **kw):
-        if self.calls >= self.n:
+    def complete(prompt, **kw):
+        if llm.calls >= n:
             raise _Crash()
-        return super().complete(prompt, **kw)
+        return inner(prompt, **kw)
+
+    llm.complete = complete  # type: ignore[method-assign]
+    return llm
 
 
 def test_resumable_build_loses_no_finished_summary(tmp_path, minilm):

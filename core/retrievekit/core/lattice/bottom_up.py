@@ -39,6 +39,7 @@ from retrievekit.core.lattice.build import BuildRun, embed_texts, start_build
 from retrievekit.core.lattice.clustering import balanced_groups
 from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import (
+    SUMMARY_PROMPT,
     extractive_label,
     object_short_text,
     run_bounded,
@@ -129,18 +130,20 @@ def _node_summary(lv: _Levels, job: tuple[str, list[str]]) -> str:
     """The summary of one new node from its children's short texts (journaled)."""
     run = lv.run
     nid, child_ids = job
-    done = run.journal.get(f"summary:{nid}")
+    texts = [lv.short[c] for c in child_ids]
+    key = run.journal.key("summary", texts)  # what produced it: the build's scope and the children's texts
+    done = run.journal.get(key)
     if isinstance(done, str):
         return done
     sub = Trace()
     text = summarize_children(
         lv.llm,
-        [lv.short[c] for c in child_ids],
+        texts,
         max_tokens=run.config.summary_max_tokens,
         trace=sub,
         stats=run.stats,
     )
-    run.journal.put(f"summary:{nid}", text)
+    run.journal.put(key, text)
     sub.stage_seconds.clear()
     run.trace.merge(sub)
     return text
@@ -199,7 +202,7 @@ def build_bottom_up(
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
-    run = start_build(corpus, embedder, config, build_dir, trace)
+    run = start_build(corpus, embedder, config, build_dir, trace, llm=llm, prompts=[SUMMARY_PROMPT])
     lv = _start_levels(run, llm, embedder)
     level_ids = [o.id for o in run.objects]
     level = 0

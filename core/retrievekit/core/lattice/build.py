@@ -27,7 +27,7 @@ import numpy as np
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.config import TreeBuildConfig
-from retrievekit.core.lattice.summarize import BuildJournal
+from retrievekit.core.lattice.summarize import BuildJournal, build_scope
 from retrievekit.core.lattice.tree import TreeNode, check_object_ids
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
@@ -111,8 +111,14 @@ def start_build(
     config: TreeBuildConfig | None,
     build_dir: str | Path | None,
     trace: Trace | None,
+    *,
+    llm: Any = None,
+    prompts: Sequence[str] = (),
 ) -> BuildRun:
     """Check ``corpus`` (non-empty, unique ids), open the journal in ``build_dir`` and embed the leaves.
+
+    The journal's scope is ``llm``'s identity, the builder's ``prompts`` and the config (:func:`build_scope`): a
+    resumed build reuses only what the same LLM, prompts and settings produced.
 
     Examples:
         >>> start_build([], None, None, None, None)
@@ -123,10 +129,13 @@ def start_build(
     started = time.perf_counter()
     objects = check_corpus(corpus)
     check_object_ids(o.id for o in objects)
-    journal = BuildJournal(Path(build_dir) if build_dir is not None else None)
+    cfg = config or TreeBuildConfig()
+    settings = {k: v for k, v in vars(cfg).items() if k not in ("max_concurrency", "progress")}  # results don't vary
+    scope = build_scope(llm, prompts, settings)
+    journal = BuildJournal(Path(build_dir) if build_dir is not None else None, scope=scope)
     return BuildRun(
         objects=objects,
-        config=config or TreeBuildConfig(),
+        config=cfg,
         trace=trace if trace is not None else Trace(),
         journal=journal,
         nodes={o.id: TreeNode(id=o.id, text=o.index_text(), is_leaf=True) for o in objects},

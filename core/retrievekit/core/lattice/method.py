@@ -176,8 +176,9 @@ def create_lattice(
 
     A ``tree_dir`` holding a tree is loaded (its corpus must match ``corpus`` when both are given, else
     :class:`IndexFormatError`); an empty or missing one gets the new tree, and its ``.build`` sibling keeps the
-    resumable journal until the tree is saved (then it is removed). ``options`` are flat :class:`TreeBuildConfig` /
-    :class:`LatticeConfig` fields.
+    resumable journal until the tree is saved (then it is removed); its entries are keyed by the LLM, the prompts,
+    the build settings and each entry's inputs, and ``rebuild=True`` discards it. ``options`` are flat
+    :class:`TreeBuildConfig` / :class:`LatticeConfig` fields.
 
     Everything is checked before the LLM or the embedder is loaded: the options, the corpus (``EmptyCorpusError``
     for none), ``tree_dir`` (``InvalidPathError`` under a file) and, without a corpus, that ``tree_dir`` holds a tree
@@ -224,6 +225,8 @@ def create_lattice(
         assert corpus is not None  # checked above
         embedder = embedder or _default_embedder()
         build_dir = path.with_name(path.name + ".build") if path is not None else None
+        if rebuild and build_dir is not None:  # a rebuild rebuilds: nothing of an earlier build's journal is reused
+            shutil.rmtree(build_dir, ignore_errors=True)
         tree = build_tree(corpus, llm, embedder, bcfg, builder=builder, build_dir=build_dir)
         if path is not None:
             tree.save(path)
@@ -252,7 +255,9 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     :class:`TreeBuildConfig` / :class:`LatticeConfig` field. Without ``tree_dir`` the tree is cached in
     ``work_dir/lattice-<corpus fingerprint>`` when a work dir is given. The LLM is ``--llm`` (default smollm2);
     with ``--judge DIR`` (option ``judge_dir``) the trained judge loaded from DIR scores the slates (one
-    ``score_relevance`` call per slate) and writes any summaries a new tree needs through its base model.
+    ``score_relevance`` call per slate) and writes any summaries a new tree needs through its base model. The cached
+    tree's folder name includes the model that writes its summaries (``lattice-<builder>-<llm>-<fingerprint>``), so a
+    run with another LLM never reuses a tree another one built.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -273,7 +278,8 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     rebuild = option_bool("rebuild", opts.pop("rebuild", False))
     opts.pop("progress", None)
     if tree_dir is None and ctx.work_dir is not None:
-        tree_dir = Path(ctx.work_dir) / f"lattice-{builder}-{corpus_fingerprint(ctx.corpus)}"
+        tag = _summary_llm_tag(ctx, judge)
+        tree_dir = Path(ctx.work_dir) / f"lattice-{builder}-{tag}-{corpus_fingerprint(ctx.corpus)}"
     return create_lattice(
         ctx.corpus,
         llm=judge if judge is not None else ctx.llm,
@@ -283,6 +289,25 @@ def build_lattice(ctx: MethodContext) -> Lattice:
         rebuild=rebuild,
         **opts,
     )
+
+
+def _summary_llm_tag(ctx: MethodContext, judge: Any) -> str:
+    """A short, file-name-safe name of the model that writes a new tree's summaries."""
+    import hashlib
+    import re
+
+    from retrievekit.core.judge.delegate import ChatDelegate
+    from retrievekit.core.lattice.summarize import llm_identity
+
+    if judge is not None and not isinstance(judge, ChatDelegate):  # a trained judge writes through its base model
+        name = "judge-" + hashlib.sha256(str(ctx.options.get("judge_dir")).encode()).hexdigest()[:8]
+    elif ctx.llm is not None and not isinstance(ctx.llm, str):
+        ident = llm_identity(ctx.llm)
+        name = ident.rsplit(":", 1)[-1] or "llm"
+        name = f"{name}-{hashlib.sha256(ident.encode()).hexdigest()[:6]}"
+    else:
+        name = str(ctx.llm_name or "smollm2")
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
 
 
 class FlatLLMReranker:

@@ -2,22 +2,28 @@
 
 * :class:`BuildJournal` appends every finished LLM result (a node summary, a document summary, a partition) to
   ``journal.jsonl`` in the build folder, flushed and fsynced; a restarted build reads it back and skips the work,
-  so a crash mid-build loses no finished summary.
+  so a crash mid-build loses no finished summary. Each entry is keyed by what produced it: the build's *scope*
+  (the LLM's identity, the prompt templates and the build config, :func:`build_scope`) and the entry's inputs (the
+  children's texts, the document's text), so a build with another LLM, prompt, setting or corpus never reuses it.
 * :func:`run_bounded` runs jobs on a thread pool with at most ``max_concurrency`` in flight and a tqdm bar.
 * :func:`summarize_children` writes one short node summary from its children's titles / first sentences; when the
   LLM fails or answers nothing usable, an extractive label (the children's leading words) is used and counted.
 
 Examples:
     >>> import tempfile, pathlib
-    >>> j = BuildJournal(pathlib.Path(tempfile.mkdtemp()))
-    >>> j.put("n1-abc", "Fruit"); BuildJournal(j.folder).get("n1-abc")
+    >>> j = BuildJournal(pathlib.Path(tempfile.mkdtemp()), scope="llm-a")
+    >>> key = j.key("summary", ["Apples", "Bananas"])
+    >>> j.put(key, "Fruit"); BuildJournal(j.folder, scope="llm-a").get(key)
     'Fruit'
+    >>> BuildJournal(j.folder, scope="llm-b").key("summary", ["Apples", "Bananas"]) == key
+    False
     >>> short_text("Aspirin thins the blood. It also relieves pain.", 100)
     'Aspirin thins the blood.'
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,6 +40,8 @@ from retrievekit.core.types import DataObject
 
 __all__ = [
     "BuildJournal",
+    "build_scope",
+    "llm_identity",
     "extractive_label",
     "object_short_text",
     "run_bounded",
@@ -44,6 +52,8 @@ __all__ = [
 T = TypeVar("T")
 R = TypeVar("R")
 JOURNAL = "journal.jsonl"
+JOURNAL_VERSION = 2
+"""Journal line format (``{"v": 2, "key", "value"}``); lines of another version (keyed by node ids only) are ignored."""
 _SENT = re.compile(r"(?<=[.!?])\s+")
 
 SUMMARY_PROMPT = "{items}\n\nWhat topic do these items share? Answer with a short title of at most {words} words."
@@ -88,22 +98,58 @@ def extractive_label(texts: Sequence[str], max_chars: int = 120) -> str:
     return short_text("; ".join(short_text(t, 40) for t in texts if t.strip()), max_chars) or "misc"
 
 
+def llm_identity(llm: Any) -> str:
+    """A stable name for the model behind ``llm``: its class and its model name (``name``, ``model_name`` or
+    ``model``), for keying build results.
+
+    Examples:
+        >>> class LM:
+        ...     name = "smollm2"
+        >>> llm_identity(LM()).endswith("LM:smollm2")
+        True
+    """
+    cls = type(llm)
+    name = ""
+    for attr in ("name", "model_name", "model"):
+        value = getattr(llm, attr, None)
+        if isinstance(value, str) and value:
+            name = value
+            break
+    return f"{cls.__module__}.{cls.__qualname__}:{name}"
+
+
+def build_scope(llm: Any, prompts: Sequence[str], config: Any) -> str:
+    """The sha256 of what every result of one build depends on: the LLM's identity, the prompt templates and the
+    build config (a dataclass or a mapping).
+
+    Examples:
+        >>> build_scope(None, ["p"], {"a": 1}) == build_scope(None, ["p"], {"a": 2})
+        False
+    """
+    cfg = vars(config) if hasattr(config, "__dataclass_fields__") else dict(config or {})
+    blob = json.dumps([llm_identity(llm), list(prompts), cfg], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
 class BuildJournal:
-    """Append-only JSONL of finished build results (``{"key": ..., "value": ...}``), reused on restart.
+    """Append-only JSONL of finished build results (``{"v", "key", "value"}``), reused on restart.
 
     Args:
         folder: the build folder (created); None keeps the journal in memory only.
+        scope: what every entry depends on (:func:`build_scope`); part of every :meth:`key`.
 
     Examples:
         >>> BuildJournal(None).get("x") is None
         True
     """
 
-    def __init__(self, folder: Path | None) -> None:
+    def __init__(self, folder: Path | None, *, scope: str = "") -> None:
         self.folder = Path(folder) if folder is not None else None
+        self.scope = scope
         self._values: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.reused = 0
+        self.ignored = 0
         if self.folder is not None:
             ensure_folder(self.folder, "tree build folder")
             path = self.folder / JOURNAL
@@ -112,9 +158,22 @@ class BuildJournal:
                     for line in f:
                         try:
                             d = json.loads(line)
+                            if d.get("v") != JOURNAL_VERSION:
+                                self.ignored += 1  # an older journal, keyed by node ids only: never trusted
+                                continue
                             self._values[str(d["key"])] = d["value"]
-                        except (ValueError, KeyError, TypeError):
+                        except (ValueError, KeyError, TypeError, AttributeError):
                             continue  # a line torn by a crash: its work is simply redone
+
+    def key(self, kind: str, *inputs: Any) -> str:
+        """The key of a ``kind`` result computed from ``inputs`` within this journal's scope.
+
+        Examples:
+            >>> BuildJournal(None, scope="s").key("summary", ["a"]).startswith("summary:")
+            True
+        """
+        blob = json.dumps([self.scope, kind, *inputs], ensure_ascii=False, default=str)
+        return f"{kind}:{hashlib.sha256(blob.encode('utf-8')).hexdigest()}"
 
     def get(self, key: str) -> Any:
         """The stored value of ``key`` (None when absent).
@@ -137,7 +196,8 @@ class BuildJournal:
             self._values[key] = value
             if self.folder is not None:
                 with open(self.folder / JOURNAL, "a", encoding="utf-8") as f:
-                    f.write(json.dumps({"key": key, "value": value}, ensure_ascii=False) + "\n")
+                    line = {"v": JOURNAL_VERSION, "key": key, "value": value}
+                    f.write(json.dumps(line, ensure_ascii=False) + "\n")
                     f.flush()
                     os.fsync(f.fileno())
 

@@ -164,7 +164,7 @@ def _document_summary(obj: DataObject, run: BuildRun, llm: ChatLLM) -> list[str]
     """``obj``'s summaries at every level (journaled; the first words of its text when the LLM fails)."""
     cfg, journal, trace = run.config, run.journal, run.trace
     levels = list(cfg.summary_levels)
-    key = f"docsum:{obj.id}"
+    key = journal.key("docsum", obj.index_text())
     done = journal.get(key)
     if isinstance(done, list) and len(done) == len(levels):
         return [str(s) for s in done]
@@ -264,7 +264,7 @@ def build_top_down(
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
-    run = start_build(corpus, embedder, config, build_dir, trace)
+    run = start_build(corpus, embedder, config, build_dir, trace, llm=llm, prompts=[SUMMARY_PROMPT, PARTITION_PROMPT])
     by_id = {o.id: o for o in run.objects}
     vec = dict(zip(by_id, run.leaf_vectors, strict=True))
     summaries = _summaries(run, llm)
@@ -298,7 +298,7 @@ def _partition(
     bump: Any,
 ) -> list[tuple[str, list[str]]]:
     m = cfg.max_children
-    key = f"partition:{nid}"
+    key = journal.key("partition", nid, [[summaries[lid] for lid in leaves]])
     done = journal.get(key)
     if isinstance(done, list) and done:
         return [(str(t), [str(x) for x in members]) for t, members in done]
