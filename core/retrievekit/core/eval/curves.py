@@ -15,6 +15,7 @@ Examples:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,9 @@ def _series(result: Mapping[str, Any], judge: Mapping[str, Any]) -> str:
 
 def _judge_name(judge: Mapping[str, Any]) -> str:
     name = str(judge.get("name", "judge"))
+    short = re.match(r"Judge\('([^']*)'", name)  # a trained or zero-shot judge's repr: its name is enough
+    if short:
+        name = short.group(1)
     noise = judge.get("noise")
     return f"{name}:{noise:g}" if name == "oracle" and noise is not None else name
 
