@@ -17,10 +17,11 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from _package_at import export_package
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "core" / "retrievekit" / "core" / "eval" / "injection.py"
@@ -48,16 +49,6 @@ def _measure(args: argparse.Namespace) -> dict[str, Any]:
     )  # fmt: skip
     return {"retrievekit_version": __version__, "package": str(Path(sys.modules["retrievekit.core"].__file__).parent),
             "model": args.model, "queries": queries or list(range(len(suite.TOPICS))), "results": res}  # fmt: skip
-
-
-def _export(commit: str, dest: Path) -> Path:
-    """``core/`` and ``integrations/`` of ``commit`` under ``dest`` (``git archive``)."""
-    with tempfile.TemporaryFile() as f:
-        subprocess.run(["git", "archive", commit, "core", "integrations"], cwd=REPO, stdout=f, check=True)
-        f.seek(0)
-        with tarfile.open(fileobj=f) as tar:
-            tar.extractall(dest, filter="data")
-    return dest
 
 
 def _child(args: argparse.Namespace, pythonpath: str | None, out: Path) -> subprocess.Popen[bytes]:
@@ -100,10 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         procs = {"after": _child(args, None, Path(tmp) / "after.json")}
         if args.before:
-            old = _export(args.before, Path(tmp) / "before")
-            procs["before"] = _child(
-                args, f"{old / 'core'}{os.pathsep}{old / 'integrations'}", Path(tmp) / "before.json"
-            )
+            pythonpath = export_package(args.before, Path(tmp) / "before")
+            procs["before"] = _child(args, pythonpath, Path(tmp) / "before.json")
         if any(proc.wait() for proc in procs.values()):
             return 1
         res = {k: json.loads((Path(tmp) / f"{k}.json").read_text()) for k in procs}

@@ -18,22 +18,14 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _package_at import export_package
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _export(commit: str, dest: Path) -> Path:
-    with tempfile.TemporaryFile() as f:
-        subprocess.run(["git", "archive", commit, "core", "integrations"], cwd=REPO, stdout=f, check=True)
-        f.seek(0)
-        with tarfile.open(fileobj=f) as tar:
-            tar.extractall(dest, filter="data")
-    return dest
 
 
 def _time_queries(args: argparse.Namespace) -> dict[str, Any]:
@@ -107,13 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     rounds: dict[str, list[dict[str, Any]]] = {"after": []} | ({"before": []} if args.before else {})
     with tempfile.TemporaryDirectory() as tmp:
-        old = _export(args.before, Path(tmp) / "before") if args.before else None
+        old = export_package(args.before, Path(tmp) / "before") if args.before else None
         _run_child(args, None, Path(tmp) / "warm.json")  # builds the indexes with this checkout (not timed)
         for r in range(args.rounds):
             for side in ("before", "after") if r % 2 == 0 else ("after", "before"):
                 if side == "before" and old is None:
                     continue
-                path = f"{old / 'core'}{os.pathsep}{old / 'integrations'}" if side == "before" else None
+                path = old if side == "before" else None
                 _run_child(args, path, Path(tmp) / f"{side}{r}.json")
                 rounds[side].append(json.loads((Path(tmp) / f"{side}{r}.json").read_text()))
     out.write_text(json.dumps({"before_commit": args.before, "rounds": rounds}))

@@ -90,3 +90,21 @@ def planted_tree() -> SemanticTree:
         nodes[tid] = TreeNode(tid, "geology volcano eruption" if t == 1 else f"sports {t}", children=subs)
     nodes[ROOT].children = topics
     return SemanticTree(nodes, objects)
+
+
+class Crash(BaseException):
+    """A process dying mid-build (not an Exception: nothing in the build may catch it)."""
+
+
+def crashing_keyword_llm(n: int) -> KeywordLLM:
+    """A :class:`KeywordLLM` (the same model a resumed build uses) that crashes after ``n`` calls."""
+    llm = KeywordLLM()
+    inner = llm.complete
+
+    def complete(prompt, **kw):
+        if llm.calls >= n:
+            raise Crash()
+        return inner(prompt, **kw)
+
+    llm.complete = complete  # type: ignore[method-assign]
+    return llm

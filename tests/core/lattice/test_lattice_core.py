@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _corpora import FRUIT
-from _lattice import KeywordLLM, planted_tree
+from _lattice import Crash, KeywordLLM, crashing_keyword_llm, planted_tree
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.lattice import (
@@ -189,31 +189,13 @@ def test_tree_from_another_version_or_corrupt_is_refused(tmp_path):
         SemanticTree.load(tmp_path / "t")
 
 
-class _Crash(BaseException):
-    pass
-
-
-def _CrashAfter(n: int) -> KeywordLLM:
-    """The same LLM as the resumed build's (a KeywordLLM), crashing the process-like way after ``n`` calls."""
-    llm = KeywordLLM()
-    inner = llm.complete
-
-    def complete(prompt, **kw):
-        if llm.calls >= n:
-            raise _Crash()
-        return inner(prompt, **kw)
-
-    llm.complete = complete  # type: ignore[method-assign]
-    return llm
-
-
 def test_resumable_build_loses_no_finished_summary(tmp_path, minilm):
     docs = [Passage(id=f"d{i}", text=f"{FRUIT[i % 6].text} number {i}") for i in range(12)]
     cfg = TreeBuildConfig(max_children=3, max_concurrency=1)
     full = KeywordLLM()
     build_bottom_up(docs, full, minilm, cfg)
-    with pytest.raises(_Crash):
-        build_bottom_up(docs, _CrashAfter(3), minilm, cfg, build_dir=tmp_path / "b")
+    with pytest.raises(Crash):
+        build_bottom_up(docs, crashing_keyword_llm(3), minilm, cfg, build_dir=tmp_path / "b")
     assert len((tmp_path / "b" / "journal.jsonl").read_text().splitlines()) == 3
     resumed = KeywordLLM()
     tree = build_bottom_up(docs, resumed, minilm, cfg, build_dir=tmp_path / "b")

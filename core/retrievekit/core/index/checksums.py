@@ -44,8 +44,8 @@ VOLATILE_TABLES = frozenset({"acquire_write", "maintenance_log"})
 """Chroma's bookkeeping tables, written on every open: left out of :func:`sqlite_digest`."""
 
 
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB chunks.
+def file_sha256(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> str:
+    """The sha256 of a file's bytes, read in chunks (1 MiB by default).
 
     Examples:
         >>> import tempfile, pathlib
@@ -56,7 +56,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     """
     h = hashlib.sha256()
     with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
+        while chunk := f.read(chunk_size):
             h.update(chunk)
     return h.hexdigest()
 

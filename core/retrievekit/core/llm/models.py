@@ -170,11 +170,9 @@ def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 22) -> str:
         >>> sha256_file(f.name)[:12]
         'ba7816bf8f01'
     """
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk_size):
-            h.update(block)
-    return h.hexdigest()
+    from retrievekit.core.index.checksums import file_sha256
+
+    return file_sha256(path, chunk_size)
 
 
 def verify_sha256(path: str | os.PathLike[str], expected: str) -> str:
