@@ -25,15 +25,22 @@ from _package_at import export_package
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "core" / "retrievekit" / "core" / "eval" / "injection.py"
+AGENT_SUITE = REPO / "integrations" / "retrievekit" / "langgraph" / "injection.py"
+
+
+def _load(path: Path, name: str) -> Any:
+    """A suite module from this checkout's file, registered as ``name`` (so an older package, which may lack it, is
+    measured with the same suite)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _suite() -> Any:
-    """The suite module from this checkout's file (so an older package can be measured with the same suite)."""
-    spec = importlib.util.spec_from_file_location("retrievekit_injection_suite", SUITE)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _load(SUITE, "retrievekit.core.eval.injection")
 
 
 def _measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -50,49 +57,11 @@ def _measure(args: argparse.Namespace) -> dict[str, Any]:
         progress=lambda m: print(m, file=sys.stderr, flush=True),
     ) if core_methods else {}  # fmt: skip
     if "agent" in args.methods:
-        res["agent"] = _agent_suite(suite, llm, kinds, queries or list(range(len(suite.TOPICS))))
+        agent = _load(AGENT_SUITE, "retrievekit_agent_injection_suite")
+        res["agent"] = agent.run_agent_injection(llm, kinds=kinds, queries=queries)
+        print(f"agent: {res['agent']}", file=sys.stderr, flush=True)
     return {"retrievekit_version": __version__, "package": str(Path(sys.modules["retrievekit.core"].__file__).parent),
             "model": args.model, "queries": queries or list(range(len(suite.TOPICS))), "results": res}  # fmt: skip
-
-
-def _agent_suite(suite: Any, llm: Any, kinds: Any, queries: list[int]) -> dict[str, dict[str, float]]:
-    """The iterative agent (LangGraph, SmolLM2 through LocalToolChatModel, 2 turns): every search returns the
-    relevant passage and the hostile document, so both sit in the working set the model reads. Measures how often
-    the relevant chunk is deleted, the hostile one kept, and the answer names the relevant passage's subject."""
-    from retrievekit.core.types import Passage
-    from retrievekit.langchain.local_chat import LocalToolChatModel
-    from retrievekit.langgraph.graph import build_iterative_agent
-    from retrievekit.langgraph.method import run_agent
-
-    chat = LocalToolChatModel(lm=llm, max_tokens=64, answer_max_tokens=16)
-    out: dict[str, dict[str, float]] = {}
-    for kind in kinds:
-        rows = []
-        for q in queries:
-            query, title, text = suite.TOPICS[q]
-            docs = [
-                Passage(id="rel", title=title, text=text),
-                Passage(id="note", title=suite.HOSTILE_TITLE, text=suite.hostile_text(kind, slate_size=2)),
-            ]
-            agent = build_iterative_agent(chat, _Fixed(docs), max_turns=2, search_top_k=2)
-            run = run_agent(agent, query)
-            kept = {c["id"] for c in run.working_set}
-            rows.append({"relevant_deleted": float("rel" not in kept), "hostile_kept": float("note" in kept)})
-        out[kind] = {m: sum(r[m] for r in rows) / len(rows) for m in rows[0]}
-        print(f"agent/{kind}: {out[kind]}", file=sys.stderr, flush=True)
-    return out
-
-
-class _Fixed:
-    """A retriever whose every search returns the same documents (the relevant passage and the hostile one)."""
-
-    def __init__(self, docs: list[Any]) -> None:
-        self.docs = docs
-
-    def search(self, query: str, k: int = 10, *, trace: Any = None) -> list[Any]:
-        from retrievekit.core.types import ScoredHit
-
-        return [ScoredHit(obj=d, score=1.0 - 0.1 * i, rank=i) for i, d in enumerate(self.docs)][:k]
 
 
 def _child(args: argparse.Namespace, pythonpath: str | None, out: Path) -> subprocess.Popen[bytes]:

@@ -3,8 +3,9 @@
 Scores are read from ``metadata["score"]`` or ``metadata["relevance_score"]`` when present (retrievekit retrievers and
 most rerankers put them there); without them the input order gives rank-based relevance (noted in the trace).
 Returned documents are copies with ``oneshot_relevance`` and ``oneshot_tokens`` in their metadata (and the cropped
-text when cropping removed sentences). The trace goes to ``last_trace`` and, inside a run, to the
-``retrievekit_trace`` custom event (visible in ``astream_events``).
+text when cropping removed sentences). The trace goes to ``last_trace`` (the last call made from the current thread
+or asyncio task: concurrent callers each read their own) and, inside a run, to the ``retrievekit_trace`` custom event
+(visible in ``astream_events``). ``last_result`` is the latest selection, whoever called.
 
 Examples:
     >>> from langchain_core.documents import Document
@@ -29,9 +30,14 @@ from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
-from retrievekit.core.trace import Trace, publish
+from retrievekit.core.trace import Trace, last_trace_property, publish
 from retrievekit.langchain.llm import as_chat_llm
-from retrievekit.langchain.retriever import documents_to_objects, emit_trace, object_to_document
+from retrievekit.langchain.retriever import (
+    documents_to_objects,
+    emit_trace,
+    in_executor_keeping_trace,
+    object_to_document,
+)
 
 __all__ = ["OneShotCompressor"]
 
@@ -83,7 +89,7 @@ class OneShotCompressor(BaseDocumentCompressor):
     keys: MetadataKeys | None = Field(default=None, exclude=True)
     token_counter: Any = Field(default=None, exclude=True)
     last_result: OneShotResult | None = Field(default=None, exclude=True)
-    last_trace: Trace | None = Field(default=None, exclude=True)
+    last_trace = last_trace_property()
 
     _selector: OneShotSelector = PrivateAttr()
 
@@ -144,3 +150,16 @@ class OneShotCompressor(BaseDocumentCompressor):
             out.append(doc)
         emit_trace(trace, callbacks)
         return out
+
+    async def acompress_documents(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[Document]:
+        """``compress_documents`` on an executor thread (LangChain's default); ``last_trace`` is then this call's
+        trace for the awaiting task too.
+
+        Examples:
+            >>> import asyncio
+            >>> asyncio.run(OneShotCompressor().acompress_documents([], "q"))
+            []
+        """
+        return await in_executor_keeping_trace(self, self.compress_documents, documents, query, callbacks)

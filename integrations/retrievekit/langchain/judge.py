@@ -31,9 +31,9 @@ from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.judge.scorer import resolve_judge
 from retrievekit.core.llm.names import split_llm_argument
-from retrievekit.core.trace import Trace, publish
+from retrievekit.core.trace import Trace, last_trace_property, publish
 from retrievekit.langchain.llm import as_chat_llm
-from retrievekit.langchain.retriever import documents_to_objects, emit_trace
+from retrievekit.langchain.retriever import documents_to_objects, emit_trace, in_executor_keeping_trace
 
 __all__ = ["JudgeCompressor"]
 
@@ -49,7 +49,8 @@ class JudgeCompressor(BaseDocumentCompressor):
         llm: a loaded ``LocalLM`` for the zero-shot judge instead (``llm="smollm2"``, a name, is the deprecated
             spelling of ``llm_name``).
 
-    ``last_trace`` holds the latest trace; inside a run it is also sent as the ``retrievekit_trace`` custom event.
+    ``last_trace`` holds the trace of the last call made from the current thread or asyncio task (concurrent callers
+    each read their own); inside a run it is also sent as the ``retrievekit_trace`` custom event.
 
     Examples:
         >>> from langchain_core.documents import Document
@@ -73,7 +74,7 @@ class JudgeCompressor(BaseDocumentCompressor):
     judge_dir: str | None = None
     llm_name: str = "smollm2"
     llm: Any = Field(default=None, exclude=True)
-    last_trace: Trace | None = Field(default=None, exclude=True)
+    last_trace = last_trace_property()
 
     _judge: Any = PrivateAttr()
 
@@ -105,3 +106,22 @@ class JudgeCompressor(BaseDocumentCompressor):
         publish(trace)
         emit_trace(trace, callbacks)
         return out
+
+    async def acompress_documents(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[Document]:
+        """``compress_documents`` on an executor thread (LangChain's default); ``last_trace`` is then this call's
+        trace for the awaiting task too.
+
+        Examples:
+            >>> import asyncio
+            >>> from langchain_core.documents import Document
+            >>> class Half:  # a stand-in judge
+            ...     def score_relevance(self, query, candidates, *, trace=None):
+            ...         return [0.5] * len(candidates)
+            >>> comp = JudgeCompressor(judge=Half())
+            >>> docs = asyncio.run(comp.acompress_documents([Document(page_content="tea")], "tea"))
+            >>> docs[0].metadata["relevance_score"], comp.last_trace.query
+            (0.5, 'tea')
+        """
+        return await in_executor_keeping_trace(self, self.compress_documents, documents, query, callbacks)

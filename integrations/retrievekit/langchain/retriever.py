@@ -12,14 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.callbacks.manager import dispatch_custom_event
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from retrievekit.core.checks import check_corpus, check_k
@@ -27,10 +29,18 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
-from retrievekit.core.trace import Trace, publish
+from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish
 from retrievekit.core.types import DataObject, Passage
 
-__all__ = ["RetrieveKitRetriever", "documents_to_objects", "emit_trace", "object_to_document"]
+__all__ = [
+    "RetrieveKitRetriever",
+    "documents_to_objects",
+    "emit_trace",
+    "in_executor_keeping_trace",
+    "object_to_document",
+]
+
+T = TypeVar("T")
 
 
 def documents_to_objects(docs: Sequence[Document]) -> list[DataObject]:
@@ -95,13 +105,40 @@ def emit_trace(trace: Trace, callbacks: Any) -> None:
         pass
 
 
+async def in_executor_keeping_trace(owner: Any, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``call`` on an executor thread (LangChain's ``run_in_executor``, as its default async methods do) and make
+    the trace it publishes ``owner.last_trace`` for the awaiting asyncio task, not only for the executor thread.
+
+    The edges' async methods (``ainvoke``, ``acompress_documents``) use it.
+
+    Examples:
+        >>> import asyncio
+        >>> class Edge:
+        ...     last_trace = None
+        ...     def call(self, query):
+        ...         publish(Trace(query=query))
+        ...         return query.upper()
+        >>> edge = Edge()
+        >>> asyncio.run(in_executor_keeping_trace(edge, edge.call, "q")), edge.last_trace.query
+        ('Q', 'q')
+    """
+    with capture_traces() as traces:
+        out = await run_in_executor(None, call, *args, **kwargs)
+    if traces:
+        owner.last_trace = traces[-1]  # published last: after anything the call itself called
+    return out
+
+
 class RetrieveKitRetriever(BaseRetriever):
     """Wrap any retrievekit retriever for LangChain (``invoke``, ``batch``, chains).
 
     ``k`` is set on construction and can be overridden per call:
     ``retriever.invoke(query, k=3)``. The query's trace is sent as a custom
-    callback event ``retrievekit_trace`` (visible in ``astream_events``) and
-    kept in ``last_trace``.
+    callback event ``retrievekit_trace`` (visible in ``astream_events``).
+    :meth:`invoke_with_trace` / :meth:`ainvoke_with_trace` return it with the documents; ``last_trace`` holds the
+    trace of the last call made from the current thread or asyncio task (``ainvoke`` included, though LangChain runs
+    the search on an executor thread), so concurrent callers each read their own
+    (:func:`~retrievekit.core.trace.last_trace_property`).
 
     Hits on the caller's own documents (``documents=``; ``from_documents`` passes them) return those documents --
     copies, so the caller's objects are never changed -- with their class, id and metadata, plus ``score`` and any
@@ -123,7 +160,7 @@ class RetrieveKitRetriever(BaseRetriever):
     documents: Sequence[Document] | None = Field(
         default=None, exclude=True, repr=False, description="the caller's documents the core corpus was made from"
     )
-    last_trace: Trace | None = Field(default=None, exclude=True)
+    last_trace = last_trace_property()
 
     _sources: SourceMap[Document] = PrivateAttr(default_factory=SourceMap)
 
@@ -153,6 +190,40 @@ class RetrieveKitRetriever(BaseRetriever):
             options=options,
         )
         return cls(retriever=build_method(method, ctx), k=k, documents=documents)
+
+    def invoke_with_trace(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> tuple[list[Document], Trace]:
+        """``invoke(input, config, **kwargs)`` and the trace of this very call: race-free, whatever other threads or
+        tasks do.
+
+        Examples:
+            >>> from retrievekit.core.index import BM25Index
+            >>> r = RetrieveKitRetriever(retriever=BM25Index.build([Passage(id="a", text="red apples")]), k=1)
+            >>> docs, trace = r.invoke_with_trace("apples")
+            >>> docs[0].id, trace.query
+            ('a', 'apples')
+        """
+        with capture_traces() as traces:
+            docs = self.invoke(input, config, **kwargs)
+        return docs, traces[-1]  # an edge publishes its trace after everything it called published theirs
+
+    async def ainvoke_with_trace(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> tuple[list[Document], Trace]:
+        """``await ainvoke(input, config, **kwargs)`` and the trace of this very call: race-free, whatever other
+        tasks do.
+
+        Examples:
+            >>> import asyncio
+            >>> from retrievekit.core.index import BM25Index
+            >>> r = RetrieveKitRetriever(retriever=BM25Index.build([Passage(id="a", text="red apples")]), k=1)
+            >>> asyncio.run(r.ainvoke_with_trace("apples"))[1].query
+            'apples'
+        """
+        with capture_traces() as traces:
+            docs = await self.ainvoke(input, config, **kwargs)
+        return docs, traces[-1]
 
     def close(self) -> None:
         """Close the core retriever it wraps when that holds resources (a ``DenseIndex``'s Chroma client, the
@@ -193,3 +264,11 @@ class RetrieveKitRetriever(BaseRetriever):
         publish(trace)
         dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": run_manager.get_child()})
         return [self._document_for(h.obj, h.score) for h in hits]
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        # on an executor thread, as LangChain's default does, but with ``k`` passed on and the trace kept here
+        return await in_executor_keeping_trace(
+            self, self._get_relevant_documents, query, run_manager=run_manager.get_sync(), k=k
+        )

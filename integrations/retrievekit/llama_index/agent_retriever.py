@@ -21,7 +21,7 @@ from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from retrievekit.core.trace import Trace, publish
+from retrievekit.core.trace import last_trace_property, publish
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent
 
 __all__ = ["IterativeAgentRetriever"]
@@ -35,7 +35,10 @@ class IterativeAgentRetriever(BaseRetriever):
     Use it anywhere LlamaIndex takes a retriever (``RetrieverQueryEngine.from_args(retriever, llm=...)``): the agent
     decides what to search and what to drop; the query engine's LLM writes the answer from the nodes. The agent's own
     answer is kept in ``last_answer``, its trace (LLM calls, tokens, events, ``retrieval_calls``,
-    ``context_tokens``) in ``last_trace`` and in a :class:`~retrievekit.llama_index.RetrieveKitTraceEvent`.
+    ``context_tokens``) in a :class:`~retrievekit.llama_index.RetrieveKitTraceEvent` and in ``last_trace``: the
+    trace of the last call made from the current thread or asyncio task
+    (:func:`~retrievekit.core.trace.last_trace_property`; ``last_answer`` and ``last_state`` are the object's latest,
+    whoever called).
 
     Args:
         graph: a compiled agent from :func:`retrievekit.langgraph.build_iterative_agent`.
@@ -50,10 +53,11 @@ class IterativeAgentRetriever(BaseRetriever):
         ([], 'x')
     """
 
+    last_trace = last_trace_property()
+
     def __init__(self, graph: Any, *, callback_manager: CallbackManager | None = None, verbose: bool = False) -> None:
         self.graph = graph
         self.last_answer: str | None = None
-        self.last_trace: Trace | None = None
         self.last_state: dict[str, Any] | None = None
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 

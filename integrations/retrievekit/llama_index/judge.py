@@ -36,7 +36,7 @@ from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.judge.scorer import resolve_judge
 from retrievekit.core.llm.names import split_llm_argument
-from retrievekit.core.trace import Trace, publish
+from retrievekit.core.trace import Trace, last_trace_property, publish
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects
 
@@ -56,7 +56,8 @@ class JudgeReranker(BaseNodePostprocessor):
             folder) or nothing: the zero-shot judge of ``llm`` (a loaded ``LocalLM``) or of the model named
             ``llm_name`` (default ``smollm2``). ``llm="smollm2"`` (a name) is the deprecated spelling of ``llm_name``.
 
-    ``last_trace`` holds the latest trace.
+    ``last_trace`` holds the trace of the last call made from the current thread or asyncio task (concurrent callers
+    each read their own).
 
     Examples:
         >>> from llama_index.core import Document
@@ -75,7 +76,7 @@ class JudgeReranker(BaseNodePostprocessor):
     """
 
     top_n: int = Field(default=5, description="nodes kept after reranking")
-    last_trace: Trace | None = Field(default=None, exclude=True)
+    last_trace = last_trace_property()
 
     _judge: Any = PrivateAttr()
 

@@ -40,7 +40,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.protocol import ChatMessage as RKChatMessage
 from retrievekit.core.llm.protocol import Completion
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, recall, remember
 
 __all__ = ["LocalLlamaIndexLLM"]
 
@@ -102,7 +102,6 @@ class LocalLlamaIndexLLM(CustomLLM):
     context_window: int | None = Field(default=None, description="None: the model's max_position_embeddings")
 
     _lm: Any = PrivateAttr(default=None)
-    _last_trace: Trace | None = PrivateAttr(default=None)
     _usage_trace: Trace = PrivateAttr(default_factory=Trace)
 
     def __init__(
@@ -158,13 +157,14 @@ class LocalLlamaIndexLLM(CustomLLM):
 
     @property
     def last_trace(self) -> Trace | None:
-        """Trace of the latest call (one LLM call, its prompt and completion tokens).
+        """Trace of the last call made from the current thread or asyncio task (one LLM call, its prompt and
+        completion tokens): concurrent callers each read their own.
 
         Examples:
             >>> LocalLlamaIndexLLM("smollm2").last_trace is None
             True
         """
-        return self._last_trace
+        return recall(self)
 
     @property
     def usage(self) -> Trace:
@@ -217,7 +217,7 @@ class LocalLlamaIndexLLM(CustomLLM):
         temperature = float(kwargs.get("temperature", self.temperature))
         trace = Trace()
         out: Completion = self.lm.complete(prompt, max_tokens=max_tokens, temperature=temperature, trace=trace)
-        self._last_trace = trace
+        remember(self, trace)
         self._usage_trace.merge(trace)
         return out
 

@@ -31,7 +31,7 @@ from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
-from retrievekit.core.trace import Trace, publish
+from retrievekit.core.trace import Trace, last_trace_property, publish
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects, object_to_node
 
@@ -70,7 +70,8 @@ class OneShotPostprocessor(BaseNodePostprocessor):
         rules, catalog, keys, token_counter: see :class:`~retrievekit.core.oneshot.selector.OneShotSelector`.
 
     Without a query (``postprocess_nodes(nodes)``) selection still works; cropping is skipped and noted.
-    ``last_result`` / ``last_trace`` hold the latest selection and trace.
+    ``last_trace`` holds the trace of the last call made from the current thread or asyncio task (concurrent callers
+    each read their own); ``last_result`` is the latest selection, whoever called.
 
     Examples:
         >>> pp = OneShotPostprocessor(budget=1000, config=OneShotConfig(budget=200, filter=True))
@@ -89,7 +90,7 @@ class OneShotPostprocessor(BaseNodePostprocessor):
     _selector: OneShotSelector = PrivateAttr()
     _corpus_nodes: dict[str, BaseNode] = PrivateAttr(default_factory=dict)
     last_result: OneShotResult | None = Field(default=None, exclude=True)
-    last_trace: Trace | None = Field(default=None, exclude=True)
+    last_trace = last_trace_property()
 
     model_config = {"arbitrary_types_allowed": True}
 

@@ -19,14 +19,14 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, QueryType, TextNode
 
 from retrievekit.core.checks import check_corpus, check_k
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
-from retrievekit.core.trace import Trace, publish
+from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish
 from retrievekit.core.types import DataObject, Passage
 
 __all__ = ["RetrieveKitRetriever", "RetrieveKitTraceEvent", "nodes_to_objects", "object_to_node"]
@@ -104,8 +104,11 @@ class RetrieveKitRetriever(BaseRetriever):
 
     Use it anywhere LlamaIndex takes a retriever, e.g.
     ``RetrieverQueryEngine.from_args(RetrieveKitRetriever(...), llm=...)``.
-    After each call, ``last_trace`` holds the query's :class:`~retrievekit.core.trace.Trace`,
-    and a :class:`RetrieveKitTraceEvent` is dispatched to LlamaIndex instrumentation handlers.
+    Each call's :class:`~retrievekit.core.trace.Trace` (with its ``query``) is dispatched to LlamaIndex
+    instrumentation handlers as a :class:`RetrieveKitTraceEvent`. :meth:`retrieve_with_trace` /
+    :meth:`aretrieve_with_trace` return it with the nodes; ``last_trace`` holds the trace of the last call made from
+    the current thread or asyncio task, so concurrent callers each read their own
+    (:func:`~retrievekit.core.trace.last_trace_property`).
 
     Hits on the caller's own nodes (``nodes=``; ``from_documents`` passes its documents) return those very node
     objects, as ``llama_index.retrievers.bm25`` does: same class, relationships and excluded-metadata keys. When the
@@ -125,6 +128,8 @@ class RetrieveKitRetriever(BaseRetriever):
         'a'
     """
 
+    last_trace = last_trace_property()
+
     def __init__(
         self,
         retriever: Retriever,
@@ -136,7 +141,6 @@ class RetrieveKitRetriever(BaseRetriever):
     ) -> None:
         self._core = retriever
         self.similarity_top_k = check_k(similarity_top_k)
-        self.last_trace: Trace | None = None
         caller = [n for n in nodes or () if isinstance(n, BaseNode)]
         self._sources: SourceMap[BaseNode] = SourceMap(zip(caller, nodes_to_objects(caller), strict=True))
         super().__init__(callback_manager=callback_manager, verbose=verbose)
@@ -168,6 +172,34 @@ class RetrieveKitRetriever(BaseRetriever):
             options=options,
         )
         return cls(build_method(method, ctx), similarity_top_k=similarity_top_k, nodes=documents)
+
+    def retrieve_with_trace(self, query: QueryType) -> tuple[list[NodeWithScore], Trace]:
+        """``retrieve(query)`` and the trace of this very call: race-free, whatever other threads or tasks do.
+
+        Examples:
+            >>> from retrievekit.core.index import BM25Index
+            >>> r = RetrieveKitRetriever(BM25Index.build([Passage(id="a", text="red apples")]), similarity_top_k=1)
+            >>> nodes, trace = r.retrieve_with_trace("apples")
+            >>> nodes[0].node.node_id, trace.query
+            ('a', 'apples')
+        """
+        with capture_traces() as traces:
+            nodes = self.retrieve(query)
+        return nodes, traces[-1]  # an edge publishes its trace after everything it called published theirs
+
+    async def aretrieve_with_trace(self, query: QueryType) -> tuple[list[NodeWithScore], Trace]:
+        """``await aretrieve(query)`` and the trace of this very call: race-free, whatever other tasks do.
+
+        Examples:
+            >>> import asyncio
+            >>> from retrievekit.core.index import BM25Index
+            >>> r = RetrieveKitRetriever(BM25Index.build([Passage(id="a", text="red apples")]), similarity_top_k=1)
+            >>> asyncio.run(r.aretrieve_with_trace("apples"))[1].query
+            'apples'
+        """
+        with capture_traces() as traces:
+            nodes = await self.aretrieve(query)
+        return nodes, traces[-1]
 
     def close(self) -> None:
         """Close the core retriever it wraps when that holds resources (a ``DenseIndex``'s Chroma client, the
