@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
-__all__ = ["Retriever"]
+__all__ = ["Retriever", "search_with_trace"]
 
 
 @runtime_checkable
@@ -39,6 +39,23 @@ class Retriever(Protocol):
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Return at most ``k`` hits, best first."""
         ...
+
+
+def search_with_trace(retriever: Retriever, query: str, k: int = 10) -> tuple[list[ScoredHit], Trace]:
+    """Search and return the hits with this call's own :class:`~retrievekit.core.trace.Trace` (its ``query`` set).
+
+    The trace is made for this call and handed back with the hits, so concurrent callers of one retriever never
+    see each other's (the framework edges' ``retrieve_with_trace`` / ``invoke_with_trace`` do the same for theirs).
+
+    Examples:
+        >>> from retrievekit.core.index.bm25 import BM25Index
+        >>> from retrievekit.core.types import Passage
+        >>> hits, trace = search_with_trace(BM25Index.build([Passage(id="a", text="red apples")]), "apples", 1)
+        >>> [h.obj.id for h in hits], trace.query, "bm25" in trace.stage_seconds
+        (['a'], 'apples', True)
+    """
+    trace = Trace(query=query)
+    return retriever.search(query, k, trace=trace), trace
 
 
 _MOVED = {

@@ -3,10 +3,16 @@
 Every method fills a :class:`Trace` so users (and ``retrievekit bench``) can
 see what a query cost and where it degraded gracefully.
 
-Each framework retriever, postprocessor and compressor also keeps its latest trace in ``last_trace``; that attribute
-is shared by every thread and task using the object. To get the trace of *your* call when calls run concurrently,
-wrap the call in :func:`capture_traces`: it collects the traces of the retrievekit calls made in the current context
-(this thread, or this asyncio task and what it awaits), and no other.
+Three ways to get the trace of *your* call when one object serves concurrent callers, none of which sees another
+caller's trace:
+
+- a method that returns the trace with the results: :func:`retrievekit.core.retriever.search_with_trace` for a core
+  retriever, ``retrieve_with_trace`` / ``aretrieve_with_trace`` on the LlamaIndex retriever and ``invoke_with_trace``
+  / ``ainvoke_with_trace`` on the LangChain one;
+- :func:`capture_traces`: a ``with`` block that collects the traces of the retrievekit calls made inside it, in this
+  thread or asyncio task and in the threads and tasks that inherit its context;
+- ``last_trace`` on every framework retriever, postprocessor and compressor: the trace of the last call made from
+  the current thread, or from the current asyncio task (:func:`last_trace_property`).
 
 Examples:
     >>> t = Trace()
@@ -22,14 +28,26 @@ Examples:
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
-from collections.abc import Collection, Iterator, Mapping
+import weakref
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JudgedBatch", "Trace", "TraceEvent", "capture_traces", "publish"]
+__all__ = [
+    "JudgedBatch",
+    "Trace",
+    "TraceEvent",
+    "capture_traces",
+    "last_trace_property",
+    "publish",
+    "recall",
+    "remember",
+]
 
 
 @dataclass(frozen=True)
@@ -196,26 +214,28 @@ class Trace:
         return out
 
 
-_CAPTURE: ContextVar[list[Trace] | None] = ContextVar("retrievekit_trace_capture", default=None)
+_CAPTURE: ContextVar[tuple[list[Trace], ...]] = ContextVar("retrievekit_trace_capture", default=())
 
 
 @contextmanager
 def capture_traces() -> Iterator[list[Trace]]:
     """Collect the traces of the retrievekit calls made inside the ``with`` block, in this context only.
 
-    The list fills as calls finish: the traces of this thread's calls, or of this asyncio task's (and of the
-    executor threads it awaits, which run in a copy of its context); never another thread's or task's. This is the
-    race-free way to get your call's trace; ``last_trace`` is shared by everyone using the object. Blocks nest: a
-    call is collected by the innermost one.
+    The list fills as calls finish: the traces of this thread's or this asyncio task's calls, and of the threads and
+    tasks that run in a copy of its context (the tasks it creates, ``asyncio.to_thread``, LangChain's executors and
+    chain workers); never another caller's. This is the race-free way to get the traces of everything a block did,
+    whatever ran it. Blocks nest: a call made in an inner block is collected by the outer blocks too.
 
     Examples:
         >>> with capture_traces() as traces:
         ...     publish(Trace(query="first"))
-        >>> [t.query for t in traces]
-        ['first']
+        ...     with capture_traces() as inner:
+        ...         publish(Trace(query="second"))
+        >>> [t.query for t in traces], [t.query for t in inner]
+        (['first', 'second'], ['second'])
     """
     bucket: list[Trace] = []
-    token = _CAPTURE.set(bucket)
+    token = _CAPTURE.set((*_CAPTURE.get(), bucket))
     try:
         yield bucket
     finally:
@@ -223,12 +243,162 @@ def capture_traces() -> Iterator[list[Trace]]:
 
 
 def publish(trace: Trace) -> None:
-    """Hand a finished call's trace to the enclosing :func:`capture_traces` block, if any (the framework edges call
+    """Hand a finished call's trace to the enclosing :func:`capture_traces` blocks, if any (the framework edges call
     this next to setting ``last_trace``).
 
     Examples:
         >>> publish(Trace())  # outside any capture block: nothing happens
     """
-    bucket = _CAPTURE.get()
-    if bucket is not None:
+    for bucket in _CAPTURE.get():
         bucket.append(trace)
+
+
+# ---------------------------------------------------------------------------------------------------- last_trace
+# ``last_trace`` is kept per *scope*: the current asyncio task when there is one, else the current thread. A framework
+# that runs a step in a copy of the context on the same thread (an LCEL chain) stays in the caller's scope. A call
+# that runs in another thread or task also reports to the scopes whose context it inherited (``_LINEAGE``): a
+# LangChain chain's worker threads report to the thread that invoked the chain, an executor thread to the task that
+# awaits it. ``_ANYWHERE`` holds every object's latest call from any scope: ``last_trace`` falls back to it when the
+# current scope made no call of that object (the behaviour before traces were per scope).
+_Ref = Callable[[], object]
+
+
+class _Record:
+    """One scope's last trace per object (keyed by ``id``; a dead object's entry is pruned, never returned)."""
+
+    __slots__ = ("entries", "limit")
+
+    def __init__(self) -> None:
+        self.entries: dict[int, tuple[_Ref, Trace | None]] = {}
+        self.limit = 64  # prune dead objects' entries when there are this many
+
+    def put(self, owner: object, ref: _Ref, trace: Trace | None) -> None:
+        with _LOCK:
+            if len(self.entries) >= self.limit:
+                self.entries = {k: v for k, v in self.entries.items() if v[0]() is not None}
+                self.limit = max(64, 2 * len(self.entries))
+            self.entries[id(owner)] = (ref, trace)
+
+    def get(self, owner: object) -> tuple[bool, Trace | None]:
+        entry = self.entries.get(id(owner))
+        if entry is None or entry[0]() is not owner:
+            return False, None
+        return True, entry[1]
+
+
+_LOCK = threading.Lock()
+_ANYWHERE = _Record()
+_THREAD = threading.local()
+_TASKS: weakref.WeakKeyDictionary[asyncio.Task[Any], _Record] = weakref.WeakKeyDictionary()
+_LINEAGE: ContextVar[tuple[_Record, ...]] = ContextVar("retrievekit_trace_scopes", default=())
+
+
+def _scope() -> _Record:
+    """The current asyncio task's record, else the current thread's."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop in this thread
+        task = None
+    if task is not None:
+        with _LOCK:
+            record = _TASKS.get(task)
+            if record is None:
+                record = _TASKS[task] = _Record()
+        return record
+    record = getattr(_THREAD, "record", None)
+    if record is None:
+        record = _THREAD.record = _Record()
+    return record
+
+
+def _lineage() -> tuple[_Record, ...]:
+    """The records of the scopes this context descends from, the current scope's last (set in this context, so the
+    threads and tasks it starts from now on report here too)."""
+    own, lineage = _scope(), _LINEAGE.get()
+    if not lineage or lineage[-1] is not own:
+        lineage = (*(r for r in lineage if r is not own), own)
+        _LINEAGE.set(lineage)
+    return lineage
+
+
+def _ref(owner: object) -> _Ref:
+    try:
+        return weakref.ref(owner)
+    except TypeError:  # not weak-referenceable: kept alive by its entries
+        return lambda: owner
+
+
+def remember(owner: object, trace: Trace | None) -> None:
+    """Record ``trace`` as ``owner``'s last trace for the current thread or asyncio task (what assigning
+    ``last_trace`` does; the framework edges do it when a call finishes).
+
+    The scopes whose context the current one inherited (the thread that ran a chain on worker threads, the task that
+    awaits an executor thread) record it too, and so does the object's latest-from-anywhere entry.
+
+    Examples:
+        >>> class Edge:
+        ...     pass
+        >>> edge = Edge()
+        >>> remember(edge, Trace(query="mine"))
+        >>> recall(edge).query
+        'mine'
+    """
+    ref = _ref(owner)
+    for record in (_ANYWHERE, *_lineage()):
+        record.put(owner, ref, trace)
+
+
+def recall(owner: object, *, fallback: bool = True) -> Trace | None:
+    """``owner``'s last trace recorded in the current thread or asyncio task (what reading ``last_trace`` returns).
+
+    When the current scope made no call of ``owner``, ``fallback=True`` returns the object's latest trace from any
+    scope (None if it was never called); ``fallback=False`` returns None.
+
+    Examples:
+        >>> import threading
+        >>> class Edge:
+        ...     pass
+        >>> edge = Edge()
+        >>> worker = threading.Thread(target=remember, args=(edge, Trace(query="theirs")))
+        >>> worker.start(); worker.join()
+        >>> recall(edge).query, recall(edge, fallback=False)
+        ('theirs', None)
+        >>> remember(edge, Trace(query="mine")); recall(edge).query
+        'mine'
+    """
+    found, trace = _lineage()[-1].get(owner)
+    if found or not fallback:
+        return trace
+    return _ANYWHERE.get(owner)[1]
+
+
+def last_trace_property() -> property:
+    """A ``last_trace`` attribute kept per thread and asyncio task (:func:`remember` / :func:`recall`), for a class
+    body; plain classes and pydantic models alike.
+
+    Reading it gives the trace of the last call made from the current thread, or from the current asyncio task:
+    concurrent callers each see their own. A call that a framework runs for the caller in a copy of its context
+    counts as the caller's: on the caller's thread (an LCEL step), or on a thread or task that inherits the context
+    (an LCEL chain's worker threads, ``asyncio.to_thread``) once the caller has made a call or read ``last_trace`` in
+    that context. A thread or task that made no call of the object sees its latest call from anywhere.
+
+    Examples:
+        >>> class Edge:
+        ...     last_trace = last_trace_property()
+        ...     def call(self, query):
+        ...         self.last_trace = Trace(query=query)
+        >>> edge = Edge(); edge.call("q"); edge.last_trace.query
+        'q'
+    """
+
+    def get(self: object) -> Trace | None:
+        return recall(self)
+
+    def set_(self: object, trace: Trace | None) -> None:
+        remember(self, trace)
+
+    return property(
+        get,
+        set_,
+        doc="The trace of the last call made from the current thread or asyncio task (None before the first).",
+    )
