@@ -72,7 +72,6 @@ class BuildRun:
     leaf_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.float32))
     stats: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
-    reused_before: int = 0
 
     def bump(self, name: str, n: int = 1) -> None:
         """Add ``n`` to the build counter ``name`` (reported in the tree's ``meta``).
@@ -100,7 +99,7 @@ class BuildRun:
             "prompt_tokens": self.trace.prompt_tokens,
             "completion_tokens": self.trace.completion_tokens,
             "seconds": round(time.perf_counter() - self.started, 3),
-            "journal_reused": min(self.reused_before, len(self.journal)),
+            "journal_reused": self.journal.reused,
             **self.stats,
         }
 
@@ -117,8 +116,8 @@ def start_build(
 ) -> BuildRun:
     """Check ``corpus`` (non-empty, unique ids), open the journal in ``build_dir`` and embed the leaves.
 
-    The journal's scope is ``llm``'s identity, the builder's ``prompts`` and the config (:func:`build_scope`): a
-    resumed build reuses only what the same LLM, prompts and settings produced.
+    The journal's scope is ``llm``'s identity, the builder's ``prompts``, the config and the embedder's identity
+    (:func:`build_scope`): a resumed build reuses only what the same LLM, prompts and settings produced.
 
     Examples:
         >>> start_build([], None, None, None, None)
@@ -131,7 +130,7 @@ def start_build(
     check_object_ids(o.id for o in objects)
     cfg = config or TreeBuildConfig()
     settings = {k: v for k, v in vars(cfg).items() if k not in ("max_concurrency", "progress")}  # results don't vary
-    scope = build_scope(llm, prompts, settings)
+    scope = build_scope(llm, prompts, settings, embedder=embedder)
     journal = BuildJournal(Path(build_dir) if build_dir is not None else None, scope=scope)
     return BuildRun(
         objects=objects,
@@ -141,5 +140,4 @@ def start_build(
         nodes={o.id: TreeNode(id=o.id, text=o.index_text(), is_leaf=True) for o in objects},
         leaf_vectors=embed_texts(embedder, [o.index_text()[:LEAF_EMBED_CHARS] for o in objects]),
         started=started,
-        reused_before=len(journal),
     )

@@ -253,11 +253,10 @@ def build_lattice(ctx: MethodContext) -> Lattice:
 
     Options: ``tree_dir``, ``builder`` (``bottom_up`` | ``top_down``), ``rebuild``, and any
     :class:`TreeBuildConfig` / :class:`LatticeConfig` field. Without ``tree_dir`` the tree is cached in
-    ``work_dir/lattice-<corpus fingerprint>`` when a work dir is given. The LLM is ``--llm`` (default smollm2);
-    with ``--judge DIR`` (option ``judge_dir``) the trained judge loaded from DIR scores the slates (one
-    ``score_relevance`` call per slate) and writes any summaries a new tree needs through its base model. The cached
-    tree's folder name includes the model that writes its summaries (``lattice-<builder>-<llm>-<fingerprint>``), so a
-    run with another LLM never reuses a tree another one built.
+    ``work_dir/lattice-<builder>-<llm>-<corpus fingerprint>`` when a work dir is given; ``<llm>`` names the model
+    that writes its summaries, so a run with another LLM never reuses a tree another one built. The LLM is ``--llm``
+    (default smollm2); with ``--judge DIR`` (option ``judge_dir``) the trained judge loaded from DIR scores the slates
+    (one ``score_relevance`` call per slate) and writes any summaries a new tree needs through its base model.
 
     Examples:
         >>> from retrievekit.core.types import Passage

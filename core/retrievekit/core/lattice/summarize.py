@@ -3,8 +3,9 @@
 * :class:`BuildJournal` appends every finished LLM result (a node summary, a document summary, a partition) to
   ``journal.jsonl`` in the build folder, flushed and fsynced; a restarted build reads it back and skips the work,
   so a crash mid-build loses no finished summary. Each entry is keyed by what produced it: the build's *scope*
-  (the LLM's identity, the prompt templates and the build config, :func:`build_scope`) and the entry's inputs (the
-  children's texts, the document's text), so a build with another LLM, prompt, setting or corpus never reuses it.
+  (the LLM's identity, the prompt templates, the build config and the embedder, :func:`build_scope`) and the
+  entry's inputs (the children's texts, the document's text), so a build with another LLM, prompt, setting or
+  corpus never reuses it. Lines of another journal format are ignored, with a warning.
 * :func:`run_bounded` runs jobs on a thread pool with at most ``max_concurrency`` in flight and a tqdm bar.
 * :func:`summarize_children` writes one short node summary from its children's titles / first sentences; when the
   LLM fails or answers nothing usable, an extractive label (the children's leading words) is used and counted.
@@ -28,11 +29,13 @@ import json
 import os
 import re
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from retrievekit.core.judge.delegate import ChatDelegate
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.trace import Trace
@@ -98,36 +101,64 @@ def extractive_label(texts: Sequence[str], max_chars: int = 120) -> str:
     return short_text("; ".join(short_text(t, 40) for t in texts if t.strip()), max_chars) or "misc"
 
 
+# Where a model keeps its name, in order; how deep adapters of adapters are followed.
+_NAME_ATTRS = ("name", "model_name", "model", "model_id")
+_WRAP_DEPTH = 4
+
+
 def llm_identity(llm: Any) -> str:
-    """A stable name for the model behind ``llm``: its class and its model name (``name``, ``model_name`` or
-    ``model``), for keying build results.
+    """A stable name for the model behind ``llm``, for keying build results: its class and its model name
+    (``name``, ``model_name``, ``model`` or ``model_id``), then ``>`` and the same for the model it writes through:
+    an adapter's wrapped ``llm`` (``as_chat_llm``), a judge's base chat model (:class:`ChatDelegate`).
 
     Examples:
         >>> class LM:
         ...     name = "smollm2"
         >>> llm_identity(LM()).endswith("LM:smollm2")
         True
+        >>> class Adapter:
+        ...     def __init__(self, llm): self.llm = llm
+        >>> llm_identity(Adapter(LM())).endswith("Adapter:>retrievekit.core.lattice.summarize.LM:smollm2")
+        True
     """
-    cls = type(llm)
-    name = ""
-    for attr in ("name", "model_name", "model"):
-        value = getattr(llm, attr, None)
-        if isinstance(value, str) and value:
-            name = value
+    parts = []
+    for _ in range(_WRAP_DEPTH):  # an adapter of an adapter of a model; a cycle stops here
+        cls = type(llm)
+        name = next((v for a in _NAME_ATTRS if isinstance(v := getattr(llm, a, None), str) and v), "")
+        parts.append(f"{cls.__module__}.{cls.__qualname__}:{name}")
+        llm = _wrapped_model(llm)
+        if llm is None:
             break
-    return f"{cls.__module__}.{cls.__qualname__}:{name}"
+    return ">".join(parts)
 
 
-def build_scope(llm: Any, prompts: Sequence[str], config: Any) -> str:
-    """The sha256 of what every result of one build depends on: the LLM's identity, the prompt templates and the
-    build config (a dataclass or a mapping).
+def _wrapped_model(llm: Any) -> Any:
+    """The model ``llm`` hands its calls to (None when it writes itself)."""
+    if isinstance(llm, ChatDelegate):
+        try:
+            return llm.chat_model()  # loads a lazy base once; the build needs it for its summaries anyway
+        except Exception:  # a base that fails to load: the build's own calls meet (and count) that failure
+            return None
+    inner = getattr(llm, "llm", None)
+    return None if inner is None or isinstance(inner, str) or inner is llm else inner
+
+
+def build_scope(llm: Any, prompts: Sequence[str], config: Any, embedder: Any = None) -> str:
+    """The sha256 of what every result of one build depends on: the LLM's identity, the prompt templates, the
+    build config (a dataclass or a mapping) and, when given, the embedder's identity (top-down partitions fall back
+    to, and are repaired with, leaf vectors).
 
     Examples:
         >>> build_scope(None, ["p"], {"a": 1}) == build_scope(None, ["p"], {"a": 2})
         False
+        >>> build_scope(None, ["p"], {}) == build_scope(None, ["p"], {}, embedder=object())
+        False
     """
     cfg = vars(config) if hasattr(config, "__dataclass_fields__") else dict(config or {})
-    blob = json.dumps([llm_identity(llm), list(prompts), cfg], sort_keys=True, default=str)
+    parts: list[Any] = [llm_identity(llm), list(prompts), cfg]
+    if embedder is not None:
+        parts.append(llm_identity(embedder))
+    blob = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -148,22 +179,35 @@ class BuildJournal:
         self.scope = scope
         self._values: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self.reused = 0
+        self._loaded: set[str] = set()  # keys read back from the file
+        self._hits: set[str] = set()  # ... that this build has asked for
         self.ignored = 0
         if self.folder is not None:
             ensure_folder(self.folder, "tree build folder")
-            path = self.folder / JOURNAL
-            if path.is_file():
-                with open(path, encoding="utf-8") as f:
-                    for line in f:
-                        try:
-                            d = json.loads(line)
-                            if d.get("v") != JOURNAL_VERSION:
-                                self.ignored += 1  # an older journal, keyed by node ids only: never trusted
-                                continue
-                            self._values[str(d["key"])] = d["value"]
-                        except (ValueError, KeyError, TypeError, AttributeError):
-                            continue  # a line torn by a crash: its work is simply redone
+            self._read(self.folder / JOURNAL)
+
+    def _read(self, path: Path) -> None:
+        """Load the entries of ``path`` (if any); warn once when lines of another format are ignored."""
+        if not path.is_file():
+            return
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    d = json.loads(line)
+                    if d.get("v") != JOURNAL_VERSION:
+                        self.ignored += 1  # an older journal, keyed by node ids only: never trusted
+                        continue
+                    self._values[str(d["key"])] = d["value"]
+                    self._loaded.add(str(d["key"]))
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue  # a line torn by a crash: its work is simply redone
+        if self.ignored:
+            warnings.warn(
+                f"{path}: ignoring {self.ignored} build journal entries of another format (this retrievekit writes "
+                f"version {JOURNAL_VERSION}, keyed by the LLM, prompts, settings and inputs); their work is redone",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def key(self, kind: str, *inputs: Any) -> str:
         """The key of a ``kind`` result computed from ``inputs`` within this journal's scope.
@@ -183,7 +227,20 @@ class BuildJournal:
             True
         """
         with self._lock:
+            if key in self._loaded:
+                self._hits.add(key)
             return self._values.get(key)
+
+    @property
+    def reused(self) -> int:
+        """How many entries read back from the file this build has reused (entries of another scope are not).
+
+        Examples:
+            >>> BuildJournal(None).reused
+            0
+        """
+        with self._lock:
+            return len(self._hits)
 
     def put(self, key: str, value: Any) -> None:
         """Store ``value`` and append it to the journal file (flush + fsync).

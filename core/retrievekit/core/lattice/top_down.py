@@ -298,7 +298,7 @@ def _partition(
     bump: Any,
 ) -> list[tuple[str, list[str]]]:
     m = cfg.max_children
-    key = journal.key("partition", nid, [[summaries[lid] for lid in leaves]])
+    key = journal.key("partition", nid, leaves, [summaries[lid] for lid in leaves])  # the value names leaf ids
     done = journal.get(key)
     if isinstance(done, list) and done:
         return [(str(t), [str(x) for x in members]) for t, members in done]
