@@ -32,7 +32,7 @@ def _name(judge: str) -> str:
     return judge.replace(":", "-").replace("/", "_")
 
 
-def _run(ds: Any, method: str, judge: str, options: dict[str, Any], args: argparse.Namespace, stem: str) -> Any:
+def _run(ds: Any, method: str, judge: str | None, options: dict[str, Any], args: argparse.Namespace, stem: str) -> Any:
     out = Path(args.out_dir) / f"{stem}.json"
     if out.is_file() and not args.shard and not args.force:
         return out
@@ -42,7 +42,7 @@ def _run(ds: Any, method: str, judge: str, options: dict[str, Any], args: argpar
         k=args.k,
         llm_name=args.llm,
         work_dir=args.work_dir,
-        options={**options, "judge_dir": judge},
+        options=options if judge is None else {**options, "judge_dir": judge},
         progress=not args.no_progress,
         records=Path(args.out_dir) / f"{stem}.jsonl",
         shard_spec=args.shard,
@@ -50,6 +50,8 @@ def _run(ds: Any, method: str, judge: str, options: dict[str, Any], args: argpar
     if args.shard:
         return None
     result["label"] = (args.label or method) if method == args.method else f"flat rerank of {args.first_stage}"
+    if judge is None:
+        result["label"] += " (no judge)"
     return write_json_atomic(result, out)
 
 
@@ -66,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--noise", nargs="*", type=float, default=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     p.add_argument("--judges", nargs="*", default=[], help="real judges: cosine, zero-shot, a trained judge folder")
     p.add_argument("--no-flat", action="store_true", help="skip the flat reranks")
+    p.add_argument(
+        "--baseline",
+        action="store_true",
+        help="first run the method without a judge (<method>--no-judge.json); with the agent's plan_cache option "
+        "this run records the search plans the judged runs replay",
+    )
     p.add_argument("--k", type=int, default=100)
     p.add_argument("--llm", default=None)
     p.add_argument("--work-dir", default=None)
@@ -80,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     options = parse_options(args.option)
     judges = [f"oracle:{s:g}" for s in args.noise] + list(args.judges)
     written = []
+    if args.baseline:
+        _run(ds, args.method, None, options, args, f"{args.method}--no-judge")
     for judge in judges:
         path = _run(ds, args.method, judge, options, args, f"{args.method}--{_name(judge)}")
         if path is None or args.no_flat:

@@ -284,7 +284,13 @@ def test_an_out_path_that_cannot_be_written_is_refused_before_the_run(
         assert _bench_method(data_dir, tmp_path / "ok.json", "cli-test-counted", "--records", str(out)) == 2
         assert "--records" in capsys.readouterr().err
     assert built == []  # refused before the dataset was loaded or the method built
-    assert main(["report", str(tmp_path / "none.json"), "--out", str(tmp_path / "notes.txt" / "r.md")]) == 2
+    result = tmp_path / "result.json"  # a real result, so only the --out path can make report fail
+    result.write_text(json.dumps({"dataset": "d", "method": "bm25", "n_queries": 1, "metrics": {"ndcg@10": 0.5}}))
+    assert main(["report", str(result), "--out", str(tmp_path / "ok.md")]) == 0
+    capsys.readouterr()
+    assert main(["report", str(result), "--out", str(tmp_path / "notes.txt" / "r.md")]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err and "Traceback" not in err, err
 
 
 def test_an_option_typo_is_refused_naming_the_known_keys(

@@ -23,6 +23,7 @@ FOUNDATION = {
     "spans",
     "sources",
     "retriever",
+    "memo",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
 MACHINERY = {"llm", "index", "registry", "training"}

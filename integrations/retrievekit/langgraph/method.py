@@ -13,7 +13,10 @@ Bench options (``--option key=value``): ``max_turns`` (5), ``search_top_k`` (5),
 ``delete`` (true), ``base`` (``hybrid`` | ``bm25`` | ``dense``; default ``hybrid``), ``max_tokens`` (96) for a tool
 call, ``answer_max_tokens`` (32); ``--llm smollm2`` (default) or ``qwen0.5b`` picks the local model.
 ``--judge DIR`` (option ``judge_dir``) loads a trained relevance judge that deletes the new chunks of each search
-scoring below ``judge_threshold`` (0.5); the agent itself still runs on ``--llm``.
+scoring below ``judge_threshold`` (0.5); the agent itself still runs on ``--llm``. ``plan_cache`` (``true``:
+``<work-dir>/agent-plans``, or a folder) records the model's replies to each question once and replays them on later
+runs (:mod:`retrievekit.core.iterative.plan_cache`): a judge sweep then spends the model once per question, every
+run makes the recorded run's searches, and ``counters_per_query["plan_replayed"]`` says how many were replayed.
 
 Examples:
     >>> from retrievekit.core.index import BM25Index
@@ -33,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from retrievekit.core.checks import check_k, check_query
@@ -55,6 +59,7 @@ ITERATIVE_OPTIONS = (
     "answer_max_tokens",
     "judge_dir",
     "judge_threshold",
+    "plan_cache",
 )
 """The agent's own bench options; the rest go to the ``base`` retriever (``hybrid``: ``fusion``, ``rrf_k``, ...)."""
 
@@ -126,8 +131,9 @@ class IterativeAgentMethod:
 
     returns_set = True
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: Any, *, plans: Any = None) -> None:
         self.graph = graph
+        self.plans = plans  # a PlanReplayChatModel the graph's model is, or None
         self.last_run: AgentRun | None = None
 
     @property
@@ -151,7 +157,17 @@ class IterativeAgentMethod:
         """
         check_query(query)
         check_k(k)
-        run = run_agent(self.graph, query, trace=trace)
+        if self.plans is None:
+            run = run_agent(self.graph, query, trace=trace)
+        else:
+            self.plans.begin(query)
+            try:
+                run = run_agent(self.graph, query, trace=trace)
+            except BaseException:
+                self.plans.finish(keep=False)
+                raise
+            replayed = self.plans.finish(keep=run.stop_reason != "llm_error")  # a failed run's plan is not kept
+            run.trace.count("plan_replayed", int(replayed))
         self.last_run = run
         n = len(run.working_set)
         return [
@@ -196,13 +212,14 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
     from retrievekit.langgraph.graph import build_iterative_agent
 
     lm = ctx.llm if ctx.llm is not None else LocalLM.load(ctx.llm_name or "smollm2")
-    chat = LocalToolChatModel(
+    chat: Any = LocalToolChatModel(
         lm=lm,
         max_tokens=int(opts.get("max_tokens", 96)),
         answer_max_tokens=int(opts.get("answer_max_tokens", 32)),
     )
+    plans = _plan_replay(ctx, opts, chat, base_options)
     graph = build_iterative_agent(
-        chat,
+        plans if plans is not None else chat,
         retriever,
         max_turns=int(opts.get("max_turns", 5)),
         search_top_k=int(opts.get("search_top_k", 5)),
@@ -211,4 +228,23 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
         judge=judge,
         judge_threshold=judge_threshold,
     )
-    return IterativeAgentMethod(graph)
+    return IterativeAgentMethod(graph, plans=plans)
+
+
+def _plan_replay(ctx: MethodContext, opts: dict[str, Any], chat: Any, base_options: dict[str, Any]) -> Any:
+    """The ``plan_cache`` option: a :class:`PlanReplayChatModel` over ``chat``, or None when it is off."""
+    value = opts.get("plan_cache")
+    if value is None or (isinstance(value, str) and value.lower() in ("", "none", "false", "0", "off")):
+        return None
+    if value is True or (isinstance(value, str) and value.lower() in ("true", "1", "on", "yes")):
+        if ctx.work_dir is None:
+            raise InvalidInputError("option plan_cache=true needs a work dir (--work-dir); or pass a folder")
+        value = Path(ctx.work_dir) / "agent-plans"
+    from retrievekit.core.iterative.plan_cache import PlanCache
+    from retrievekit.langgraph.plan_replay import PlanReplayChatModel
+
+    settings = {k: v for k, v in opts.items() if k not in ("judge_dir", "judge_threshold", "plan_cache")}
+    settings["base_options"] = base_options
+    model = ctx.llm_name or (type(ctx.llm).__name__ if ctx.llm is not None else "smollm2")
+    cache = PlanCache(value, model=model, settings=settings, corpus_ids=(o.id for o in ctx.corpus))
+    return PlanReplayChatModel(inner=chat, plans=cache)

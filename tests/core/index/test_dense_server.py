@@ -11,7 +11,7 @@ import textwrap
 import pytest
 from _chroma_server import chroma_server
 
-from retrievekit.core.errors import IndexFormatError, StoreUnavailableError
+from retrievekit.core.errors import IndexFormatError, StoreUnavailableError, UnverifiedIndexWarning
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.types import Passage
 
@@ -87,6 +87,20 @@ def test_count_mismatch_on_the_server_is_refused(tmp_path, minilm, small_corpus)
         client.get_collection("rk-live").delete(ids=["everest"])  # objects lost behind retrievekit's back
         with pytest.raises(IndexFormatError, match="marked complete with 6"):
             DenseIndex.open(client=client, collection_name="rk-live", embedder=minilm)
+
+
+@pytest.mark.parametrize(("state", "match"), [(None, "no completion mark"), ("adding", "an add\\(\\) did not finish")])
+def test_an_unmarked_or_half_added_collection_is_refused_unless_asked(tmp_path, minilm, small_corpus, state, match):
+    with chroma_server(tmp_path / "srv") as (_, client, _port):
+        DenseIndex.build(small_corpus, client=client, collection_name="rk-live", embedder=minilm)
+        col = client.get_collection("rk-live")
+        meta = {k: v for k, v in col.metadata.items() if k != "retrievekit_state"}
+        col.modify(metadata=meta if state is None else {**meta, "retrievekit_state": state})
+        with pytest.raises(IndexFormatError, match=match):
+            DenseIndex.open(client=client, collection_name="rk-live", embedder=minilm)
+        with pytest.warns(UnverifiedIndexWarning, match=match):
+            idx = DenseIndex.open(client=client, collection_name="rk-live", embedder=minilm, verify=False)
+        assert len(idx) == len(small_corpus)
 
 
 def test_frozen_then_stopped_server_raise_typed_errors(tmp_path, minilm, small_corpus):

@@ -57,6 +57,12 @@ def test_judge_relevance_checks_and_clips():
         judge_relevance(Bad(["high", 0.1]), "q", ["a", "b"])
     with pytest.raises(LLMOutputError):
         judge_relevance(Bad(None), "q", ["a"])
+    for whole in ("10", b"\x00\x01", {"0": 1, "1": 0}):  # iterable, but not scores: never split into parts
+        with pytest.raises(LLMOutputError, match="not a list of scores"):
+            judge_relevance(Bad(whole), "q", ["a", "b"])
+    with pytest.raises(LLMOutputError, match="non-number"):
+        judge_relevance(Bad(["0.5", 0.1]), "q", ["a", "b"])
+    assert judge_relevance(Bad((0.25, 1)), "q", ["a", "b"]) == [0.25, 1.0]  # any sequence of numbers
 
 
 # ---------------------------------------------------------------------- llm-rerank

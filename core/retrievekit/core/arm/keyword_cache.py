@@ -24,11 +24,8 @@ Examples:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from retrievekit.core.arm.keywords import (
@@ -38,7 +35,7 @@ from retrievekit.core.arm.keywords import (
     SNAP_PROMPT,
     KeywordAlignment,
 )
-from retrievekit.core.paths import ensure_folder
+from retrievekit.core.memo import JsonlMemo, memo_key
 
 __all__ = ["KeywordCache"]
 
@@ -47,7 +44,7 @@ _PROMPTS = (DECOMPOSE_PROMPT, SNAP_PROMPT, DECOMPOSE_CONSTRAINED_PROMPT, REPHRAS
 
 
 class KeywordCache:
-    """Keyword alignments of one model, stored under ``folder``.
+    """Keyword alignments of one model, stored under ``folder`` (a :class:`~retrievekit.core.memo.JsonlMemo`).
 
     Args:
         folder: the cache folder (created when missing).
@@ -60,31 +57,12 @@ class KeywordCache:
     """
 
     def __init__(self, folder: str | os.PathLike[str], *, model: str) -> None:
-        self.folder = ensure_folder(Path(folder))
         self.model = str(model)
-        self._entries: dict[str, KeywordAlignment] = {}
-        self._own = self.folder / f"keywords.{os.getpid()}.jsonl"
-        for path in sorted(self.folder.glob("keywords.*.jsonl")):
-            self._load(path)
+        self._memo = JsonlMemo(folder, stem="keywords", version=FORMAT_VERSION)
+        self.folder = self._memo.folder
 
     def __len__(self) -> int:
-        return len(self._entries)
-
-    def _load(self, path: Path) -> None:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            return  # unreadable: its entries are decoded again
-        for line in lines:
-            try:
-                d = json.loads(line)
-                if d.get("v") != FORMAT_VERSION:
-                    continue
-                self._entries[d["key"]] = KeywordAlignment(
-                    list(d["keywords"]), {k: list(v) for k, v in d["ngrams"].items()}, d["mode"], d.get("fallback", "")
-                )
-            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
-                continue  # a line cut short by a killed process
+        return len(self._memo)
 
     def key(self, question: str, vocab_ids: Sequence[str], settings: Mapping[str, Any]) -> str:
         """The entry key of ``question`` aligned to the objects ``vocab_ids`` with ``settings``.
@@ -95,22 +73,21 @@ class KeywordCache:
             >>> c.key("q", ["a"], {}) == c.key("q", ["a"], {}), c.key("q", ["a"], {}) == c.key("q", ["b"], {})
             (True, False)
         """
-        blob = json.dumps(
-            [FORMAT_VERSION, self.model, question, list(vocab_ids), dict(sorted(settings.items())), _PROMPTS],
-            ensure_ascii=False,
-            default=str,
-        )
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return memo_key(FORMAT_VERSION, self.model, question, list(vocab_ids), dict(settings), _PROMPTS)
 
     def get(self, key: str) -> KeywordAlignment | None:
-        """The stored alignment, or None."""
-        return self._entries.get(key)
+        """The stored alignment, or None (also for an entry whose fields are malformed)."""
+        d = self._memo.get(key)
+        if d is None:
+            return None
+        try:
+            ngrams = {str(k): [str(x) for x in v] for k, v in d["ngrams"].items()}
+            return KeywordAlignment([str(k) for k in d["keywords"]], ngrams, str(d["mode"]), str(d.get("fallback", "")))
+        except (KeyError, TypeError, AttributeError):
+            return None
 
     def put(self, key: str, alignment: KeywordAlignment) -> None:
         """Store ``alignment`` (in memory and appended to this process's file)."""
-        self._entries[key] = alignment
-        line = {"v": FORMAT_VERSION, "key": key, "keywords": alignment.keywords, "ngrams": alignment.ngrams,
-                "mode": alignment.mode, "fallback": alignment.fallback}  # fmt: skip
-        with open(self._own, "a", encoding="utf-8") as f:
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
-            f.flush()
+        fields = {"keywords": alignment.keywords, "ngrams": alignment.ngrams, "mode": alignment.mode,
+                  "fallback": alignment.fallback}  # fmt: skip
+        self._memo.put(key, fields)

@@ -303,7 +303,8 @@ class DenseIndex:
         against the sha256 in the manifest, and the SQLite database's content against its recorded digest, so a
         damaged index raises :class:`IndexFormatError` instead of returning wrong neighbours or crashing the
         process. The number of objects is checked against the manifest and the collection's completion mark; a
-        collection whose build never finished is refused.
+        collection whose build never finished is refused, and so are (unless ``verify=False``) one with no
+        completion mark and one whose ``add()`` did not finish.
 
         Raises :class:`IndexFormatError` for a missing, foreign, damaged, incomplete or newer-version index, or an
         embedder mismatch; :class:`~retrievekit.core.errors.StoreUnavailableError` for a server that cannot be
@@ -326,7 +327,7 @@ class DenseIndex:
             try:
                 idx = cls._open_collection(
                     client, collection_name or manifest.get("collection", "retrievekit"), embedder,
-                    path=folder, owns_client=True, calls=StoreCalls(client, timeout=None),
+                    path=folder, owns_client=True, calls=StoreCalls(client, timeout=None), verify=verify,
                 )  # fmt: skip
                 expected = manifest.get("n_objects")
                 if verify and "checksums" in manifest and isinstance(expected, int) and len(idx) != expected:
@@ -339,7 +340,9 @@ class DenseIndex:
         if client is None:
             raise InvalidInputError("pass path= or client=")
         calls = StoreCalls(client, timeout=timeout, retries=retries)
-        return cls._open_collection(client, collection_name, embedder, path=None, owns_client=False, calls=calls)
+        return cls._open_collection(
+            client, collection_name, embedder, path=None, owns_client=False, calls=calls, verify=verify
+        )
 
     @classmethod
     def _open_collection(
@@ -351,6 +354,7 @@ class DenseIndex:
         path: Path | None,
         owns_client: bool,
         calls: StoreCalls,
+        verify: bool = True,
     ) -> DenseIndex:
         """The index over ``client``'s collection, after checking its format, embedder and completeness."""
         name = collection_name or "retrievekit"
@@ -377,7 +381,7 @@ class DenseIndex:
                 f"but the embedder given is {emb.name!r} (dim {emb.dim}); pass the matching embedder or rebuild"
             )
         idx = cls(col, emb, client=client, path=path, owns_client=owns_client, calls=calls)
-        _check_complete(idx, name, meta)
+        _check_complete(idx, name, meta, strict=verify)
         return idx
 
     # ------------------------------------------------------------------ use
@@ -468,26 +472,24 @@ def _meta(emb: Embedder, state: str, n: int) -> dict[str, Any]:
     }
 
 
-def _check_complete(idx: DenseIndex, name: str, meta: dict[str, Any]) -> None:
-    """Refuse a collection whose build never finished or whose count differs from its mark; warn when unmarked."""
+def _check_complete(idx: DenseIndex, name: str, meta: dict[str, Any], *, strict: bool = True) -> None:
+    """Refuse a collection whose build never finished or whose count differs from its mark. An unmarked collection
+    (built before marks existed) and one whose ``add()`` did not finish are refused too, unless ``strict`` is off
+    (``open(..., verify=False)``), which opens them with a warning."""
     state = meta.get(_STATE)
-    if state is None:
-        warnings.warn(
-            f"collection {name!r} was built by a retrievekit that did not mark finished builds: its completeness "
-            "cannot be checked; build it again to add the mark",
-            UnverifiedIndexWarning,
-            stacklevel=4,
-        )
-        return
     if state == "building":
         raise IndexFormatError(f"collection {name!r} is incomplete: its build never finished; build it again")
     n, expected = len(idx), meta.get("n_objects")
-    if state == "adding":
-        warnings.warn(
-            f"collection {name!r}: an add() did not finish; it holds {n} objects, {expected} before that add",
-            UnverifiedIndexWarning,
-            stacklevel=4,
-        )
+    unsure = {
+        None: f"collection {name!r} has no completion mark (built by a retrievekit that did not mark finished "
+        "builds), so its completeness cannot be checked",
+        "adding": f"collection {name!r}: an add() did not finish (or is running now); it holds {n} objects, "
+        f"{expected} before that add",
+    }
+    if state in unsure:
+        if strict:
+            raise IndexFormatError(f"{unsure[state]}; build it again, or pass verify=False to open it as it is")
+        warnings.warn(f"{unsure[state]}; opened as it is (verify=False)", UnverifiedIndexWarning, stacklevel=4)
         return
     if isinstance(expected, int) and n != expected:
         raise IndexFormatError(f"collection {name!r} holds {n} objects but was marked complete with {expected}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +121,7 @@ def judge_relevance(
         raw = judge.score_relevance(query, texts, trace=trace, refs=ref_sets)
     else:
         raw = judge.score_relevance(query, texts, trace=trace)
-    try:
-        values = [float(x) for x in raw]
-    except (TypeError, ValueError) as e:
-        raise LLMOutputError(f"the judge returned a non-number score ({e})", raw=str(raw)[:200]) from None
+    values = _scores_of(raw)
     if len(values) != len(texts):
         raise LLMOutputError(f"the judge returned {len(values)} scores for {len(texts)} candidates", raw=str(raw)[:200])
     if not all(math.isfinite(v) for v in values):
@@ -137,6 +134,22 @@ def judge_relevance(
     if trace is not None and ref_sets is not None:
         trace.judged.append(JudgedBatch(describe_judge(judge), ref_sets, tuple(scores)))
     return scores
+
+
+_TEXT = (str, bytes, bytearray)
+
+
+def _scores_of(raw: Any) -> list[float]:
+    """The judge's reply as floats: a sequence (list, tuple, array) of numbers, nothing else. A string, bytes or a
+    mapping is refused whole (iterating it would give characters or keys), and so is an element that is text."""
+    if isinstance(raw, (*_TEXT, Mapping)) or not isinstance(raw, Iterable):
+        raise LLMOutputError(f"the judge returned a {type(raw).__name__}, not a list of scores", raw=str(raw)[:200])
+    values = []
+    for x in raw:
+        if isinstance(x, _TEXT) or not hasattr(x, "__float__"):
+            raise LLMOutputError(f"the judge returned a non-number score ({x!r})", raw=str(raw)[:200])
+        values.append(float(x))
+    return values
 
 
 def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
