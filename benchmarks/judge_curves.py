@@ -12,6 +12,13 @@ it aggregates. The figure and table come from ``retrievekit report --curves``.
         --option tree_dir=runs/trees/scifact-bottom_up-smollm2 --noise 0 0.2 0.4 0.6 0.8 1 --judges cosine \\
         --out-dir runs/curves/lattice
     retrievekit report runs/curves/lattice/*.json --curves --png docs/figures/judge-curves-lattice.png
+
+The agent's judge-driven delete, against no deletion (``--baseline``), each question's model replies recorded once
+in the no-judge run and replayed at every noise level (``plan_cache``, see ``retrievekit.core.iterative.plan_cache``):
+
+    python benchmarks/judge_curves.py --dataset hotpotqa --data-dir "$RETRIEVEKIT_DATA_DIR" --method iterative \
+        --label agent --option plan_cache=true --baseline --no-flat --work-dir runs/cache \
+        --out-dir runs/curves/agent-hotpotqa
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from retrievekit.core.cli import main
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.eval.curves import curve_points, curves_markdown, plot_curves
+from retrievekit.core.eval.curves import curve_points, curves_markdown, plot_curves, reference_points
 
 
 def _result(method, noise, auc, ndcg, *, per_query=20.0, name="oracle", gold=True, label=None, options=None):
@@ -57,6 +57,15 @@ def test_markdown_marks_gold_label_runs():
     assert table.startswith("### scifact")
     assert "| lattice | oracle:0.5 (gold labels) | 0.750 | 0.5000 | 300.0 | 0.0 |" in table
     assert "| lattice | smollm2-zero-shot | 0.620 | 0.2000 | 310.0 | 40.0 |" in table
+    assert table.rstrip().splitlines()[-1] == "| bm25 | none | — | 0.6800 | 0.0 | 0.0 |"  # a reference, last
+
+
+def test_results_without_a_judge_are_references_of_their_dataset():
+    other = {"dataset": "nfcorpus", "method": "bm25", "metrics": {"ndcg@10": 0.3}}
+    no_metric = {"dataset": "scifact", "method": "dense", "metrics": {"recall@10": 0.7}}
+    refs = reference_points([*RESULTS, other, no_metric])
+    assert [(r.dataset, r.series, r.value) for r in refs] == [("nfcorpus", "bm25", 0.3), ("scifact", "bm25", 0.68)]
+    assert "nfcorpus" not in curves_markdown([*RESULTS, other])  # a dataset with no curve gets no table
 
 
 def test_plot_writes_a_png_and_refuses_results_without_judges(tmp_path):

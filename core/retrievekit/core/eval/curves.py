@@ -4,7 +4,9 @@ Each point is one ``retrievekit bench`` result that has a ``judge`` block (writt
 judge's measured ROC AUC on the candidates it scored, y a metric. Results are grouped into one panel per dataset
 and one series per method setting. A flat rerank (``judge-rerank`` / ``llm-rerank``) is its own series
 (its judged items per query are in the table). Oracle runs (``--judge oracle:S``) trace the curve, and runs with real
-judges (zero-shot models, trained judges, the cosine judge) are marked on it by name.
+judges (zero-shot models, trained judges, the cosine judge) are marked on it by name. Results without a judge block
+(a baseline, or the method without its judge, e.g. the agent without deletion) are references: a row in the table
+and a dashed horizontal line in the panel of their dataset.
 
 Examples:
     >>> r = {"dataset": "scifact", "method": "judge-rerank", "options": {"rerank_k": 20}, "metrics": {"ndcg@10": 0.6},
@@ -25,7 +27,7 @@ from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.eval.report import ResultLike, load_results
 from retrievekit.core.paths import ensure_folder
 
-__all__ = ["CurvePoint", "curve_points", "curves_markdown", "plot_curves"]
+__all__ = ["CurvePoint", "ReferencePoint", "curve_points", "curves_markdown", "plot_curves", "reference_points"]
 
 _FLAT = ("judge-rerank", "llm-rerank")
 
@@ -99,8 +101,48 @@ def curve_points(results: Sequence[ResultLike], metric: str = "ndcg@10") -> list
     return sorted(points, key=lambda p: (p.dataset, p.series, p.auc, p.judge))
 
 
+@dataclass(frozen=True)
+class ReferencePoint:
+    """A result without a judge: a reference level on the curves of its dataset.
+
+    Examples:
+        >>> ReferencePoint("hotpotqa", "agent (no judge)", 0.75, 6.0).value
+        0.75
+    """
+
+    dataset: str
+    series: str
+    value: float
+    llm_calls_per_query: float
+
+
+def reference_points(results: Sequence[ResultLike], metric: str = "ndcg@10") -> list[ReferencePoint]:
+    """The results of ``results`` without a judge block that have ``metric``, sorted by dataset and series.
+
+    Examples:
+        >>> r = {"dataset": "d", "method": "bm25", "metrics": {"ndcg@10": 0.5}}
+        >>> reference_points([r, {**r, "judge": {"auc": 0.9}}])
+        [ReferencePoint(dataset='d', series='bm25', value=0.5, llm_calls_per_query=0.0)]
+    """
+    refs = []
+    for r in load_results(results):
+        if (r.get("judge") or {}).get("auc") is not None or metric not in r.get("metrics", {}):
+            continue
+        cost = r.get("cost") or {}
+        refs.append(
+            ReferencePoint(
+                dataset=str(r["dataset"]),
+                series=str(r.get("label") or r["method"]),
+                value=float(r["metrics"][metric]),
+                llm_calls_per_query=float(cost.get("llm_calls_per_query") or 0.0),
+            )
+        )
+    return sorted(refs, key=lambda p: (p.dataset, p.series))
+
+
 def curves_markdown(results: Sequence[ResultLike], metric: str = "ndcg@10") -> str:
-    """A markdown table per dataset: series, judge, judge AUC, ``metric``, judged items and LLM calls per query.
+    """A markdown table per dataset: series, judge, judge AUC, ``metric``, judged items and LLM calls per query;
+    the dataset's references (results without a judge) last, with judge ``none``.
 
     Examples:
         >>> r = {"dataset": "d", "method": "lattice", "metrics": {"ndcg@10": 0.7},
@@ -123,6 +165,8 @@ def curves_markdown(results: Sequence[ResultLike], metric: str = "ndcg@10") -> s
                 f"| {p.series} | {judge} | {p.auc:.3f} | {p.value:.4f} | {p.judged_per_query:.1f} "
                 f"| {p.llm_calls_per_query:.1f} |"
             )
+        for r in (r for r in reference_points(results, metric) if r.dataset == dataset):
+            lines.append(f"| {r.series} | none | — | {r.value:.4f} | 0.0 | {r.llm_calls_per_query:.1f} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -150,7 +194,10 @@ def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str 
         raise MissingDependencyError("matplotlib", 'pip install "retrievekit[report]"', "for curves") from None
     datasets = sorted({p.dataset for p in points})
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.2), squeeze=False)
+    refs = reference_points(results, metric)
     for ax, dataset in zip(axes[0], datasets, strict=True):
+        for r in (r for r in refs if r.dataset == dataset):
+            ax.axhline(r.value, color="0.45", linestyle="--", linewidth=1, label=f"{r.series} (no judge)")
         _draw_panel(ax, [p for p in points if p.dataset == dataset], metric)
         ax.set_title(dataset)
     fig.tight_layout()
