@@ -275,11 +275,14 @@ class DenseIndex:
     def _create(client: Any, name: str, emb: Embedder, n: int = 1000) -> Any:
         """A new collection for ``n`` objects, marked as being built.
 
-        Chroma writes its HNSW segment every ``sync_threshold`` additions (1,000 by default) and, for a collection
-        that never reached it, rewrites the segment files each time it is used; a threshold of at most ``n`` makes
-        the first build write them once, so a folder's checksums stay valid across opens.
+        Chroma writes its HNSW segment every ``sync_threshold`` additions and inserts the objects past the last
+        write again from its log whenever a process opens the collection, in an order and with a graph that vary
+        from one process to the next, so an approximate top-k varied too. A threshold of ``n`` makes the build
+        write the whole graph once, at its end: every open then loads the same graph (the same results in every
+        process), and a folder's checksums stay valid across opens. Objects added later by :meth:`add` sit in the
+        log until the next write, as Chroma does by default.
         """
-        sync = max(2, min(1000, n))
+        sync = max(2, n)
         config = {"hnsw": {"space": "cosine", "sync_threshold": sync, "batch_size": min(100, sync)}}
         return client.create_collection(
             name, configuration=config, metadata=_meta(emb, "building", 0), embedding_function=None
