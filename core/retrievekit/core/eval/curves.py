@@ -197,7 +197,7 @@ def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str 
     refs = reference_points(results, metric)
     for ax, dataset in zip(axes[0], datasets, strict=True):
         for r in (r for r in refs if r.dataset == dataset):
-            ax.axhline(r.value, color="0.45", linestyle="--", linewidth=1, label=f"{r.series} (no judge)")
+            ax.axhline(r.value, color="0.45", linestyle="--", linewidth=1, label=r.series)
         _draw_panel(ax, [p for p in points if p.dataset == dataset], metric)
         ax.set_title(dataset)
     fig.tight_layout()
