@@ -245,6 +245,9 @@ def _plan_replay(ctx: MethodContext, opts: dict[str, Any], chat: Any, base_optio
 
     settings = {k: v for k, v in opts.items() if k not in ("judge_dir", "judge_threshold", "plan_cache")}
     settings["base_options"] = base_options
-    model = ctx.llm_name or (type(ctx.llm).__name__ if ctx.llm is not None else "smollm2")
+    if ctx.llm is None:
+        model = ctx.llm_name or "smollm2"
+    else:  # a model object: its class and its own name, so two local models never share plans
+        model = f"{type(ctx.llm).__qualname__}:{getattr(ctx.llm, 'name', '')}"
     cache = PlanCache(value, model=model, settings=settings, corpus_ids=(o.id for o in ctx.corpus))
     return PlanReplayChatModel(inner=chat, plans=cache)
