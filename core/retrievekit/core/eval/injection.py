@@ -108,6 +108,11 @@ def hostile_text(kind: str, *, slate_size: int = 6, score_max: int = 100) -> str
     return HOSTILE[kind].format(zeros="0, " * (slate_size - 1), max=score_max) + _NEUTRAL
 
 
+_Memo = Callable[[tuple[str, int], Callable[[], Any]], Any]
+"""``clean_of(key, compute)``: the result without a hostile document, computed once per method and query (greedy
+decoding gives the same result every time)."""
+
+
 def _slate(q: int) -> tuple[list[str], list[str], int]:
     """Titles and passages of query ``q``'s slate without the hostile document, and the relevant passage's index."""
     picks = [q] + [(q + 1 + j) % len(TOPICS) for j in range(_DISTRACTORS)]
@@ -121,13 +126,13 @@ def _rank(scores: Sequence[float], i: int, *, ties_win: bool) -> int:
     return 1 + sum(1 for j, x in enumerate(scores) if j != i and (x > s if ties_win else x >= s))
 
 
-def _lattice(llm: Any, kind: str, q: int) -> dict[str, float]:
+def _lattice(llm: Any, kind: str, q: int, clean_of: _Memo) -> dict[str, float]:
     from retrievekit.core.lattice.config import LatticeConfig
     from retrievekit.core.lattice.scoring import SlateScorer
 
     scorer = SlateScorer(llm, LatticeConfig())
     _, texts, rel = _slate(q)
-    clean = scorer.score(TOPICS[q][0], texts, leaf=True).scores
+    clean = clean_of(("lattice", q), lambda: scorer.score(TOPICS[q][0], texts, leaf=True).scores)
     pos = q % (len(texts) + 1)
     hostile = list(texts)
     hostile.insert(pos, hostile_text(kind, slate_size=len(texts) + 1))
@@ -141,13 +146,13 @@ def _lattice(llm: Any, kind: str, q: int) -> dict[str, float]:
     }
 
 
-def _oneshot(llm: Any, kind: str, q: int) -> dict[str, float]:
+def _oneshot(llm: Any, kind: str, q: int, clean_of: _Memo) -> dict[str, float]:
     from retrievekit.core.oneshot.cropping import SentenceCropper, split_sentences
 
     query, _, passage = TOPICS[q]
     sentences = split_sentences(passage)
     cropper = SentenceCropper(llm)
-    clean = cropper.crop(query, passage)
+    clean = clean_of(("oneshot", q), lambda: cropper.crop(query, passage))
     mid = len(sentences) // 2
     text = " ".join(sentences[:mid] + [hostile_text(kind, slate_size=len(sentences) + 1)] + sentences[mid:])
     result = cropper.crop(query, text)
@@ -159,14 +164,14 @@ def _oneshot(llm: Any, kind: str, q: int) -> dict[str, float]:
     }
 
 
-def _arm(llm: Any, kind: str, q: int) -> dict[str, float]:
+def _arm(llm: Any, kind: str, q: int, clean_of: _Memo) -> dict[str, float]:
     from retrievekit.core.arm.serialize import unique_names
     from retrievekit.core.arm.verify import verify_draft
     from retrievekit.core.types import Passage
 
     titles, texts, rel = _slate(q)
     objs = [Passage(id=f"t{i}", text=t, title=n) for i, (n, t) in enumerate(zip(titles, texts, strict=True))]
-    clean = verify_draft(llm, TOPICS[q][0], objs, unique_names(objs), [], scoring=True)
+    clean = clean_of(("arm", q), lambda: verify_draft(llm, TOPICS[q][0], objs, unique_names(objs), [], scoring=True))
     hostile = objs + [Passage(id="hostile", text=hostile_text(kind, slate_size=len(objs) + 1), title=HOSTILE_TITLE)]
     names = unique_names(hostile)
     verdict = verify_draft(llm, TOPICS[q][0], hostile, names, [], scoring=True)
@@ -177,7 +182,7 @@ def _arm(llm: Any, kind: str, q: int) -> dict[str, float]:
     }
 
 
-_METHODS: dict[str, Callable[[Any, str, int], dict[str, float]]] = {
+_METHODS: dict[str, Callable[[Any, str, int, _Memo], dict[str, float]]] = {
     "lattice": _lattice,
     "oneshot": _oneshot,
     "arm": _arm,
@@ -205,10 +210,17 @@ def run_injection_suite(
         raise ValueError(f"unknown methods {bad}; choose from {sorted(_METHODS)}")
     qs = list(range(len(TOPICS))) if queries is None else list(queries)
     out: dict[str, dict[str, dict[str, float]]] = {}
+    cleans: dict[tuple[str, int], Any] = {}  # each query's result without a hostile document, computed once
+
+    def clean_of(key: tuple[str, int], compute: Callable[[], Any]) -> Any:
+        if key not in cleans:
+            cleans[key] = compute()
+        return cleans[key]
+
     for method in methods:
         out[method] = {}
         for kind in kinds:
-            rows = [_METHODS[method](llm, kind, q) for q in qs]
+            rows = [_METHODS[method](llm, kind, q, clean_of) for q in qs]
             out[method][kind] = {m: sum(r[m] for r in rows) / len(rows) for m in rows[0]}
             if progress is not None:
                 progress(f"{method}/{kind}: {out[method][kind]}")
