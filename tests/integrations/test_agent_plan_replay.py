@@ -109,3 +109,11 @@ def test_bench_option_plan_cache_records_under_the_work_dir_and_replays(tmp_path
 def test_plan_cache_true_without_a_work_dir_is_a_typed_error():
     with pytest.raises(InvalidInputError, match="needs a work dir"):
         build_iterative(MethodContext(corpus=FRUIT, llm=_ToolJSON(), options={"base": "bm25", "plan_cache": "true"}))
+
+
+@pytest.mark.parametrize("off", [False, "false", "none", ""])
+def test_plan_cache_off_values_build_no_replay(tmp_path, off):
+    method = build_iterative(
+        MethodContext(corpus=FRUIT, work_dir=tmp_path, llm=_ToolJSON(), options={"base": "bm25", "plan_cache": off})
+    )
+    assert method.plans is None and not (tmp_path / "agent-plans").exists()

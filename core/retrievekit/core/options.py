@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from retrievekit.core.errors import InvalidInputError
 
-__all__ = ["check_option_keys", "coerce_option", "config_from_options", "option_bool"]
+__all__ = ["cache_folder_option", "check_option_keys", "coerce_option", "config_from_options", "option_bool"]
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
 C = TypeVar("C", bound="DataclassInstance")
 
 _NONE_WORDS = ("none", "null")
+
+
+_BOOL_WORDS = ("true", "false", "1", "0", "yes", "no")
 
 
 def option_bool(name: str, value: Any) -> bool:
@@ -49,11 +54,47 @@ def option_bool(name: str, value: Any) -> bool:
     """
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+    if isinstance(value, str) and value.lower() in _BOOL_WORDS:
         return value.lower() in ("true", "1", "yes")
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
     raise InvalidInputError(f"option {name} must be true/false, got {value!r}")
+
+
+def cache_folder_option(
+    name: str, value: Any, work_dir: str | os.PathLike[str] | None, folder: str, *, default_on: bool
+) -> Path | None:
+    """The folder a cache option (``keyword_cache``, ``plan_cache``) names, or None when the cache is off.
+
+    A path is that folder; ``true`` (or 1/yes) is ``<work_dir>/<folder>`` and needs a work dir; ``false`` (0/no),
+    ``none`` or an empty string turns the cache off; unset is ``true`` when ``default_on`` and a work dir is given,
+    else off.
+
+    Examples:
+        >>> cache_folder_option("plan_cache", "true", "runs", "agent-plans", default_on=False).as_posix()
+        'runs/agent-plans'
+        >>> cache_folder_option("plan_cache", None, "runs", "agent-plans", default_on=False) is None
+        True
+        >>> cache_folder_option("keyword_cache", "none", "runs", "arm-keywords", default_on=True) is None
+        True
+        >>> cache_folder_option("plan_cache", True, None, "agent-plans", default_on=False)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: option plan_cache=true needs a work dir (--work-dir); or pass a folder
+    """
+    if value is None:
+        if not default_on or work_dir is None:
+            return None
+        value = True
+    if isinstance(value, str) and value.strip().lower() in ("", "none"):
+        return None
+    if isinstance(value, (bool, int)) or (isinstance(value, str) and value.lower() in _BOOL_WORDS):
+        if not option_bool(name, value):
+            return None
+        if work_dir is None:
+            raise InvalidInputError(f"option {name}=true needs a work dir (--work-dir); or pass a folder")
+        return Path(work_dir) / folder
+    return Path(value)
 
 
 def check_option_keys(options: Mapping[str, Any], known: Iterable[str], *, label: str) -> None:

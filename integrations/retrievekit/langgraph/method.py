@@ -36,13 +36,12 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.iterative.state import Chunk, context_tokens, trace_from_events
-from retrievekit.core.options import check_option_keys, option_bool
+from retrievekit.core.options import cache_folder_option, check_option_keys, option_bool
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, ScoredHit
@@ -233,13 +232,9 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
 
 def _plan_replay(ctx: MethodContext, opts: dict[str, Any], chat: Any, base_options: dict[str, Any]) -> Any:
     """The ``plan_cache`` option: a :class:`PlanReplayChatModel` over ``chat``, or None when it is off."""
-    value = opts.get("plan_cache")
-    if value is None or (isinstance(value, str) and value.lower() in ("", "none", "false", "0", "off")):
+    folder = cache_folder_option("plan_cache", opts.get("plan_cache"), ctx.work_dir, "agent-plans", default_on=False)
+    if folder is None:
         return None
-    if value is True or (isinstance(value, str) and value.lower() in ("true", "1", "on", "yes")):
-        if ctx.work_dir is None:
-            raise InvalidInputError("option plan_cache=true needs a work dir (--work-dir); or pass a folder")
-        value = Path(ctx.work_dir) / "agent-plans"
     from retrievekit.core.iterative.plan_cache import PlanCache
     from retrievekit.langgraph.plan_replay import PlanReplayChatModel
 
@@ -249,5 +244,5 @@ def _plan_replay(ctx: MethodContext, opts: dict[str, Any], chat: Any, base_optio
         model = ctx.llm_name or "smollm2"
     else:  # a model object: its class and its own name, so two local models never share plans
         model = f"{type(ctx.llm).__qualname__}:{getattr(ctx.llm, 'name', '')}"
-    cache = PlanCache(value, model=model, settings=settings, corpus_ids=(o.id for o in ctx.corpus))
+    cache = PlanCache(folder, model=model, settings=settings, corpus_ids=(o.id for o in ctx.corpus))
     return PlanReplayChatModel(inner=chat, plans=cache)

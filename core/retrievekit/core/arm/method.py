@@ -40,7 +40,6 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,6 +58,7 @@ from retrievekit.core.arm.verify import verify_draft
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.index.bm25 import BM25Index, top_k_indices
 from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.options import cache_folder_option
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
@@ -514,14 +514,13 @@ def build_arm(ctx: MethodContext) -> Arm:
 
     judge, options = judge_from_options(ctx)
     progress = options.pop("progress", False)
-    cache_dir = options.pop("keyword_cache", None)
+    cache_dir = cache_folder_option("keyword_cache", options.pop("keyword_cache", None), ctx.work_dir, "arm-keywords",
+                                    default_on=True)  # fmt: skip
     config = ArmConfig.from_options(options)
     index_ctx = MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, options={"progress": progress})
     llm = judge if judge is not None else ctx.load_llm()
-    if cache_dir is None and ctx.work_dir is not None:
-        cache_dir = str(Path(ctx.work_dir) / "arm-keywords")
     cache = None
-    if llm is not None and cache_dir is not None and str(cache_dir).lower() != "none":
+    if llm is not None and cache_dir is not None:
         cache = KeywordCache(cache_dir, model=_keyword_model(ctx, judge))
     return Arm(ctx.corpus, llm, config, dense=build_dense(index_ctx), bm25=build_bm25(index_ctx), keyword_cache=cache)
 
