@@ -228,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--curves",
         action="store_true",
-        help="judged runs: the first --metrics metric (default ndcg@10) against judge AUC, a panel per dataset",
+        help="judged runs: each --metrics metric (default ndcg@10) against judge AUC, a panel per dataset and metric",
     )
     _add_demo_arguments(
         sub.add_parser(
@@ -319,7 +319,7 @@ def _emit_table(table: str, out: str | None) -> None:
 def _report_curves(args: argparse.Namespace, results: list[dict[str, Any]]) -> int:
     from retrievekit.core.eval.curves import curves_markdown, plot_curves
 
-    metric = args.metrics[0] if args.metrics else "ndcg@10"
+    metric = args.metrics or ["ndcg@10"]
     _emit_table(curves_markdown(results, metric), args.out)
     if args.png:
         print(f"wrote {plot_curves(results, args.png, metric)}")

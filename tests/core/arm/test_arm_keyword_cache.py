@@ -8,6 +8,7 @@ from _tiny_lm import build_tiny_lm
 
 from retrievekit.core.arm import Arm, ArmConfig
 from retrievekit.core.arm.keyword_cache import KeywordCache
+from retrievekit.core.errors import LLMOutputError, StoreUnavailableError
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.llm import LocalLM
@@ -56,3 +57,37 @@ def test_a_line_cut_short_is_ignored(parts, tmp_path):
     assert len(cache) == 0
     _, trace = _search(parts, cache)
     assert trace.llm_calls >= 2
+
+
+class _FailingChat:
+    """A chat LLM whose JSON replies always fail in the given way (the failure's kind is the point)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error, self.calls = error, 0
+
+    def complete_json(self, prompt, schema, **kwargs):
+        self.calls += 1
+        raise self.error
+
+
+def _search_with(parts, llm, cache):
+    objs, dense, bm25, _ = parts
+    arm = Arm(objs, llm, ArmConfig.from_options(CFG), dense=dense, bm25=bm25, keyword_cache=cache)
+    trace = Trace()
+    ids = [h.id for h in arm.search(QUESTION, k=3, trace=trace)]
+    return ids, trace
+
+
+def test_a_fallback_from_the_models_reply_is_kept_one_from_an_unreachable_model_is_not(parts, tmp_path):
+    bad_reply = _FailingChat(LLMOutputError("LLM reply did not match the schema after 3 attempt(s)"))
+    first_ids, first = _search_with(parts, bad_reply, KeywordCache(tmp_path / "reply", model="chat"))
+    again_ids, again = _search_with(parts, bad_reply, KeywordCache(tmp_path / "reply", model="chat"))
+    assert bad_reply.calls == 1 and again.counters["arm_keyword_cache_hits"] == 1 and again_ids == first_ids
+    notes = [e.message for e in again.events if e.kind == "fallback"]
+    assert any("did not match the schema" in m and "(cached)" in m for m in notes)  # still said, and from where
+
+    down = _FailingChat(StoreUnavailableError("the model server did not answer"))
+    _search_with(parts, down, KeywordCache(tmp_path / "down", model="chat"))
+    _, retried = _search_with(parts, down, KeywordCache(tmp_path / "down", model="chat"))
+    assert down.calls == 2 and "arm_keyword_cache_hits" not in retried.counters
+    assert len(KeywordCache(tmp_path / "down", model="chat")) == 0

@@ -51,3 +51,25 @@ def test_arm_with_the_oracle_through_the_harness_keeps_its_chat_stages(minilm):
     assert set(result["run"]["q1"]) == {"/wiki/Prime_Suspect", "Nonso_Anozie_1"}
     assert result["judge"]["auc"] == 1.0 and result["judge"]["uses_gold_labels"]  # flagged, even for a ready retriever
     assert result["cost"]["llm_calls_per_query"] >= 1  # keyword decomposition went to the base chat model
+
+
+def test_a_judge_over_a_scoring_base_changes_verification_only_the_keywords_are_decoded_as_without_it(minilm):
+    from _tiny_lm import build_tiny_lm
+
+    from retrievekit.core.llm import LocalLM
+
+    model, tok = build_tiny_lm()
+    lm = LocalLM(model, tok, name="tiny", use_outlines=False)
+    cfg = ArmConfig(max_keywords=2, keyword_beams=2, words_per_keyword=2, verify=False, ilp_k=4, mip_time_limit=10)
+    objs = corpus()
+    plain, judged = Trace(), Trace()
+    Arm(objs, lm, cfg, embedder=minilm).search(QUESTION, k=3, trace=plain)
+    oracle = OracleJudge({QUESTION: ["/wiki/Prime_Suspect"]}, base=lm)
+    Arm(objs, oracle, cfg, embedder=minilm).search(QUESTION, k=3, trace=judged)
+
+    def keywords(trace):
+        (note,) = [e for e in trace.events if e.kind == "keywords"]
+        return note.data["mode"], note.data["keywords"], note.data["ngrams"]
+
+    assert keywords(judged)[0] == "constrained"  # not the chat path with snapping, which a judge used before
+    assert keywords(judged) == keywords(plain)

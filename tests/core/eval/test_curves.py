@@ -85,3 +85,25 @@ def test_report_curves_command(tmp_path, capsys):
     assert main(["report", *files, "--curves", "--out", str(tmp_path / "curves.md")]) == 0
     assert "| flat judge-rerank (same judged/q) | oracle:0 (gold labels) |" in (tmp_path / "curves.md").read_text()
     assert "wrote" in capsys.readouterr().out
+
+
+def test_several_metrics_give_a_table_and_a_row_of_panels_each(tmp_path):
+    two = [{**r, "metrics": {**r["metrics"], "table_recall@1": r["metrics"]["ndcg@10"] / 2}} for r in RESULTS]
+    table = curves_markdown(two, ["ndcg@10", "table_recall@1"])
+    heads = [line for line in table.splitlines() if line.startswith("###")]
+    assert heads == ["### scifact: ndcg@10", "### scifact: table_recall@1"]
+    assert "| lattice | oracle:0.5 (gold labels) | 0.750 | 0.2500 | 300.0 | 0.0 |" in table  # the second metric
+    with pytest.raises(InvalidInputError, match="at least one metric"):
+        curves_markdown(two, [])
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    one = Image.open(plot_curves(two, tmp_path / "one.png"))
+    both = Image.open(plot_curves(two, tmp_path / "both.png", ["ndcg@10", "table_recall@1"]))
+    assert both.size[0] == one.size[0] and both.size[1] == 2 * one.size[1]
+    files = []
+    for i, r in enumerate(two):
+        path = tmp_path / f"r{i}.json"
+        path.write_text(json.dumps(r), encoding="utf-8")
+        files.append(str(path))
+    assert main(["report", *files, "--curves", "--metrics", "ndcg@10", "table_recall@1"]) == 0

@@ -13,6 +13,7 @@ from retrievekit.core.eval.metrics import (
     dcg_at_k,
     evaluate,
     evaluate_sets,
+    evaluate_table_recall,
     hit_at_k,
     mrr_at_k,
     ndcg_at_k,
@@ -87,7 +88,20 @@ def test_set_metrics() -> None:
     p, r, f = set_precision_recall_f1(["a", "b", "x", "y"], {"a": 1, "b": 1})
     assert (p, r) == (0.5, 1.0) and f == pytest.approx(2 / 3)
     m = evaluate_sets({"q1": ["a"], "q2": ["z"]}, {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {}})
-    assert m == {"set_precision": 0.5, "set_recall": 0.5, "set_f1": 0.5}
+    assert m == {"set_precision": 0.5, "set_recall": 0.5, "set_f1": 0.5, "set_perfect_recall": 0.5, "set_size": 1.0}
+    # perfect recall needs every relevant object in the set, not most of them
+    m = evaluate_sets({"q1": ["a", "b", "x"], "q2": ["c"]}, {"q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 1}})
+    assert m["set_perfect_recall"] == 0.5 and m["set_size"] == 2.0 and m["set_recall"] == 0.75
+
+
+def test_table_recall_counts_the_gold_table_at_each_cut_off() -> None:
+    run = {"q1": ["t1", "p"], "q2": ["p", "p", "t2"], "q3": ["t9"]}
+    m = evaluate_table_recall(run, {"q1": "t1", "q2": "t2", "q3": "t3", "q4": "t4"}, ks=(1, 2, 3))
+    # duplicates count once (q2's "p"), a query absent from the run counts 0 (q4)
+    assert m == {"table_recall@1": 0.25, "table_recall@2": 0.5, "table_recall@3": 0.5}
+    assert evaluate_table_recall({}, {}) == {"table_recall@1": 0.0, "table_recall@5": 0.0, "table_recall@10": 0.0}
+    with pytest.raises(InvalidInputError):
+        evaluate_table_recall(run, {"q1": "t1"}, ks=(0,))
 
 
 def test_evaluate_aggregate_beir_conventions() -> None:

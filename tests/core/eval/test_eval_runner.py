@@ -98,6 +98,17 @@ def test_options_context_and_run() -> None:
 def test_set_metrics_when_method_returns_a_set() -> None:
     r = run_benchmark(DS, "test-overlap-set", k=1, progress=False)
     assert r["metrics"]["set_precision"] == 1.0 and r["metrics"]["set_f1"] == 1.0
+    assert r["metrics"]["set_perfect_recall"] == 1.0 and r["metrics"]["set_size"] == 1.0
+
+
+def test_table_recall_when_queries_name_a_gold_table() -> None:
+    queries = [Query("q1", "red apples", metadata={"gold_table_id": "a"}), Query("q2", "blue sky", metadata={}),
+               Query("q3", "grass", metadata={"gold_table_id": "b"})]  # fmt: skip
+    ds = Dataset("toy", "dev", DS.corpus, queries, DS.qrels)
+    r = run_benchmark(ds, "test-overlap", k=3, progress=False)
+    # q1's table is first; q3's ("b") is not its top hit but is in its top 3; q2 names none and is left out
+    assert r["metrics"]["table_recall@1"] == 0.5 and r["metrics"]["table_recall@5"] == 1.0
+    assert "table_recall@1" not in run_benchmark(DS, "test-overlap", k=3, progress=False)["metrics"]
 
 
 def test_failures_are_counted_not_fatal() -> None:

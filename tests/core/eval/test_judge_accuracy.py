@@ -94,7 +94,30 @@ def test_resumed_and_sharded_runs_measure_the_same_judge_block_as_one_run(tmp_pa
     rest = run_benchmark(_DS, "judge-rerank", k=8, options=_OPTS, progress=False, records=resumed)
     assert rest["n_resumed"] == 7 and rest["judge"] == block
     line = json.loads(resumed.read_text().splitlines()[1])
-    assert set(line["judged"]) == {"judges", "scores", "labels"} and len(line["judged"]["scores"]) == 8
+    assert set(line["judged"]) == {"judges", "scores", "labels", "gold_seen", "gold_seen_returned"}
+    assert len(line["judged"]["scores"]) == 8
+
+
+def test_gold_seen_counts_distinct_gold_refs_and_what_the_method_returned():
+    b = JudgedBatch(
+        {"name": "j", "noise": None, "uses_gold_labels": False}, ({"x", "g"}, {"h"}, {"g"}), (0.9, 0.1, 0.8)
+    )
+    got = query_pairs(iter([b, b]), {"g": 1, "h": 2, "y": 0}, returned=["g", "y"])  # a one-shot iterator is fine
+    assert (got["gold_seen"], got["gold_seen_returned"]) == (2, 1) and got["labels"] == [1, 1, 1] * 2
+    assert "gold_seen" not in query_pairs([b], {"g": 1})  # only when the returned ids are given
+    old = {"judges": got["judges"], "scores": [0.5], "labels": [1]}  # a record written before the count existed
+    block = judge_block([got, old, {**got, "gold_seen": 0, "gold_seen_returned": 0}], 3)
+    assert (block["gold_seen"], block["gold_seen_returned"], block["gold_seen_returned_share"]) == (2, 1, 0.5)
+    assert "gold_seen" not in judge_block([old], 1)
+
+
+def test_the_exact_oracle_flat_rerank_returns_every_gold_it_saw_unless_k_cuts_it():
+    full = run_benchmark(_DS, "judge-rerank", k=8, options={**_OPTS, "judge_dir": "oracle:0"}, progress=False)
+    assert full["judge"]["gold_seen"] > len(_QUERIES) and full["judge"]["gold_seen_returned_share"] == 1.0
+    top1 = run_benchmark(_DS, "judge-rerank", k=1, options={**_OPTS, "judge_dir": "oracle:0"}, progress=False)
+    # the same candidates are judged; a cut to one hit returns one gold object per query that saw any
+    assert top1["judge"]["gold_seen"] == full["judge"]["gold_seen"]
+    assert top1["judge"]["gold_seen_returned"] == sum(1 for _ in _QUERIES) == top1["metrics"]["hit@1"] * len(_QUERIES)
 
 
 def test_a_real_judge_records_its_auc(minilm):

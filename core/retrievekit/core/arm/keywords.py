@@ -33,7 +33,7 @@ from typing import Any
 
 from retrievekit.core.arm.ngrams import NGramIndex
 from retrievekit.core.arm.serialize import words
-from retrievekit.core.errors import ConstraintError, RetrieveKitError
+from retrievekit.core.errors import ConstraintError, LLMOutputError, RetrieveKitError
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.core.trace import Trace
 
@@ -86,6 +86,9 @@ class KeywordAlignment:
         ngrams: ``{keyword: [corpus N-grams]}``, best first.
         mode: ``"constrained"``, ``"snap"`` or ``"off"``.
         fallback: why the decomposition fell back to the question's words (``""`` when it did not).
+        transient: the fallback came from a failure that may not recur (the model could not be reached, a missing
+            dependency), not from the model's reply; such an alignment is not worth keeping (the keyword cache
+            skips it). A reply that did not fit the schema, or no usable keyword, is the model's answer: not transient.
 
     Examples:
         >>> KeywordAlignment(["x"], {"x": ["x y"]}, "snap").all_terms()
@@ -96,6 +99,7 @@ class KeywordAlignment:
     ngrams: dict[str, list[str]] = field(default_factory=dict)
     mode: str = "off"
     fallback: str = ""
+    transient: bool = False
 
     def all_terms(self) -> list[str]:
         """Keywords and their N-grams, de-duplicated in order (the BM25 query of the base stage).
@@ -110,6 +114,11 @@ class KeywordAlignment:
                 if t not in out:
                     out.append(t)
         return out
+
+
+def _is_transient(error: BaseException) -> bool:
+    """Whether a decomposition failure may not recur: anything but the model's own unusable reply."""
+    return not isinstance(error, (LLMOutputError, ConstraintError))
 
 
 def fallback_keywords(question: str, n: int) -> list[str]:
@@ -197,12 +206,20 @@ def decompose_constrained(
         >>> decompose_constrained(LocalLM.load("smollm2"), "Who created Prime Suspect?", 2)  # doctest: +SKIP
         (['created prime suspect'], '')
     """
+    kws, why, _ = _decompose_constrained(lm, question, n, max_tokens=max_tokens, trace=trace)
+    return kws, why
+
+
+def _decompose_constrained(
+    lm: ScoringLM, question: str, n: int, *, max_tokens: int, trace: Trace | None
+) -> tuple[list[str], str, bool]:
+    """:func:`decompose_constrained` and whether its fallback is transient (:class:`KeywordAlignment`)."""
     if n < 1:
-        return [], ""
+        return [], "", False
     index = NGramIndex.from_texts([("question", question)], 3)
     trie, back = index.token_trie(lm.encode, lm.eos_token_id)
     if not len(trie):
-        return fallback_keywords(question, n), "the question has no content words to decompose"
+        return fallback_keywords(question, n), "the question has no content words to decompose", False
     beams = max(2 * n, 2)
     try:
         found = lm.constrained_beam_search(
@@ -214,7 +231,8 @@ def decompose_constrained(
             trace=trace,
         )
     except (ConstraintError, RetrieveKitError) as e:
-        return fallback_keywords(question, n), f"keyword decomposition failed ({type(e).__name__}: {str(e)[:120]})"
+        why = f"keyword decomposition failed ({type(e).__name__}: {str(e)[:120]})"
+        return fallback_keywords(question, n), why, _is_transient(e)
     out: list[str] = []
     for b in found:
         g = back.get(tuple(int(t) for t in b.token_ids))
@@ -222,8 +240,8 @@ def decompose_constrained(
         if b.finished and g is not None and not any(set(g.split()) <= set(o.split()) for o in out):
             out.append(g)
     if not out:
-        return fallback_keywords(question, n), "the constrained decomposition returned no complete keyword"
-    return out[:n], ""
+        return fallback_keywords(question, n), "the constrained decomposition returned no complete keyword", False
+    return out[:n], "", False
 
 
 def rephrase_constrained(
@@ -333,7 +351,9 @@ def align_keywords(
     if max_keywords < 1:
         return KeywordAlignment([], {}, "off")
     if constrained and has_scoring(llm):
-        kws, why = decompose_constrained(llm, question, max_keywords, max_tokens=decompose_max_tokens, trace=trace)
+        kws, why, transient = _decompose_constrained(
+            llm, question, max_keywords, max_tokens=decompose_max_tokens, trace=trace
+        )
         chosen: list[str] = []
         out: dict[str, list[str]] = {}
         for kw in kws:
@@ -342,8 +362,10 @@ def align_keywords(
             )
             out[kw] = grams
             chosen.extend(grams)
-        return KeywordAlignment(kws, out, "constrained", why)
-    kws, similar, why = _decompose_with_similar(llm, question, max_keywords, keep, decompose_max_tokens, trace)
+        return KeywordAlignment(kws, out, "constrained", why, transient)
+    kws, similar, why, transient = _decompose_with_similar(
+        llm, question, max_keywords, keep, decompose_max_tokens, trace
+    )
     out = {}
     for kw in kws:
         snapped: list[str] = []
@@ -352,12 +374,12 @@ def align_keywords(
                 if g not in snapped:
                     snapped.append(g)
         out[kw] = snapped[:keep]
-    return KeywordAlignment(kws, out, "snap", why)
+    return KeywordAlignment(kws, out, "snap", why, transient)
 
 
 def _decompose_with_similar(
     llm: Any, question: str, n: int, m: int, max_tokens: int, trace: Trace | None
-) -> tuple[list[str], dict[str, list[str]], str]:
+) -> tuple[list[str], dict[str, list[str]], str, bool]:
     schema = {
         "type": "object",
         "properties": {
@@ -377,14 +399,15 @@ def _decompose_with_similar(
         "required": ["keywords"],
     }
     if not callable(getattr(llm, "complete_json", None)):
-        return fallback_keywords(question, n), {}, "the LLM has no complete_json method"
+        return fallback_keywords(question, n), {}, "the LLM has no complete_json method", False
     try:
         res = llm.complete_json(
             SNAP_PROMPT.format(n=n, m=m, question=question), schema, max_tokens=max_tokens * 4, trace=trace
         )
         items = (res.value or {}).get("keywords") or [] if isinstance(res.value, dict) else []
     except RetrieveKitError as e:
-        return fallback_keywords(question, n), {}, f"keyword decomposition failed ({type(e).__name__}: {str(e)[:120]})"
+        why = f"keyword decomposition failed ({type(e).__name__}: {str(e)[:120]})"
+        return fallback_keywords(question, n), {}, why, _is_transient(e)
     kws: list[str] = []
     similar: dict[str, list[str]] = {}
     for item in items:
@@ -398,5 +421,5 @@ def _decompose_with_similar(
         if len(kws) >= n:
             break
     if not kws:
-        return fallback_keywords(question, n), {}, "the LLM returned no keywords"
-    return kws, similar, ""
+        return fallback_keywords(question, n), {}, "the LLM returned no keywords", False
+    return kws, similar, "", False

@@ -101,7 +101,8 @@ class Arm:
         bm25: a :class:`~retrievekit.core.index.bm25.BM25Index` (default: built over ``corpus``).
         embedder: embeds cells and headers (default: the dense index's embedder).
         keyword_cache: a :class:`~retrievekit.core.arm.keyword_cache.KeywordCache`: keyword alignments are read
-            from it when present and stored after decoding (a sweep then decodes each question once).
+            from it when present and stored after decoding (a sweep then decodes each question once), a fallback to
+            the question's words too when the model's reply caused it (not when the model could not be reached).
 
     Attributes:
         returns_set: True unless ``config.fill_to_k`` (``retrievekit bench`` then scores set F1).
@@ -208,13 +209,17 @@ class Arm:
             cached = self.keyword_cache.get(key)
             if cached is not None:
                 trace.count("arm_keyword_cache_hits")
+                if cached.fallback:
+                    trace.note(
+                        "fallback", f"{cached.fallback} (cached); using the question's content words as keywords"
+                    )
                 return cached
         index = NGramIndex.from_texts(
             ((o.id, serialize_object(o, query, rows=cfg.view_rows, chars=2000)) for o in vocab), cfg.ngram_max
         )
         trace.count("arm_vocab_ngrams", len(index))
         out = align_keywords(
-            self.llm,
+            self._keyword_llm(),
             query,
             index,
             max_keywords=cfg.max_keywords,
@@ -234,16 +239,28 @@ class Arm:
             keywords=list(out.keywords),
             ngrams={kw: list(v) for kw, v in out.ngrams.items()},
         )
-        if key is not None and self.keyword_cache is not None and not out.fallback:
-            self.keyword_cache.put(key, out)
+        if key is not None and self.keyword_cache is not None and not out.transient:
+            self.keyword_cache.put(key, out)  # a fallback from the model's own reply recurs: kept too
         return out
+
+    def _keyword_llm(self) -> Any:
+        """Who decodes the keywords: the LLM, or, for a judge that hands free text to a base model (the oracle and
+        cosine judges), that base model, so a judge changes verification only and the keywords are decoded as
+        without it (constrained, when the base is a scoring LM)."""
+        from retrievekit.core.judge.delegate import ChatDelegate
+
+        if isinstance(self.llm, ChatDelegate):
+            base = self.llm.chat_model()
+            if base is not None and has_scoring(base):
+                return base
+        return self.llm
 
     def _alignment_settings(self) -> dict[str, Any]:
         """What keyword alignment depends on besides the model, the question and the vocabulary."""
         cfg = self.config
         names = ("view_rows", "ngram_max", "max_keywords", "keyword_beams", "words_per_keyword", "keyword_max_tokens",
                  "decompose_max_tokens", "constrained")  # fmt: skip
-        return {**{n: getattr(cfg, n) for n in names}, "scoring": self.scoring}
+        return {**{n: getattr(cfg, n) for n in names}, "scoring": has_scoring(self._keyword_llm())}
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """ARM's object set for ``query`` (at most ``k`` hits, aggregation order; see the module docstring)."""

@@ -140,40 +140,53 @@ def reference_points(results: Sequence[ResultLike], metric: str = "ndcg@10") -> 
     return sorted(refs, key=lambda p: (p.dataset, p.series))
 
 
-def curves_markdown(results: Sequence[ResultLike], metric: str = "ndcg@10") -> str:
-    """A markdown table per dataset: series, judge, judge AUC, ``metric``, judged items and LLM calls per query;
-    the dataset's references (results without a judge) last, with judge ``none``.
+def _metric_list(metric: str | Sequence[str]) -> list[str]:
+    metrics = [metric] if isinstance(metric, str) else list(dict.fromkeys(metric))
+    if not metrics:
+        raise InvalidInputError("curves need at least one metric")
+    return metrics
+
+
+def curves_markdown(results: Sequence[ResultLike], metric: str | Sequence[str] = "ndcg@10") -> str:
+    """A markdown table per dataset (and per metric when several are given): series, judge, judge AUC, the metric,
+    judged items and LLM calls per query; the dataset's references (results without a judge) last, with judge
+    ``none``.
 
     Examples:
-        >>> r = {"dataset": "d", "method": "lattice", "metrics": {"ndcg@10": 0.7},
+        >>> r = {"dataset": "d", "method": "lattice", "metrics": {"ndcg@10": 0.7, "recall@10": 0.9},
         ...      "judge": {"name": "oracle", "noise": 0.0, "uses_gold_labels": True, "auc": 1.0, "pairs_per_query": 300}}
         >>> print(curves_markdown([r]).splitlines()[4])
         | lattice | oracle:0 (gold labels) | 1.000 | 0.7000 | 300.0 | 0.0 |
+        >>> [line for line in curves_markdown([r], ["ndcg@10", "recall@10"]).splitlines() if line.startswith("#")]
+        ['### d: ndcg@10', '### d: recall@10']
     """
+    metrics = _metric_list(metric)
     lines: list[str] = []
-    points = curve_points(results, metric)
-    for dataset in sorted({p.dataset for p in points}):
-        lines += [
-            f"### {dataset}",
-            "",
-            f"| series | judge | judge AUC | {metric} | judged/q | LLM calls/q |",
-            "|---|---|---|---|---|---|",
-        ]
-        for p in (p for p in points if p.dataset == dataset):
-            judge = f"{p.judge} (gold labels)" if p.uses_gold_labels else p.judge
-            lines.append(
-                f"| {p.series} | {judge} | {p.auc:.3f} | {p.value:.4f} | {p.judged_per_query:.1f} "
-                f"| {p.llm_calls_per_query:.1f} |"
-            )
-        for r in (r for r in reference_points(results, metric) if r.dataset == dataset):
-            lines.append(f"| {r.series} | none | — | {r.value:.4f} | 0.0 | {r.llm_calls_per_query:.1f} |")
-        lines.append("")
+    for name in metrics:
+        points = curve_points(results, name)
+        for dataset in sorted({p.dataset for p in points}):
+            lines += [
+                f"### {dataset}" if len(metrics) == 1 else f"### {dataset}: {name}",
+                "",
+                f"| series | judge | judge AUC | {name} | judged/q | LLM calls/q |",
+                "|---|---|---|---|---|---|",
+            ]
+            for p in (p for p in points if p.dataset == dataset):
+                judge = f"{p.judge} (gold labels)" if p.uses_gold_labels else p.judge
+                lines.append(
+                    f"| {p.series} | {judge} | {p.auc:.3f} | {p.value:.4f} | {p.judged_per_query:.1f} "
+                    f"| {p.llm_calls_per_query:.1f} |"
+                )
+            for r in (r for r in reference_points(results, name) if r.dataset == dataset):
+                lines.append(f"| {r.series} | none | — | {r.value:.4f} | 0.0 | {r.llm_calls_per_query:.1f} |")
+            lines.append("")
     return "\n".join(lines)
 
 
-def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str = "ndcg@10") -> Path:
-    """One panel per dataset: ``metric`` against judge AUC, a line per series through the oracle runs, real judges
-    marked by name. Needs matplotlib (``pip install "retrievekit[report]"``).
+def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str | Sequence[str] = "ndcg@10") -> Path:
+    """One panel per dataset (a row of panels per metric when several are given): the metric against judge AUC, a
+    line per series through the oracle runs, real judges marked by name. Needs matplotlib
+    (``pip install "retrievekit[report]"``).
 
     Examples:
         >>> import pathlib, tempfile
@@ -182,8 +195,9 @@ def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str 
         >>> plot_curves([r], pathlib.Path(tempfile.mkdtemp()) / "curves.png").name
         'curves.png'
     """
-    points = curve_points(results, metric)
-    if not points:
+    metrics = _metric_list(metric)
+    rows = [curve_points(results, name) for name in metrics]
+    if not rows[0]:
         raise InvalidInputError("no result has a judge block: run `retrievekit bench --judge ...` first")
     try:
         import matplotlib
@@ -192,14 +206,17 @@ def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str 
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingDependencyError("matplotlib", 'pip install "retrievekit[report]"', "for curves") from None
-    datasets = sorted({p.dataset for p in points})
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.2), squeeze=False)
-    refs = reference_points(results, metric)
-    for ax, dataset in zip(axes[0], datasets, strict=True):
-        for r in (r for r in refs if r.dataset == dataset):
-            ax.axhline(r.value, color="0.45", linestyle="--", linewidth=1, label=r.series)
-        _draw_panel(ax, [p for p in points if p.dataset == dataset], metric)
-        ax.set_title(dataset)
+    datasets = sorted({p.dataset for p in rows[0]})
+    fig, axes = plt.subplots(
+        len(metrics), len(datasets), figsize=(5.5 * len(datasets), 4.2 * len(metrics)), squeeze=False
+    )
+    for axes_row, name, points in zip(axes, metrics, rows, strict=True):
+        refs = reference_points(results, name)
+        for ax, dataset in zip(axes_row, datasets, strict=True):
+            for r in (r for r in refs if r.dataset == dataset):
+                ax.axhline(r.value, color="0.45", linestyle="--", linewidth=1, label=r.series)
+            _draw_panel(ax, [p for p in points if p.dataset == dataset], name)
+            ax.set_title(dataset if len(metrics) == 1 else f"{dataset}: {name}")
     fig.tight_layout()
     out = Path(out_png)
     ensure_folder(out.parent)

@@ -11,7 +11,11 @@ figures. Over the whole run (:func:`judge_block`):
 * ``pairwise_accuracy``: the same comparison restricted to pairs of one query (relevant vs irrelevant candidates
   scored for the same query, ties half), pooled over queries; it ignores calibration across queries;
 * ``scored_pairs``, ``positives``, ``pairs_per_query``: what it was measured on. Every judgement counts: a candidate
-  scored twice (a LATTICE anchor, an object in two ARM drafts) counts twice, as it cost two judged items.
+  scored twice (a LATTICE anchor, an object in two ARM drafts) counts twice, as it cost two judged items;
+* ``gold_seen``, ``gold_seen_returned`` and their ratio ``gold_seen_returned_share``: the distinct gold objects
+  among the judged refs, summed over queries, and how many of them the run returned (records written before this
+  count was kept are left out of it). With the exact oracle, a method that keeps what its judge approves (ARM's
+  verification, One-SHOT's crop) should return every gold object its judge saw: the search-correctness check.
 
 A judge that read the gold labels (the oracle of ``--judge oracle[:S]``) is flagged: ``uses_gold_labels: true`` and
 a plain ``warning``.
@@ -80,20 +84,28 @@ def pairwise_accuracy(groups: Iterable[tuple[Sequence[float], Sequence[int]]]) -
     return (correct / total if total else None), total
 
 
-def query_pairs(batches: Iterable[JudgedBatch], gold: Mapping[str, float]) -> dict[str, Any]:
+def query_pairs(
+    batches: Iterable[JudgedBatch], gold: Mapping[str, float], returned: Sequence[str] | None = None
+) -> dict[str, Any]:
     """One query's judged pairs as its record keeps them: ``{"judges", "scores", "labels"}`` ({} when none).
 
-    ``gold`` is the query's qrels (``{object id: grade}``); a pair is labelled 1 when a ref is graded above 0.
+    ``gold`` is the query's qrels (``{object id: grade}``); a pair is labelled 1 when a ref is graded above 0. With
+    ``returned`` (the ids the method returned), ``gold_seen`` counts the distinct gold objects among the judged refs
+    and ``gold_seen_returned`` how many of those the method returned: with the exact oracle a set method (ARM's
+    verification, One-SHOT's crop) should return every gold object its judge saw.
 
     Examples:
         >>> b = JudgedBatch({"name": "j", "noise": None, "uses_gold_labels": False}, ({"d1", "d2"}, {"d3"}), (0.8, 0.4))
         >>> query_pairs([b], {"d2": 1, "d3": 0})
         {'judges': [{'name': 'j', 'noise': None, 'uses_gold_labels': False}], 'scores': [0.8, 0.4], 'labels': [1, 0]}
+        >>> {k: v for k, v in query_pairs([b], {"d2": 1}, returned=["d3"]).items() if k.startswith("gold")}
+        {'gold_seen': 1, 'gold_seen_returned': 0}
     """
     relevant = {str(d) for d, g in gold.items() if g > 0}
     judges: list[dict[str, Any]] = []
     scores: list[float] = []
     labels: list[int] = []
+    batches = list(batches)
     for b in batches:
         judge = dict(b.judge)
         if judge not in judges:
@@ -102,7 +114,12 @@ def query_pairs(batches: Iterable[JudgedBatch], gold: Mapping[str, float]) -> di
         labels.extend(int(not relevant.isdisjoint(r)) for r in b.refs)
     if not scores:
         return {}
-    return {"judges": judges, "scores": scores, "labels": labels}
+    out: dict[str, Any] = {"judges": judges, "scores": scores, "labels": labels}
+    if returned is not None:
+        seen = {str(d) for b in batches for r in b.refs for d in r if str(d) in relevant}
+        out["gold_seen"] = len(seen)
+        out["gold_seen_returned"] = len(seen.intersection(map(str, returned)))
+    return out
 
 
 def _describe(judges: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -151,6 +168,12 @@ def judge_block(
         "positives": int(sum(labels)),
         "pairs_per_query": len(scores) / max(n_queries, 1),
     }
+    counted = [p for p in pairs if "gold_seen" in p]
+    if counted:
+        seen = sum(int(p["gold_seen"]) for p in counted)
+        block["gold_seen"] = seen
+        block["gold_seen_returned"] = sum(int(p["gold_seen_returned"]) for p in counted)
+        block["gold_seen_returned_share"] = block["gold_seen_returned"] / seen if seen else None
     if block["uses_gold_labels"]:
         block["warning"] = GOLD_WARNING
     return block

@@ -40,6 +40,7 @@ __all__ = [
     "dcg_at_k",
     "evaluate",
     "evaluate_sets",
+    "evaluate_table_recall",
     "hit_at_k",
     "mrr_at_k",
     "ndcg_at_k",
@@ -271,19 +272,39 @@ def evaluate_sets(
     run_sets: Mapping[str, Iterable[str]],
     qrels: Mapping[str, Mapping[str, int]],
 ) -> dict[str, float]:
-    """Mean set precision/recall/F1 over judged queries (same query convention as :func:`evaluate`).
+    """Mean set precision/recall/F1 over judged queries (same query convention as :func:`evaluate`), the share of
+    queries whose set holds every relevant object (``set_perfect_recall``) and the mean set size.
 
     Examples:
         >>> evaluate_sets({"q": ["a", "x"]}, {"q": {"a": 1}})
-        {'set_precision': 0.5, 'set_recall': 1.0, 'set_f1': 0.6666666666666666}
+        {'set_precision': 0.5, 'set_recall': 1.0, 'set_f1': 0.6666666666666666, 'set_perfect_recall': 1.0, 'set_size': 2.0}
     """
     queries = _judged_queries(qrels)
+    keys = ("set_precision", "set_recall", "set_f1", "set_perfect_recall", "set_size")
     if not queries:
-        return {"set_precision": 0.0, "set_recall": 0.0, "set_f1": 0.0}
-    triples = [set_precision_recall_f1(run_sets.get(q, ()), qrels[q]) for q in queries]
-    n = len(triples)
-    return {
-        "set_precision": sum(t[0] for t in triples) / n,
-        "set_recall": sum(t[1] for t in triples) / n,
-        "set_f1": sum(t[2] for t in triples) / n,
-    }
+        return dict.fromkeys(keys, 0.0)
+    rows = []
+    for q in queries:
+        got = set(run_sets.get(q, ()))
+        p, r, f = set_precision_recall_f1(got, qrels[q])
+        rows.append((p, r, f, 1.0 if r == 1.0 else 0.0, float(len(got))))
+    n = len(rows)
+    return {key: sum(row[i] for row in rows) / n for i, key in enumerate(keys)}
+
+
+def evaluate_table_recall(
+    run: Mapping[str, Sequence[str]], gold_tables: Mapping[str, str], ks: Iterable[int] = (1, 5, 10)
+) -> dict[str, float]:
+    """``table_recall@k``: the share of queries whose gold table (OTT-QA's ``table_id``) is among the first ``k``
+    hits, averaged over the queries of ``gold_tables`` (a query missing from ``run`` counts as 0).
+
+    Examples:
+        >>> evaluate_table_recall({"q": ["p1", "t1"], "q2": ["t2"]}, {"q": "t1", "q2": "t2"}, ks=(1, 2))
+        {'table_recall@1': 0.5, 'table_recall@2': 1.0}
+    """
+    cutoffs = sorted({_check_k(k) for k in ks})
+    out: dict[str, float] = {}
+    for k in cutoffs:
+        vals = [1.0 if table in _dedup(list(run.get(q, ())))[:k] else 0.0 for q, table in gold_tables.items()]
+        out[f"table_recall@{k}"] = sum(vals) / len(vals) if vals else 0.0
+    return out

@@ -37,7 +37,7 @@ from retrievekit.core.checks import check_k
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
 from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.judge_accuracy import judge_block, query_pairs
-from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets
+from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets, evaluate_table_recall
 from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard, shard
 from retrievekit.core.judge.hooks import describe_judge
 from retrievekit.core.judge.oracle import OracleJudge, parse_oracle
@@ -107,7 +107,7 @@ def search_one(
     if extra is not None:
         record.extra = json.loads(json.dumps(dict(extra(query, hits, trace)), default=str))
     if gold is not None and trace.judged:
-        record.judged = query_pairs(trace.judged, gold)
+        record.judged = query_pairs(trace.judged, gold, returned=record.ids)
     return record
 
 
@@ -118,6 +118,7 @@ def summarize(
     ks: Iterable[int] = DEFAULT_KS,
     returns_set: bool = False,
     judge: Mapping[str, Any] | None = None,
+    gold_tables: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Metrics and mean cost of a set of query records (the body of a benchmark result).
 
@@ -125,7 +126,8 @@ def summarize(
     ``extra_means`` (the mean of each numeric ``extra`` field) when any record has them, ``failures`` (the first
     20 error messages) when a query failed, and ``judge`` (the relevance judge's accuracy on the pairs it scored,
     :func:`~retrievekit.core.eval.judge_accuracy.judge_block`) when a judge scored pairs or ``judge`` describes one
-    the run was given. Metrics cover the judged queries among ``records``.
+    the run was given. Metrics cover the judged queries among ``records``; ``gold_tables`` (``{qid: table id}``, OTT-QA)
+    adds ``table_recall@1/5/10`` over the records' queries that have one.
 
     Examples:
         >>> recs = [QueryRecord(qid="q", ids=["a"], seconds=2.0, llm_calls=1)]
@@ -140,6 +142,9 @@ def summarize(
     metrics = evaluate(run, sub, ks=ks)
     if returns_set:
         metrics.update(evaluate_sets(run, sub))
+    tables = {r.qid: gold_tables[r.qid] for r in recs if gold_tables and gold_tables.get(r.qid)}
+    if tables:
+        metrics.update(evaluate_table_recall(run, tables))
     counters: dict[str, float] = {}
     extras: dict[str, list[float]] = {}
     for r in recs:
@@ -221,8 +226,9 @@ def run_benchmark(
     ``n_failed``, ``events_per_query``, ``llm`` (the ``llm_name``), ``options``, and when present
     ``counters_per_query``, ``extra_means``, ``failures``, ``judge`` (its accuracy; ``options={"judge_dir":
     "oracle:S"}`` gives methods the gold-label oracle) and ``shard``. A retriever whose class sets
-    ``returns_set = True`` also gets ``set_precision/set_recall/set_f1``. A query whose search raises a
-    :class:`~retrievekit.core.errors.RetrieveKitError` counts as an empty ranking and in ``n_failed``.
+    ``returns_set = True`` also gets ``set_precision/set_recall/set_f1/set_perfect_recall/set_size``; a dataset whose
+    queries name a gold table (OTT-QA's ``gold_table_id``) also gets ``table_recall@1/5/10``. A query whose search
+    raises a :class:`~retrievekit.core.errors.RetrieveKitError` counts as an empty ranking and in ``n_failed``.
 
     Examples:
         >>> from retrievekit.core.eval.datasets import Dataset
@@ -251,7 +257,14 @@ def run_benchmark(
     result: dict[str, Any] = {
         **{key: run_settings[key] for key in ("dataset", "split", "method")},
         **summarize(
-            chosen, dataset.qrels, ks=ks, returns_set=bool(getattr(retriever, "returns_set", False)), judge=oracle
+            chosen,
+            dataset.qrels,
+            ks=ks,
+            returns_set=bool(getattr(retriever, "returns_set", False)),
+            judge=oracle,
+            gold_tables={
+                q.id: str(q.metadata["gold_table_id"]) for q in dataset.queries if q.metadata.get("gold_table_id")
+            },
         ),
         "build_seconds": build_seconds,
         **{key: run_settings[key] for key in ("k", "llm", "options")},
