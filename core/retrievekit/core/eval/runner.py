@@ -254,23 +254,20 @@ def run_benchmark(
     fresh = _run_queries(retriever, todo, k, extra, log, desc=desc, progress=show, qrels=dataset.qrels)
     mine = {**done, **fresh}
     chosen = [mine[q.id] for q in shard(dataset.queries, part) if q.id in mine]
+    is_set = bool(getattr(retriever, "returns_set", False))
     result: dict[str, Any] = {
         **{key: run_settings[key] for key in ("dataset", "split", "method")},
-        **summarize(
-            chosen,
-            dataset.qrels,
-            ks=ks,
-            returns_set=bool(getattr(retriever, "returns_set", False)),
-            judge=oracle,
-            gold_tables={
-                q.id: str(q.metadata["gold_table_id"]) for q in dataset.queries if q.metadata.get("gold_table_id")
-            },
-        ),
+        **summarize(chosen, dataset.qrels, ks=ks, returns_set=is_set, judge=oracle, gold_tables=_gold_tables(dataset)),
         "build_seconds": build_seconds,
         **{key: run_settings[key] for key in ("k", "llm", "options")},
         "n_resumed": len(chosen) - len(fresh),
     }
     return _with_run(result, chosen, part, keep_run)
+
+
+def _gold_tables(dataset: Dataset) -> dict[str, str]:
+    """``{qid: gold table id}`` for the queries that name one (OTT-QA's ``gold_table_id``)."""
+    return {q.id: str(q.metadata["gold_table_id"]) for q in dataset.queries if q.metadata.get("gold_table_id")}
 
 
 def _with_run(
