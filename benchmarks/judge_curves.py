@@ -106,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
 
         per_query = json.loads(Path(path).read_text(encoding="utf-8"))["judge"]["pairs_per_query"]
         flat = {"first_stage": args.first_stage, "rerank_k": max(1, math.ceil(per_query))}
-        stem = f"judge-rerank-{args.first_stage}--{_name(judge)}"
+        # named by its judged items too: two methods in one folder (arm, arm-no-mip) share a flat rerank only when it
+        # spends the same number of items
+        stem = f"judge-rerank-{args.first_stage}-k{flat['rerank_k']}--{_name(judge)}"
         written += [path, _run(ds, "judge-rerank", judge, flat, args, stem)]
     done = [w for w in written if w is not None]
     if done:
