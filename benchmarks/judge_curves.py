@@ -19,6 +19,14 @@ in the no-judge run and replayed at every noise level (``plan_cache``, see ``ret
     python benchmarks/judge_curves.py --dataset hotpotqa --data-dir "$RETRIEVEKIT_DATA_DIR" --method iterative \
         --label agent --option plan_cache=true --baseline --no-flat --work-dir runs/cache \
         --out-dir runs/curves/agent-hotpotqa
+
+ARM with and without the MIP on OTT-QA (keywords decoded once per question and cached in ``<work-dir>/arm-keywords``;
+a memo that holds a pass of table-cell vectors makes every later run in the process fast), one process per core,
+then the same command without ``--shard`` for each method:
+
+    RETRIEVEKIT_EMBED_MEMO_SIZE=400000 python benchmarks/judge_curves.py --dataset ott_qa \
+        --data-dir "$RETRIEVEKIT_DATA_DIR" --method arm --first-stage hybrid --judges cosine --limit 300 \
+        --work-dir runs/cache --out-dir runs/curves/arm --shard 0/2
 """
 
 from __future__ import annotations
