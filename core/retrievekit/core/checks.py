@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, InvalidInputError
 from retrievekit.core.types import DataObject, Passage, Table, TableRow, ensure_text
 
-__all__ = ["check_corpus", "check_k", "check_query"]
+__all__ = ["check_corpus", "check_k", "check_positive_int", "check_query"]
 
 
 def check_query(query: object) -> str:
@@ -76,3 +76,26 @@ def check_k(k: object) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInputError(f"k must be a positive integer, got {k!r}")
     return k
+
+
+def check_positive_int(value: object, what: str) -> int:
+    """``value`` (an int or its text, e.g. an environment variable) as a positive integer.
+
+    Raises:
+        InvalidInputError: anything else, naming ``what``.
+
+    Examples:
+        >>> check_positive_int(" 4 ", "the thread count")
+        4
+        >>> check_positive_int("1.5", "RETRIEVEKIT_EMBED_MEMO_SIZE")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: RETRIEVEKIT_EMBED_MEMO_SIZE must be a positive integer, got '1.5'
+    """
+    try:
+        number = int(str(value))
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise InvalidInputError(f"{what} must be a positive integer, got {value!r}")
+    return number

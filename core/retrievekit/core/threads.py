@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.checks import check_positive_int
 
 __all__ = ["ENV_VAR", "available_cpus", "default_num_threads", "model_threads", "num_threads", "set_num_threads"]
 
@@ -64,16 +64,6 @@ def default_num_threads() -> int:
     return max(1, available_cpus() // 2)
 
 
-def _check(n: object, source: str) -> int:
-    try:
-        value = int(str(n))
-    except ValueError:
-        raise InvalidInputError(f"{source} must be a positive integer, got {n!r}") from None
-    if value < 1:
-        raise InvalidInputError(f"{source} must be a positive integer, got {n!r}")
-    return value
-
-
 def set_num_threads(n: int | None) -> None:
     """Set the thread count of retrievekit's model calls for this process (``None``: back to the default).
 
@@ -86,7 +76,7 @@ def set_num_threads(n: int | None) -> None:
         >>> set_num_threads(None)
     """
     global _override
-    _override = None if n is None else _check(n, "the thread count")
+    _override = None if n is None else check_positive_int(n, "the thread count")
 
 
 def num_threads() -> int:
@@ -100,7 +90,7 @@ def num_threads() -> int:
         return _override
     raw = os.environ.get(ENV_VAR, "").strip()
     if raw:
-        return _check(raw, f"${ENV_VAR}")
+        return check_positive_int(raw, f"${ENV_VAR}")
     return default_num_threads()
 
 

@@ -303,8 +303,6 @@ def evaluate_table_recall(
         {'table_recall@1': 0.5, 'table_recall@2': 1.0}
     """
     cutoffs = sorted({_check_k(k) for k in ks})
-    out: dict[str, float] = {}
-    for k in cutoffs:
-        vals = [1.0 if table in _dedup(list(run.get(q, ())))[:k] else 0.0 for q, table in gold_tables.items()]
-        out[f"table_recall@{k}"] = sum(vals) / len(vals) if vals else 0.0
-    return out
+    ranks = [_dedup(run.get(q, ())).index(t) if t in run.get(q, ()) else None for q, t in gold_tables.items()]
+    n = max(len(ranks), 1)
+    return {f"table_recall@{k}": sum(1 for r in ranks if r is not None and r < k) / n for k in cutoffs}

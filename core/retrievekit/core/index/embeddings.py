@@ -15,7 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.checks import check_positive_int
+from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.threads import model_threads
 
 __all__ = ["MEMO_ENV_VAR", "MEMO_SIZE", "Embedder", "MiniLMEmbedder", "memo_size", "minilm_model_path"]
@@ -89,15 +90,7 @@ def memo_size() -> int:
         True
     """
     raw = os.environ.get(MEMO_ENV_VAR, "").strip()
-    if not raw:
-        return MEMO_SIZE
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise InvalidInputError(f"{MEMO_ENV_VAR} must be a positive integer, got {raw!r}")
-    return value
+    return check_positive_int(raw, MEMO_ENV_VAR) if raw else MEMO_SIZE
 
 
 class _VectorMemo:
@@ -160,7 +153,9 @@ class MiniLMEmbedder:
                     raise MissingDependencyError("sentence-transformers", _INSTALL) from e
                 model = SentenceTransformer(model_path, device=device, local_files_only=True, trust_remote_code=False)
                 _MODELS[key] = model
-            memo = _MEMOS.get(key) or _MEMOS.setdefault(key, _VectorMemo(memo_size()))
+            memo = _MEMOS.get(key)
+            if memo is None:  # the size is read once, when the model is first loaded
+                memo = _MEMOS[key] = _VectorMemo(memo_size())
         self._model = model
         self._memo = memo
         self.batch_size = batch_size
