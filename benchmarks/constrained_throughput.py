@@ -6,7 +6,7 @@ processor; a document suffix array (the MindRef stage-2 constraint). ``min_new_t
 run at the full step count (the trie runs stop when every title has ended, so their step count is read from the
 output), and tokens/s compare like for like: ``beams * steps / seconds``. Device: CUDA when available, else CPU.
 
-    python benchmarks/constrained_throughput.py --llm smollm2 --beams 10 --steps 16 --repeats 2
+    python benchmarks/constrained_throughput.py --llm smollm2 --beams 1 10 50 --steps 16 --repeats 2
 """
 
 from __future__ import annotations
@@ -26,6 +26,52 @@ from retrievekit.core.llm.local import LocalLM
 from retrievekit.outlines import SuffixArrayLogitsProcessor, TrieLogitsProcessor, prefix_allowed_tokens_fn
 
 
+def measure(lm: Any, corpus: list[Any], query: str, *, beams: int, steps: int, repeats: int) -> list[dict[str, Any]]:
+    """Beam-tokens/s of each variant (unconstrained first) for one prompt: ``[{variant, beams, steps, seconds,
+    beam_tokens_per_s, time_per_token_overhead_pct}]``; the best of ``repeats`` timings counts."""
+    trie = TokenTrie.from_texts([" " + (o.title or o.id) for o in corpus], lm.encode, lm.eos_token_id)
+    sa = TokenSuffixArray([lm.encode(" " + o.text) for o in corpus[:2]])
+    ids = torch.tensor([lm.encode(f"Question: {query}\n\nTitle:")], device=lm.device)
+    plen = ids.shape[1]
+    variants: dict[str, dict[str, Any]] = {
+        "unconstrained": {},
+        "trie (prefix_allowed_tokens_fn)": {"prefix_allowed_tokens_fn": prefix_allowed_tokens_fn(trie, plen)},
+        "trie (Outlines processor)": {"logits_processor": LogitsProcessorList([TrieLogitsProcessor(trie)])},
+        "suffix array (Outlines processor)": {
+            "logits_processor": LogitsProcessorList([SuffixArrayLogitsProcessor(sa, lm.eos_token_id)])
+        },
+    }
+    rows: list[dict[str, Any]] = []
+    for name, kw in variants.items():
+        best, n_steps = float("inf"), 0
+        for _ in range(repeats):
+            for p in kw.get("logits_processor", []):
+                p.reset()
+            start = time.perf_counter()
+            with torch.no_grad():
+                out = lm.model.generate(
+                    ids,
+                    attention_mask=torch.ones_like(ids),
+                    num_beams=beams,
+                    num_return_sequences=1,
+                    max_new_tokens=steps,
+                    min_new_tokens=0 if name.startswith("trie") else steps,
+                    do_sample=False,
+                    early_stopping=False,
+                    pad_token_id=lm.tokenizer.pad_token_id or lm.eos_token_id,
+                    **kw,
+                )
+            if str(lm.device).startswith("cuda"):
+                torch.cuda.synchronize()
+            best = min(best, time.perf_counter() - start)
+            n_steps = int(out.shape[1]) - plen
+        tps = beams * n_steps / best
+        base = rows[0]["beam_tokens_per_s"] if rows else tps
+        rows.append({"variant": name, "beams": beams, "steps": n_steps, "seconds": best,
+                     "beam_tokens_per_s": tps, "time_per_token_overhead_pct": 100 * (base / tps - 1)})  # fmt: skip
+    return rows
+
+
 def main() -> None:
     """Run the benchmark (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -36,7 +82,7 @@ def main() -> None:
         required="RETRIEVEKIT_DATA_DIR" not in os.environ,
         help="benchmark data folder (docs/datasets.md; default: $RETRIEVEKIT_DATA_DIR)",
     )
-    ap.add_argument("--beams", type=int, default=10)
+    ap.add_argument("--beams", type=int, nargs="+", default=[10])
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
@@ -44,54 +90,13 @@ def main() -> None:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     lm = LocalLM.load(args.llm, device=device)
     ds = load_dataset("scifact", args.data_dir, split="dev", limit=1)
-    t0 = time.perf_counter()
-    trie = TokenTrie.from_texts([" " + (o.title or o.id) for o in ds.corpus], lm.encode, lm.eos_token_id)
-    print(
-        f"trie over {len(ds.corpus)} SciFact titles: {trie.num_nodes} nodes, {trie.nbytes / 1e6:.1f} MB, "
-        f"built in {time.perf_counter() - t0:.2f} s"
-    )
-    sa = TokenSuffixArray([lm.encode(" " + o.text) for o in ds.corpus[:2]])
-    prompt = lm.encode(f"Question: {ds.queries[0].text}\n\nTitle:")
-    ids = torch.tensor([prompt], device=lm.device)
-    plen = ids.shape[1]
-
-    variants: dict[str, dict[str, Any]] = {
-        "unconstrained": {},
-        "trie (prefix_allowed_tokens_fn)": {"prefix_allowed_tokens_fn": prefix_allowed_tokens_fn(trie, plen)},
-        "trie (Outlines processor)": {"logits_processor": LogitsProcessorList([TrieLogitsProcessor(trie)])},
-        "suffix array (Outlines processor)": {
-            "logits_processor": LogitsProcessorList([SuffixArrayLogitsProcessor(sa, lm.eos_token_id)])
-        },
-    }
-    base = None
-    print(f"device={device} model={args.llm} beams={args.beams} steps={args.steps}")
-    for name, kw in variants.items():
-        best = float("inf")
-        for _ in range(args.repeats):
-            for p in kw.get("logits_processor", []):
-                p.reset()
-            start = time.perf_counter()
-            with torch.no_grad():
-                out = lm.model.generate(
-                    ids,
-                    attention_mask=torch.ones_like(ids),
-                    num_beams=args.beams,
-                    num_return_sequences=1,
-                    max_new_tokens=args.steps,
-                    min_new_tokens=0 if name.startswith("trie") else args.steps,
-                    do_sample=False,
-                    early_stopping=False,
-                    pad_token_id=lm.tokenizer.pad_token_id or lm.eos_token_id,
-                    **kw,
-                )
-            if device == "cuda":
-                torch.cuda.synchronize()
-            best = min(best, time.perf_counter() - start)
-            steps = int(out.shape[1]) - plen
-        tps = args.beams * steps / best
-        base = base or tps
-        overhead = 100 * (base / tps - 1)
-        print(f"{name:36s} {tps:8.1f} beam-tokens/s  ({steps} steps in {best:.2f} s; {overhead:+.0f}% time/token)")
+    print(f"device={device} model={args.llm} SciFact titles={len(ds.corpus)} steps={args.steps}")
+    for beams in args.beams:
+        for r in measure(lm, list(ds.corpus), ds.queries[0].text, beams=beams, steps=args.steps, repeats=args.repeats):
+            print(
+                f"beams={beams:3d} {r['variant']:36s} {r['beam_tokens_per_s']:8.1f} beam-tokens/s  ({r['steps']} "
+                f"steps in {r['seconds']:.2f} s; {r['time_per_token_overhead_pct']:+.0f}% time/token)"
+            )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,400 @@
+"""Run the GPU measurements on a bare offline machine, in resumable steps that fit in one call.
+
+Every call carries one load that ``stage.py`` made and runs the same command from the repository root::
+
+    python3 -m benchmarks.gpu.runner go .gpu/load-K --out "$OUT" [--budget-s 480] [--resume-from DIR]
+
+``go`` does, in order, what it can:
+
+1. **receive**: copy the load's parts into the work folder (``$RK_GPU_WORK``, default ``/tmp/rk-gpu``), each
+   checked by sha256; print the loads still missing and stop there until all have come;
+2. **setup** (once): join every file from its parts (sha256 of the whole checked), install the wheels into
+   ``WORK/site`` (``pip --no-index --no-deps --target``), unpack the data, the model and the CPU results, and run the
+   import check (every module imported, every requirement specifier checked; a failure names each missing or refused
+   distribution and stops);
+3. **run**: the plan's steps (``plan.py``) in order until ``--budget-s`` is spent: training pauses only at a
+   checkpoint, evaluation only between queries (per-query records), and at least one unit of work is done per call;
+4. **report**: ``$OUT/results.json`` (every finished step's numbers, the step in progress, the setup report),
+   ``$OUT/state.tar`` (results and records: what a fresh machine resumes from with ``--resume-from``) and the next
+   parts of the trained judge (``judge-model.tar.partNNN``; ``join`` reassembles them here).
+
+On a warm machine the work folder survives between calls, so a training run longer than one call resumes from its
+last checkpoint. After a dropped machine, ``--resume-from`` restores the finished steps and the per-query records; a
+training step whose model was lost with the machine is run again (the checkpoints are too large to send back).
+
+Example (CPU, the tests' tiny profile)::
+
+    python -m benchmarks.gpu.runner go .gpu/load-1 --work /tmp/w --out /tmp/o --budget-s 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.gpu.parts import StageError, join_parts, verify_file
+
+__all__ = ["Context", "Pause", "activate", "go", "import_check", "join_export", "receive", "run_steps", "setup"]
+
+REPO = Path(__file__).resolve().parents[2]
+#: A step that needs another's model: if that model is gone (a dropped machine), the other runs again.
+NEEDS = {"judge-eval": "judge-train", "judge-export": "judge-train", "sr-eval": "sr-train", "mindref": "sr-train"}
+#: Where each training step leaves its model in the work folder.
+MODEL_OF = {"judge-train": "judge/model", "sr-train": "sr/model"}
+
+
+class Pause(Exception):
+    """Raised inside a step when the call's time budget is spent, at a point the step can resume from."""
+
+
+class Context:
+    """What a step sees: the work folder, the plan, the time budget and the model loader.
+
+    Example:
+        >>> import tempfile
+        >>> ctx = Context(Path(tempfile.mkdtemp()), {"plan": {}, "model": {"kind": "registry", "name": "x"}}, 0.0)
+        >>> ctx.maybe_pause()  # nothing done yet: never pauses before the first unit of work
+        >>> ctx.done_unit(); ctx.maybe_pause()
+        Traceback (most recent call last):
+        ...
+        benchmarks.gpu.runner.Pause: time budget spent
+    """
+
+    def __init__(self, work: Path, manifest: dict[str, Any], budget_s: float) -> None:
+        self.work = work
+        self.manifest = manifest
+        self.plan: dict[str, Any] = manifest["plan"]
+        self.deadline = time.monotonic() + budget_s
+        self.progressed = False
+
+    @property
+    def data_dir(self) -> Path:
+        """The unpacked benchmark data (``WORK/data``)."""
+        return self.work / "data"
+
+    @property
+    def model_label(self) -> str:
+        """The base model's name in manifests (``smollm2``, or the staged folder's label)."""
+        model = self.manifest["model"]
+        return str(model["name"] if model["kind"] == "registry" else model["label"])
+
+    def done_unit(self) -> None:
+        """Record that a resumable unit (a checkpoint, a query) is finished."""
+        self.progressed = True
+
+    def maybe_pause(self) -> None:
+        """Raise :class:`Pause` when the budget is spent and at least one unit was done in this call."""
+        if self.progressed and time.monotonic() >= self.deadline:
+            raise Pause("time budget spent")
+
+    def base_model(self) -> tuple[Any, Any]:
+        """A fresh ``(model, tokenizer)`` of the base model, on CUDA when there is one."""
+        model = self.manifest["model"]
+        if model["kind"] == "registry":
+            from retrievekit.core.llm.models import load_model_and_tokenizer
+
+            return load_model_and_tokenizer(str(model["name"]))
+        import transformers
+
+        from retrievekit.core.llm.models import device_and_dtype, refuse_remote_code
+
+        folder = self.work / str(model["path"])
+        refuse_remote_code(folder)
+        device, dtype = device_and_dtype(None)
+        tok = transformers.AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+        lm = transformers.AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, trust_remote_code=False)
+        return lm.to(device).eval(), tok
+
+
+# ----------------------------------------------------------------------------------------------- receive / setup
+def _manifest(folder: Path) -> dict[str, Any]:
+    path = folder / "stage.json"
+    if not path.is_file():
+        raise StageError(f"{folder} holds no stage.json: not a load made by benchmarks/gpu/stage.py")
+    data = json.loads(path.read_text())
+    if data.get("format") != 1:
+        raise StageError(f"{path}: stage format {data.get('format')!r}; this runner reads format 1")
+    return dict(data)
+
+
+def receive(load_dir: Path, work: Path) -> list[int]:
+    """Copy a load's parts into ``WORK/parts`` (each checked); return the loads still missing.
+
+    A work folder holding another staging (another ``stage.json``) is refused: use a fresh ``--work``.
+    """
+    manifest = _manifest(load_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    known = work / "stage.json"
+    if known.is_file() and json.loads(known.read_text()) != manifest:
+        raise StageError(f"{work} holds another staging; give a fresh --work (or delete {work})")
+    known.write_text((load_dir / "stage.json").read_text())
+    parts = work / "parts"
+    parts.mkdir(exist_ok=True)
+    missing: set[int] = set()
+    for entry in manifest["files"]:
+        for part in entry["parts"]:
+            src, dst = load_dir / part["file"], parts / part["file"]
+            if src.is_file() and not dst.is_file():
+                verify_file(src, part)
+                shutil.copyfile(src, dst)
+            if not dst.is_file():
+                missing.add(int(part["load"]))
+    return sorted(missing)
+
+
+def _extract(archive: Path, dest: Path) -> None:
+    with tarfile.open(archive) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def setup(work: Path) -> dict[str, Any]:
+    """Join, install and unpack everything once (``WORK/setup.json`` marks it done); return the import check."""
+    manifest = _manifest(work)
+    marker = work / "setup.json"
+    if marker.is_file():
+        activate(work)
+        return dict(json.loads(marker.read_text()))
+    files = work / "files"
+    wheels = []
+    for entry in manifest["files"]:
+        path = join_parts(entry, work / "parts", files / entry["file"])
+        if entry["kind"] == "wheel":
+            wheels.append(str(path))
+        else:
+            _extract(path, work)
+    if wheels:
+        cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+               "--no-cache-dir", "--upgrade", "--target", str(work / "site"), *wheels]  # fmt: skip
+        subprocess.run(cmd, check=True)
+    activate(work)
+    report = import_check(manifest)
+    if report["ok"]:
+        marker.write_text(json.dumps(report, indent=1, sort_keys=True))
+    return report
+
+
+def activate(work: Path) -> None:
+    """Put the carried wheels, then the repository's ``core/`` and ``integrations/``, first on ``sys.path`` (and on
+    ``PYTHONPATH`` for child processes); point the model cache and the data folder into the work folder."""
+    paths = [str(work / "site"), str(REPO / "core"), str(REPO / "integrations")]
+    for p in reversed(paths):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    os.environ["PYTHONPATH"] = os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    os.environ.setdefault("RETRIEVEKIT_CACHE", str(work / "cache"))
+    os.environ["RETRIEVEKIT_DATA_DIR"] = str(work / "data")
+    import importlib
+
+    importlib.invalidate_caches()
+
+
+def import_check(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Import every module the runs need and check every requirement specifier against what is installed.
+
+    Returns ``{"ok", "modules": {name: version or error}, "missing": [...], "refused": [...]}``.
+    """
+    import importlib
+    import importlib.metadata as md
+
+    from packaging.specifiers import SpecifierSet
+
+    modules: dict[str, str] = {}
+    failed = []
+    for name in manifest.get("modules", []):
+        try:
+            mod = importlib.import_module(name)
+            modules[name] = str(getattr(mod, "__version__", "?"))
+        except Exception as e:  # noqa: BLE001 - the report names every failure
+            modules[name] = f"{type(e).__name__}: {e}"
+            failed.append(name)
+    missing, refused = [], []
+    for dist, specs in sorted(manifest.get("requirements", {}).items()):
+        try:
+            version = md.version(dist)
+        except md.PackageNotFoundError:
+            missing.append(dist)
+            continue
+        bad = [s for s in specs if version not in SpecifierSet(s)]
+        if bad:
+            refused.append(f"{dist} {version} (needs {' and '.join(bad)})")
+    ok = not (failed or missing or refused)
+    return {"ok": ok, "modules": modules, "failed_imports": failed, "missing": missing, "refused": refused}
+
+
+# ------------------------------------------------------------------------------------------------------ running
+def _read(path: Path) -> dict[str, Any] | None:
+    return dict(json.loads(path.read_text())) if path.is_file() else None
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
+    os.replace(tmp, path)
+
+
+def _reopen_lost_models(work: Path, steps: list[str]) -> None:
+    """Mark a training step not done when its model is gone and a step that needs it is not done yet."""
+    state = work / "state"
+    for step in steps:
+        need = NEEDS.get(step)
+        if need and not (state / f"{step}.json").is_file() and not (work / MODEL_OF[need]).is_dir():
+            (state / f"{need}.json").unlink(missing_ok=True)
+
+
+def run_steps(ctx: Context) -> dict[str, Any]:
+    """Run the plan's unfinished steps in order until the budget is spent; return ``{step: "done" | "paused" |
+    "pending" | "failed: ..."}`` for this call."""
+    from benchmarks.gpu import steps as step_functions
+
+    state = ctx.work / "state"
+    order = list(ctx.plan["steps"])
+    _reopen_lost_models(ctx.work, order)
+    status: dict[str, Any] = {}
+    for name in order:
+        if (state / f"{name}.json").is_file():
+            status[name] = "done"
+            continue
+        if ctx.progressed and time.monotonic() >= ctx.deadline:
+            status[name] = "pending"
+            continue
+        fn = getattr(step_functions, name.replace("-", "_"))
+        started = time.perf_counter()
+        try:
+            result = fn(ctx)
+        except Pause:
+            _add_partial(state, name, time.perf_counter() - started)
+            status[name] = "paused"
+            continue
+        partial = _add_partial(state, name, time.perf_counter() - started)
+        _write(state / f"{name}.json", {**result, "step_wall_seconds": partial["wall_seconds"]})
+        ctx.done_unit()
+        status[name] = "done"
+    return status
+
+
+def _add_partial(state: Path, name: str, seconds: float) -> dict[str, Any]:
+    """Add this call's seconds to a step's running total (``state/NAME.partial.json``)."""
+    path = state / f"{name}.partial.json"
+    partial = _read(path) or {"wall_seconds": 0.0, "calls": 0}
+    partial = {"wall_seconds": partial["wall_seconds"] + seconds, "calls": partial["calls"] + 1}
+    _write(path, partial)
+    return partial
+
+
+# ------------------------------------------------------------------------------------------------------- report
+def _report(work: Path, out: Path, status: dict[str, Any], setup_report: dict[str, Any] | None) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    state = work / "state"
+    results = {p.stem: _read(p) for p in sorted(state.glob("*.json")) if not p.stem.endswith(".partial")}
+    _write(out / "results.json", {"status": status, "setup": setup_report, "results": results})
+    with tarfile.open(out / "state.tar", "w") as tar:
+        for folder in ("state", "records"):
+            if (work / folder).is_dir():
+                tar.add(work / folder, arcname=folder)
+    _send_export_parts(work, out)
+
+
+def _send_export_parts(work: Path, out: Path) -> None:
+    """Copy the next unsent parts of the exported judge into ``out`` (the plan's ``parts_per_call``)."""
+    entry = _read(work / "state" / "judge-export.json")
+    if entry is None:
+        return
+    sent_path = work / "export" / "sent.json"
+    sent = set((_read(sent_path) or {}).get("sent", []))
+    per_call = int(_manifest(work)["plan"]["export"]["parts_per_call"])
+    todo = [p["file"] for p in entry["entry"]["parts"] if p["file"] not in sent][:per_call]
+    for name in todo:
+        shutil.copyfile(work / "export" / name, out / name)
+    _write(sent_path, {"sent": sorted(sent | set(todo))})
+
+
+def _restore(resume_from: Path, work: Path) -> None:
+    """Unpack a ``state.tar`` that an earlier call sent back (finished steps, records) into a fresh work folder."""
+    archive = resume_from / "state.tar" if resume_from.is_dir() else resume_from
+    if not archive.is_file():
+        raise StageError(f"--resume-from {resume_from}: no state.tar there")
+    if not (work / "state").is_dir():
+        _extract(archive, work)
+
+
+def go(load_dir: Path, work: Path, out: Path, *, budget_s: float, resume_from: Path | None = None) -> dict[str, Any]:
+    """Receive a load, set up once all have come, run steps within the budget, and report to ``out``.
+
+    The budget counts from this call's start, setup included, so a first call that installs everything still ends
+    inside the machine's per-command limit.
+    """
+    started = time.monotonic()
+    missing = receive(load_dir, work)
+    if missing:
+        summary = {"loads_missing": missing}
+        out.mkdir(parents=True, exist_ok=True)
+        _write(out / "results.json", summary)
+        print(f"received {load_dir.name}; loads still missing: {missing}", flush=True)
+        return summary
+    if resume_from is not None:
+        _restore(resume_from, work)
+    report = setup(work)
+    failures = {k: report[k] for k in ("failed_imports", "missing", "refused") if report[k]}
+    print(f"import check: {'ok' if report['ok'] else json.dumps(failures)}", flush=True)
+    if not report["ok"]:
+        _report(work, out, {}, report)
+        return {"setup": report}
+    ctx = Context(work, _manifest(work), budget_s - (time.monotonic() - started))
+    status = run_steps(ctx)
+    _report(work, out, status, report)
+    print(json.dumps(status), flush=True)
+    return {"status": status}
+
+
+def join_export(results_dir: Path, parts_dir: Path, dest: Path) -> Path:
+    """Here, on CPU: join the judge's returned parts into its folder ``dest`` (checked against ``results.json``)."""
+    results = json.loads((results_dir / "results.json").read_text())["results"]
+    entry = results["judge-export"]["entry"]
+    archive = join_parts(entry, parts_dir, dest.parent / entry["file"])
+    dest.mkdir(parents=True, exist_ok=True)
+    _extract(archive, dest)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (see the module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("go", help="receive a load, set up, run within the budget, report")
+    g.add_argument("load")
+    g.add_argument("--work", default=os.environ.get("RK_GPU_WORK", "/tmp/rk-gpu"))
+    g.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
+    g.add_argument(
+        "--budget-s",
+        type=float,
+        default=480.0,
+        help="seconds from the call's start after which no new unit of work starts",
+    )
+    g.add_argument("--resume-from", default=None, help="a folder (or state.tar) an earlier call sent back")
+    j = sub.add_parser("join", help="here: join the trained judge's returned parts into a folder")
+    j.add_argument("--results", required=True, help="folder with the last results.json")
+    j.add_argument("--parts", required=True, help="folder with every judge-model.tar.partNNN")
+    j.add_argument("--dest", required=True)
+    args = ap.parse_args(argv)
+    if args.command == "join":
+        print(join_export(Path(args.results), Path(args.parts), Path(args.dest)))
+        return 0
+    resume = Path(args.resume_from) if args.resume_from else None
+    result = go(Path(args.load), Path(args.work), Path(args.out), budget_s=args.budget_s, resume_from=resume)
+    return 1 if "setup" in result else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

