@@ -98,22 +98,23 @@ class Context:
         if self.progressed and time.monotonic() >= self.deadline:
             raise Pause("time budget spent")
 
-    def base_model(self) -> tuple[Any, Any]:
-        """A fresh ``(model, tokenizer)`` of the base model, on CUDA when there is one."""
+    def base_model(self, dtype: str | None = None) -> tuple[Any, Any]:
+        """A fresh ``(model, tokenizer)`` of the base model, on CUDA when there is one; ``dtype`` None: bf16 on CUDA,
+        fp32 on CPU (training passes ``"float32"``, as ``train_judge`` and ``train_self_retrieval`` load it)."""
         model = self.manifest["model"]
         if model["kind"] == "registry":
             from retrievekit.core.llm.models import load_model_and_tokenizer
 
-            return load_model_and_tokenizer(str(model["name"]))
+            return load_model_and_tokenizer(str(model["name"]), dtype=dtype)
         import transformers
 
         from retrievekit.core.llm.models import device_and_dtype, refuse_remote_code
 
         folder = self.work / str(model["path"])
         refuse_remote_code(folder)
-        device, dtype = device_and_dtype(None)
+        device, torch_dtype = device_and_dtype(None, dtype)
         tok = transformers.AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
-        lm = transformers.AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, trust_remote_code=False)
+        lm = transformers.AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype, trust_remote_code=False)
         return lm.to(device).eval(), tok
 
 

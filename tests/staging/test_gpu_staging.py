@@ -71,6 +71,19 @@ def test_the_carried_wheels_are_what_the_image_lacks_or_has_too_old() -> None:
     assert not {"torch", "numpy", "retrievekit", "safetensors"} & set(carry)
 
 
+def test_the_runs_import_nothing_that_stays_behind() -> None:
+    """The import check's modules load with Chroma, the embedding model and the frameworks absent, as on the GPU."""
+    code = (
+        "import sys, importlib\n"
+        f"for m in {stage.NOT_THERE!r}: sys.modules[m] = None\n"
+        f"for m in {stage.MODULES!r}: importlib.import_module(m)\n"
+        "print('ok')"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "core"), str(REPO / "integrations")])}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env)
+    assert proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
 # ------------------------------------------------------------------------------------------------- the fixture
 def _write_scifact(root: Path) -> Path:
     folder = root / "scifact"
