@@ -254,6 +254,14 @@ def _reopen_lost_models(work: Path, steps: list[str]) -> None:
             (state / f"{need}.json").unlink(missing_ok=True)
 
 
+def _reopen_lost_export(work: Path) -> None:
+    """After a dropped machine the judge's exported parts are gone: export again (and send every part again)."""
+    done = _read(work / "state" / "judge-export.json")
+    if done is not None and not all((work / "export" / p["file"]).is_file() for p in done["entry"]["parts"]):
+        (work / "state" / "judge-export.json").unlink()
+        (work / "export" / "sent.json").unlink(missing_ok=True)
+
+
 def run_steps(ctx: Context) -> dict[str, Any]:
     """Run the plan's unfinished steps in order until the budget is spent; return ``{step: "done" | "paused" |
     "pending" | "failed: ..."}`` for this call."""
@@ -261,6 +269,7 @@ def run_steps(ctx: Context) -> dict[str, Any]:
 
     state = ctx.work / "state"
     order = list(ctx.plan["steps"])
+    _reopen_lost_export(ctx.work)
     _reopen_lost_models(ctx.work, order)
     status: dict[str, Any] = {}
     for name in order:

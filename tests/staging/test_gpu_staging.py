@@ -278,6 +278,14 @@ def test_paused_and_dropped_runs_end_with_the_numbers_of_an_uninterrupted_run(
     _, outs = _finish(staged, fresh, tmp_path / "f", budget_s=0.0)
     assert _numbers(json.loads((outs[-1] / "results.json").read_text())) == pytest.approx(_numbers(reference), rel=1e-4)
 
+    # dropped after everything was done: the lost export is made again and every part sent again
+    again = tmp_path / "again"
+    receive_all(again)
+    res = _go(staged, again, tmp_path / "a-0", resume_from=outs[-1], budget_s=1e9)
+    assert list(res["status"].values()) == ["done"] * N_STEPS
+    sent = json.loads((again / "export" / "sent.json").read_text())["sent"]
+    assert len(sent) == 3 and all((tmp_path / "a-0" / name).is_file() for name in sent)
+
     # the judge's parts, gathered from every call's output, join into a judge that loads here
     gathered = tmp_path / "parts"
     gathered.mkdir()
