@@ -26,14 +26,14 @@ from retrievekit.core.llm.local import LocalLM
 from retrievekit.outlines import SuffixArrayLogitsProcessor, TrieLogitsProcessor, prefix_allowed_tokens_fn
 
 
-def measure(lm: Any, corpus: list[Any], query: str, *, beams: int, steps: int, repeats: int) -> list[dict[str, Any]]:
-    """Beam-tokens/s of each variant (unconstrained first) for one prompt: ``[{variant, beams, steps, seconds,
-    beam_tokens_per_s, time_per_token_overhead_pct}]``; the best of ``repeats`` timings counts."""
+def variants(lm: Any, corpus: list[Any], query: str) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """The prompt ids and the ``generate`` arguments of each variant (unconstrained first), built once: a title trie
+    over ``corpus`` and a suffix array over its first two documents."""
     trie = TokenTrie.from_texts([" " + (o.title or o.id) for o in corpus], lm.encode, lm.eos_token_id)
     sa = TokenSuffixArray([lm.encode(" " + o.text) for o in corpus[:2]])
     ids = torch.tensor([lm.encode(f"Question: {query}\n\nTitle:")], device=lm.device)
     plen = ids.shape[1]
-    variants: dict[str, dict[str, Any]] = {
+    return ids, {
         "unconstrained": {},
         "trie (prefix_allowed_tokens_fn)": {"prefix_allowed_tokens_fn": prefix_allowed_tokens_fn(trie, plen)},
         "trie (Outlines processor)": {"logits_processor": LogitsProcessorList([TrieLogitsProcessor(trie)])},
@@ -41,8 +41,16 @@ def measure(lm: Any, corpus: list[Any], query: str, *, beams: int, steps: int, r
             "logits_processor": LogitsProcessorList([SuffixArrayLogitsProcessor(sa, lm.eos_token_id)])
         },
     }
+
+
+def measure(
+    lm: Any, ids: Any, kinds: dict[str, dict[str, Any]], *, beams: int, steps: int, repeats: int
+) -> list[dict[str, Any]]:
+    """Beam-tokens/s of each variant of :func:`variants` for its prompt: ``[{variant, beams, steps, seconds,
+    beam_tokens_per_s, time_per_token_overhead_pct}]``; the best of ``repeats`` timings counts."""
+    plen = ids.shape[1]
     rows: list[dict[str, Any]] = []
-    for name, kw in variants.items():
+    for name, kw in kinds.items():
         best, n_steps = float("inf"), 0
         for _ in range(repeats):
             for p in kw.get("logits_processor", []):
@@ -91,8 +99,9 @@ def main() -> None:
     lm = LocalLM.load(args.llm, device=device)
     ds = load_dataset("scifact", args.data_dir, split="dev", limit=1)
     print(f"device={device} model={args.llm} SciFact titles={len(ds.corpus)} steps={args.steps}")
+    ids, kinds = variants(lm, list(ds.corpus), ds.queries[0].text)
     for beams in args.beams:
-        for r in measure(lm, list(ds.corpus), ds.queries[0].text, beams=beams, steps=args.steps, repeats=args.repeats):
+        for r in measure(lm, ids, kinds, beams=beams, steps=args.steps, repeats=args.repeats):
             print(
                 f"beams={beams:3d} {r['variant']:36s} {r['beam_tokens_per_s']:8.1f} beam-tokens/s  ({r['steps']} "
                 f"steps in {r['seconds']:.2f} s; {r['time_per_token_overhead_pct']:+.0f}% time/token)"

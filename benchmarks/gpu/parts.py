@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["StageError", "file_entry", "join_parts", "sha256_file", "split_file", "verify_file"]
+__all__ = ["StageError", "file_entry", "join_parts", "sha256_file", "split_file", "tar_folder", "verify_file"]
 
 _BLOCK = 1 << 22
 
@@ -165,3 +166,26 @@ def join_parts(entry: dict[str, Any], parts_dir: str | os.PathLike[str], dest: s
         if os.path.exists(tmp):
             os.unlink(tmp)
     return target
+
+
+def tar_folder(folder: Path, dest: Path, arcname: str) -> Path:
+    """A deterministic tar of ``folder`` under ``arcname`` (sorted names, zero mtimes, no owners): the same files give
+    the same sha256, so a re-staged or re-exported folder is recognised.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "m").mkdir(), (d / "m" / "a.txt").write_text("x")
+        >>> sha256_file(tar_folder(d / "m", d / "1.tar", "m")) == sha256_file(tar_folder(d / "m", d / "2.tar", "m"))
+        True
+    """
+
+    def clean(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+        return info
+
+    with tarfile.open(dest, "w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                tar.add(path, arcname=f"{arcname}/{path.relative_to(folder)}", filter=clean, recursive=False)
+    return dest

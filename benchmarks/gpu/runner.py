@@ -264,7 +264,7 @@ def _reopen_lost_export(work: Path) -> None:
 
 def run_steps(ctx: Context) -> dict[str, Any]:
     """Run the plan's unfinished steps in order until the budget is spent; return ``{step: "done" | "paused" |
-    "pending" | "failed: ..."}`` for this call."""
+    "pending"}`` for this call (an error in a step propagates: the call fails and its state stays resumable)."""
     from benchmarks.gpu import steps as step_functions
 
     state = ctx.work / "state"

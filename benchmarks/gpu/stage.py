@@ -39,7 +39,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks.gpu`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.gpu.parts import split_file
+from benchmarks.gpu.parts import split_file, tar_folder
 from benchmarks.gpu.plan import PROFILES, plan_for
 
 __all__ = [
@@ -206,20 +206,6 @@ def _wheel_of(folder: Path, name: str, version: str) -> Path | None:
     return None
 
 
-def _tar_folder(folder: Path, dest: Path, arcname: str) -> Path:
-    """A deterministic tar of ``folder`` (sorted names, zero mtimes, no owners): the same input, the same sha256."""
-
-    def clean(info: tarfile.TarInfo) -> tarfile.TarInfo:
-        info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-        return info
-
-    with tarfile.open(dest, "w", format=tarfile.PAX_FORMAT) as tar:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                tar.add(path, arcname=f"{arcname}/{path.relative_to(folder)}", filter=clean, recursive=False)
-    return dest
-
-
 def _json_tar(members: dict[str, Any], dest: Path) -> Path:
     with tarfile.open(dest, "w", format=tarfile.PAX_FORMAT) as tar:
         for name, data in sorted(members.items()):
@@ -272,11 +258,11 @@ def _stage_items(args: argparse.Namespace, build: Path, plan: dict[str, Any]) ->
     wheels = download_wheels(carry, Path(args.wheel_cache)) if carry else []
     items += [("wheel", w) for w in wheels] + [("wheel", Path(w)) for w in args.extra_wheel]
     if args.model_folder:
-        items.append(("archive", _tar_folder(Path(args.model_folder), build / "model.tar", "model")))
+        items.append(("archive", tar_folder(Path(args.model_folder), build / "model.tar", "model")))
         model = {"kind": "folder", "path": "model", "label": args.model_label}
     else:
         model = {"kind": "registry", "name": "smollm2"}
-    items.append(("archive", _tar_folder(Path(args.data_dir) / "scifact", build / "data.tar", "data/scifact")))
+    items.append(("archive", tar_folder(Path(args.data_dir) / "scifact", build / "data.tar", "data/scifact")))
     cpu = cpu_baselines(args.data_dir, plan, work_dir=args.work_dir)
     items.append(("archive", _json_tar({"cpu/baselines.json": cpu["baselines"],
                                         "cpu/candidates.json": cpu["candidates"]}, build / "cpu.tar")))  # fmt: skip

@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from benchmarks.gpu.cpu_side import summary
-from benchmarks.gpu.parts import split_file
+from benchmarks.gpu.parts import split_file, tar_folder
 from benchmarks.gpu.runner import Context
 
 __all__ = ["judge_eval", "judge_export", "judge_train", "mindref", "sr_eval", "sr_train", "throughput"]
@@ -44,12 +44,6 @@ def _peak_reset() -> None:
 def _peak_mib() -> float | None:
     torch = _torch()
     return torch.cuda.max_memory_allocated() / 2**20 if torch.cuda.is_available() else None
-
-
-def _train_config(settings: dict[str, Any]) -> Any:
-    from retrievekit.core.training import TrainConfig
-
-    return TrainConfig(**settings)
 
 
 def _on_step(ctx: Context, output_dir: Any) -> Any:
@@ -114,6 +108,7 @@ def judge_train(ctx: Context) -> dict[str, Any]:
     """Train the judge (resumes from its last checkpoint in ``WORK/judge``)."""
     from retrievekit.core.judge.cli import collect_pairs
     from retrievekit.core.judge.train import train_judge
+    from retrievekit.core.training import TrainConfig
 
     p = ctx.plan["judge"]
     ns = argparse.Namespace(
@@ -122,7 +117,7 @@ def judge_train(ctx: Context) -> dict[str, Any]:
         base_model=ctx.model_label, device=None,
     )  # fmt: skip
     pairs, _, info = collect_pairs(ns)
-    cfg = _train_config(p["train"])
+    cfg = TrainConfig(**p["train"])
     model, tokenizer = ctx.base_model("float32")  # master weights in fp32, as the trainers load a base model
     _peak_reset()
     res = train_judge(pairs, output_dir=ctx.work / "judge", base_model=ctx.model_label, model=model,
@@ -185,11 +180,9 @@ def judge_eval(ctx: Context) -> dict[str, Any]:
 
 def judge_export(ctx: Context) -> dict[str, Any]:
     """The trained judge's folder as one tar, split into parts that fit the files a call sends back."""
-    from benchmarks.gpu.stage import _tar_folder
-
     export = ctx.work / "export"
     export.mkdir(parents=True, exist_ok=True)
-    archive = _tar_folder(ctx.work / "judge" / "model", export / "judge-model.tar", "model")
+    archive = tar_folder(ctx.work / "judge" / "model", export / "judge-model.tar", "model")
     entry = split_file(archive, export, part_bytes=int(float(ctx.plan["export"]["part_mib"]) * 2**20))
     return {"entry": entry, "parts": len(entry["parts"]), "bytes": entry["size"]}
 
@@ -205,11 +198,12 @@ def _train_pairs(ctx: Context) -> list[tuple[str, str]]:
 def sr_train(ctx: Context) -> dict[str, Any]:
     """Train Self-Retrieval on the whole corpus plus the train claims (resumes in ``WORK/sr``)."""
     from retrievekit.core.generative.self_retrieval import train_self_retrieval
+    from retrievekit.core.training import TrainConfig
 
     ds = _dev(ctx)
     ids = {o.id for o in ds.corpus}
     pairs = [(q, d) for q, d in _train_pairs(ctx) if d in ids]
-    cfg = _train_config(ctx.plan["self_retrieval"]["train"])
+    cfg = TrainConfig(**ctx.plan["self_retrieval"]["train"])
     model, tokenizer = ctx.base_model("float32")  # master weights in fp32, as the trainers load a base model
     _peak_reset()
     t0 = time.perf_counter()
@@ -271,15 +265,15 @@ def mindref(ctx: Context) -> dict[str, Any]:
 
 def throughput(ctx: Context) -> dict[str, Any]:
     """Constrained vs unconstrained beam search at each beam width of the plan (the base model)."""
-    from benchmarks.constrained_throughput import measure
+    from benchmarks.constrained_throughput import measure, variants
     from retrievekit.core.llm.local import LocalLM
 
     p, ds = ctx.plan["throughput"], _dev(ctx)
     model, tokenizer = ctx.base_model()
     lm = LocalLM(model, tokenizer, name=ctx.model_label)
+    ids, kinds = variants(lm, list(ds.corpus), ds.queries[0].text)
     rows = []
     for beams in p["beams"]:
-        rows += measure(lm, list(ds.corpus), ds.queries[0].text, beams=int(beams), steps=int(p["steps"]),
-                        repeats=int(p["repeats"]))  # fmt: skip
+        rows += measure(lm, ids, kinds, beams=int(beams), steps=int(p["steps"]), repeats=int(p["repeats"]))
         ctx.done_unit()
     return {"device": str(lm.device), "rows": rows}

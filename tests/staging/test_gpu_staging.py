@@ -32,6 +32,14 @@ N_STEPS = len(plan.STEPS)
 
 
 # ------------------------------------------------------------------------------------------------ unit checks
+@pytest.mark.parametrize("module", [parts, plan, stage, runner])
+def test_the_docstring_examples_hold(module: Any) -> None:
+    import doctest
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
 def test_split_and_join_check_every_part_and_the_whole(tmp_path: Path) -> None:
     blob = os.urandom(10_000)
     (tmp_path / "m.bin").write_bytes(blob)
@@ -43,11 +51,10 @@ def test_split_and_join_check_every_part_and_the_whole(tmp_path: Path) -> None:
     with pytest.raises(parts.StageError, match="sha256|bytes"):
         parts.join_parts(entry, tmp_path / "p", tmp_path / "k.bin")
     assert not (tmp_path / "k.bin").exists(), "a failed join must leave no file that looks whole"
-    bad = {**entry, "sha256": "0" * 64}
-    (tmp_path / "p2").mkdir()
-    entry2 = parts.split_file(tmp_path / "m.bin", tmp_path / "p2", part_bytes=3_000)
+    intact = parts.split_file(tmp_path / "m.bin", tmp_path / "p2", part_bytes=3_000)
     with pytest.raises(parts.StageError, match="joined parts"):
-        parts.join_parts({**entry2, "sha256": bad["sha256"]}, tmp_path / "p2", tmp_path / "l.bin")
+        parts.join_parts({**intact, "sha256": "0" * 64}, tmp_path / "p2", tmp_path / "l.bin")
+    assert not (tmp_path / "l.bin").exists()
 
 
 def test_loads_never_exceed_the_cap_and_hold_every_part() -> None:
