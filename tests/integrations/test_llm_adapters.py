@@ -111,18 +111,31 @@ def test_llama_index_complete_json_gives_up_with_llm_output_error() -> None:
     assert t.llm_calls == 3
 
 
-def test_llama_index_forwards_generation_kwargs_when_asked() -> None:
-    seen: dict[str, Any] = {}
+def test_llama_index_always_sends_the_calls_own_limits() -> None:
+    seen: list[dict[str, Any]] = []
 
     class Spy(ScriptedLLM):
         def chat(self, messages: Sequence[LIChatMessage], **kwargs: Any) -> ChatResponse:
-            seen.update(kwargs)
+            seen.append(dict(kwargs))
             return ChatResponse(message=LIChatMessage(role="assistant", content="x"))
 
     LlamaIndexChatLLM(Spy(replies=[], prompts=[])).complete("hi", max_tokens=9)
-    assert seen == {}
-    LlamaIndexChatLLM(Spy(replies=[], prompts=[]), forward_generation_kwargs=True).complete("hi", max_tokens=9)
-    assert seen == {"max_tokens": 9, "temperature": 0.0}
+    with pytest.warns(DeprecationWarning, match="forward_generation_kwargs"):
+        off = LlamaIndexChatLLM(Spy(replies=[], prompts=[]), forward_generation_kwargs=False)
+    off.complete("hi", max_tokens=7)
+    assert seen == [{"max_tokens": 9, "temperature": 0.0}, {"max_tokens": 7, "temperature": 0.0}]
+
+
+def test_llama_index_llm_that_refuses_limits_is_noted_on_every_call() -> None:
+    class NoKwargs(ScriptedLLM):
+        def chat(self, messages: Sequence[LIChatMessage]) -> ChatResponse:  # type: ignore[override]
+            return ChatResponse(message=LIChatMessage(role="assistant", content="x"))
+
+    llm, t = LlamaIndexChatLLM(NoKwargs(replies=[], prompts=[])), Trace()
+    assert llm.complete("hi", max_tokens=5, trace=t).text == "x"
+    llm.complete("hi again", max_tokens=5, trace=t)
+    assert not llm.limits_sent and t.counters["llm.limits_not_sent"] == 2
+    assert [e.kind for e in t.events].count("limit_not_sent") == 2
 
 
 # --------------------------------------------------------------------------- LangChain

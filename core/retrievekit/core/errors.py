@@ -28,6 +28,8 @@ __all__ = [
     "InvalidPathError",
     "InvalidTextError",
     "LLMOutputError",
+    "LLMTimeoutError",
+    "LLMUnavailableError",
     "MissingDependencyError",
     "ModelIntegrityError",
     "ModelMismatchError",
@@ -159,6 +161,44 @@ class LLMOutputError(RetrieveKitError, ValueError):
     def __init__(self, message: str, raw: str = "") -> None:
         self.raw = raw
         super().__init__(message)
+
+
+class LLMUnavailableError(RetrieveKitError, ConnectionError):
+    """A served LLM that could not answer: the connection failed, or the server kept answering 429 / 5xx after
+    retrievekit's bounded retries, or it refused the request (another 4xx). The message names the endpoint.
+
+    ``endpoint`` is the server (``"http://127.0.0.1:8080/v1 (model smollm2)"``), ``status`` the last HTTP status
+    (None when there was no reply) and ``attempts`` the requests sent. Also a ``ConnectionError``, so
+    ``except ConnectionError`` / ``except OSError`` clauses keep working.
+
+    Examples:
+        >>> e = LLMUnavailableError("cannot reach the LLM", endpoint="http://127.0.0.1:9/v1", attempts=3)
+        >>> isinstance(e, ConnectionError), e.endpoint, e.attempts, e.status
+        (True, 'http://127.0.0.1:9/v1', 3, None)
+    """
+
+    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None, attempts: int = 1) -> None:
+        self.endpoint = endpoint
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class LLMTimeoutError(LLMUnavailableError, TimeoutError):
+    """A served LLM that did not answer within the per-call timeout. Never retried: the server may still be
+    computing the request, and sending it again would only queue a second copy behind it.
+
+    ``timeout`` is the limit in seconds. Also a ``TimeoutError`` and an :class:`LLMUnavailableError`.
+
+    Examples:
+        >>> e = LLMTimeoutError("no reply in 5 s", endpoint="http://127.0.0.1:8080/v1", timeout=5.0)
+        >>> isinstance(e, (TimeoutError, LLMUnavailableError)), e.timeout
+        (True, 5.0)
+    """
+
+    def __init__(self, message: str, *, endpoint: str = "", timeout: float | None = None, attempts: int = 1) -> None:
+        self.timeout = timeout
+        super().__init__(message, endpoint=endpoint, attempts=attempts)
 
 
 class CheckpointError(RetrieveKitError, ValueError):

@@ -29,10 +29,11 @@ Examples:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -92,7 +93,10 @@ class Trace:
     """Mutable per-query account of cost and events.
 
     Attributes:
-        llm_calls: number of LLM calls (chat or scoring) made.
+        llm_calls: number of LLM calls (chat or scoring) made; for a served LLM, every request sent (failed ones
+            too).
+        llm_rounds: LLM calls on the critical path: calls made one after another count one each, calls made at
+            once (:meth:`merge_concurrent`) count as their longest schedule. Independent of machine speed.
         prompt_tokens: total prompt tokens sent.
         completion_tokens: total tokens generated.
         stage_seconds: wall seconds per named stage (nested stages both count).
@@ -111,6 +115,7 @@ class Trace:
     """
 
     llm_calls: int = 0
+    llm_rounds: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
@@ -147,6 +152,7 @@ class Trace:
             2
         """
         self.llm_calls += 1
+        self.llm_rounds += 1
         self.prompt_tokens += int(prompt_tokens)
         self.completion_tokens += int(completion_tokens)
 
@@ -183,6 +189,7 @@ class Trace:
             0
         """
         self.llm_calls += other.llm_calls
+        self.llm_rounds += other.llm_rounds
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         for k, v in other.stage_seconds.items():
@@ -191,6 +198,28 @@ class Trace:
         for k, c in other.counters.items():
             self.count(k, c)
         self.judged.extend(other.judged)
+        return self
+
+    def merge_concurrent(self, others: Sequence[Trace], workers: int) -> Trace:
+        """Merge the traces of calls that ran at once on ``workers`` threads (in item order); returns self.
+
+        Everything adds up as in :meth:`merge` except ``llm_rounds``: the calls' rounds are scheduled on ``workers``
+        lanes in order (each to the lane free first) and the longest lane counts, the critical path whatever the
+        machine's speed. Stage times are left out (they overlapped).
+
+        Examples:
+            >>> subs = [Trace(llm_calls=1, llm_rounds=1) for _ in range(5)]
+            >>> t = Trace().merge_concurrent(subs, workers=2)
+            >>> t.llm_calls, t.llm_rounds
+            (5, 3)
+        """
+        lanes = [0] * max(1, min(int(workers), len(others) or 1))
+        for other in others:
+            rounds = other.llm_rounds
+            other = dataclasses.replace(other, llm_rounds=0, stage_seconds={})
+            self.merge(other)
+            lanes[lanes.index(min(lanes))] += rounds
+        self.llm_rounds += max(lanes)
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -207,6 +236,8 @@ class Trace:
             "stage_seconds": dict(self.stage_seconds),
             "events": [{"kind": e.kind, "message": e.message, "stage": e.stage, "data": e.data} for e in self.events],
         }
+        if self.llm_rounds:
+            out["llm_rounds"] = self.llm_rounds
         if self.counters:
             out["counters"] = dict(self.counters)
         if self.query is not None:

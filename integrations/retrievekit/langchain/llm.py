@@ -1,7 +1,9 @@
 """Adapter: any LangChain chat model as a retrievekit :class:`~retrievekit.core.llm.protocol.ChatLLM`.
 
 Works with every ``BaseChatModel`` -- ``ChatOpenAI`` (also pointed at an OpenAI-compatible server such as vLLM
-via ``base_url=``), ``ChatOllama``, ``ChatAnthropic``, a fake model in tests -- by simply passing it.
+via ``base_url=``), ``ChatOllama``, ``ChatAnthropic``, a fake model in tests -- by simply passing it. Limits,
+timeouts, retries, typed errors and structured output are the served path's (:mod:`retrievekit.core.llm.served`);
+this module only converts messages and reads replies.
 
 Examples:
     >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -12,6 +14,7 @@ Examples:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,8 +22,9 @@ from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, RelevanceJudge, ScoringLM, as_messages
+from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.core.trace import Trace
 
@@ -52,15 +56,64 @@ def _usage_from_message(message: Any) -> tuple[int | None, int | None]:
     return None, None
 
 
-class LangChainChatLLM(ChatLLMBase):
+def _openai_family(llm: Any) -> bool:
+    """Whether ``llm`` is a ``langchain_openai`` chat model (``ChatOpenAI``, ``AzureChatOpenAI`` and their kin)."""
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:
+        return False
+    return isinstance(llm, BaseChatOpenAI)
+
+
+def _single_request_copy(llm: Any) -> Any:
+    """A copy of an OpenAI-family model whose client sends each request once (retrievekit retries instead); other
+    models are used as they are."""
+    root, root_async = getattr(llm, "root_client", None), getattr(llm, "root_async_client", None)
+    if not _openai_family(llm) or root is None:
+        return llm
+    update: dict[str, Any] = {"max_retries": 0, "root_client": root.with_options(max_retries=0)}
+    update["client"] = update["root_client"].chat.completions
+    if root_async is not None:
+        update["root_async_client"] = root_async.with_options(max_retries=0)
+        update["async_client"] = update["root_async_client"].chat.completions
+    return llm.model_copy(update=update)
+
+
+def _policy_of(llm: Any) -> CallPolicy:
+    """The call policy a model's own settings imply (``timeout`` / ``request_timeout``, ``max_retries``)."""
+    timeout = getattr(llm, "request_timeout", None)
+    retries = getattr(llm, "max_retries", None)
+    return CallPolicy(
+        timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else 60.0,
+        max_retries=int(retries) if isinstance(retries, int) and not isinstance(retries, bool) else 2,
+    )
+
+
+def _endpoint_of(llm: Any) -> str:
+    model = getattr(llm, "model_name", None) or getattr(llm, "model", None)
+    base = getattr(llm, "openai_api_base", None) or getattr(llm, "base_url", None)
+    if _openai_family(llm) and not base:
+        base = "https://api.openai.com/v1"
+    where = str(base) if base else type(llm).__name__
+    return f"{where} (model {model})" if model else where
+
+
+class LangChainChatLLM(ServedChatLLM):
     """Wrap a LangChain ``BaseChatModel`` so retrievekit components can use it (``complete`` + ``complete_json``).
 
     Args:
-        llm: any LangChain chat model. An OpenAI-compatible server works by passing
-            ``ChatOpenAI(base_url=..., model=..., api_key=...)``.
-        forward_generation_kwargs: pass ``max_tokens`` / ``temperature`` to ``invoke`` as keyword arguments
-            (off by default: not every chat model accepts them per call; the model's own settings apply then).
+        llm: any LangChain chat model. An OpenAI-compatible server (vLLM, Ollama, llama.cpp's server) works by
+            passing ``ChatOpenAI(base_url=..., model=..., api_key=...)``.
         config: a LangChain ``RunnableConfig`` (callbacks, tags) passed to every ``invoke``.
+        policy: timeout and retries of one request (:class:`~retrievekit.core.llm.call_policy.CallPolicy`); by
+            default the model's own ``timeout`` and ``max_retries`` (60 s and 2 when unset). retrievekit does the
+            retrying: a ``ChatOpenAI`` is used through a copy whose client sends each request once.
+        structured_output: how ``complete_json`` asks for JSON: ``"auto"`` (the server's JSON-schema mode for
+            ``ChatOpenAI`` and its kin, else the schema in the prompt), ``"json_schema"``, ``"json_object"``,
+            ``"prompt"`` (:mod:`retrievekit.core.llm.served`).
+        max_concurrency: requests in flight at once through this adapter (ours: 4).
+        forward_generation_kwargs: deprecated and ignored: every call's ``max_tokens`` and ``temperature`` are
+            always sent now (a model that refuses them per call gets none, and each call notes ``limit_not_sent``).
 
     Token counts come from ``usage_metadata``; when the model reports none they are estimated as
     ``len(text) // 4`` and the trace records a ``"token_estimate"`` note.
@@ -76,11 +129,32 @@ class LangChainChatLLM(ChatLLMBase):
     """
 
     def __init__(
-        self, llm: BaseChatModel, *, forward_generation_kwargs: bool = False, config: Mapping[str, Any] | None = None
+        self,
+        llm: BaseChatModel,
+        *,
+        config: Mapping[str, Any] | None = None,
+        policy: CallPolicy | None = None,
+        structured_output: str = "auto",
+        max_concurrency: int = 4,
+        forward_generation_kwargs: bool | None = None,
     ) -> None:
+        if forward_generation_kwargs is not None:
+            warnings.warn(
+                "LangChainChatLLM(forward_generation_kwargs=...) is deprecated and ignored: max_tokens and "
+                "temperature are always sent",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        super().__init__(
+            policy=policy if policy is not None else _policy_of(llm),
+            structured_output=structured_output,
+            max_concurrency=max_concurrency,
+        )
         self.llm = llm
-        self.forward_generation_kwargs = forward_generation_kwargs
         self.config = dict(config) if config is not None else None
+        self.endpoint = _endpoint_of(llm)
+        self._model = _single_request_copy(llm)
+        self._openai = _openai_family(llm)
 
     def __repr__(self) -> str:
         return f"LangChainChatLLM({type(self.llm).__name__})"
@@ -106,37 +180,49 @@ class LangChainChatLLM(ChatLLMBase):
                 out.append(HumanMessage(content=m.content))
         return out
 
-    def complete(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        trace: Trace | None = None,
-    ) -> Completion:
-        """Call ``llm.invoke`` and return the reply text with token counts (recorded in ``trace``).
+    def _supports_response_format(self) -> bool:
+        return self._openai
+
+    def _send(self, request: SendRequest) -> Completion:
+        """One ``invoke`` with the request's limits, timeout and ``response_format``.
 
         Examples:
             >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
-            >>> LangChainChatLLM(FakeListChatModel(responses=["ok"])).complete("Hi").text
+            >>> llm = LangChainChatLLM(FakeListChatModel(responses=["ok"]))
+            >>> llm._send(SendRequest([ChatMessage("user", "Hi")], 8, 0.0, 60.0)).text
             'ok'
         """
-        messages = self.to_langchain_messages(prompt)
+        messages = self.to_langchain_messages(request.messages)
         kwargs: dict[str, Any] = {}
-        if self.forward_generation_kwargs:
-            kwargs = {"max_tokens": max_tokens, "temperature": temperature}
-        response = self.llm.invoke(messages, config=self.config, **kwargs)  # type: ignore[arg-type]
+        if self.limits_sent:
+            kwargs.update(max_tokens=request.max_tokens, temperature=request.temperature)
+        if self._openai:
+            kwargs["timeout"] = request.timeout
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        try:
+            response = self._model.invoke(messages, config=self.config, **kwargs)  # type: ignore[arg-type]
+        except TypeError as e:
+            if not self.refuses_limits(e):
+                raise
+            kwargs.pop("max_tokens", None)
+            kwargs.pop("temperature", None)
+            response = self._model.invoke(messages, config=self.config, **kwargs)  # type: ignore[arg-type]
         text = response.text if isinstance(response, BaseMessage) else str(response)
         prompt_tokens, completion_tokens = _usage_from_message(response)
+        estimated = prompt_tokens is None or completion_tokens is None
         if prompt_tokens is None or completion_tokens is None:
             prompt_tokens = sum(estimate_tokens(m.text) for m in messages)
             completion_tokens = estimate_tokens(text)
-            if trace is not None:
-                trace.note(
-                    "token_estimate", f"{type(self.llm).__name__} reported no token usage; estimated len(text)//4"
-                )
-        self._record(trace, prompt_tokens, completion_tokens)
-        return Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        meta = getattr(response, "response_metadata", None) or {}
+        finish = meta.get("finish_reason") if isinstance(meta, Mapping) else None
+        return Completion(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            finish_reason=str(finish) if finish is not None else None,
+            usage_estimated=estimated,
+        )
 
 
 def as_chat_llm(llm: Any) -> Any:

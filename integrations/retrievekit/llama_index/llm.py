@@ -1,7 +1,9 @@
 """Adapter: any LlamaIndex ``LLM`` as a retrievekit :class:`~retrievekit.core.llm.protocol.ChatLLM`.
 
 Works with every LlamaIndex LLM -- ``OpenAI``, ``OpenAILike`` pointed at an OpenAI-compatible server (vLLM,
-llama.cpp server, LM Studio...), ``Ollama``, ``HuggingFaceLLM``, a ``CustomLLM`` -- by simply passing it.
+llama.cpp server, LM Studio...), ``Ollama``, ``HuggingFaceLLM``, a ``CustomLLM`` -- by simply passing it. Limits,
+timeouts, retries, typed errors and structured output are the served path's (:mod:`retrievekit.core.llm.served`);
+this module only converts messages and reads replies.
 
 Examples:
     >>> from llama_index.core.llms import MockLLM
@@ -14,6 +16,7 @@ Examples:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,8 +25,9 @@ from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, RelevanceJudge, ScoringLM, as_messages
+from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.core.trace import Trace
 
@@ -73,15 +77,67 @@ def _usage_from_response(response: Any) -> tuple[int | None, int | None]:
     return None, None
 
 
-class LlamaIndexChatLLM(ChatLLMBase):
+def _openai_family(llm: Any) -> bool:
+    """Whether ``llm`` is a ``llama_index.llms.openai.OpenAI`` (``OpenAILike``, ``AzureOpenAI`` and their kin)."""
+    try:
+        from llama_index.llms.openai import OpenAI
+    except ImportError:
+        return False
+    return isinstance(llm, OpenAI)
+
+
+def _single_request_copy(llm: Any) -> Any:
+    """A copy of an OpenAI-family LLM that sends each request once (no client or tenacity retries: retrievekit
+    retries instead) and sets no ``max_tokens`` of its own (each call sends its own limit); others as they are."""
+    if not _openai_family(llm):
+        return llm
+    copy = llm.model_copy(update={"max_retries": 0, "max_tokens": None})
+    for private in ("_client", "_aclient"):  # rebuilt on first use with max_retries=0
+        if hasattr(copy, private):
+            setattr(copy, private, None)
+    return copy
+
+
+def _policy_of(llm: Any) -> CallPolicy:
+    """The call policy an LLM's own settings imply (``timeout``, ``max_retries``)."""
+    timeout, retries = getattr(llm, "timeout", None), getattr(llm, "max_retries", None)
+    return CallPolicy(
+        timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else 60.0,
+        max_retries=int(retries) if isinstance(retries, int) and not isinstance(retries, bool) else 2,
+    )
+
+
+def _endpoint_of(llm: Any) -> str:
+    model = getattr(llm, "model", None)
+    base = getattr(llm, "api_base", None) or getattr(llm, "base_url", None)
+    where = str(base) if base else type(llm).__name__
+    return f"{where} (model {model})" if model else where
+
+
+def _finish_reason(response: Any) -> str | None:
+    choices = _get(_get(response, "raw"), "choices")
+    if isinstance(choices, Sequence) and choices:
+        reason = _get(choices[0], "finish_reason")
+        return str(reason) if reason is not None else None
+    return None
+
+
+class LlamaIndexChatLLM(ServedChatLLM):
     """Wrap a LlamaIndex ``LLM`` so retrievekit components can use it (``complete`` + ``complete_json``).
 
     Args:
         llm: any ``llama_index.core.llms.LLM``; when ``None``, ``llama_index.core.Settings.llm`` is used.
-            An OpenAI-compatible server works by passing e.g. ``OpenAILike(api_base=..., model=...)``.
-        forward_generation_kwargs: pass ``max_tokens`` / ``temperature`` to ``llm.chat`` as keyword arguments.
-            Off by default because not every LlamaIndex LLM accepts them per call; the wrapped LLM's own
-            settings apply then.
+            An OpenAI-compatible server works by passing e.g.
+            ``OpenAILike(api_base=..., model=..., api_key=..., is_chat_model=True)``.
+        policy: timeout and retries of one request (:class:`~retrievekit.core.llm.call_policy.CallPolicy`); by
+            default the LLM's own ``timeout`` and ``max_retries``. retrievekit does the retrying: an ``OpenAILike``
+            is used through a copy that sends each request once.
+        structured_output: how ``complete_json`` asks for JSON: ``"auto"`` (the server's JSON-schema mode for an
+            ``OpenAI`` / ``OpenAILike`` chat model, else the schema in the prompt), ``"json_schema"``,
+            ``"json_object"``, ``"prompt"`` (:mod:`retrievekit.core.llm.served`).
+        max_concurrency: requests in flight at once through this adapter (ours: 4).
+        forward_generation_kwargs: deprecated and ignored: every call's ``max_tokens`` and ``temperature`` are
+            always sent now (an LLM that refuses them per call gets none, and each call notes ``limit_not_sent``).
 
     Token counts come from the provider's usage report (``additional_kwargs``, ``raw.usage``, Ollama's counts);
     when there is none they are estimated as ``len(text) // 4`` and the trace records a ``"token_estimate"`` note.
@@ -92,13 +148,35 @@ class LlamaIndexChatLLM(ChatLLMBase):
         'MockLLM'
     """
 
-    def __init__(self, llm: LLM | None = None, *, forward_generation_kwargs: bool = False) -> None:
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        *,
+        policy: CallPolicy | None = None,
+        structured_output: str = "auto",
+        max_concurrency: int = 4,
+        forward_generation_kwargs: bool | None = None,
+    ) -> None:
+        if forward_generation_kwargs is not None:
+            warnings.warn(
+                "LlamaIndexChatLLM(forward_generation_kwargs=...) is deprecated and ignored: max_tokens and "
+                "temperature are always sent",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         if llm is None:
             from llama_index.core import Settings
 
             llm = Settings.llm
+        super().__init__(
+            policy=policy if policy is not None else _policy_of(llm),
+            structured_output=structured_output,
+            max_concurrency=max_concurrency,
+        )
         self.llm = llm
-        self.forward_generation_kwargs = forward_generation_kwargs
+        self.endpoint = _endpoint_of(llm)
+        self._model = _single_request_copy(llm)
+        self._openai = _openai_family(llm)
 
     def __repr__(self) -> str:
         return f"LlamaIndexChatLLM({type(self.llm).__name__})"
@@ -113,37 +191,48 @@ class LlamaIndexChatLLM(ChatLLMBase):
         """
         return [LIChatMessage(role=_ROLE_MAP[m.role], content=m.content) for m in as_messages(prompt)]
 
-    def complete(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        trace: Trace | None = None,
-    ) -> Completion:
-        """Call ``llm.chat`` and return the reply text with token counts (recorded in ``trace``).
+    def _supports_response_format(self) -> bool:
+        # the completions endpoint (OpenAILike(is_chat_model=False)) takes no response_format
+        return self._openai and bool(getattr(self.llm.metadata, "is_chat_model", False))
+
+    def _send(self, request: SendRequest) -> Completion:
+        """One ``llm.chat`` with the request's limits, timeout and ``response_format``.
 
         Examples:
             >>> from llama_index.core.llms import MockLLM
-            >>> LlamaIndexChatLLM(MockLLM(max_tokens=2)).complete("Hi").completion_tokens >= 0
+            >>> llm = LlamaIndexChatLLM(MockLLM(max_tokens=2))
+            >>> llm._send(SendRequest([ChatMessage("user", "Hi")], 2, 0.0, 60.0)).completion_tokens >= 0
             True
         """
-        messages = self.to_llama_index_messages(prompt)
+        messages = self.to_llama_index_messages(request.messages)
         kwargs: dict[str, Any] = {}
-        if self.forward_generation_kwargs:
-            kwargs = {"max_tokens": max_tokens, "temperature": temperature}
-        response = self.llm.chat(messages, **kwargs)
+        if self.limits_sent:
+            kwargs.update(max_tokens=request.max_tokens, temperature=request.temperature)
+        if self._openai:
+            kwargs["timeout"] = request.timeout
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        try:
+            response = self._model.chat(messages, **kwargs)
+        except TypeError as e:
+            if not self.refuses_limits(e):
+                raise
+            kwargs.pop("max_tokens", None)
+            kwargs.pop("temperature", None)
+            response = self._model.chat(messages, **kwargs)
         text = response.message.content or ""
         prompt_tokens, completion_tokens = _usage_from_response(response)
+        estimated = prompt_tokens is None or completion_tokens is None
         if prompt_tokens is None or completion_tokens is None:
             prompt_tokens = sum(estimate_tokens(m.content or "") for m in messages)
             completion_tokens = estimate_tokens(text)
-            if trace is not None:
-                trace.note(
-                    "token_estimate", f"{type(self.llm).__name__} reported no token usage; estimated len(text)//4"
-                )
-        self._record(trace, prompt_tokens, completion_tokens)
-        return Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return Completion(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            finish_reason=_finish_reason(response),
+            usage_estimated=estimated,
+        )
 
 
 def as_chat_llm(llm: Any) -> Any:

@@ -174,9 +174,13 @@ def test_complete_json_retries_with_the_error_then_succeeds() -> None:
     assert r.attempts == 3 and r.value.score == 2.0
     assert [e.kind for e in t.events] == ["json_retry", "json_retry"]
     assert t.llm_calls == 3 and t.prompt_tokens == 30
-    last = llm.prompts[-1]
-    assert last[-2] == ChatMessage("assistant", '{"title": "x"}')
+    first, last = llm.prompts[0], llm.prompts[-1]
+    assert len(last) == len(first) and all(m.role != "assistant" for m in last)  # the failed reply is not re-sent
     assert "score" in last[-1].content and "not valid" in last[-1].content
+    # retries do not grow the prompt: each one is the first prompt plus one short note
+    second = llm.prompts[1]
+    assert len(last[-1].content) - len(first[-1].content) < 400
+    assert abs(len(last[-1].content) - len(second[-1].content)) < 250
 
 
 def test_complete_json_raises_after_retries() -> None:

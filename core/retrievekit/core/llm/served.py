@@ -1,0 +1,308 @@
+"""The served-LLM path shared by every framework adapter: limits, timeouts, typed errors, structured output.
+
+A served LLM (vLLM, Ollama, llama.cpp's server, a hosted API) is reached through a client library -- LangChain's
+``ChatOpenAI``, LlamaIndex's ``OpenAILike`` -- wrapped by ``retrievekit.langchain.LangChainChatLLM`` or
+``retrievekit.llama_index.LlamaIndexChatLLM``. Those adapters only convert messages and read replies
+(:meth:`ServedChatLLM._send`: exactly one request); everything else is here, once:
+
+1. **Limits always sent.** Every request carries its call's own ``max_tokens`` and ``temperature`` (a summary's 40
+   tokens, a score reply's few), whatever the client was built with.
+2. **Bounded time, typed errors.** Each request runs under a :class:`~retrievekit.core.llm.call_policy.CallPolicy`
+   (per-request timeout, bounded retries with backoff on connection errors / 429 / 5xx, no retry of a timeout), and
+   fails as ``LLMTimeoutError`` / ``LLMUnavailableError`` / ``LLMOutputError`` naming the endpoint.
+3. **Structured output from the server.** ``complete_json`` asks the server to follow the JSON schema
+   (``response_format={"type": "json_schema", ...}``) when the client can send it, so a small model answers in a
+   few tokens instead of echoing a schema from its prompt. ``structured_output`` picks the mode: ``"auto"`` (the
+   schema mode where the client supports it, else the prompt), ``"json_schema"``, ``"json_object"`` (JSON mode,
+   schema in the prompt) or ``"prompt"`` (schema in the prompt, parse with repair). A server that refuses the
+   mode (HTTP 400) is asked again with the next one, once, and the adapter remembers it (``structured_output``
+   event). Replies are still parsed and validated; a retry re-sends the first prompt with a short note (it never
+   grows) and, when the reply was cut at ``max_tokens``, doubles the limit (up to 4x).
+4. **Bounded concurrency.** At most ``max_concurrency`` requests of one adapter are in flight at once; methods
+   fan their independent calls out up to that (:func:`~retrievekit.core.llm.concurrency.map_calls`).
+
+Examples:
+    >>> from retrievekit.core.trace import Trace
+    >>> class Recorder(ServedChatLLM):  # a stand-in client that answers every request with a fixed reply
+    ...     def __init__(self):
+    ...         super().__init__(structured_output="json_schema")
+    ...         self.sent = []
+    ...     def _send(self, request):
+    ...         self.sent.append(request)
+    ...         return Completion('{"ok": true}', 20, 4, finish_reason="stop")
+    >>> llm, t = Recorder(), Trace()
+    >>> llm.complete_json("Is it ok?", {"type": "object"}, max_tokens=8, trace=t).value
+    {'ok': True}
+    >>> r = llm.sent[0]
+    >>> r.max_tokens, r.timeout, r.response_format["type"], r.messages[-1].content
+    (8, 60.0, 'json_schema', 'Is it ok?')
+    >>> t.llm_calls, t.counters["json.replies"]
+    (1, 1)
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from retrievekit.core.errors import InvalidInputError, LLMOutputError, LLMUnavailableError
+from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
+from retrievekit.core.llm.json_output import (
+    ChatLLMBase,
+    build_json_messages,
+    check_json_reply,
+    count_json_call,
+    retry_messages,
+    schema_to_json,
+)
+from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, as_messages
+from retrievekit.core.trace import Trace
+
+__all__ = ["STRUCTURED_OUTPUT_MODES", "SendRequest", "ServedChatLLM", "response_format_for"]
+
+STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "prompt")
+_DOWNGRADE = {"json_schema": "json_object", "json_object": "prompt"}
+_LENGTH_GROWTH_CAP = 4
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    """One request to the server, as the adapter must send it.
+
+    Attributes:
+        messages: the conversation.
+        max_tokens: the reply's limit (always sent).
+        temperature: sampling temperature (always sent).
+        timeout: seconds the client may wait for this request (pass it to the client per request).
+        response_format: the OpenAI-style ``response_format`` to send, or None.
+
+    Examples:
+        >>> SendRequest([ChatMessage("user", "hi")], 16, 0.0, 60.0).response_format is None
+        True
+    """
+
+    messages: list[ChatMessage]
+    max_tokens: int
+    temperature: float
+    timeout: float
+    response_format: dict[str, Any] | None = None
+
+
+def _schema_name(schema: dict[str, Any]) -> str:
+    title = schema.get("title") if isinstance(schema.get("title"), str) else "reply"
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", title)[:64] or "reply"
+
+
+def response_format_for(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` a structured-output mode sends (None for ``"prompt"``).
+
+    Examples:
+        >>> response_format_for("json_schema", {"type": "object", "title": "Slate scores"})["json_schema"]["name"]
+        'Slate_scores'
+        >>> response_format_for("json_object", {}), response_format_for("prompt", {})
+        ({'type': 'json_object'}, None)
+    """
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": _schema_name(schema), "schema": schema}}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+class ServedChatLLM(ChatLLMBase):
+    """Base class of the adapters over a served LLM's client: subclasses implement :meth:`_send` (one request).
+
+    Args:
+        policy: timeout and retries of one request (:class:`~retrievekit.core.llm.call_policy.CallPolicy`).
+        structured_output: ``"auto"`` | ``"json_schema"`` | ``"json_object"`` | ``"prompt"`` (module docstring).
+        max_concurrency: requests of this adapter in flight at once (ours: 4, a small server's parallel slots).
+
+    Examples:
+        >>> class Down(ServedChatLLM):
+        ...     endpoint = "http://127.0.0.1:9/v1"
+        ...     def _send(self, request):
+        ...         raise ConnectionRefusedError("connection refused")
+        >>> Down(policy=CallPolicy(max_retries=0)).complete("hi")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.LLMUnavailableError: the LLM at http://127.0.0.1:9/v1 did not answer after 1 request(s): ConnectionRefusedError: connection refused
+    """
+
+    endpoint: str = "the served LLM"
+    """Where requests go (named in errors); adapters set it from their client."""
+
+    def __init__(
+        self, *, policy: CallPolicy | None = None, structured_output: str = "auto", max_concurrency: int = 4
+    ) -> None:
+        if structured_output not in STRUCTURED_OUTPUT_MODES:
+            raise InvalidInputError(
+                f"structured_output must be one of {STRUCTURED_OUTPUT_MODES}, got {structured_output!r}"
+            )
+        if isinstance(max_concurrency, bool) or int(max_concurrency) < 1:
+            raise InvalidInputError(f"max_concurrency must be >= 1, got {max_concurrency!r}")
+        self.policy = policy if policy is not None else CallPolicy()
+        self.structured_output = structured_output
+        self.max_concurrency = int(max_concurrency)
+        self._slots = threading.BoundedSemaphore(self.max_concurrency)
+        self._mode_lock = threading.Lock()
+        self._refused_modes: set[str] = set()
+        self.limits_sent = True
+
+    # ------------------------------------------------------------------ what adapters implement
+    def _send(self, request: SendRequest) -> Completion:
+        """Send exactly one request (no retries of the client's own) and return its reply; raise what the client
+        raises. Implemented by the framework adapters."""
+        raise NotImplementedError
+
+    def _supports_response_format(self) -> bool:
+        """Whether the client can send ``response_format`` (the ``"auto"`` mode uses the schema mode then)."""
+        return False
+
+    def refuses_limits(self, error: TypeError) -> bool:
+        """Whether a client's ``TypeError`` says it takes no ``max_tokens`` / ``temperature`` per call; if so, this
+        adapter stops sending them (``limits_sent`` becomes False and every later call notes ``limit_not_sent``).
+
+        Examples:
+            >>> llm = ServedChatLLM()
+            >>> llm.refuses_limits(TypeError("chat() got an unexpected keyword argument 'max_tokens'")), llm.limits_sent
+            (True, False)
+        """
+        text = str(error)
+        if "unexpected keyword" in text and ("max_tokens" in text or "temperature" in text):
+            self.limits_sent = False
+            return True
+        return False
+
+    # ------------------------------------------------------------------ requests
+    def _request(
+        self,
+        messages: list[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        trace: Trace | None,
+        response_format: dict[str, Any] | None = None,
+    ) -> Completion:
+        if isinstance(max_tokens, bool) or int(max_tokens) < 1:
+            raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
+
+        def send(timeout: float) -> Completion:
+            return self._send(SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format))
+
+        with self._slots:
+            done = call_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
+        if not self.limits_sent and trace is not None:
+            trace.count("llm.limits_not_sent")
+            trace.note("limit_not_sent", f"{self.endpoint} takes no max_tokens per call; its own setting applied")
+        if done.usage_estimated and trace is not None:
+            trace.note("token_estimate", f"{self.endpoint} reported no token usage; estimated len(text)//4")
+        return done
+
+    def complete(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        trace: Trace | None = None,
+    ) -> Completion:
+        """One request with this call's ``max_tokens`` and ``temperature``; an empty reply is noted
+        (``empty_reply``).
+
+        Examples:
+            >>> class Empty(ServedChatLLM):
+            ...     def _send(self, request):
+            ...         return Completion("", 5, 0)
+            >>> from retrievekit.core.trace import Trace
+            >>> t = Trace()
+            >>> Empty().complete("hi", trace=t).text, [e.kind for e in t.events]
+            ('', ['empty_reply'])
+        """
+        done = self._request(as_messages(prompt), max_tokens=max_tokens, temperature=temperature, trace=trace)
+        if not done.text.strip() and trace is not None:
+            trace.count("llm.empty_replies")
+            trace.note("empty_reply", f"{self.endpoint} sent an empty reply (finish_reason={done.finish_reason})")
+        return done
+
+    # ------------------------------------------------------------------ structured output
+    def json_mode(self) -> str:
+        """The structured-output mode the next ``complete_json`` uses (after any refusal by the server).
+
+        Examples:
+            >>> ServedChatLLM().json_mode(), ServedChatLLM(structured_output="json_object").json_mode()
+            ('prompt', 'json_object')
+        """
+        mode = self.structured_output
+        if mode == "auto":
+            mode = "json_schema" if self._supports_response_format() else "prompt"
+        while mode in self._refused_modes:
+            mode = _DOWNGRADE[mode]
+        return mode
+
+    def complete_json(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        schema: type[BaseModel] | dict[str, Any],
+        *,
+        max_tokens: int = 256,
+        trace: Trace | None = None,
+        retries: int = 2,
+    ) -> JsonResult:
+        """JSON matching ``schema``, asked for with the server's structured-output mode when there is one.
+
+        Raises ``LLMOutputError`` when no reply validates after ``retries`` retries.
+        """
+        if isinstance(retries, bool) or int(retries) < 0:
+            raise InvalidInputError(f"retries must be >= 0, got {retries!r}")
+        mode = self.json_mode()
+        if mode == "prompt":
+            return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+        try:
+            return self._complete_json_structured(prompt, schema, mode, max_tokens, trace, int(retries))
+        except LLMUnavailableError as e:
+            if e.status not in (400, 422):
+                raise
+            with self._mode_lock:
+                self._refused_modes.add(mode)
+            if trace is not None:
+                trace.note(
+                    "structured_output",
+                    f"{self.endpoint} refused response_format {mode!r} (HTTP {e.status}); using {self.json_mode()!r}",
+                )
+            return self.complete_json(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+
+    def _complete_json_structured(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        schema: type[BaseModel] | dict[str, Any],
+        mode: str,
+        max_tokens: int,
+        trace: Trace | None,
+        retries: int,
+    ) -> JsonResult:
+        schema_json = schema_to_json(schema)
+        # the server enforces the schema itself in json_schema mode: the prompt need not spell it out
+        messages = as_messages(prompt) if mode == "json_schema" else build_json_messages(prompt, schema_json)
+        response_format = response_format_for(mode, schema_json)
+        attempts, limit = retries + 1, int(max_tokens)
+        count_json_call(trace)
+        if trace is not None:
+            trace.count(f"json.{mode}")
+        last_error, last_raw = "", ""
+        for attempt in range(1, attempts + 1):
+            sent = messages if attempt == 1 else retry_messages(messages, last_error)
+            done = self._request(sent, max_tokens=limit, temperature=0.0, trace=trace, response_format=response_format)
+            checked = check_json_reply(done.text, schema, trace, attempt=attempt, attempts=attempts)
+            if not isinstance(checked, str):
+                return JsonResult(value=checked.value, raw=done.text, repaired=bool(checked.repairs), attempts=attempt)
+            last_error, last_raw = checked, done.text
+            if done.finish_reason == "length":  # cut off: the same limit would cut it again
+                limit = min(limit * 2, int(max_tokens) * _LENGTH_GROWTH_CAP)
+        raise LLMOutputError(
+            f"LLM reply did not match the schema after {attempts} attempt(s) ({mode}): {last_error}", raw=last_raw
+        )
