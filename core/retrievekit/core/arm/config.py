@@ -78,6 +78,8 @@ class ArmConfig:
         fill_to_k: pad the selected set with the next-best candidates up to ``k`` (marked
             ``arm_selected=False``); for frameworks that expect exactly ``k`` results (ours; off by default so the
             output is ARM's set).
+        max_concurrency: drafts verified at once (ours: 4, the drafts are independent; capped by the LLM adapter's
+            own ``max_concurrency``, and one at a time on a local in-process model).
 
     Examples:
         >>> ArmConfig(base_k=3).base_k
@@ -121,6 +123,7 @@ class ArmConfig:
     logprob_weight: float = 0.5
     min_votes: int = 0
     fill_to_k: bool = False
+    max_concurrency: int = 4
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "expand_ks", tuple(int(x) for x in self.expand_ks))
@@ -138,6 +141,7 @@ class ArmConfig:
             "view_rows",
             "prompt_rows",
             "prompt_chars",
+            "max_concurrency",
             "prompt_max_chars",
             "ilp_k",
             "verify_beams",

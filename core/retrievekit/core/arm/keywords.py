@@ -33,7 +33,7 @@ from typing import Any
 
 from retrievekit.core.arm.ngrams import NGramIndex
 from retrievekit.core.arm.serialize import words
-from retrievekit.core.errors import ConstraintError, LLMOutputError, RetrieveKitError
+from retrievekit.core.errors import ConstraintError, LLMOutputError, LLMUnavailableError, RetrieveKitError
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.core.trace import Trace
 
@@ -172,6 +172,8 @@ def decompose(
         )
         value = res.value if isinstance(res.value, dict) else {}
         kws = _clean(value.get("keywords") or [], n * 2)
+    except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
+        raise
     except RetrieveKitError as e:
         return fallback_keywords(question, n), f"keyword decomposition failed ({type(e).__name__}: {str(e)[:120]})"
     in_question = [kw for kw in kws if in_text(kw, question)][:n]
@@ -405,6 +407,8 @@ def _decompose_with_similar(
             SNAP_PROMPT.format(n=n, m=m, question=question), schema, max_tokens=max_tokens * 4, trace=trace
         )
         items = (res.value or {}).get("keywords") or [] if isinstance(res.value, dict) else []
+    except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
+        raise
     except RetrieveKitError as e:
         why = f"keyword decomposition failed ({type(e).__name__}: {str(e)[:120]})"
         return fallback_keywords(question, n), {}, why, _is_transient(e)

@@ -57,6 +57,7 @@ from retrievekit.core.arm.serialize import serialize_object, unique_names
 from retrievekit.core.arm.verify import verify_draft
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.index.bm25 import BM25Index, top_k_indices
+from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.options import cache_folder_option
 from retrievekit.core.registry import MethodContext
@@ -401,36 +402,29 @@ class Arm:
         if self.llm is None:
             trace.note("no_llm", "no LLM given: verification skipped; objects in a majority of drafts are kept")
             return vote_only, majority, float("-inf")
+        # one verification per distinct draft (an identical draft gets the identical greedy verdict), run side by side
+        keys = [(d.objects, d.edges) for d in drafts]
+        distinct = list(dict.fromkeys(keys)) if cfg.verify_beams == 1 else keys
+        first = {key: drafts[keys.index(key)] for key in distinct}
+        with trace.stage("arm.verify"):
+            results = map_calls(
+                lambda key, sub: self._verify_one(query, objs, first[key], comp, sub),
+                distinct,
+                llm=self.llm,
+                max_concurrency=cfg.max_concurrency,
+                trace=trace,
+            )
+        by_key = dict(zip(distinct, results, strict=True))
         verdicts: list[dict[str, float]] = []
-        seen: dict[tuple[Any, ...], Any] = {}
-        for d in drafts:
-            key = (d.objects, d.edges)
-            if key in seen and cfg.verify_beams == 1:  # an identical draft gets the identical (greedy) verdict
-                v = seen[key]
+        seen: set[tuple[Any, ...]] = set()
+        for i, (d, key) in enumerate(zip(drafts, keys, strict=True)):
+            v = by_key[key] if cfg.verify_beams == 1 else results[i]
+            if key in seen and cfg.verify_beams == 1:
                 trace.count("arm_verify_reused")
                 if v.ok:
                     verdicts.append(dict(v.chosen))
                 continue
-            dobjs = [objs[i] for i in d.objects]
-            names = unique_names(dobjs)
-            connections = [comp.link(a, b) for a, b in d.edges if comp.link(a, b)]
-            with trace.stage("arm.verify"):
-                v = verify_draft(
-                    self.llm,
-                    query,
-                    dobjs,
-                    names,
-                    connections,
-                    scoring=self.scoring,
-                    beams=cfg.verify_beams,
-                    max_objects=cfg.verify_max_objects,
-                    rows=cfg.prompt_rows,
-                    chars=cfg.prompt_chars,
-                    max_chars=cfg.prompt_max_chars,
-                    judge_threshold=cfg.judge_threshold,
-                    trace=trace,
-                )
-            seen[key] = v
+            seen.add(key)
             if v.ok:
                 verdicts.append(v.chosen)
             else:
@@ -440,6 +434,27 @@ class Arm:
             trace.note("fallback", "verification failed for every draft; objects in a majority of drafts are kept")
             return vote_only, majority, float("-inf")
         return verdicts, 1, cfg.threshold
+
+    def _verify_one(self, query: str, objs: Sequence[DataObject], d: Draft, comp: Any, trace: Trace) -> Any:
+        """One draft's LLM self-verification (:func:`~retrievekit.core.arm.verify.verify_draft`)."""
+        cfg = self.config
+        dobjs = [objs[i] for i in d.objects]
+        connections = [comp.link(a, b) for a, b in d.edges if comp.link(a, b)]
+        return verify_draft(
+            self.llm,
+            query,
+            dobjs,
+            unique_names(dobjs),
+            connections,
+            scoring=self.scoring,
+            beams=cfg.verify_beams,
+            max_objects=cfg.verify_max_objects,
+            rows=cfg.prompt_rows,
+            chars=cfg.prompt_chars,
+            max_chars=cfg.prompt_max_chars,
+            judge_threshold=cfg.judge_threshold,
+            trace=trace,
+        )
 
     def _hits(
         self,

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrievekit.core.arm.serialize import serialize_object
-from retrievekit.core.errors import ConstraintError, RetrieveKitError
+from retrievekit.core.errors import ConstraintError, LLMUnavailableError, RetrieveKitError
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, neutralize
@@ -261,6 +261,8 @@ def verify_draft(
     try:
         res = llm.complete_json(prompt, schema, max_tokens=24 * m + 16, trace=trace)
         chosen = res.value.get("objects") if isinstance(res.value, dict) else None
+    except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
+        raise
     except RetrieveKitError as e:
         return Verdict({}, False, f"JSON verification failed ({type(e).__name__}: {str(e)[:120]})")
     by_name = {n: o.id for n, o in zip(names, objs, strict=True)}
@@ -286,6 +288,8 @@ def _verify_with_judge(
         bodies = [b if len(b) <= max_chars else b[: max(0, max_chars - 3)].rstrip() + "..." for b in bodies]
     try:
         ps = judge_relevance(judge, question, bodies, trace=trace, refs=[(o.id,) for o in objs])
+    except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
+        raise
     except (RetrieveKitError, ValueError) as e:
         return Verdict({}, False, f"judge verification failed ({type(e).__name__}: {str(e)[:120]})")
     best = min(range(len(objs)), key=lambda i: (-ps[i], i))

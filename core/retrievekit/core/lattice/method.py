@@ -45,6 +45,7 @@ from retrievekit.core.lattice.scoring import SlateScorer, cosine_fallback
 from retrievekit.core.lattice.search import LatticeSearcher, SearchState
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree
+from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.options import check_option_keys
@@ -355,13 +356,20 @@ class FlatLLMReranker:
             if self.calls > 0 and pool:
                 n_chunks = min(self.calls, len(pool))
                 base, extra = divmod(len(pool), n_chunks)
-                start = 0
+                chunks, start = [], 0
                 for c in range(n_chunks):  # exactly `calls` slates of near-equal size
-                    chunk = pool[start : start + base + (1 if c < extra else 0)]
-                    start += len(chunk)
+                    chunks.append(pool[start : start + base + (1 if c < extra else 0)])
+                    start += len(chunks[-1])
+
+                def score(chunk: list[ScoredHit], sub: Trace) -> list[float]:
                     texts = [h.obj.index_text() for h in chunk]
-                    res = self.scorer.score(query, texts, leaf=True, trace=trace, refs=[(h.id,) for h in chunk])
-                    for h, s in zip(chunk, res.scores, strict=True):
+                    return self.scorer.score(query, texts, leaf=True, trace=sub, refs=[(h.id,) for h in chunk]).scores
+
+                results = map_calls(
+                    score, chunks, llm=self.scorer.llm, max_concurrency=self.config.max_concurrency, trace=trace
+                )  # the slates are independent: side by side on a served LLM
+                for chunk, scores in zip(chunks, results, strict=True):
+                    for h, s in zip(chunk, scores, strict=True):
                         scored[h.id] = s
         rank = {h.id: i for i, h in enumerate(first)}
         head = sorted((h for h in first if h.id in scored), key=lambda h: (-scored[h.id], rank[h.id]))
@@ -405,4 +413,5 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
     opts.pop("progress", None)
     base = build_method(first, MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir))
     llm = judge if judge is not None else ctx.load_llm()
+    opts.setdefault("max_concurrency", 4)  # slates of a flat rerank are all independent (LATTICE's own default: B)
     return FlatLLMReranker(base, llm, LatticeConfig.from_options(opts), candidates=candidates, calls=calls)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +45,7 @@ from retrievekit.core.lattice.calibration import fit_latent_scores
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.lattice.scoring import SlateScorer, SlateScores
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
-from retrievekit.core.llm.concurrency import llm_concurrency
+from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
@@ -390,23 +389,13 @@ class LatticeSearcher:
     def _score_all(
         self, query: str, jobs: list[tuple[str, list[str], list[str], bool]], excluded: frozenset[str], trace: Trace
     ) -> list[SlateScores]:
-        def run(job: tuple[str, list[str], list[str], bool]) -> tuple[SlateScores, Trace]:
+        def run(job: tuple[str, list[str], list[str], bool], sub: Trace) -> SlateScores:
             _v, children, anchors, leaf = job
-            sub = Trace()
             texts = [self._text(n, excluded) for n in children + anchors]
             refs = [self.tree.leaf_set(n) for n in children + anchors]  # what each node stands for (the judge hook)
-            return self.scorer.score(query, texts, leaf=leaf, trace=sub, refs=refs), sub
+            return self.scorer.score(query, texts, leaf=leaf, trace=sub, refs=refs)
 
-        workers = llm_concurrency(self.scorer.llm, self.config.max_concurrency)
-        if len(jobs) > 1 and workers > 1:
-            with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-                outs = list(pool.map(run, jobs))
-        else:
-            outs = [run(j) for j in jobs]
-        for _res, sub in outs:
-            sub.stage_seconds.clear()
-            trace.merge(sub)
-        return [r for r, _ in outs]
+        return map_calls(run, jobs, llm=self.scorer.llm, max_concurrency=self.config.max_concurrency, trace=trace)
 
     def _final_scores(self, state: SearchState) -> dict[str, float]:
         w = self.config.leaf_score_weight

@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from retrievekit.core.errors import LLMUnavailableError
 from retrievekit.core.judge.delegate import ChatDelegate
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.paths import ensure_folder
@@ -328,7 +329,9 @@ def summarize_children(
     try:
         reply = llm.complete(SUMMARY_PROMPT.format(items=items, words=words), max_tokens=max_tokens, trace=trace)
         text = _clean_summary(reply.text, 400)
-    except Exception as e:  # a failing LLM must not kill a long build: label extractively and count it
+    except LLMUnavailableError:  # a served LLM that is down or too slow stops the build (it resumes later)
+        raise
+    except Exception as e:  # a failing reply must not kill a long build: label extractively and count it
         text = ""
         if trace is not None:
             trace.note("fallback", f"summary call failed ({type(e).__name__}: {str(e)[:120]}); extractive label")

@@ -82,6 +82,8 @@ class OneShotConfig:
         crop_judge_threshold: when the cropping LLM is a relevance judge (``score_relevance``), sentences with
             ``P(relevant)`` at least this are kept (the best one always). Our choice: 0.5, the decision threshold of
             a calibrated binary judge (the paper crops with a prompt).
+        max_concurrency: cropping calls in flight at once (the crops are independent). Our choice: 4 (capped by
+            the LLM adapter's own ``max_concurrency``; a local in-process model runs them one by one).
 
     Examples:
         >>> OneShotConfig().budget
@@ -107,6 +109,7 @@ class OneShotConfig:
     crop_refill: bool = True
     crop_max_tokens: int = 96
     crop_judge_threshold: float = 0.5
+    max_concurrency: int = 4
 
     def __post_init__(self) -> None:
         def pos_int(name: str, value: object, *, allow_zero: bool = False) -> None:
@@ -125,6 +128,7 @@ class OneShotConfig:
         pos_int("crop_min_sentences", self.crop_min_sentences)
         pos_int("crop_max_chunks", self.crop_max_chunks, allow_zero=True)
         pos_int("crop_max_tokens", self.crop_max_tokens)
+        pos_int("max_concurrency", self.max_concurrency)
         if self.score_normalization not in ("minmax", "max", "raw", "rank"):
             raise InvalidInputError(
                 f"score_normalization must be minmax|max|raw|rank, got {self.score_normalization!r}"

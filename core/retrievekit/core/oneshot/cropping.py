@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrievekit.core.errors import LLMOutputError, RetrieveKitError
+from retrievekit.core.errors import LLMOutputError, LLMUnavailableError, RetrieveKitError
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence
@@ -165,6 +165,8 @@ class SentenceCropper:
             try:
                 refs = [(chunk_id,)] * n if chunk_id else None  # each sentence stands for its passage
                 ps = judge_relevance(self.llm, question, sentences, trace=trace, refs=refs)
+            except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
+                raise
             except (LLMOutputError, RetrieveKitError, ValueError) as e:
                 return fallback(f"judge reply unusable ({type(e).__name__}: {str(e)[:160]})")
             keep = [i for i, p in enumerate(ps) if p >= self.judge_threshold]
@@ -184,6 +186,8 @@ class SentenceCropper:
                 result = self.llm.complete_json(
                     self.prompt(question, sentences), CROP_SCHEMA, max_tokens=self.max_tokens, trace=trace
                 )
+            except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
+                raise
             except (LLMOutputError, RetrieveKitError, ValueError) as e:
                 return fallback(f"LLM reply unusable ({type(e).__name__}: {str(e)[:160]})")
             value = result.value

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
+from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.cropping import SentenceCropper, sentence_spans
@@ -557,15 +558,19 @@ class OneShotSelector:
             cropper = SentenceCropper(
                 self.llm, max_tokens=cfg.crop_max_tokens, judge_threshold=cfg.crop_judge_threshold
             )
-            budget_crops = cfg.crop_max_chunks
-            for p in _by_relevance(chosen):
-                if budget_crops <= 0 or not isinstance(p.obj, Passage):
-                    continue
-                if len(sentence_spans(p.obj.text)) < cfg.crop_min_sentences:
-                    continue
-                budget_crops -= 1
-                if self._crop_one(cropper, query, p, trace):
-                    cropped_ids.add(p.obj.id)
+            todo = [
+                p
+                for p in _by_relevance(chosen)
+                if isinstance(p.obj, Passage) and len(sentence_spans(p.obj.text)) >= cfg.crop_min_sentences
+            ][: max(0, cfg.crop_max_chunks)]
+            done = map_calls(
+                lambda p, sub: self._crop_one(cropper, query, p, sub),
+                todo,
+                llm=self.llm,
+                max_concurrency=cfg.max_concurrency,
+                trace=trace,
+            )  # independent crops, side by side on a served LLM; their notes merge in relevance order
+            cropped_ids.update(p.obj.id for p, cropped in zip(todo, done, strict=True) if cropped)
         return cropped_ids
 
     def _crop_one(self, cropper: SentenceCropper, query: str, p: _Pool, trace: Trace) -> bool:
