@@ -81,6 +81,7 @@ from retrievekit.core.iterative.steps import (
     rejected_step,
     search_step,
 )
+from retrievekit.core.iterative.text_calls import parse_text_tool_call
 from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.langgraph.checkpoints import strict_checkpointer
 from retrievekit.langgraph.retrievers import as_search_function
@@ -166,13 +167,42 @@ def _as_chat_model(llm: Any) -> BaseChatModel:
     )
 
 
-def _bind_tools(chat: BaseChatModel, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+def _bind_tools(chat: BaseChatModel, tools: Sequence[BaseTool], **kwargs: Any) -> Runnable[Any, Any]:
     try:
-        return chat.bind_tools(tools)
+        return chat.bind_tools(tools, **kwargs)
     except NotImplementedError as e:
         raise InvalidInputError(
             f"{type(chat).__name__} does not implement bind_tools; use a tool-calling chat model or a LocalLM"
         ) from e
+
+
+def _bind_forcing(chat: BaseChatModel, tools: Sequence[BaseTool]) -> Runnable[Any, Any] | None:
+    """The model bound so that it must call a tool (``tool_choice="required"``), or None when it cannot be asked.
+
+    ``"required"`` rather than a tool's name: OpenAI, vLLM and llama.cpp's server all take the string form.
+    """
+    try:
+        return _bind_tools(chat, tools, tool_choice="required")
+    except (TypeError, ValueError, InvalidInputError):
+        return None
+
+
+def _call_from_text(reply: AIMessage, tools: Sequence[str], turn: int) -> tuple[AIMessage, list[dict[str, Any]]]:
+    """A reply without tool calls whose text names one (:func:`parse_text_tool_call`) becomes that call."""
+    found = parse_text_tool_call(reply.text, tools)
+    if found is None:
+        return reply, []
+    name, args = found
+    call = {"name": name, "args": args, "id": f"text_call_{turn}", "type": "tool_call"}
+    msg = f"the model wrote its {name} call as text; parsed it into a tool call"
+    return AIMessage(content=reply.content, tool_calls=[call]), [trace_event("text_tool_call", msg, turn=turn)]
+
+
+def _forced_search(question: str, turn: int) -> tuple[AIMessage, list[dict[str, Any]]]:
+    """The first turn's search when the model answered without searching: the question itself."""
+    call = {"name": "chunk_search", "args": {"query": question}, "id": f"forced_search_{turn}", "type": "tool_call"}
+    msg = "the model answered turn 1 without searching; searched the question (the agent always searches first)"
+    return AIMessage(content="", tool_calls=[call]), [trace_event("forced_search", msg, turn=turn)]
 
 
 def _question_of(state: IterativeAgentState) -> str:
@@ -247,8 +277,22 @@ def _reply_events(reply: AIMessage, turn: int, estimated: bool) -> list[dict[str
     return events
 
 
-def _make_agent_node(bound: Runnable[Any, Any], system_prompt: str, max_turns: int) -> Node:
-    """The ``agent`` node: show the model the question, the working set and the budget; keep its reply."""
+@dataclass(frozen=True)
+class _Bound:
+    """The model as the agent node calls it: bound to the tools, and (turn 1) bound so that it must call one."""
+
+    tools: Runnable[Any, Any]
+    first_turn: Runnable[Any, Any] | None
+    tool_names: tuple[str, ...]
+    always_search: bool
+
+
+def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Node:
+    """The ``agent`` node: show the model the question, the working set and the budget; keep its reply.
+
+    Turn 1 always searches when ``always_search``: the model is asked with ``tool_choice="required"``; a reply that
+    writes its call as text is parsed into it; a reply that names no search gets the question searched.
+    """
 
     def agent(state: IterativeAgentState, config: RunnableConfig) -> dict[str, Any]:
         turn, ws, trace = _turn(state) + 1, list(state.get("working_set") or []), list(state.get("trace") or [])
@@ -258,17 +302,23 @@ def _make_agent_node(bound: Runnable[Any, Any], system_prompt: str, max_turns: i
         prompt: list[BaseMessage] = [SystemMessage(system_prompt), HumanMessage(instruction)]
         writer = _safe_writer()
         writer({"event": "agent", "turn": turn, "working_set": len(ws)})
+        model = bound.first_turn if turn == 1 and bound.always_search and bound.first_turn is not None else bound.tools
         try:
-            reply = bound.invoke(prompt, config)
+            reply = model.invoke(prompt, config)
         except Exception as e:  # a provider error or timeout: recorded, then the answer node takes over
             trace.append(trace_event("llm_error", f"agent LLM call failed: {type(e).__name__}: {e}", turn=turn))
             return {"turn": turn, "trace": trace, "stop_reason": "llm_error"}
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         p, c, estimated = _usage_of(reply, prompt)
+        trace += _reply_events(reply, turn, estimated)
+        if not reply.tool_calls and not reply.invalid_tool_calls:
+            reply, events = _call_from_text(reply, bound.tool_names, turn)
+            if not reply.tool_calls and turn == 1 and bound.always_search:
+                reply, events = _forced_search(state["question"], turn)
+            trace += events
         calls = [{"name": tc["name"], "args": tc["args"]} for tc in reply.tool_calls]
         writer({"event": "agent_reply", "turn": turn, "tool_calls": calls, "content": reply.text[:200]})
-        trace += _reply_events(reply, turn, estimated)
         return {"turn": turn, "messages": [reply], "trace": trace, "usage": _add_usage(state.get("usage"), p, c)}
 
     return agent
@@ -445,13 +495,17 @@ def _make_answer_node(chat: BaseChatModel, max_turns: int) -> Node:
 # ---------------------------------------------------------------------------------------------- the graph
 
 
-def _agent_graph(chat: BaseChatModel, tool_node: IterativeToolNode, *, max_turns: int) -> StateGraph:
+def _agent_graph(
+    chat: BaseChatModel, tool_node: IterativeToolNode, *, max_turns: int, always_search: bool = True
+) -> StateGraph:
     """Wire ``START -> start -> agent -> (tools -> agent)* -> answer -> END``; the model is bound to the tools."""
     tools = [chunk_search, chunk_delete] if "chunk_delete" in tool_node.tool_names else [chunk_search]
     system_prompt = SYSTEM_PROMPT if "chunk_delete" in tool_node.tool_names else SYSTEM_PROMPT_NO_DELETE
+    first = _bind_forcing(chat, tools) if always_search else None
+    bound = _Bound(_bind_tools(chat, tools), first, tool_node.tool_names, always_search)
     graph = StateGraph(IterativeAgentState)
     graph.add_node("start", _start_node)
-    graph.add_node("agent", _make_agent_node(_bind_tools(chat, tools), system_prompt, max_turns))
+    graph.add_node("agent", _make_agent_node(bound, system_prompt, max_turns))
     graph.add_node("tools", tool_node)
     graph.add_node("answer", _make_answer_node(chat, max_turns))
     graph.add_edge(START, "start")
@@ -475,6 +529,7 @@ def build_iterative_agent(
     name: str = "iterative_agent",
     judge: Any = None,
     judge_threshold: float = 0.5,
+    always_search: bool = True,
 ) -> CompiledStateGraph:
     """Build and compile the iterative search/delete agent.
 
@@ -502,6 +557,10 @@ def build_iterative_agent(
             deleted automatically (``judge_delete`` events). None (default): no automatic deletion.
         judge_threshold: ``P(relevant)`` a new chunk needs to stay (ours: 0.5, a calibrated judge's decision
             threshold; the paper leaves deletion to the model).
+        always_search: the first turn always searches (ours: True; the paper's agent searches before it answers):
+            the model is asked with ``tool_choice="required"``; a call it writes as text (``chunk_search("...")``,
+            a JSON tool call) is parsed into one (``text_tool_call`` event, on every turn); a first reply that names
+            no search gets the question searched (``forced_search`` event). False: the model may answer at once.
 
     Returns:
         A ``CompiledStateGraph`` over :class:`IterativeAgentState`, with ``recursion_limit`` preset to
@@ -536,7 +595,7 @@ def build_iterative_agent(
     search_fn = as_search_function(retriever)  # before the model is wrapped: a bad retriever fails fast
     tool_names = TOOL_NAMES if enable_delete else ("chunk_search",)
     tool_node = IterativeToolNode(search_fn, settings, tool_names=tool_names)
-    graph = _agent_graph(_as_chat_model(llm), tool_node, max_turns=max_turns)
+    graph = _agent_graph(_as_chat_model(llm), tool_node, max_turns=max_turns, always_search=always_search)
     interrupt = list(interrupt_before) if interrupt_before else None
     compiled = graph.compile(checkpointer=strict_checkpointer(checkpointer), interrupt_before=interrupt, name=name)
     return compiled.with_config(recursion_limit=recursion_limit)
