@@ -80,9 +80,15 @@ def test_local_chat_model_degrades_when_no_valid_call():
 def test_graph_with_fake_local_lm_records_invalid_call():
     corpus = [Passage(id="p", text="Paris is in France.")]
     lm = FakeLM([LLMOutputError("cut off", raw="{")])
-    out = build_iterative_agent(LocalToolChatModel(lm=lm), BM25Index.build(corpus)).invoke({"question": "Paris?"})
+    agent = build_iterative_agent(LocalToolChatModel(lm=lm), BM25Index.build(corpus), always_search=False)
+    out = agent.invoke({"question": "Paris?"})
     assert "invalid_tool_call" in [e["kind"] for e in out["trace"]]
     assert out["stop_reason"] == "no_action" and out["answer"] == "Paris"
+    # by default the first turn searches all the same: the question itself
+    lm = FakeLM([LLMOutputError("cut off", raw="{")])
+    out = build_iterative_agent(LocalToolChatModel(lm=lm), BM25Index.build(corpus)).invoke({"question": "Paris?"})
+    kinds = [e["kind"] for e in out["trace"]]
+    assert kinds[:2] == ["invalid_tool_call", "forced_search"] and [c["id"] for c in out["working_set"]] == ["p"]
 
 
 # --------------------------------------------------------------------------- real SmolLM2 (CPU)
