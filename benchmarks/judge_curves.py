@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
+from retrievekit.core.cli import add_llm_arguments, parse_options, resolve_llm, write_json_atomic
 from retrievekit.core.eval.curves import curves_markdown
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
@@ -56,6 +56,7 @@ def _run(ds: Any, method: str, judge: str | None, options: dict[str, Any], args:
         method,
         k=args.k,
         llm_name=args.llm,
+        llm=args.served_llm,
         work_dir=args.work_dir,
         options=options if judge is None else {**options, "judge_dir": judge},
         progress=not args.no_progress,
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "this run records the search plans the judged runs replay",
     )
     p.add_argument("--k", type=int, default=100)
-    p.add_argument("--llm", default=None)
+    add_llm_arguments(p, default=None, help="LLM of the method (default: smollm2, in-process)")
     p.add_argument("--work-dir", default=None)
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--shard", default=None, help="K/N: this process runs queries K, K+N, ... of every run")
@@ -98,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    args.served_llm = resolve_llm(args)  # --llm openai:MODEL@URL puts your own served LLM on the curves
     Path(args.out_dir).mkdir(parents=True, exist_ok=True)
     ds = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit)
     options = parse_options(args.option)

@@ -25,12 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, InvalidPathError, RetrieveKitError
+from retrievekit.core.llm.arguments import add_llm_arguments, llm_argument, resolve_llm
 from retrievekit.core.paths import ensure_folder
 
-__all__ = ["build_parser", "check_output_file", "main", "parse_options", "write_json_atomic"]
+__all__ = [
+    "add_llm_arguments",
+    "build_parser",
+    "check_output_file",
+    "llm_argument",
+    "main",
+    "parse_options",
+    "resolve_llm",
+    "write_json_atomic",
+]
 
 DATA_DIR_ENV = "RETRIEVEKIT_DATA_DIR"
-LLM_CHOICES = ("smollm2", "qwen0.5b")
 
 # Extra subcommands, each a module with ``HELP: str``, ``add_arguments(parser)`` and ``run(args) -> int``
 # (imported only when the parser is built, so ``retrievekit bench`` does not import torch).
@@ -130,7 +139,7 @@ def _add_bench_arguments(bench: argparse.ArgumentParser) -> None:
         help="restrict the pool to the queries' gold objects plus seeded distractors, N objects in all",
     )
     bench.add_argument("--seed", type=int, default=0, help="seed of --corpus-size's distractors (default: 0)")
-    bench.add_argument("--llm", choices=LLM_CHOICES, default=None, help="local LLM for LLM-based methods")
+    add_llm_arguments(bench, default=None, help="LLM of the LLM-based methods (default: smollm2, in-process)")
     bench.add_argument("--k", type=int, default=100, help="hits per query (default: 100)")
     bench.add_argument("--work-dir", default=None, help="folder for cached indexes")
     bench.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="method option (repeatable)")
@@ -173,11 +182,8 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
         help="method to show (repeatable; default: every registered method that runs offline)",
     )
     demo.add_argument("--k", type=int, default=3, help="hits per question (default: 3)")
-    demo.add_argument(
-        "--llm",
-        choices=LLM_CHOICES,
-        default="smollm2",
-        help="local LLM that writes an answer from the retrieved context (default: smollm2)",
+    add_llm_arguments(
+        demo, default="smollm2", help="LLM of the LLM-driven methods and of the closing answer (default: smollm2)"
     )
     demo.add_argument("--no-llm", dest="llm", action="store_const", const=None, help="skip the LLM answer")
     demo.add_argument(
@@ -267,6 +273,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         args.method,
         k=args.k,
         llm_name=args.llm,
+        llm=resolve_llm(args),
         work_dir=args.work_dir,
         options=options,
         progress=not args.no_progress,

@@ -21,8 +21,9 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
+from retrievekit.core.llm.arguments import resolve_llm
 from retrievekit.core.registry import MethodContext, available_methods, build_method
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
@@ -193,16 +194,28 @@ def build_docs_corpus() -> list[Passage]:
     return unique
 
 
-def _answer_with_llm(llm_name: str, question: str, context: list[str]) -> tuple[str, Trace]:
+def _answer_with_llm(llm_name: str, served: Any, question: str, context: list[str]) -> tuple[str, Trace]:
     from retrievekit.core.llm.local import LocalLM
 
-    lm = LocalLM.load(llm_name)
+    lm = served if served is not None else LocalLM.load(llm_name)
     trace = Trace()
     # two passages of 400 characters and the instruction after the context: what a 135M model follows best
     ctx = "\n\n".join(c[:400] for c in context[:2])
     prompt = f"Context:\n{ctx}\n\nUsing only the context above, answer in one sentence: {question}"
     out = lm.complete(prompt, max_tokens=48, trace=trace)
     return out.text.strip(), trace
+
+
+def _closing_answer(llm: str, served: Any, q: str, source: str, contexts: dict[str, dict[str, list[str]]]) -> None:
+    """Let the LLM answer the first question from ``source``'s hits, and print it with its cost."""
+    kind = "served" if served is not None else "local"
+    print(f"=== answer with the {kind} LLM ({llm}) over the {source} context", flush=True)
+    with _Ticker(f"{llm}: writing") as tick:
+        answer, trace = _answer_with_llm(llm, served, q, contexts.get(source, {}).get(q, []))
+    print(
+        f"Q: {q}\nA: {answer}\n   [{trace.prompt_tokens} prompt + {trace.completion_tokens} completion tokens, "
+        f"{tick.seconds:.1f} s]\n"
+    )
 
 
 def _quiet_model_loading() -> None:
@@ -235,6 +248,7 @@ def main(args: argparse.Namespace | None = None) -> int:
     methods = list(getattr(args, "methods", None) or [m for m in available_methods() if m not in DEMO_SKIP])
     k = int(getattr(args, "k", 3) or 3)
     llm = getattr(args, "llm", "smollm2")
+    served = resolve_llm(args) if args is not None else None  # --llm CLIENT:MODEL@URL: a served LLM
     questions = list(getattr(args, "questions", None) or DEMO_QUESTIONS)
     work = getattr(args, "work_dir", None)
     work_dir = Path(work) if work else demo_cache_dir()
@@ -259,7 +273,7 @@ def main(args: argparse.Namespace | None = None) -> int:
         options = DEMO_OPTIONS.get(method, {})
         setting = f"  [{', '.join(f'{k_}={v}' for k_, v in options.items())}]" if options else ""
         print(f"=== [{n}/{len(methods)}] {method}{setting}", flush=True)
-        ctx = MethodContext(corpus=corpus, work_dir=work_dir, llm_name=llm or "smollm2", options=dict(options))
+        ctx = MethodContext(corpus, work_dir=work_dir, llm_name=llm or "smollm2", llm=served, options=dict(options))
         with _Ticker(f"{method}: building") as tick:
             retriever = build_method(method, ctx)
         build_s = tick.seconds
@@ -280,15 +294,7 @@ def main(args: argparse.Namespace | None = None) -> int:
         rows.append((method, build_s, query_s, len(asked), calls))
         print(flush=True)
     if llm:
-        q = questions[0]
-        source = "bm25" if "bm25" in methods else methods[0]
-        print(f"=== answer with the local LLM ({llm}) over the {source} context", flush=True)
-        with _Ticker(f"{llm}: writing") as tick:
-            answer, trace = _answer_with_llm(llm, q, contexts.get(source, {}).get(q, []))
-        print(
-            f"Q: {q}\nA: {answer}\n   [{trace.prompt_tokens} prompt + {trace.completion_tokens} completion tokens, "
-            f"{tick.seconds:.1f} s]\n"
-        )
+        _closing_answer(llm, served, questions[0], "bm25" if "bm25" in methods else methods[0], contexts)
     print(f"{'method':<12} {'build s':>8} {'query s':>8} {'questions':>9} {'LLM calls':>9}")
     for method, b, qs, nq, c in rows:
         print(f"{method:<12} {b:8.1f} {qs:8.1f} {nq:9d} {c:9d}")

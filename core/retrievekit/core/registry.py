@@ -94,7 +94,8 @@ class MethodContext:
             object.__setattr__(self, "llm", None)
 
     def load_llm(self, default: str | None = "smollm2") -> Any:
-        """The model a method uses: :attr:`llm` when given, else ``LocalLM.load(llm_name or default)``.
+        """The model a method uses: :attr:`llm` when given, else ``LocalLM.load(llm_name or default)``, or the served
+        LLM when the name is ``CLIENT:MODEL@URL`` (:func:`~retrievekit.core.llm.served_spec.load_served_llm`).
 
         Returns None (no LLM) when the name is None or ``"none"`` (``retrievekit bench --llm none``).
 
@@ -110,6 +111,11 @@ class MethodContext:
         name = self.llm_name or default
         if name is None or str(name).lower() == "none":
             return None
+        from retrievekit.core.llm.served_spec import load_served_llm, parse_served_spec
+
+        served = parse_served_spec(name)
+        if served is not None:  # CLIENT:MODEL@URL, a served LLM
+            return load_served_llm(served)
         from retrievekit.core.llm.local import LocalLM
 
         return LocalLM.load(name)

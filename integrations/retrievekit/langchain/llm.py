@@ -21,14 +21,14 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, RelevanceJudge, ScoringLM, as_messages
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
+from retrievekit.core.llm.served_spec import ServedLLMSpec
 from retrievekit.core.llm.tokens import estimate_tokens
-from retrievekit.core.trace import Trace
 
-__all__ = ["LangChainChatLLM", "as_chat_llm"]
+__all__ = ["LangChainChatLLM", "as_chat_llm", "served_llm"]
 
 
 def _as_int(value: Any) -> int | None:
@@ -255,3 +255,26 @@ def as_chat_llm(llm: Any) -> Any:
         "llm must be a model object (a LangChain chat model or a retrievekit ChatLLM/LocalLM), got "
         f"{type(llm).__name__} {str(llm)[:40]!r}; pass a registry name as llm_name="
     )
+
+
+def served_llm(spec: ServedLLMSpec) -> LangChainChatLLM:
+    """``--llm openai:MODEL@URL``: LangChain's ``ChatOpenAI`` against that server, wrapped (entry point
+    ``retrievekit.llms: openai``).
+
+    Examples:
+        >>> from retrievekit.core.llm.served_spec import parse_served_spec
+        >>> served_llm(parse_served_spec("openai:smollm2@http://127.0.0.1:8080/v1")).endpoint
+        'http://127.0.0.1:8080/v1 (model smollm2)'
+    """
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError as e:
+        raise MissingDependencyError("langchain-openai", "pip install langchain-openai", str(e)) from e
+    chat = ChatOpenAI(
+        base_url=spec.base_url,
+        api_key=spec.api_key,  # type: ignore[arg-type]
+        model=spec.model,
+        timeout=spec.policy.timeout,
+        max_retries=spec.policy.max_retries,
+    )
+    return LangChainChatLLM(chat, policy=spec.policy, max_concurrency=spec.max_concurrency)

@@ -557,10 +557,8 @@ def build_iterative_agent(
             deleted automatically (``judge_delete`` events). None (default): no automatic deletion.
         judge_threshold: ``P(relevant)`` a new chunk needs to stay (ours: 0.5, a calibrated judge's decision
             threshold; the paper leaves deletion to the model).
-        always_search: the first turn always searches (ours: True; the paper's agent searches before it answers):
-            the model is asked with ``tool_choice="required"``; a call it writes as text (``chunk_search("...")``,
-            a JSON tool call) is parsed into one (``text_tool_call`` event, on every turn); a first reply that names
-            no search gets the question searched (``forced_search`` event). False: the model may answer at once.
+        always_search: turn 1 always searches (ours: True): ``tool_choice="required"``, a call written as text is
+            parsed (``text_tool_call``), else the question is searched (``forced_search``). False: it may answer.
 
     Returns:
         A ``CompiledStateGraph`` over :class:`IterativeAgentState`, with ``recursion_limit`` preset to
@@ -591,11 +589,9 @@ def build_iterative_agent(
         (2, 'red', 'answered')
     """
     settings = SearchSettings(search_top_k, fallback_on_first_turn, judge, judge_threshold)  # fails fast
-    recursion_limit = recursion_limit_for(max_turns)
     search_fn = as_search_function(retriever)  # before the model is wrapped: a bad retriever fails fast
-    tool_names = TOOL_NAMES if enable_delete else ("chunk_search",)
-    tool_node = IterativeToolNode(search_fn, settings, tool_names=tool_names)
+    tool_node = IterativeToolNode(search_fn, settings, tool_names=TOOL_NAMES if enable_delete else ("chunk_search",))
     graph = _agent_graph(_as_chat_model(llm), tool_node, max_turns=max_turns, always_search=always_search)
     interrupt = list(interrupt_before) if interrupt_before else None
     compiled = graph.compile(checkpointer=strict_checkpointer(checkpointer), interrupt_before=interrupt, name=name)
-    return compiled.with_config(recursion_limit=recursion_limit)
+    return compiled.with_config(recursion_limit=recursion_limit_for(max_turns))

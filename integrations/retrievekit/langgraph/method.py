@@ -88,8 +88,10 @@ def run_agent(
         >>> from retrievekit.langgraph.graph import build_iterative_agent
         >>> from retrievekit.langgraph.testing import ScriptedToolChatModel
         >>> run = run_agent(build_iterative_agent(ScriptedToolChatModel(replies=["42"]), lambda q, k, t: []), "Why?")
+        >>> # turn 1 answered without searching: the question was searched (and, as on every first turn, again as the
+        >>> # fallback search), then the model answered on turn 2
         >>> run.answer, run.trace.counters["retrieval_calls"], run.trace.llm_calls
-        ('42', 0, 1)
+        ('42', 2, 2)
     """
     check_query(question)
     cfg: dict[str, Any] = dict(config or {})

@@ -24,14 +24,14 @@ from llama_index.core.base.llms.types import ChatMessage as LIChatMessage
 from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM
 
-from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, RelevanceJudge, ScoringLM, as_messages
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
+from retrievekit.core.llm.served_spec import ServedLLMSpec
 from retrievekit.core.llm.tokens import estimate_tokens
-from retrievekit.core.trace import Trace
 
-__all__ = ["LlamaIndexChatLLM", "as_chat_llm"]
+__all__ = ["LlamaIndexChatLLM", "as_chat_llm", "served_llm"]
 
 _ROLE_MAP = {
     "system": MessageRole.SYSTEM,
@@ -265,3 +265,29 @@ def as_chat_llm(llm: Any) -> Any:
         "llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got "
         f"{type(llm).__name__} {str(llm)[:40]!r}; pass a registry name as llm_name="
     )
+
+
+def served_llm(spec: ServedLLMSpec) -> LlamaIndexChatLLM:
+    """``--llm openai-like:MODEL@URL``: LlamaIndex's ``OpenAILike`` (a chat model) against that server, wrapped
+    (entry point ``retrievekit.llms: openai-like``).
+
+    Examples:
+        >>> from retrievekit.core.llm.served_spec import parse_served_spec
+        >>> served_llm(parse_served_spec("openai-like:smollm2@http://127.0.0.1:8080/v1")).endpoint
+        'http://127.0.0.1:8080/v1 (model smollm2)'
+    """
+    try:
+        from llama_index.llms.openai_like import OpenAILike
+    except ImportError as e:
+        raise MissingDependencyError(
+            "llama-index-llms-openai-like", "pip install llama-index-llms-openai-like", str(e)
+        ) from e
+    llm = OpenAILike(
+        model=spec.model,
+        api_base=spec.base_url,
+        api_key=spec.api_key,
+        is_chat_model=True,
+        timeout=spec.policy.timeout,
+        max_retries=spec.policy.max_retries,
+    )
+    return LlamaIndexChatLLM(llm, policy=spec.policy, max_concurrency=spec.max_concurrency)

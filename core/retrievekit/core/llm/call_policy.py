@@ -290,7 +290,10 @@ def call_with_policy(
             wait = policy.wait_before(attempt, _retry_after(e))
             if trace is not None:
                 trace.count("llm.retries")
-                trace.note("llm_retry", f"request {attempt}/{attempts} to {endpoint} failed ({_short(e)}); retrying in {wait:g} s")
+                trace.note(
+                    "llm_retry",
+                    f"request {attempt}/{attempts} to {endpoint} failed ({_short(e)}); retrying in {wait:g} s",
+                )
             sleep(wait)
             continue
         if trace is not None:

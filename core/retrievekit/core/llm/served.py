@@ -94,8 +94,9 @@ class SendRequest:
 
 
 def _schema_name(schema: dict[str, Any]) -> str:
-    title = schema.get("title") if isinstance(schema.get("title"), str) else "reply"
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", title)[:64] or "reply"
+    title = schema.get("title")
+    name = title if isinstance(title, str) else "reply"
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name)[:64] or "reply"
 
 
 def response_format_for(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:

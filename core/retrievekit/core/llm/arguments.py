@@ -1,0 +1,90 @@
+"""The ``--llm`` arguments of every command (``retrievekit bench`` and ``demo``, the benchmark scripts).
+
+``--llm`` takes a local model's registry name (loaded in-process), ``none``, or a served LLM written
+``CLIENT:MODEL@URL`` (:mod:`retrievekit.core.llm.served_spec`); ``--llm-timeout`` and ``--llm-max-concurrency`` set
+the served LLM's request timeout and requests in flight.
+
+Examples:
+    >>> p = argparse.ArgumentParser(); add_llm_arguments(p, default=None, help="LLM")
+    >>> p.parse_args(["--llm", "qwen0.5b"]).llm
+    'qwen0.5b'
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.served_spec import load_served_llm, parse_served_spec
+
+__all__ = ["LLM_CHOICES", "add_llm_arguments", "llm_argument", "resolve_llm"]
+
+LLM_CHOICES = ("smollm2", "qwen0.5b")
+"""Local models ``--llm`` names (:data:`~retrievekit.core.llm.models.MODEL_REGISTRY`)."""
+
+
+def llm_argument(value: str) -> str:
+    """The ``--llm`` value: a local model's registry name, ``none``, or a served LLM ``CLIENT:MODEL@URL``.
+
+    Examples:
+        >>> llm_argument("smollm2"), llm_argument("openai:smollm2@http://127.0.0.1:8080/v1")
+        ('smollm2', 'openai:smollm2@http://127.0.0.1:8080/v1')
+        >>> llm_argument("gpt")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: 'gpt' is neither a local model (smollm2, qwen0.5b, none) nor a served LLM CLIENT:MODEL@URL (e.g. openai:smollm2@http://127.0.0.1:8080/v1)
+    """
+    if value in LLM_CHOICES or value.lower() == "none":
+        return value
+    try:
+        if parse_served_spec(value) is not None:
+            return value
+    except InvalidInputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+    raise argparse.ArgumentTypeError(
+        f"{value!r} is neither a local model ({', '.join(LLM_CHOICES)}, none) nor a served LLM CLIENT:MODEL@URL "
+        "(e.g. openai:smollm2@http://127.0.0.1:8080/v1)"
+    )
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser, *, default: str | None, help: str) -> None:
+    """``--llm`` (:func:`llm_argument`), ``--llm-timeout`` and ``--llm-max-concurrency`` (a served LLM's request
+    timeout and requests in flight).
+
+    Examples:
+        >>> p = argparse.ArgumentParser(); add_llm_arguments(p, default=None, help="LLM")
+        >>> a = p.parse_args(["--llm", "openai:m@http://127.0.0.1:8080/v1", "--llm-timeout", "120"])
+        >>> a.llm, a.llm_timeout, a.llm_max_concurrency
+        ('openai:m@http://127.0.0.1:8080/v1', 120.0, 4)
+    """
+    parser.add_argument(
+        "--llm",
+        type=llm_argument,
+        default=default,
+        metavar="{" + ",".join(LLM_CHOICES) + ",CLIENT:MODEL@URL}",
+        help=help + "; a served LLM is openai:MODEL@URL (LangChain ChatOpenAI) or openai-like:MODEL@URL "
+        "(LlamaIndex OpenAILike)",
+    )
+    parser.add_argument(
+        "--llm-timeout", type=float, default=60.0, help="served LLM: seconds one request may take (default: 60)"
+    )
+    parser.add_argument(
+        "--llm-max-concurrency", type=int, default=4, help="served LLM: requests in flight at once (default: 4)"
+    )
+
+
+def resolve_llm(args: argparse.Namespace) -> Any:
+    """The served LLM ``args.llm`` names (built with ``--llm-timeout`` / ``--llm-max-concurrency``), else None (a
+    local model is loaded by name where it is used).
+
+    Examples:
+        >>> resolve_llm(argparse.Namespace(llm="smollm2")) is None
+        True
+    """
+    spec = parse_served_spec(
+        getattr(args, "llm", None),
+        timeout=getattr(args, "llm_timeout", None),
+        max_concurrency=getattr(args, "llm_max_concurrency", None),
+    )
+    return load_served_llm(spec) if spec is not None else None

@@ -1,0 +1,126 @@
+"""A served LLM named on the command line: ``openai:MODEL@URL`` (and ``openai-like:MODEL@URL``).
+
+``retrievekit bench --llm openai:smollm2@http://127.0.0.1:8080/v1`` runs a method through LangChain's
+``ChatOpenAI`` against that server; ``openai-like:`` goes through LlamaIndex's ``OpenAILike`` instead. The API key
+is read from ``OPENAI_API_KEY`` (``"-"`` when unset: local servers take any key). The framework integrations
+register the clients as entry points of group :data:`LLM_ENTRY_POINT_GROUP`, so the core imports no framework.
+
+Examples:
+    >>> spec = parse_served_spec("openai:smollm2@http://127.0.0.1:8080/v1")
+    >>> spec.client, spec.model, spec.base_url
+    ('openai', 'smollm2', 'http://127.0.0.1:8080/v1')
+    >>> parse_served_spec("smollm2") is None  # a local model's registry name
+    True
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.llm.call_policy import CallPolicy
+
+__all__ = ["LLM_ENTRY_POINT_GROUP", "ServedLLMSpec", "load_served_llm", "parse_served_spec"]
+
+LLM_ENTRY_POINT_GROUP = "retrievekit.llms"
+"""Entry-point group of served-LLM factories: ``name = "module:function"``, the function taking a
+:class:`ServedLLMSpec` and returning a ``ChatLLM``."""
+
+_SPEC_RE = re.compile(r"^(?P<client>[a-z][a-z0-9-]*):(?P<model>[^@\s]+)@(?P<url>https?://\S+)$")
+_INSTALL = {
+    "openai": "pip install langchain-openai",
+    "openai-like": "pip install llama-index-llms-openai-like",
+}
+
+
+@dataclass(frozen=True)
+class ServedLLMSpec:
+    """Which served LLM to use, and how.
+
+    Attributes:
+        client: the registered client (``"openai"``: LangChain ``ChatOpenAI``; ``"openai-like"``: LlamaIndex
+            ``OpenAILike``).
+        model: the model name the server expects.
+        base_url: the OpenAI-compatible base URL (``http://host:port/v1``).
+        api_key: from ``OPENAI_API_KEY``, else ``"-"``.
+        policy: timeout and retries of one request.
+        max_concurrency: requests in flight at once.
+
+    Examples:
+        >>> ServedLLMSpec("openai", "m", "http://127.0.0.1:8080/v1").label
+        'openai:m@http://127.0.0.1:8080/v1'
+    """
+
+    client: str
+    model: str
+    base_url: str
+    api_key: str = "-"
+    policy: CallPolicy = CallPolicy()
+    max_concurrency: int = 4
+
+    @property
+    def label(self) -> str:
+        """The spec as written on the command line (no key)."""
+        return f"{self.client}:{self.model}@{self.base_url}"
+
+
+def parse_served_spec(
+    text: str | None, *, timeout: float | None = None, max_concurrency: int | None = None
+) -> ServedLLMSpec | None:
+    """The :class:`ServedLLMSpec` ``text`` names, or None when it is not of the form ``CLIENT:MODEL@URL``.
+
+    Examples:
+        >>> parse_served_spec("openai-like:qwen@http://gpu:8000/v1", timeout=30).policy.timeout
+        30.0
+        >>> parse_served_spec("openai:m@ftp://x")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: a served LLM is written CLIENT:MODEL@URL with an http(s) URL, e.g. openai:smollm2@http://127.0.0.1:8080/v1; got 'openai:m@ftp://x'
+    """
+    if text is None or ":" not in text or "@" not in text:
+        return None
+    m = _SPEC_RE.match(text.strip())
+    if m is None:
+        raise InvalidInputError(
+            "a served LLM is written CLIENT:MODEL@URL with an http(s) URL, e.g. "
+            f"openai:smollm2@http://127.0.0.1:8080/v1; got {text!r}"
+        )
+    policy = CallPolicy(timeout=timeout) if timeout is not None else CallPolicy()
+    return ServedLLMSpec(
+        client=m.group("client"),
+        model=m.group("model"),
+        base_url=m.group("url").rstrip("/"),
+        api_key=os.environ.get("OPENAI_API_KEY") or "-",
+        policy=policy,
+        max_concurrency=int(max_concurrency) if max_concurrency is not None else 4,
+    )
+
+
+def load_served_llm(spec: ServedLLMSpec | str) -> Any:
+    """The ``ChatLLM`` for ``spec``, built by the client registered under its name (entry point group
+    :data:`LLM_ENTRY_POINT_GROUP`). Nothing is sent to the server yet.
+
+    Examples:
+        >>> load_served_llm("nope:m@http://127.0.0.1:1/v1")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown served-LLM client 'nope'; available: openai, openai-like
+    """
+    parsed = parse_served_spec(spec) if isinstance(spec, str) else spec
+    if parsed is None:
+        raise InvalidInputError(f"not a served LLM (CLIENT:MODEL@URL): {spec!r}")
+    clients = {ep.name: ep for ep in importlib.metadata.entry_points(group=LLM_ENTRY_POINT_GROUP)}
+    entry = clients.get(parsed.client)
+    if entry is None:
+        known = ", ".join(sorted(clients)) or "none (install retrievekit[langchain] or [llama-index])"
+        raise InvalidInputError(f"unknown served-LLM client {parsed.client!r}; available: {known}")
+    try:
+        factory = entry.load()
+    except ImportError as e:
+        hint = _INSTALL.get(parsed.client, f"the package of entry point {entry.value}")
+        raise MissingDependencyError(entry.value.split(":")[0], hint, str(e)) from e
+    return factory(parsed)
