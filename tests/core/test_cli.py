@@ -82,6 +82,7 @@ def test_bench_end_to_end(data_dir: Path, tmp_path: Path, capsys: pytest.Capture
     assert r["metrics"]["ndcg@10"] == 1.0 and r["options"] == {"budget": 400, "mode": "fast"}
     assert set(r["cost"]) == {
         "llm_calls_per_query",
+        "llm_rounds_per_query",
         "prompt_tokens_per_query",
         "completion_tokens_per_query",
         "seconds_per_query",

@@ -287,6 +287,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     print(compare([result]), end="")
     if result.get("n_failed"):
         print(f"warning: {result['n_failed']} queries failed (counted as empty rankings); see 'failures' in {out}")
+    for line in result.get("warnings", []):  # stages that fell back too often: not the LLM method's results
+        print(f"warning: {line}")
     judge = result.get("judge")
     if judge:
         auc = "n/a" if judge["auc"] is None else f"{judge['auc']:.3f}"

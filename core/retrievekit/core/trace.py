@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "NO_STAGE",
     "JudgedBatch",
     "Trace",
     "TraceEvent",
@@ -49,6 +50,10 @@ __all__ = [
     "recall",
     "remember",
 ]
+
+
+NO_STAGE = "(none)"
+"""The stage name of LLM calls and events recorded outside any :meth:`Trace.stage`."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,9 @@ class Trace:
         judged: the relevance-judge calls made with ``refs`` (:class:`JudgedBatch`), for the judge's accuracy;
             left out of :meth:`to_dict` (a LATTICE node stands for a whole subtree of ids).
         query: the query the trace belongs to (set by the framework edges; None when not known).
+        llm_calls_by_stage: LLM calls per innermost stage (``"(none)"`` outside any stage); with the stages of
+            ``"fallback"`` events, ``retrievekit bench`` turns it into each stage's fallback rate. Left out of
+            :meth:`to_dict`.
 
     Examples:
         >>> a, b = Trace(), Trace()
@@ -123,6 +131,7 @@ class Trace:
     counters: dict[str, float] = field(default_factory=dict)
     judged: list[JudgedBatch] = field(default_factory=list, repr=False)
     query: str | None = None
+    llm_calls_by_stage: dict[str, int] = field(default_factory=dict, repr=False)
     _stack: list[str] = field(default_factory=list, repr=False)
 
     @contextmanager
@@ -153,8 +162,28 @@ class Trace:
         """
         self.llm_calls += 1
         self.llm_rounds += 1
+        where = self.current_stage or NO_STAGE
+        self.llm_calls_by_stage[where] = self.llm_calls_by_stage.get(where, 0) + 1
         self.prompt_tokens += int(prompt_tokens)
         self.completion_tokens += int(completion_tokens)
+
+    @property
+    def current_stage(self) -> str | None:
+        """The innermost open stage (None outside any)."""
+        return self._stack[-1] if self._stack else None
+
+    def child(self) -> Trace:
+        """A fresh trace for work done inside the current stage on another thread: its calls and events are
+        attributed to this trace's open stages (merge it back with :meth:`merge` / :meth:`merge_concurrent`).
+
+        Examples:
+            >>> t = Trace()
+            >>> with t.stage("rerank"):
+            ...     c = t.child()
+            >>> c.note("fallback", "x"); c.events[0].stage
+            'rerank'
+        """
+        return Trace(query=self.query, _stack=list(self._stack))
 
     def note(self, kind: str, message: str, **data: Any) -> None:
         """Record an event (a fallback, a repair, a dropped chunk) in the current stage.
@@ -198,6 +227,8 @@ class Trace:
         for k, c in other.counters.items():
             self.count(k, c)
         self.judged.extend(other.judged)
+        for k, n in other.llm_calls_by_stage.items():
+            self.llm_calls_by_stage[k] = self.llm_calls_by_stage.get(k, 0) + n
         return self
 
     def merge_concurrent(self, others: Sequence[Trace], workers: int) -> Trace:

@@ -318,7 +318,8 @@ class Arm:
                 objs, self._vectors(pool), query, self._embed, view_rows=cfg.view_rows, cell_cache=self._text_vecs
             )
         drafts = self._drafts(base_idx, R, comp.matrix, trace)
-        verdicts, min_votes, threshold = self._verify(query, objs, drafts, comp, trace)
+        with trace.stage("arm.verify"):
+            verdicts, min_votes, threshold = self._verify(query, objs, drafts, comp, trace)
         agg = aggregate(
             verdicts,
             logprob_weight=cfg.logprob_weight,
@@ -406,14 +407,13 @@ class Arm:
         keys = [(d.objects, d.edges) for d in drafts]
         distinct = list(dict.fromkeys(keys)) if cfg.verify_beams == 1 else keys
         first = {key: drafts[keys.index(key)] for key in distinct}
-        with trace.stage("arm.verify"):
-            results = map_calls(
-                lambda key, sub: self._verify_one(query, objs, first[key], comp, sub),
-                distinct,
-                llm=self.llm,
-                max_concurrency=cfg.max_concurrency,
-                trace=trace,
-            )
+        results = map_calls(
+            lambda key, sub: self._verify_one(query, objs, first[key], comp, sub),
+            distinct,
+            llm=self.llm,
+            max_concurrency=cfg.max_concurrency,
+            trace=trace,
+        )
         by_key = dict(zip(distinct, results, strict=True))
         verdicts: list[dict[str, float]] = []
         seen: set[tuple[Any, ...]] = set()

@@ -55,6 +55,9 @@ class QueryRecord:
         scores: their scores (same order).
         seconds: wall time of the search call.
         llm_calls, prompt_tokens, completion_tokens: from the query's trace.
+        llm_rounds: LLM calls on the query's critical path (calls made at once count once; ``Trace.llm_rounds``).
+        stages: per stage, its LLM calls and ``"fallback"`` events
+            (:func:`~retrievekit.core.eval.fallbacks.stage_counts`).
         events: number of trace events.
         counters: the trace's counters (summed per query).
         error: ``"ErrorType: message"`` when the search raised a retrievekit error (the ranking is then empty).
@@ -79,6 +82,8 @@ class QueryRecord:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     judged: dict[str, Any] = field(default_factory=dict)
+    llm_rounds: int = 0
+    stages: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (what one line of a record file holds).

@@ -7,7 +7,7 @@ Examples:
     >>> r = {"dataset": "scifact", "split": "dev", "method": "bm25", "n_queries": 2,
     ...      "metrics": {"ndcg@10": 0.5}, "cost": {"seconds_per_query": 0.01}}
     >>> print(compare([r], metrics=["ndcg@10"]).splitlines()[2])
-    | bm25@scifact/dev | 2 | 0.5000 | - | - | - | 0.0100 | - |
+    | bm25@scifact/dev | 2 | 0.5000 | - | - | - | - | 0.0100 | - |
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ DEFAULT_REPORT_METRICS: tuple[str, ...] = ("ndcg@10", "recall@10", "recall@100",
 
 _COST_COLUMNS: tuple[tuple[str, str], ...] = (
     ("llm_calls_per_query", "LLM calls/q"),
+    ("llm_rounds_per_query", "LLM rounds/q"),
     ("prompt_tokens_per_query", "prompt tok/q"),
     ("completion_tokens_per_query", "compl. tok/q"),
     ("seconds_per_query", "s/q"),
@@ -93,7 +94,7 @@ def compare(results: Sequence[ResultLike], metrics: Sequence[str] | None = None)
     Examples:
         >>> r = {"dataset": "d", "method": "m", "metrics": {"ndcg@10": 1.0}, "cost": {}}
         >>> compare([r]).splitlines()[0]
-        '| run | queries | ndcg@10 | LLM calls/q | prompt tok/q | compl. tok/q | s/q | build s |'
+        '| run | queries | ndcg@10 | LLM calls/q | LLM rounds/q | prompt tok/q | compl. tok/q | s/q | build s |'
     """
     rows = load_results(results)
     cols = _choose_metrics(rows, metrics)
@@ -105,6 +106,7 @@ def compare(results: Sequence[ResultLike], metrics: Sequence[str] | None = None)
         cells += [_fmt(r["metrics"].get(m), 4) for m in cols]
         cells += [
             _fmt(cost.get("llm_calls_per_query"), 2),
+            _fmt(cost.get("llm_rounds_per_query"), 2),
             _fmt(cost.get("prompt_tokens_per_query"), 1),
             _fmt(cost.get("completion_tokens_per_query"), 1),
             _fmt(cost.get("seconds_per_query"), 4),

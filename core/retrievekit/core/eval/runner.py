@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 from retrievekit.core.checks import check_k
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
 from retrievekit.core.eval.datasets import Dataset, Query
+from retrievekit.core.eval.fallbacks import fallback_block, fallback_warnings, stage_counts
 from retrievekit.core.eval.judge_accuracy import judge_block, query_pairs
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets, evaluate_table_recall
 from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard, shard
@@ -51,6 +52,7 @@ __all__ = ["COST_KEYS", "QueryExtra", "run_benchmark", "search_one", "summarize"
 
 COST_KEYS: tuple[str, ...] = (
     "llm_calls_per_query",
+    "llm_rounds_per_query",
     "prompt_tokens_per_query",
     "completion_tokens_per_query",
     "seconds_per_query",
@@ -98,6 +100,8 @@ def search_one(
         scores=[float(h.score) for h in hits[:k]],
         seconds=seconds,
         llm_calls=trace.llm_calls,
+        llm_rounds=trace.llm_rounds,
+        stages=stage_counts(trace),
         prompt_tokens=trace.prompt_tokens,
         completion_tokens=trace.completion_tokens,
         events=len(trace.events),
@@ -122,7 +126,10 @@ def summarize(
 ) -> dict[str, Any]:
     """Metrics and mean cost of a set of query records (the body of a benchmark result).
 
-    Returns ``{"n_queries", "metrics", "cost", "n_failed", "events_per_query"}`` plus ``counters_per_query`` and
+    Returns ``{"n_queries", "metrics", "cost", "n_failed", "events_per_query"}`` plus ``fallbacks`` (each stage's
+    fallback rate, :func:`~retrievekit.core.eval.fallbacks.fallback_block`) and ``warnings`` (the stages above
+    :data:`~retrievekit.core.eval.fallbacks.FALLBACK_WARN_RATE`) when a stage called an LLM or fell back,
+    ``counters_per_query`` and
     ``extra_means`` (the mean of each numeric ``extra`` field) when any record has them, ``failures`` (the first
     20 error messages) when a query failed, and ``judge`` (the relevance judge's accuracy on the pairs it scored,
     :func:`~retrievekit.core.eval.judge_accuracy.judge_block`) when a judge scored pairs or ``judge`` describes one
@@ -158,6 +165,7 @@ def summarize(
         "metrics": metrics,
         "cost": {
             "llm_calls_per_query": sum(r.llm_calls for r in recs) / n,
+            "llm_rounds_per_query": sum(r.llm_rounds for r in recs) / n,
             "prompt_tokens_per_query": sum(r.prompt_tokens for r in recs) / n,
             "completion_tokens_per_query": sum(r.completion_tokens for r in recs) / n,
             "seconds_per_query": sum(r.seconds for r in recs) / n,
@@ -170,6 +178,12 @@ def summarize(
         out["counters_per_query"] = {name: total / n for name, total in sorted(counters.items())}
     if extras:
         out["extra_means"] = {name: sum(v) / len(v) for name, v in sorted(extras.items())}
+    fallbacks = fallback_block(r.stages for r in recs)
+    if fallbacks is not None:
+        out["fallbacks"] = fallbacks
+        warned = fallback_warnings(fallbacks)
+        if warned:
+            out["warnings"] = warned
     failures = [f"{r.qid}: {r.error}" for r in recs if r.error]
     if failures:
         out["failures"] = failures[:20]

@@ -86,7 +86,7 @@ def map_calls(
     """
     items = list(items)
     workers = min(llm_concurrency(llm, max_concurrency), max(1, len(items)))
-    subs = [Trace(query=trace.query if trace is not None else None) for _ in items]
+    subs = [trace.child() if trace is not None else Trace() for _ in items]
     try:
         if workers <= 1:
             return [fn(x, sub) for x, sub in zip(items, subs, strict=True)]
