@@ -176,18 +176,24 @@ class RetrieveKitRetriever(BaseRetriever):
         method: str = "hybrid",
         work_dir: str | os.PathLike[str] | None = None,
         k: int = 4,
+        llm: Any = None,
         **options: Any,
     ) -> RetrieveKitRetriever:
-        """Build a registered method (``bm25``, ``dense``, ``hybrid``, ...) over LangChain documents.
+        """Build a registered method (``bm25``, ``dense``, ``hybrid``, ``llm-rerank``...) over LangChain documents;
+        ``llm`` (a LangChain chat model such as ``ChatOpenAI``, or a retrievekit model) is the LLM of an LLM-based
+        method (default: its local model).
 
         Examples:
             >>> RetrieveKitRetriever.from_documents([Document(page_content="x")], method="bm25").k
             4
         """
+        from retrievekit.langchain.llm import as_chat_llm
+
         ctx = MethodContext(
             corpus=check_corpus(documents_to_objects(documents)),
             work_dir=Path(work_dir) if work_dir else None,
             options=options,
+            llm=as_chat_llm(llm),
         )
         return cls(retriever=build_method(method, ctx), k=k, documents=documents)
 

@@ -66,7 +66,8 @@ class IterativeAgentRetriever(BaseRetriever):
         """Build the agent (``build_iterative_agent(llm, retriever, **agent_kwargs)``) and wrap it.
 
         ``retriever`` may be a LlamaIndex retriever too (e.g. ``index.as_retriever(similarity_top_k=5)``); ``llm`` a
-        LangChain tool-calling chat model or a retrievekit ``LocalLM``.
+        LangChain tool-calling chat model, a retrievekit ``LocalLM``, or a LlamaIndex ``LLM`` (``OpenAILike``...):
+        wrapped by :func:`~retrievekit.llama_index.llm.as_chat_llm`, its tool calls are schema-constrained JSON.
 
         Examples:
             >>> from retrievekit.langgraph import ScriptedToolChatModel
@@ -75,9 +76,12 @@ class IterativeAgentRetriever(BaseRetriever):
             >>> r.graph.config["recursion_limit"]
             10
         """
-        from retrievekit.langgraph.graph import build_iterative_agent
+        from llama_index.core.llms import LLM
 
-        return cls(build_iterative_agent(llm, retriever, **agent_kwargs))
+        from retrievekit.langgraph.graph import build_iterative_agent
+        from retrievekit.llama_index.llm import as_chat_llm
+
+        return cls(build_iterative_agent(as_chat_llm(llm) if isinstance(llm, LLM) else llm, retriever, **agent_kwargs))
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         from retrievekit.langgraph.method import run_agent

@@ -153,11 +153,15 @@ class RetrieveKitRetriever(BaseRetriever):
         method: str = "hybrid",
         work_dir: str | os.PathLike[str] | None = None,
         similarity_top_k: int = 10,
+        llm: Any = None,
         **options: Any,
     ) -> RetrieveKitRetriever:
-        """Build a registered method (``bm25``, ``dense``, ``hybrid``, ...) over LlamaIndex documents/nodes.
+        """Build a registered method (``bm25``, ``dense``, ``hybrid``, ``llm-rerank``...) over LlamaIndex
+        documents/nodes.
 
-        ``work_dir`` caches the built indexes on disk (reopened when the corpus is unchanged).
+        ``work_dir`` caches the built indexes on disk (reopened when the corpus is unchanged). ``llm`` (a LlamaIndex
+        ``LLM`` such as ``OpenAILike``, or a retrievekit model) is the LLM of an LLM-based method (default: its local
+        model).
 
         Examples:
             >>> from llama_index.core import Document
@@ -166,10 +170,13 @@ class RetrieveKitRetriever(BaseRetriever):
         """
         from pathlib import Path
 
+        from retrievekit.llama_index.llm import as_chat_llm
+
         ctx = MethodContext(
             corpus=check_corpus(nodes_to_objects(documents)),
             work_dir=Path(work_dir) if work_dir else None,
             options=options,
+            llm=as_chat_llm(llm),
         )
         return cls(build_method(method, ctx), similarity_top_k=similarity_top_k, nodes=documents)
 
