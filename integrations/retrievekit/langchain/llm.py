@@ -79,6 +79,23 @@ def _single_request_copy(llm: Any) -> Any:
     return llm.model_copy(update=update)
 
 
+def _cut_reply(error: BaseException) -> Completion | None:
+    """The reply inside the OpenAI SDK's ``LengthFinishReasonError`` (a ``response_format`` reply cut at
+    ``max_tokens``), as a ``finish_reason="length"`` completion; None for any other error."""
+    if type(error).__name__ != "LengthFinishReasonError":
+        return None
+    done = getattr(error, "completion", None)
+    choices = getattr(done, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    usage = getattr(done, "usage", None)
+    return Completion(
+        text=str(getattr(message, "content", "") or ""),
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        finish_reason="length",
+    )
+
+
 def _policy_of(llm: Any) -> CallPolicy:
     """The call policy a model's own settings imply (``timeout`` / ``request_timeout``, ``max_retries``)."""
     timeout = getattr(llm, "request_timeout", None)
@@ -208,6 +225,11 @@ class LangChainChatLLM(ServedChatLLM):
             kwargs.pop("max_tokens", None)
             kwargs.pop("temperature", None)
             response = self._model.invoke(messages, config=self.config, **kwargs)  # type: ignore[arg-type]
+        except Exception as e:
+            cut = _cut_reply(e)  # the OpenAI SDK raises instead of returning a structured reply cut at max_tokens
+            if cut is None:
+                raise
+            return cut
         text = response.text if isinstance(response, BaseMessage) else str(response)
         prompt_tokens, completion_tokens = _usage_from_message(response)
         estimated = prompt_tokens is None or completion_tokens is None

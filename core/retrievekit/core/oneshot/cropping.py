@@ -34,17 +34,31 @@ from retrievekit.core.llm.untrusted import DATA_RULE, fence
 from retrievekit.core.spans import trimmed_spans
 from retrievekit.core.trace import Trace
 
-__all__ = ["CROP_SCHEMA", "CropResult", "SentenceCropper", "sentence_spans", "split_sentences"]
+__all__ = ["CROP_SCHEMA", "CropResult", "crop_schema", "SentenceCropper", "sentence_spans", "split_sentences"]
 
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\s*\n+\s*")
 
 CROP_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"keep": {"type": "array", "items": {"type": "integer"}}},
+    "properties": {"keep": {"type": "array", "items": {"type": "integer"}, "minItems": 1}},
     "required": ["keep"],
 }
-"""The reply schema: ``{"keep": [int, ...]}``. Kept constant (range checked after parsing) so a local model compiles
-its constrained-decoding index once, not once per chunk length."""
+"""The reply schema: ``{"keep": [int, ...]}`` with at least one id (a schema-constrained model cannot keep nothing).
+Kept constant (range checked after parsing) so a local model compiles its constrained-decoding index once, not once
+per chunk length."""
+
+
+def crop_schema(n: int) -> dict[str, Any]:
+    """The reply schema for a passage of ``n`` sentences: ids restricted to ``0..n-1``, 1 to ``n`` of them. Sent to
+    a served LLM, whose server compiles a grammar per request anyway; a local model keeps :data:`CROP_SCHEMA`.
+
+    Examples:
+        >>> crop_schema(3)["properties"]["keep"]["items"]
+        {'type': 'integer', 'enum': [0, 1, 2]}
+    """
+    keep = {"type": "array", "items": {"type": "integer", "enum": list(range(n))}, "minItems": 1, "maxItems": n}
+    return {"type": "object", "properties": {"keep": keep}, "required": ["keep"]}
+
 
 _PROMPT = (
     "Question: {question}\n\n"
@@ -129,6 +143,11 @@ class SentenceCropper:
         self.max_tokens = max_tokens
         self.judge_threshold = float(judge_threshold)
 
+    def _schema(self, n: int) -> dict[str, Any]:
+        from retrievekit.core.llm.local import LocalLM
+
+        return CROP_SCHEMA if isinstance(self.llm, LocalLM) else crop_schema(n)
+
     def prompt(self, question: str, sentences: Sequence[str]) -> str:
         """The cropping prompt for ``sentences``.
 
@@ -184,7 +203,7 @@ class SentenceCropper:
         else:
             try:
                 result = self.llm.complete_json(
-                    self.prompt(question, sentences), CROP_SCHEMA, max_tokens=self.max_tokens, trace=trace
+                    self.prompt(question, sentences), self._schema(n), max_tokens=self.max_tokens, trace=trace
                 )
             except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
                 raise
