@@ -41,6 +41,7 @@ from retrievekit.core.cli import add_llm_arguments, parse_options, resolve_llm, 
 from retrievekit.core.eval.curves import curves_markdown
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
+from retrievekit.core.llm.arguments import served_settings
 
 
 def _name(judge: str) -> str:
@@ -62,6 +63,7 @@ def _run(ds: Any, method: str, judge: str | None, options: dict[str, Any], args:
         progress=not args.no_progress,
         records=Path(args.out_dir) / f"{stem}.jsonl",
         shard_spec=args.shard,
+        settings={"served_llm": served_settings(args)} if args.served_llm is not None else None,
     )
     if args.shard:
         return None

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, InvalidPathError, RetrieveKitError
-from retrievekit.core.llm.arguments import add_llm_arguments, llm_argument, resolve_llm
+from retrievekit.core.llm.arguments import add_llm_arguments, llm_argument, resolve_llm, served_settings
 from retrievekit.core.paths import ensure_folder
 
 __all__ = [
@@ -248,6 +248,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run_settings(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Settings beyond the method's that identify a run in its records: the pool restriction, the served LLM's."""
+    settings: dict[str, Any] = {}
+    if args.corpus_size:
+        settings.update(corpus_size=args.corpus_size, seed=args.seed)
+    served = served_settings(args)
+    if served is not None:
+        settings["served_llm"] = served
+    return settings or None
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from retrievekit.core.eval.datasets import load_dataset
     from retrievekit.core.eval.report import compare
@@ -279,7 +290,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         records=args.records,
         shard_spec=args.shard,
-        settings={"corpus_size": args.corpus_size, "seed": args.seed} if args.corpus_size else None,
+        settings=_run_settings(args),
     )
     if args.label:
         result["label"] = args.label

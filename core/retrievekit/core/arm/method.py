@@ -318,8 +318,7 @@ class Arm:
                 objs, self._vectors(pool), query, self._embed, view_rows=cfg.view_rows, cell_cache=self._text_vecs
             )
         drafts = self._drafts(base_idx, R, comp.matrix, trace)
-        with trace.stage("arm.verify"):
-            verdicts, min_votes, threshold = self._verify(query, objs, drafts, comp, trace)
+        verdicts, min_votes, threshold = self._verify(query, objs, drafts, comp, trace)
         agg = aggregate(
             verdicts,
             logprob_weight=cfg.logprob_weight,
@@ -403,6 +402,18 @@ class Arm:
         if self.llm is None:
             trace.note("no_llm", "no LLM given: verification skipped; objects in a majority of drafts are kept")
             return vote_only, majority, float("-inf")
+        with trace.stage("arm.verify"):
+            verdicts = self._verify_drafts(query, objs, drafts, comp, trace)
+        if not verdicts:
+            trace.note("fallback", "verification failed for every draft; objects in a majority of drafts are kept")
+            return vote_only, majority, float("-inf")
+        return verdicts, 1, cfg.threshold
+
+    def _verify_drafts(
+        self, query: str, objs: Sequence[DataObject], drafts: Sequence[Draft], comp: Any, trace: Trace
+    ) -> list[dict[str, float]]:
+        """Each draft's verdict (the chosen objects and their log-probs); failed drafts cast no votes."""
+        cfg = self.config
         # one verification per distinct draft (an identical draft gets the identical greedy verdict), run side by side
         keys = [(d.objects, d.edges) for d in drafts]
         distinct = list(dict.fromkeys(keys)) if cfg.verify_beams == 1 else keys
@@ -430,10 +441,7 @@ class Arm:
             else:
                 trace.count("arm_verify_failed")
                 trace.note("fallback", f"draft k={d.expand_k}: {v.message}; it casts no votes", expand_k=d.expand_k)
-        if not verdicts:
-            trace.note("fallback", "verification failed for every draft; objects in a majority of drafts are kept")
-            return vote_only, majority, float("-inf")
-        return verdicts, 1, cfg.threshold
+        return verdicts
 
     def _verify_one(self, query: str, objs: Sequence[DataObject], d: Draft, comp: Any, trace: Trace) -> Any:
         """One draft's LLM self-verification (:func:`~retrievekit.core.arm.verify.verify_draft`)."""

@@ -16,9 +16,10 @@ import argparse
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.llm.served_spec import load_served_llm, parse_served_spec
+from retrievekit.core.llm.served import STRUCTURED_OUTPUT_MODES
+from retrievekit.core.llm.served_spec import ServedLLMSpec, load_served_llm, parse_served_spec
 
-__all__ = ["LLM_CHOICES", "add_llm_arguments", "llm_argument", "resolve_llm"]
+__all__ = ["LLM_CHOICES", "add_llm_arguments", "llm_argument", "resolve_llm", "served_settings"]
 
 LLM_CHOICES = ("smollm2", "qwen0.5b")
 """Local models ``--llm`` names (:data:`~retrievekit.core.llm.models.MODEL_REGISTRY`)."""
@@ -72,6 +73,41 @@ def add_llm_arguments(parser: argparse.ArgumentParser, *, default: str | None, h
     parser.add_argument(
         "--llm-max-concurrency", type=int, default=4, help="served LLM: requests in flight at once (default: 4)"
     )
+    parser.add_argument(
+        "--llm-structured-output",
+        choices=STRUCTURED_OUTPUT_MODES,
+        default="auto",
+        help="served LLM: how JSON is asked for (default: auto, the server's JSON-schema mode where the client "
+        "supports it; prompt: the schema in the prompt)",
+    )
+
+
+def served_settings(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The served LLM's settings that change results or cost (for a run's records and result), or None.
+
+    Examples:
+        >>> a = argparse.Namespace(llm="openai:m@http://127.0.0.1:8080/v1", llm_timeout=60.0,
+        ...                        llm_max_concurrency=1, llm_structured_output="prompt")
+        >>> served_settings(a)
+        {'timeout': 60.0, 'max_concurrency': 1, 'structured_output': 'prompt'}
+    """
+    spec = _spec(args)
+    if spec is None:
+        return None
+    return {
+        "timeout": spec.policy.timeout,
+        "max_concurrency": spec.max_concurrency,
+        "structured_output": spec.structured_output,
+    }
+
+
+def _spec(args: argparse.Namespace) -> ServedLLMSpec | None:
+    return parse_served_spec(
+        getattr(args, "llm", None),
+        timeout=getattr(args, "llm_timeout", None),
+        max_concurrency=getattr(args, "llm_max_concurrency", None),
+        structured_output=getattr(args, "llm_structured_output", None),
+    )
 
 
 def resolve_llm(args: argparse.Namespace) -> Any:
@@ -82,9 +118,5 @@ def resolve_llm(args: argparse.Namespace) -> Any:
         >>> resolve_llm(argparse.Namespace(llm="smollm2")) is None
         True
     """
-    spec = parse_served_spec(
-        getattr(args, "llm", None),
-        timeout=getattr(args, "llm_timeout", None),
-        max_concurrency=getattr(args, "llm_max_concurrency", None),
-    )
+    spec = _spec(args)
     return load_served_llm(spec) if spec is not None else None

@@ -29,6 +29,7 @@ from retrievekit.core.llm.constraints import allowed_token_ids, next_allowed_tok
 from retrievekit.core.llm.json_output import (
     ChatLLMBase,
     build_json_messages,
+    count_json_call,
     schema_to_json,
     validate_json,
 )
@@ -293,10 +294,14 @@ class LocalLM(ChatLLMBase):
             return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
         raw = str(raw)
         self._record(trace, prompt_tokens, len(self.encode(raw)))
+        count_json_call(trace)
+        if trace is not None:
+            trace.count("json.replies")
         try:
             value = validate_json(json.loads(raw), schema)
         except (ValueError, LLMOutputError) as e:
             if trace is not None:
+                trace.count("json.invalid")
                 trace.note(
                     "fallback",
                     f"constrained JSON did not validate (cut off at max_tokens={max_tokens}?): {str(e)[:200]}; "

@@ -49,6 +49,8 @@ class ServedLLMSpec:
         api_key: from ``OPENAI_API_KEY``, else ``"-"``.
         policy: timeout and retries of one request.
         max_concurrency: requests in flight at once.
+        structured_output: how JSON is asked for (``auto``, ``json_schema``, ``json_object``, ``prompt``;
+            :mod:`retrievekit.core.llm.served`).
 
     Examples:
         >>> ServedLLMSpec("openai", "m", "http://127.0.0.1:8080/v1").label
@@ -61,6 +63,7 @@ class ServedLLMSpec:
     api_key: str = "-"
     policy: CallPolicy = CallPolicy()
     max_concurrency: int = 4
+    structured_output: str = "auto"
 
     @property
     def label(self) -> str:
@@ -69,7 +72,11 @@ class ServedLLMSpec:
 
 
 def parse_served_spec(
-    text: str | None, *, timeout: float | None = None, max_concurrency: int | None = None
+    text: str | None,
+    *,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    structured_output: str | None = None,
 ) -> ServedLLMSpec | None:
     """The :class:`ServedLLMSpec` ``text`` names, or None when it is not of the form ``CLIENT:MODEL@URL``.
 
@@ -97,6 +104,7 @@ def parse_served_spec(
         api_key=os.environ.get("OPENAI_API_KEY") or "-",
         policy=policy,
         max_concurrency=int(max_concurrency) if max_concurrency is not None else 4,
+        structured_output=structured_output or "auto",
     )
 
 
