@@ -223,3 +223,31 @@ def test_agent_through_openai_like_in_a_query_engine(server):
     resp = _engine(r, server).query("Which fruit is yellow?")
     assert resp.source_nodes and r.last_trace.counters["retrieval_calls"] >= 1
     assert "llm_error" not in [e.kind for e in r.last_trace.events]
+
+
+# ------------------------------------------------------------------------------------------------ your own LLM in bench
+
+
+def test_bench_takes_a_served_llm(server, tmp_path, monkeypatch, capsys):
+    import json
+
+    from retrievekit.core import cli
+    from retrievekit.core.eval.datasets import Dataset, Query
+
+    ds = Dataset(
+        name="toy",
+        split="dev",
+        corpus=list(FRUIT),
+        queries=[Query("q1", "Which fruit is yellow?"), Query("q2", "Which river flows into the sea?")],
+        qrels={"q1": {"banana": 1}, "q2": {"nile": 1}},
+    )
+    monkeypatch.setattr("retrievekit.core.eval.datasets.load_dataset", lambda *a, **k: ds)
+    out = tmp_path / "r.json"
+    args = ["bench", "--dataset", "scifact", "--data-dir", str(tmp_path), "--method", "llm-rerank", "--no-progress"]
+    args += ["--llm", f"openai:smollm2@{server.url}", "--llm-timeout", "180", "--llm-max-concurrency", "2"]
+    args += ["--option", "first_stage=bm25", "--option", "calls=2", "--out", str(out)]
+    assert cli.main(args) == 0
+    r = json.loads(out.read_text())
+    assert r["n_queries"] == 2 and r["n_failed"] == 0 and r["llm"] == f"openai:smollm2@{server.url}"
+    assert r["cost"]["llm_calls_per_query"] >= 1 and r["counters_per_query"]["json.json_schema"] >= 1
+    assert r["fallbacks"]["llm_rerank.score"]["rate"] == 0.0 and "warnings" not in r
