@@ -129,13 +129,13 @@ def test_judge_edges_take_llm_name_and_the_old_keyword():
         assert resolve_judge(judge, llm="smollm2") is judge
 
 
-def test_a_zero_shot_judge_needs_a_local_model():
-    with pytest.raises(InvalidInputError, match="llm must be a LocalLM, got LlamaIndexChatLLM"):
-        JudgeReranker(llm=MockLLM())  # wrapped by as_chat_llm, then refused: a judge reads logits
-    with pytest.raises(ValueError, match="llm must be a LocalLM, got LangChainChatLLM"):  # pydantic wraps it
-        JudgeCompressor(llm=FakeListChatModel(responses=["x"]))
+def test_a_zero_shot_judge_needs_a_local_model_and_the_rerankers_score_a_chat_llm_listwise():
     with pytest.raises(InvalidInputError, match="llm must be a LocalLM"):
-        Judge.zero_shot(llm=Echo())
+        Judge.zero_shot(llm=Echo())  # a zero-shot judge reads logits
+    # a framework LLM without logits (a served one) reranks by slate prompts instead of being refused
+    assert type(JudgeReranker(llm=MockLLM())._judge).__name__ == "ListwiseJudge"
+    compressor = JudgeCompressor(llm=FakeListChatModel(responses=['{"scores": [90, 10]}']))
+    assert type(compressor._judge).__name__ == "ListwiseJudge"
 
 
 def test_judge_zero_shot_reads_a_local_model(tiny_lm):

@@ -29,7 +29,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.hooks import judge_relevance
-from retrievekit.core.judge.scorer import resolve_judge
+from retrievekit.core.lattice.listwise import resolve_reranking_judge
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.trace import Trace, last_trace_property, publish
 from retrievekit.langchain.llm import as_chat_llm
@@ -83,7 +83,7 @@ class JudgeCompressor(BaseDocumentCompressor):
             raise InvalidInputError(f"top_n must be a positive integer, got {self.top_n!r}")
         llm, self.llm_name = split_llm_argument(self.llm, self.llm_name, where="JudgeCompressor", stacklevel=5)
         self.llm = as_chat_llm(llm)
-        self._judge = resolve_judge(self.judge, self.judge_dir, self.llm_name, llm=self.llm)
+        self._judge = resolve_reranking_judge(self.judge, self.judge_dir, self.llm_name, llm=self.llm)
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None

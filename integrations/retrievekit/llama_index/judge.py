@@ -34,7 +34,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.hooks import judge_relevance
-from retrievekit.core.judge.scorer import resolve_judge
+from retrievekit.core.lattice.listwise import resolve_reranking_judge
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.trace import Trace, last_trace_property, publish
 from retrievekit.llama_index.llm import as_chat_llm
@@ -96,7 +96,7 @@ class JudgeReranker(BaseNodePostprocessor):
             raise InvalidInputError(f"top_n must be a positive integer, got {top_n!r}")
         llm, llm_name = split_llm_argument(llm, llm_name, where="JudgeReranker")
         super().__init__(top_n=top_n, **kwargs)
-        self._judge = resolve_judge(judge, judge_dir, llm_name, llm=as_chat_llm(llm))
+        self._judge = resolve_reranking_judge(judge, judge_dir, llm_name, llm=as_chat_llm(llm))
 
     @classmethod
     def class_name(cls) -> str:

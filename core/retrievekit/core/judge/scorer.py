@@ -437,8 +437,8 @@ def resolve_judge(
     judge: Any = None, judge_dir: str | Path | None = None, llm_name: str = "smollm2", *, llm: Any = None
 ) -> Any:
     """The judge to use: ``judge`` as given, else :func:`load_judge` of ``judge_dir``, else the zero-shot judge of
-    ``llm`` (a loaded ``LocalLM``) or of the model named ``llm_name``; a chat LLM that exposes no logits (a served
-    one, wrapped) becomes a :class:`~retrievekit.core.judge.listwise.ListwiseJudge`.
+    ``llm`` (a loaded ``LocalLM``) or of the model named ``llm_name``. (The rerankers give a chat LLM without logits,
+    a served one, to :func:`~retrievekit.core.lattice.listwise.resolve_reranking_judge` instead.)
 
     Used by the LlamaIndex / LangChain reranker edges. ``llm="smollm2"`` (a name) is the former spelling of
     ``llm_name``: it still works for one release, with a :class:`DeprecationWarning`.
@@ -461,14 +461,4 @@ def resolve_judge(
         return judge
     if judge_dir is not None:
         return load_judge(judge_dir)
-    if llm is not None and hasattr(llm, "complete_json") and not _reads_logits(llm):
-        from retrievekit.core.judge.listwise import ListwiseJudge
-
-        return ListwiseJudge(llm)  # a served chat LLM: no logits to read, so it scores slates of candidates
     return Judge.zero_shot(llm_name, llm=llm)
-
-
-def _reads_logits(llm: Any) -> bool:
-    from retrievekit.core.llm.local import LocalLM
-
-    return isinstance(llm, (LocalLM, Judge))

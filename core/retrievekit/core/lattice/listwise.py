@@ -1,4 +1,4 @@
-"""A relevance judge from any chat LLM: candidates scored in slates with LATTICE's slate prompt.
+"""A relevance judge from any chat LLM: candidates scored in slates with LATTICE's slate prompt (listwise).
 
 A zero-shot :class:`~retrievekit.core.judge.Judge` reads a local model's next-token logits, which a served LLM does
 not expose. :class:`ListwiseJudge` gives the judge rerankers (``JudgeReranker``, ``JudgeCompressor``) and every
@@ -10,10 +10,10 @@ unusable scores 0 for its candidates, noted as a ``"fallback"``.
 Examples:
     >>> from retrievekit.core.llm.json_output import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
-    >>> class Fruit(ChatLLMBase):  # a stand-in LLM: blocks that mention fruit score 9 of 10
+    >>> class Fruit(ChatLLMBase):  # a stand-in LLM: blocks that mention fruit score 90 of 100
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
     ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
-    ...         return Completion('{"scores": [%s]}' % ", ".join("9" if "fruit" in l else "1" for l in items))
+    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "fruit" in l else "10" for l in items))
     >>> ListwiseJudge(Fruit()).score_relevance("fruit", ["Apples are fruit.", "Rust is a language."])
     [0.9, 0.1]
 """
@@ -21,15 +21,18 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.judge.scorer import Judge, resolve_judge
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.lattice.scoring import SlateScorer
 from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
 
-__all__ = ["ListwiseJudge"]
+__all__ = ["ListwiseJudge", "resolve_reranking_judge"]
 
 
 class ListwiseJudge:
@@ -78,3 +81,25 @@ class ListwiseJudge:
             trace=trace,
         )
         return [float(s) for scores in scored for s in scores]
+
+
+def resolve_reranking_judge(
+    judge: Any = None, judge_dir: str | Path | None = None, llm_name: str = "smollm2", *, llm: Any = None
+) -> Any:
+    """The judge a reranker edge (``JudgeReranker``, ``JudgeCompressor``) uses: a :class:`ListwiseJudge` over ``llm``
+    when it is a chat LLM without logits (a served one, wrapped) and no ``judge`` / ``judge_dir`` is given; else
+    :func:`~retrievekit.core.judge.scorer.resolve_judge` (a trained judge, or the zero-shot judge of a local model).
+
+    Examples:
+        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> class Served(ChatLLMBase):
+        ...     pass
+        >>> type(resolve_reranking_judge(llm=Served())).__name__
+        'ListwiseJudge'
+    """
+    from retrievekit.core.llm.local import LocalLM
+
+    reads_logits = isinstance(llm, (LocalLM, Judge)) or hasattr(llm, "score_relevance")
+    if judge is None and judge_dir is None and llm is not None and hasattr(llm, "complete_json") and not reads_logits:
+        return ListwiseJudge(llm)
+    return resolve_judge(judge, judge_dir, llm_name, llm=llm)
