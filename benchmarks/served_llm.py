@@ -6,8 +6,10 @@ overlapping calls shows on 2 cores as it would there), and runs the method on th
 
 * ``before`` -- the schema in the prompt, parsed with repair (``structured_output=prompt``), one call after another
   (``max_concurrency=1``): the served path as it was, with limits and typed errors;
-* ``after`` -- the server's JSON-schema mode (``structured_output=auto``) and independent calls side by side
-  (``max_concurrency`` = the server's slots);
+* ``sequential`` -- the server's JSON-schema mode (``structured_output=auto``), one call after another: with
+  ``after``, the effect of overlapping calls alone;
+* ``after`` -- the server's JSON-schema mode and independent calls side by side (``max_concurrency`` = the server's
+  slots);
 * ``in-process`` -- the same model in-process (``LocalLM``, Outlines-constrained JSON), the reference valid-reply
   rate.
 
@@ -38,6 +40,7 @@ from retrievekit.core.llm.served_spec import load_served_llm, parse_served_spec
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "before": {"structured_output": "prompt", "max_concurrency": 1},
+    "sequential": {"structured_output": "auto", "max_concurrency": 1},  # the schema mode alone, no overlap
     "after": {"structured_output": "auto", "max_concurrency": None},  # None: the server's slots
     "in-process": {},
 }
