@@ -14,7 +14,6 @@ Examples:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -96,16 +95,6 @@ def _cut_reply(error: BaseException) -> Completion | None:
     )
 
 
-def _policy_of(llm: Any) -> CallPolicy:
-    """The call policy a model's own settings imply (``timeout`` / ``request_timeout``, ``max_retries``)."""
-    timeout = getattr(llm, "request_timeout", None)
-    retries = getattr(llm, "max_retries", None)
-    return CallPolicy(
-        timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else 60.0,
-        max_retries=int(retries) if isinstance(retries, int) and not isinstance(retries, bool) else 2,
-    )
-
-
 def _endpoint_of(llm: Any) -> str:
     model = getattr(llm, "model_name", None) or getattr(llm, "model", None)
     base = getattr(llm, "openai_api_base", None) or getattr(llm, "base_url", None)
@@ -155,17 +144,12 @@ class LangChainChatLLM(ServedChatLLM):
         max_concurrency: int = 4,
         forward_generation_kwargs: bool | None = None,
     ) -> None:
-        if forward_generation_kwargs is not None:
-            warnings.warn(
-                "LangChainChatLLM(forward_generation_kwargs=...) is deprecated and ignored: max_tokens and "
-                "temperature are always sent",
-                DeprecationWarning,
-                stacklevel=2,
-            )
         super().__init__(
-            policy=policy if policy is not None else _policy_of(llm),
+            policy=policy
+            or CallPolicy.from_client(getattr(llm, "request_timeout", None), getattr(llm, "max_retries", None)),
             structured_output=structured_output,
             max_concurrency=max_concurrency,
+            forward_generation_kwargs=forward_generation_kwargs,
         )
         self.llm = llm
         self.config = dict(config) if config is not None else None
@@ -210,21 +194,9 @@ class LangChainChatLLM(ServedChatLLM):
             'ok'
         """
         messages = self.to_langchain_messages(request.messages)
-        kwargs: dict[str, Any] = {}
-        if self.limits_sent:
-            kwargs.update(max_tokens=request.max_tokens, temperature=request.temperature)
-        if self._openai:
-            kwargs["timeout"] = request.timeout
-        if request.response_format is not None:
-            kwargs["response_format"] = request.response_format
+        kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
         try:
-            response = self._model.invoke(messages, config=self.config, **kwargs)  # type: ignore[arg-type]
-        except TypeError as e:
-            if not self.refuses_limits(e):
-                raise
-            kwargs.pop("max_tokens", None)
-            kwargs.pop("temperature", None)
-            response = self._model.invoke(messages, config=self.config, **kwargs)  # type: ignore[arg-type]
+            response = self.call_client(lambda **kw: self._model.invoke(messages, config=self.config, **kw), kwargs)
         except Exception as e:
             cut = _cut_reply(e)  # the OpenAI SDK raises instead of returning a structured reply cut at max_tokens
             if cut is None:

@@ -16,7 +16,6 @@ Examples:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -98,15 +97,6 @@ def _single_request_copy(llm: Any) -> Any:
     return copy
 
 
-def _policy_of(llm: Any) -> CallPolicy:
-    """The call policy an LLM's own settings imply (``timeout``, ``max_retries``)."""
-    timeout, retries = getattr(llm, "timeout", None), getattr(llm, "max_retries", None)
-    return CallPolicy(
-        timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else 60.0,
-        max_retries=int(retries) if isinstance(retries, int) and not isinstance(retries, bool) else 2,
-    )
-
-
 def _endpoint_of(llm: Any) -> str:
     model = getattr(llm, "model", None)
     base = getattr(llm, "api_base", None) or getattr(llm, "base_url", None)
@@ -157,21 +147,15 @@ class LlamaIndexChatLLM(ServedChatLLM):
         max_concurrency: int = 4,
         forward_generation_kwargs: bool | None = None,
     ) -> None:
-        if forward_generation_kwargs is not None:
-            warnings.warn(
-                "LlamaIndexChatLLM(forward_generation_kwargs=...) is deprecated and ignored: max_tokens and "
-                "temperature are always sent",
-                DeprecationWarning,
-                stacklevel=2,
-            )
         if llm is None:
             from llama_index.core import Settings
 
             llm = Settings.llm
         super().__init__(
-            policy=policy if policy is not None else _policy_of(llm),
+            policy=policy or CallPolicy.from_client(getattr(llm, "timeout", None), getattr(llm, "max_retries", None)),
             structured_output=structured_output,
             max_concurrency=max_concurrency,
+            forward_generation_kwargs=forward_generation_kwargs,
         )
         self.llm = llm
         self.endpoint = _endpoint_of(llm)
@@ -205,21 +189,8 @@ class LlamaIndexChatLLM(ServedChatLLM):
             True
         """
         messages = self.to_llama_index_messages(request.messages)
-        kwargs: dict[str, Any] = {}
-        if self.limits_sent:
-            kwargs.update(max_tokens=request.max_tokens, temperature=request.temperature)
-        if self._openai:
-            kwargs["timeout"] = request.timeout
-        if request.response_format is not None:
-            kwargs["response_format"] = request.response_format
-        try:
-            response = self._model.chat(messages, **kwargs)
-        except TypeError as e:
-            if not self.refuses_limits(e):
-                raise
-            kwargs.pop("max_tokens", None)
-            kwargs.pop("temperature", None)
-            response = self._model.chat(messages, **kwargs)
+        kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
+        response = self.call_client(lambda **kw: self._model.chat(messages, **kw), kwargs)
         text = response.message.content or ""
         prompt_tokens, completion_tokens = _usage_from_response(response)
         estimated = prompt_tokens is None or completion_tokens is None

@@ -113,6 +113,21 @@ class CallPolicy:
             raise InvalidInputError(f"CallPolicy.deadline_grace must be >= 0, got {self.deadline_grace}")
         object.__setattr__(self, "timeout", float(self.timeout))
 
+    @classmethod
+    def from_client(cls, timeout: object = None, max_retries: object = None) -> CallPolicy:
+        """The policy a client's own settings imply: its ``timeout`` (seconds; anything else, such as an
+        ``httpx.Timeout`` or None, gives the default) and ``max_retries`` (None gives the default).
+
+        Examples:
+            >>> CallPolicy.from_client(10, 1)
+            CallPolicy(timeout=10.0, max_retries=1, backoff=0.5, max_backoff=8.0, deadline_grace=5.0)
+            >>> CallPolicy.from_client(None, None) == CallPolicy()
+            True
+        """
+        seconds = float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else cls.timeout
+        retries = max_retries if isinstance(max_retries, int) and not isinstance(max_retries, bool) else cls.max_retries
+        return cls(timeout=seconds, max_retries=retries)
+
     def wait_before(self, retry: int, retry_after: float | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (1-based): the server's ``Retry-After`` when given, else
         ``backoff * 2 ** (retry - 1)``; never more than ``max_backoff``.

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +123,7 @@ class ServedChatLLM(ChatLLMBase):
         policy: timeout and retries of one request (:class:`~retrievekit.core.llm.call_policy.CallPolicy`).
         structured_output: ``"auto"`` | ``"json_schema"`` | ``"json_object"`` | ``"prompt"`` (module docstring).
         max_concurrency: requests of this adapter in flight at once (ours: 4, a small server's parallel slots).
+        forward_generation_kwargs: deprecated and ignored (limits are always sent); passing it warns.
 
     Examples:
         >>> class Down(ServedChatLLM):
@@ -138,8 +140,20 @@ class ServedChatLLM(ChatLLMBase):
     """Where requests go (named in errors); adapters set it from their client."""
 
     def __init__(
-        self, *, policy: CallPolicy | None = None, structured_output: str = "auto", max_concurrency: int = 4
+        self,
+        *,
+        policy: CallPolicy | None = None,
+        structured_output: str = "auto",
+        max_concurrency: int = 4,
+        forward_generation_kwargs: bool | None = None,
     ) -> None:
+        if forward_generation_kwargs is not None:
+            warnings.warn(
+                f"{type(self).__name__}(forward_generation_kwargs=...) is deprecated and ignored: max_tokens and "
+                "temperature are always sent",
+                DeprecationWarning,
+                stacklevel=3,
+            )
         if structured_output not in STRUCTURED_OUTPUT_MODES:
             raise InvalidInputError(
                 f"structured_output must be one of {STRUCTURED_OUTPUT_MODES}, got {structured_output!r}"
@@ -163,6 +177,44 @@ class ServedChatLLM(ChatLLMBase):
     def _supports_response_format(self) -> bool:
         """Whether the client can send ``response_format`` (the ``"auto"`` mode uses the schema mode then)."""
         return False
+
+    def client_kwargs(self, request: SendRequest, *, per_request_timeout: bool) -> dict[str, Any]:
+        """The keyword arguments one client call sends: the limits (unless the client refused them), the timeout
+        (when the client takes one per request, as the OpenAI SDK does) and ``response_format``.
+
+        Examples:
+            >>> r = SendRequest([ChatMessage("user", "hi")], 8, 0.0, 30.0, {"type": "json_object"})
+            >>> ServedChatLLM().client_kwargs(r, per_request_timeout=True)
+            {'max_tokens': 8, 'temperature': 0.0, 'timeout': 30.0, 'response_format': {'type': 'json_object'}}
+        """
+        kwargs: dict[str, Any] = {}
+        if self.limits_sent:
+            kwargs.update(max_tokens=request.max_tokens, temperature=request.temperature)
+        if per_request_timeout:
+            kwargs["timeout"] = request.timeout
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        return kwargs
+
+    def call_client(self, call: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        """``call(**kwargs)``; a client that refuses per-call limits (``TypeError``) is called again without them,
+        and this adapter stops sending them (:meth:`refuses_limits`).
+
+        Examples:
+            >>> def chat(**kwargs):
+            ...     if "max_tokens" in kwargs:
+            ...         raise TypeError("chat() got an unexpected keyword argument 'max_tokens'")
+            ...     return "ok"
+            >>> llm = ServedChatLLM()
+            >>> llm.call_client(chat, {"max_tokens": 5, "temperature": 0.0}), llm.limits_sent
+            ('ok', False)
+        """
+        try:
+            return call(**kwargs)
+        except TypeError as e:
+            if not self.refuses_limits(e):
+                raise
+            return call(**{k: v for k, v in kwargs.items() if k not in ("max_tokens", "temperature")})
 
     def refuses_limits(self, error: TypeError) -> bool:
         """Whether a client's ``TypeError`` says it takes no ``max_tokens`` / ``temperature`` per call; if so, this
