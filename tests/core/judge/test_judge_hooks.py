@@ -65,6 +65,28 @@ def test_judge_relevance_checks_and_clips():
     assert judge_relevance(Bad((0.25, 1)), "q", ["a", "b"]) == [0.25, 1.0]  # any sequence of numbers
 
 
+def test_judge_relevance_refuses_booleans_generators_and_wild_scores():
+    import numpy as np
+
+    class Bad:
+        def __init__(self, reply):
+            self.reply = reply
+
+        def score_relevance(self, query, candidates, *, trace=None):
+            return self.reply() if callable(self.reply) else self.reply
+
+    for reply, why in (
+        ([True, 0.2], "non-number"),  # a boolean is no probability
+        (np.array([True, False]), "non-number"),
+        (lambda: (s for s in (0.5, 0.5)), "not a list of scores"),  # a generator cannot be checked whole
+        ([1e308, 0.5], "far outside"),
+        ([0.5, -3.0], "far outside"),
+    ):
+        with pytest.raises(LLMOutputError, match=why):
+            judge_relevance(Bad(reply), "q", ["a", "b"])
+    assert judge_relevance(Bad(np.array([0.25, 0.75])), "q", ["a", "b"]) == [0.25, 0.75]  # an array is a sequence
+
+
 # ---------------------------------------------------------------------- llm-rerank
 def test_llm_rerank_with_a_judge_orders_by_judge_score():
     docs = [Passage(id=f"d{i}", text=f"sun report number {i}") for i in range(6)]

@@ -126,6 +126,9 @@ def judge_relevance(
         raise LLMOutputError(f"the judge returned {len(values)} scores for {len(texts)} candidates", raw=str(raw)[:200])
     if not all(math.isfinite(v) for v in values):
         raise LLMOutputError("the judge returned a NaN or infinite score", raw=str(raw)[:200])
+    wild = [v for v in values if not _PLAUSIBLE[0] <= v <= _PLAUSIBLE[1]]
+    if wild:  # not a probability off by rounding: a broken judge, whose ranking nothing should rest on
+        raise LLMOutputError(f"the judge returned a score far outside [0, 1] ({wild[0]!r})", raw=str(raw)[:200])
     clipped = sum(1 for v in values if not 0.0 <= v <= 1.0)
     if clipped and trace is not None:
         trace.count("judge.clipped", clipped)
@@ -137,19 +140,33 @@ def judge_relevance(
 
 
 _TEXT = (str, bytes, bytearray)
+_PLAUSIBLE = (-1.0, 2.0)
+"""Scores outside ``[0, 1]`` but inside this range are clipped (and noted); outside it, the judge is refused."""
+
+
+def _is_sequence(raw: Any) -> bool:
+    """A list, tuple or array: sized and indexable (a generator or an iterator is not: it cannot be checked whole)."""
+    return isinstance(raw, Sequence) or (
+        hasattr(raw, "__len__") and hasattr(raw, "__getitem__") and hasattr(raw, "shape")
+    )
 
 
 def _scores_of(raw: Any) -> list[float]:
-    """The judge's reply as floats: a sequence (list, tuple, array) of numbers, nothing else. A string, bytes or a
-    mapping is refused whole (iterating it would give characters or keys), and so is an element that is text."""
-    if isinstance(raw, (*_TEXT, Mapping)) or not isinstance(raw, Iterable):
+    """The judge's reply as floats: a sequence (list, tuple, array) of numbers, nothing else. A string, bytes, a
+    mapping, a generator is refused whole (iterating it would give characters, keys or a one-shot stream), and so is
+    an element that is text or a boolean (``True`` is no probability)."""
+    if isinstance(raw, (*_TEXT, Mapping)) or not isinstance(raw, Iterable) or not _is_sequence(raw):
         raise LLMOutputError(f"the judge returned a {type(raw).__name__}, not a list of scores", raw=str(raw)[:200])
     values = []
     for x in raw:
-        if isinstance(x, _TEXT) or not hasattr(x, "__float__"):
+        if isinstance(x, _TEXT) or not hasattr(x, "__float__") or _is_bool(x):
             raise LLMOutputError(f"the judge returned a non-number score ({x!r})", raw=str(raw)[:200])
         values.append(float(x))
     return values
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or type(x).__name__ in ("bool", "bool_")  # numpy's bool too (np.bool, np.bool_)
 
 
 def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
