@@ -36,6 +36,7 @@ __all__ = [
     "RetrieveKitError",
     "StoreUnavailableError",
     "ToolCallError",
+    "DegradedTreeWarning",
     "UnverifiedIndexWarning",
 ]
 
@@ -145,6 +146,17 @@ class UnverifiedIndexWarning(UserWarning):
 
     Examples:
         >>> issubclass(UnverifiedIndexWarning, UserWarning)
+        True
+    """
+
+
+class DegradedTreeWarning(UserWarning):
+    """A LATTICE tree whose build fell back to extractive labels for more than a few of its summaries (the LLM's
+    replies were unusable): built, marked ``meta["degraded"]``, and said so again whenever it is loaded. Rebuild it
+    with a working LLM (the build journal keeps the good summaries).
+
+    Examples:
+        >>> issubclass(DegradedTreeWarning, UserWarning)
         True
     """
 

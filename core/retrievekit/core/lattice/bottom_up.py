@@ -152,6 +152,7 @@ def _node_summary(lv: _Levels, job: tuple[str, list[str]]) -> str:
 def _level_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int) -> list[str]:
     """The new nodes' texts: their summaries (concurrent LLM calls), with child titles appended if configured."""
     cfg = lv.run.config
+    lv.run.bump("summaries", len(jobs))
     texts = run_bounded(
         lambda job: _node_summary(lv, job),
         jobs,

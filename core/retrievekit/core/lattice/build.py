@@ -17,6 +17,7 @@ Examples:
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.checks import check_corpus
+from retrievekit.core.errors import DegradedTreeWarning
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import BuildJournal, build_scope
@@ -92,6 +94,9 @@ class BuildRun:
             0
         """
         cfg = self.config
+        degraded = degraded_summaries(self.stats)
+        if degraded is not None:
+            warnings.warn(DegradedTreeWarning(f"LATTICE {builder} build: {degraded}"), stacklevel=3)
         return {
             "builder": builder,
             "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(cfg).items()},
@@ -101,7 +106,30 @@ class BuildRun:
             "seconds": round(time.perf_counter() - self.started, 3),
             "journal_reused": self.journal.reused,
             **self.stats,
+            **({"degraded": degraded} if degraded is not None else {}),
         }
+
+
+DEGRADED_SHARE = 0.2
+"""A build whose share of extractive (fallback) summaries is above this is marked degraded (ours: 20 %)."""
+
+
+def degraded_summaries(stats: dict[str, int]) -> str | None:
+    """Why a build's summaries are degraded (more than :data:`DEGRADED_SHARE` of them extractive), or None.
+
+    Examples:
+        >>> degraded_summaries({"summaries": 18, "extractive_summaries": 18})
+        '18 of 18 summaries fell back to extractive labels (the LLM replies were unusable); rebuild with a working LLM'
+        >>> degraded_summaries({"summaries": 18, "extractive_summaries": 1}) is None
+        True
+    """
+    total, fell = int(stats.get("summaries", 0)), int(stats.get("extractive_summaries", 0))
+    if not total or fell / total <= DEGRADED_SHARE:
+        return None
+    return (
+        f"{fell} of {total} summaries fell back to extractive labels (the LLM replies were unusable); rebuild with a "
+        "working LLM"
+    )
 
 
 def start_build(

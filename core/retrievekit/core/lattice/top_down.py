@@ -197,6 +197,7 @@ def _summaries(run: BuildRun, llm: ChatLLM) -> dict[str, list[str]]:
     cfg = run.config
     if len(run.objects) <= cfg.max_children:
         return {}
+    run.bump("summaries", len(run.objects))
     sums = run_bounded(
         lambda obj: _document_summary(obj, run, llm),
         run.objects,

@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
 from retrievekit.core.types import DataObject
 
@@ -437,7 +438,12 @@ class SemanticTree:
                 raise IndexFormatError(f"{epath} is corrupt: {e}") from e
         if manifest.get("leaves") is not None and int(manifest["leaves"]) != sum(n.is_leaf for n in nodes.values()):
             raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")
-        return cls(nodes, objects, embeddings=embeddings, meta=manifest.get("meta") or {})
+        meta = manifest.get("meta") or {}
+        if meta.get("degraded"):
+            warnings.warn(
+                DegradedTreeWarning(f"the LATTICE tree at {path} is degraded: {meta['degraded']}"), stacklevel=2
+            )
+        return cls(nodes, objects, embeddings=embeddings, meta=meta)
 
     def check_ids(self) -> None:
         """Raise :class:`InvalidInputError` when an object id clashes with an internal node id.
