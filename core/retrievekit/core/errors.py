@@ -37,6 +37,7 @@ __all__ = [
     "StoreUnavailableError",
     "ToolCallError",
     "DegradedTreeWarning",
+    "RecordIntegrityWarning",
     "UnverifiedIndexWarning",
 ]
 
@@ -157,6 +158,17 @@ class DegradedTreeWarning(UserWarning):
 
     Examples:
         >>> issubclass(DegradedTreeWarning, UserWarning)
+        True
+    """
+
+
+class RecordIntegrityWarning(UserWarning):
+    """Lines of a benchmark records file that were not written by this run: from a run with other settings or
+    another retrievekit version (their run signature differs), or edited by hand (their checksum does not match).
+    They are not used; their queries run again.
+
+    Examples:
+        >>> issubclass(RecordIntegrityWarning, UserWarning)
         True
     """
 

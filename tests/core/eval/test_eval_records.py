@@ -56,7 +56,7 @@ def test_records_round_trip_and_a_new_file_has_nothing_done(tmp_path):
     f.append(QueryRecord(qid="q1", ids=["a"], seconds=1.5, extra={"note": "x"}))
     f.append(QueryRecord(qid="q2", ids=["b"]))
     lines = path.read_text().splitlines()
-    assert json.loads(lines[0]) == {"retrievekit_records": 1, "settings": {"k": 10}} and len(lines) == 3
+    assert json.loads(lines[0]) == {"retrievekit_records": 2, "settings": {"k": 10}} and len(lines) == 3
     again = RecordFile(path, {"k": 10}).done()
     assert again["q1"].ids == ["a"] and again["q1"].extra == {"note": "x"} and again["q1"].seconds == 1.5
 
@@ -166,3 +166,57 @@ def test_processes_starting_together_write_one_header(tmp_path):
     lines = path.read_text().splitlines()
     assert sum("retrievekit_records" in line for line in lines) == 1 and "retrievekit_records" in lines[0]
     assert len(RecordFile(path, {"k": 1}).done()) == 100
+
+
+def test_a_line_from_another_run_or_edited_by_hand_is_not_used(tmp_path):
+    import warnings
+
+    from retrievekit.core.errors import RecordIntegrityWarning
+
+    mine, other = tmp_path / "mine.jsonl", tmp_path / "other.jsonl"
+    f = RecordFile(mine, {"k": 10})
+    f.append(QueryRecord(qid="q1", ids=["a"]))
+    f.append(QueryRecord(qid="q2", ids=["b"]))
+    RecordFile(other, {"k": 1}).append(QueryRecord(qid="q3", ids=["z"]))  # a run with --k 1
+    lines = mine.read_text().splitlines()
+    edited = json.loads(lines[2])
+    edited["ids"] = ["gold"]  # a hand edit that would change the metrics
+    foreign = other.read_text().splitlines()[1]
+    mine.write_text("\n".join([lines[0], lines[1], json.dumps(edited), foreign]) + "\n")
+    with pytest.warns(RecordIntegrityWarning, match="2 record\\(s\\) not used") as caught:
+        again = RecordFile(mine, {"k": 10})
+    assert sorted(again.done()) == ["q1"]  # q2 (edited) and q3 (another run's) run again
+    message = str(caught[0].message)
+    assert "line 3 (edited" in message and "line 4 (written by another run" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sorted(RecordFile(other, {"k": 1}).done()) == ["q3"]  # an untouched file reads without a word
+
+
+def test_a_version_1_file_is_still_read_and_extended_unsigned(tmp_path):
+    path = tmp_path / "v1.jsonl"
+    header = {"retrievekit_records": 1, "settings": {"k": 10}}
+    path.write_text(json.dumps(header) + "\n" + json.dumps({"qid": "q1", "ids": ["a"]}) + "\n")
+    f = RecordFile(path, {"k": 10})
+    assert sorted(f.done()) == ["q1"]
+    f.append(QueryRecord(qid="q2"))
+    assert "run" not in json.loads(path.read_text().splitlines()[-1])
+    assert sorted(RecordFile(path, {"k": 10}).done()) == ["q1", "q2"]
+
+
+def test_a_second_writer_without_a_shard_is_refused(tmp_path):
+    path = tmp_path / "lock.jsonl"
+    first = RecordFile(path, {"k": 10})
+    with first.writing():
+        with pytest.raises(InvalidInputError, match="another process is writing"):
+            with RecordFile(path, {"k": 10}).writing():
+                pass
+        with pytest.raises(InvalidInputError):  # nor may a shard write beside an unsharded run
+            with RecordFile(path, {"k": 10}).writing((0, 2)):
+                pass
+    with first.writing((0, 2)), RecordFile(path, {"k": 10}).writing((1, 2)):
+        with pytest.raises(InvalidInputError):  # the same shard twice
+            with RecordFile(path, {"k": 10}).writing((1, 2)):
+                pass
+    with first.writing():  # every lock given back
+        pass

@@ -10,7 +10,12 @@ A long run (an LLM method over hundreds of queries on a CPU) must survive being 
   settings that differ), so results of different runs never mix;
 * several processes may append to one file at once (one per core, each running a :func:`shard` of the queries):
   the header is created once (exclusive create), and every record is one ``write`` of one line to a file opened in
-  append mode.
+  append mode;
+* every line is signed with its run (a hash of the settings and the retrievekit version) and carries a checksum of
+  its content: a line from another run or edited by hand is not used (a
+  :class:`~retrievekit.core.errors.RecordIntegrityWarning` names them) and its query runs again;
+* :meth:`RecordFile.writing` locks the file for the run: a second process without a shard (or with the same
+  shard) is refused instead of doing all the work again.
 
 Examples:
     >>> import tempfile, pathlib
@@ -25,22 +30,65 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.metadata
 import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.errors import InvalidInputError, RecordIntegrityWarning
 from retrievekit.core.paths import ensure_folder
 
 __all__ = ["FORMAT_VERSION", "QueryRecord", "RecordFile", "parse_shard", "shard"]
 
-FORMAT_VERSION = 1
-"""Version of the record file format (the header's ``retrievekit_records``)."""
+FORMAT_VERSION = 2
+"""Version of the record file format (the header's ``retrievekit_records``). 2: signed lines (``run``, ``check``);
+files of version 1 are still read (their lines unsigned) and extended in their own format."""
+
+_SIGNED_FROM = 2
+
+
+def code_version() -> str:
+    """The installed retrievekit's version (part of every run's signature).
+
+    Examples:
+        >>> isinstance(code_version(), str)
+        True
+    """
+    try:
+        return importlib.metadata.version("retrievekit")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+def run_signature(settings: Mapping[str, Any]) -> str:
+    """The signature of a run: its settings and the code version, hashed.
+
+    Examples:
+        >>> run_signature({"k": 10}) == run_signature({"k": 10}), run_signature({"k": 10}) == run_signature({"k": 1})
+        (True, False)
+    """
+    text = json.dumps({"settings": _canonical(settings), "code": code_version()}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def line_check(run: str, record: Mapping[str, Any]) -> str:
+    """The checksum of one record line: its run signature and its content, hashed.
+
+    Examples:
+        >>> line_check("r", {"qid": "q", "ids": ["a"]}) == line_check("r", {"ids": ["a"], "qid": "q"})
+        True
+    """
+    text = run + "\n" + json.dumps(record, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
 
 T = TypeVar("T")
 
@@ -137,6 +185,9 @@ class RecordFile:
     def __init__(self, path: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
         self.path = Path(path)
         self.settings = _canonical(settings)
+        self.run = run_signature(self.settings)
+        self.version = FORMAT_VERSION
+        self.rejected: list[str] = []
         self._lock = threading.Lock()
         self._done: dict[str, QueryRecord] = {}
         self._header_written = False
@@ -161,6 +212,7 @@ class RecordFile:
             raise InvalidInputError(f"{self.path} is not a retrievekit record file (no header)")
         if int(header["retrievekit_records"]) > FORMAT_VERSION:
             raise InvalidInputError(f"{self.path} has record format {header['retrievekit_records']}, newer than this")
+        self.version = int(header["retrievekit_records"])
         self._header_written = True
         theirs = header.get("settings", {})
         if theirs != self.settings:
@@ -174,10 +226,36 @@ class RecordFile:
             )
         for n, line in enumerate(lines[1:], start=2):
             try:
-                rec = QueryRecord.from_dict(json.loads(line))
+                data = json.loads(line)
+                why = self._unsigned_why(data) if isinstance(data, dict) else None
+                if why is not None:
+                    self.rejected.append(f"line {n} ({why})")
+                    continue
+                rec = QueryRecord.from_dict(data)
             except (ValueError, TypeError, InvalidInputError) as e:
                 raise InvalidInputError(f"{self.path} line {n}: not a query record ({e})") from None
             self._done[rec.qid] = rec
+        if self.rejected:
+            shown = ", ".join(self.rejected[:5]) + (
+                f" and {len(self.rejected) - 5} more" if len(self.rejected) > 5 else ""
+            )
+            warnings.warn(
+                RecordIntegrityWarning(
+                    f"{self.path}: {len(self.rejected)} record(s) not used, their queries run again: {shown}"
+                ),
+                stacklevel=3,
+            )
+
+    def _unsigned_why(self, data: dict[str, Any]) -> str | None:
+        """Why a line of a signed file is not this run's (its signature fields are taken off ``data``), or None."""
+        if self.version < _SIGNED_FROM:
+            return None
+        run, check = data.pop("run", None), data.pop("check", None)
+        if run != self.run:
+            return "written by another run: other settings or another retrievekit version"
+        if check != line_check(run, data):
+            return "edited: its checksum does not match"
+        return None
 
     def done(self) -> dict[str, QueryRecord]:
         """The records read from the file and appended since, by query id.
@@ -198,7 +276,10 @@ class RecordFile:
             >>> f.append(QueryRecord(qid="q")); "q" in f.done()
             True
         """
-        line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
+        data = record.to_dict()
+        if self.version >= _SIGNED_FROM:
+            data = {**data, "run": self.run, "check": line_check(self.run, data)}
+        line = json.dumps(data, ensure_ascii=False) + "\n"
         with self._lock:
             ensure_folder(self.path.parent, "record folder")
             self._ensure_header()
@@ -209,6 +290,42 @@ class RecordFile:
             finally:
                 os.close(fd)
             self._done[record.qid] = record
+
+    @contextlib.contextmanager
+    def writing(self, part: tuple[int, int] | None = None) -> Iterator[None]:
+        """Hold the file's lock while a run writes to it: exclusive without a shard, shared with one (plus the shard's
+        own lock). A second process that would do the same queries gets an ``InvalidInputError`` at once.
+
+        Examples:
+            >>> import tempfile
+            >>> f = RecordFile(tempfile.mkdtemp() + "/w.jsonl", {})
+            >>> with f.writing():
+            ...     with RecordFile(f.path, {}).writing():
+            ...         pass
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: another process is writing .../w.jsonl (a run without --shard, or the same shard); wait for it or give each process its own --shard K/N
+        """
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            yield
+            return
+        ensure_folder(self.path.parent, "record folder")
+        names = [(self.path.name + ".lock", fcntl.LOCK_EX if part is None else fcntl.LOCK_SH)]
+        if part is not None:
+            names.append((f"{self.path.name}.lock.{part[0]}-{part[1]}", fcntl.LOCK_EX))
+        with contextlib.ExitStack() as stack:
+            for name, mode in names:
+                handle = stack.enter_context(open(self.path.with_name("." + name), "a+b"))  # noqa: SIM115
+                try:
+                    fcntl.flock(handle.fileno(), mode | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise InvalidInputError(
+                        f"another process is writing {self.path} (a run without --shard, or the same shard); wait "
+                        "for it or give each process its own --shard K/N"
+                    ) from None
+            yield
 
     def _ensure_header(self) -> None:
         """Create the file with its header line, exactly once even when several processes start together."""

@@ -23,6 +23,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sys
@@ -265,7 +266,8 @@ def run_benchmark(
     retriever, oracle = _build(method, dataset, llm_name, llm, work_dir, options)  # also when resuming
     build_seconds = time.perf_counter() - t0
     desc, show = f"{name}@{dataset.name}", progress and sys.stderr.isatty()
-    fresh = _run_queries(retriever, todo, k, extra, log, desc=desc, progress=show, qrels=dataset.qrels)
+    with log.writing(part) if log is not None else contextlib.nullcontext():
+        fresh = _run_queries(retriever, todo, k, extra, log, desc=desc, progress=show, qrels=dataset.qrels)
     mine = {**done, **fresh}
     chosen = [mine[q.id] for q in shard(dataset.queries, part) if q.id in mine]
     is_set = bool(getattr(retriever, "returns_set", False))
@@ -275,6 +277,7 @@ def run_benchmark(
         "build_seconds": build_seconds,
         **{key: run_settings[key] for key in ("k", "llm", "options")},
         "n_resumed": len(chosen) - len(fresh),
+        **({"records_rejected": log.rejected} if log is not None and log.rejected else {}),
     }
     return _with_run(result, chosen, part, keep_run)
 
