@@ -142,3 +142,20 @@ def test_folder_without_checksums_opens_with_a_warning(built, minilm):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnverifiedIndexWarning)
         DenseIndex.open(built, embedder=minilm, verify=False).close()
+
+
+@pytest.mark.parametrize("index_name", ["sqlite_autoindex_embeddings_1", "embedding_metadata_string_value"])
+def test_a_damaged_index_page_that_quick_check_misses_is_refused_on_open(built, minilm, index_name):
+    import sqlite3
+
+    db = built / "chroma" / "chroma.sqlite3"
+    con = sqlite3.connect(db)
+    page = con.execute("PRAGMA page_size").fetchone()[0]
+    (root,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (index_name,)).fetchone()
+    con.close()
+    _flip(db, root * page - 1)  # the last byte of the index's root page: one key no longer matches its row
+    con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    assert con.execute("PRAGMA quick_check").fetchall() == [("ok",)]  # what open() checked before: it passed
+    con.close()
+    with pytest.raises(IndexFormatError, match="integrity_check reports .*missing from index"):
+        DenseIndex.open(built, embedder=minilm)

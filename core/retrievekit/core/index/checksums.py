@@ -9,7 +9,7 @@ folder records the sha256 of each stored file in its manifest (``"checksums": {r
 A SQLite database is a special case: the engine that owns it writes bookkeeping rows on every open (Chroma records
 each writer in ``acquire_write``), so its bytes change while its content does not. :func:`sqlite_digest` hashes the
 content instead: the rows of every ordinary table except those bookkeeping tables, read through Python's own
-``sqlite3`` in read-only mode after ``PRAGMA quick_check`` (which reports a damaged page as an error, where a native
+``sqlite3`` in read-only mode after ``PRAGMA integrity_check`` (which reports a damaged page as an error, where a native
 reader may abort).
 
 Examples:
@@ -111,9 +111,10 @@ def verify_checksums(folder: str | os.PathLike[str], recorded: Mapping[str, str]
 def sqlite_digest(path: str | os.PathLike[str], *, volatile: Iterable[str] = VOLATILE_TABLES) -> str:
     """A sha256 of a SQLite database's content: every row of every ordinary table but ``volatile``, in a fixed order.
 
-    The database is opened read-only through Python's ``sqlite3`` and checked with ``PRAGMA quick_check`` first; a
-    file that is not a database, or a damaged one, raises :class:`IndexFormatError` instead of reaching a native
-    reader that could abort the process.
+    The database is opened read-only through Python's ``sqlite3`` and checked with ``PRAGMA integrity_check`` first
+    (``quick_check`` misses an index page whose entries no longer match their rows, which the table scan of the
+    digest does not read either, and Chroma's queries then return garbage); a file that is not a database, or a
+    damaged one, raises :class:`IndexFormatError` instead of reaching a native reader that could abort the process.
 
     Examples:
         >>> import tempfile, pathlib, sqlite3
@@ -132,9 +133,9 @@ def sqlite_digest(path: str | os.PathLike[str], *, volatile: Iterable[str] = VOL
     except sqlite3.Error as e:
         raise IndexFormatError(f"{path} cannot be opened as a SQLite database: {e}") from e
     try:
-        check = con.execute("PRAGMA quick_check").fetchall()
+        check = con.execute("PRAGMA integrity_check(1)").fetchall()
         if check != [("ok",)]:
-            raise IndexFormatError(f"{path} is damaged: SQLite's quick_check reports {check[0][0]!r}; rebuild it")
+            raise IndexFormatError(f"{path} is damaged: SQLite's integrity_check reports {check[0][0]!r}; rebuild it")
         tables = con.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
         ).fetchall()
