@@ -38,6 +38,7 @@ __all__ = [
     "ToolCallError",
     "DegradedTreeWarning",
     "RecordIntegrityWarning",
+    "ResourceLimitError",
     "UnverifiedIndexWarning",
 ]
 
@@ -137,6 +138,16 @@ class StoreUnavailableError(RetrieveKitError, ConnectionError):
 
     Examples:
         >>> issubclass(StoreUnavailableError, ConnectionError)
+        True
+    """
+
+
+class ResourceLimitError(RetrieveKitError, OSError):
+    """The process ran out of an operating-system resource (file descriptors) while opening or reading an index: not a
+    damaged index. The message says the limit and what to do (close indexes no longer used, or raise ``ulimit -n``).
+
+    Examples:
+        >>> issubclass(ResourceLimitError, OSError)
         True
     """
 

@@ -159,3 +159,40 @@ def test_a_damaged_index_page_that_quick_check_misses_is_refused_on_open(built, 
     con.close()
     with pytest.raises(IndexFormatError, match="integrity_check reports .*missing from index"):
         DenseIndex.open(built, embedder=minilm)
+
+
+_MANY_IN_CHILD = textwrap.dedent(
+    """
+    import resource, sys
+    from pathlib import Path
+    from retrievekit.core.errors import IndexFormatError, ResourceLimitError
+    from retrievekit.core.index.dense import DenseIndex
+    from retrievekit.core.index.embeddings import MiniLMEmbedder
+    emb = MiniLMEmbedder.default()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    opened = []
+    try:
+        for folder in sys.argv[1:]:
+            opened.append(DenseIndex.open(folder, embedder=emb))
+            opened[-1].search("mountain", k=1)
+        print("ALL OPENED")
+    except ResourceLimitError as e:
+        print("LIMIT", e)
+    except IndexFormatError as e:
+        print("DAMAGED", e)
+    """
+)
+
+
+def test_running_out_of_file_descriptors_is_not_called_a_damaged_index(tmp_path, minilm, small_corpus):
+    folders = []
+    for i in range(12):
+        folders.append(tmp_path / f"d{i}")
+        DenseIndex.build(small_corpus, path=folders[-1], embedder=minilm).close()
+    run = subprocess.run(
+        [sys.executable, "-c", _MANY_IN_CHILD, *map(str, folders)], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("LIMIT") and "out of file descriptors" in run.stdout and "limit 64" in run.stdout, (
+        run.stdout
+    )

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.index.chroma_calls import check_descriptors
 
 __all__ = ["file_sha256", "folder_checksums", "sqlite_digest", "verify_checksums"]
 
@@ -131,6 +132,7 @@ def sqlite_digest(path: str | os.PathLike[str], *, volatile: Iterable[str] = VOL
     try:
         con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as e:
+        check_descriptors(f"opening {path}", e)  # out of file descriptors: not a damaged database
         raise IndexFormatError(f"{path} cannot be opened as a SQLite database: {e}") from e
     try:
         check = con.execute("PRAGMA integrity_check(1)").fetchall()
@@ -148,6 +150,7 @@ def sqlite_digest(path: str | os.PathLike[str], *, volatile: Iterable[str] = VOL
             for row in con.execute(f'SELECT * FROM "{name}" ORDER BY {order}'):
                 h.update(repr(row).encode("utf-8", "surrogatepass"))
     except sqlite3.Error as e:
+        check_descriptors(f"reading {path}", e)
         raise IndexFormatError(f"{path} is damaged: SQLite cannot read it ({e}); rebuild it") from e
     finally:
         con.close()

@@ -38,7 +38,7 @@ import numpy as np
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError, UnverifiedIndexWarning
 from retrievekit.core.index.checksums import sqlite_digest, verify_checksums
-from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
+from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls, check_descriptors
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
 from retrievekit.core.index.store import atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
@@ -71,7 +71,11 @@ def persistent_client(path: str | os.PathLike[str]) -> Any:
         True
     """
     chromadb = _chromadb()
-    return chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
+    except Exception as e:
+        check_descriptors(f"opening the Chroma database in {path}", e)  # out of file descriptors: say so
+        raise IndexFormatError(f"Chroma cannot open the database in {path}: {type(e).__name__}: {e}") from e
 
 
 class DenseIndex:
