@@ -118,3 +118,24 @@ def test_frozen_then_stopped_server_raise_typed_errors(tmp_path, minilm, small_c
         proc.wait(timeout=60)
         with pytest.raises(StoreUnavailableError, match="cannot reach http://127.0.0.1"):
             idx.search("highest mountain", k=1)
+
+
+def test_http_client_gives_up_on_a_frozen_server_typed(tmp_path):
+    import time
+
+    from retrievekit.core.index.dense import http_client
+
+    with chroma_server(tmp_path / "srv") as (proc, _client, port):
+        assert http_client("127.0.0.1", port, timeout=30).heartbeat() > 0
+        proc.send_signal(signal.SIGSTOP)  # accepts connections, never answers: chromadb.HttpClient() would hang
+        try:
+            start = time.monotonic()
+            with pytest.raises(StoreUnavailableError, match=rf"127.0.0.1:{port} did not answer within 2 s"):
+                http_client("127.0.0.1", port, timeout=2)
+            assert time.monotonic() - start < 10
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        proc.terminate()
+        proc.wait(timeout=60)
+        with pytest.raises(StoreUnavailableError, match="cannot reach the Chroma server"):
+            http_client("127.0.0.1", port, timeout=5)
