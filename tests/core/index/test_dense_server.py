@@ -139,3 +139,43 @@ def test_http_client_gives_up_on_a_frozen_server_typed(tmp_path):
         proc.wait(timeout=60)
         with pytest.raises(StoreUnavailableError, match="cannot reach the Chroma server"):
             http_client("127.0.0.1", port, timeout=5)
+
+
+def _kill_point(client, minilm, small_corpus, step: str) -> None:
+    """Leave a real server as an overwrite of 'kbase' killed at ``step`` would (each step is one server call)."""
+    from retrievekit.core.index.dense import DenseIndex as D
+
+    new = [Passage(id=f"n{i}", text=f"replacement passage {i}") for i in range(3)]
+    tmp = D._create(client, "kbase-rk-building-0000000000000001", minilm, len(new))
+    D(tmp, minilm, client=client).add(new)  # the finished new build
+    if step == "before the old rename":
+        return
+    client.get_collection("kbase", embedding_function=None).modify(name="kbase-rk-old-0000000000000001")
+    if step == "between the renames":
+        return
+    tmp.modify(name="kbase")  # "before the delete": the old collection is left behind
+
+
+@pytest.mark.parametrize("step", ["before the old rename", "between the renames", "before the delete"])
+def test_an_overwrite_killed_at_any_step_is_recovered_on_open(tmp_path, minilm, small_corpus, step):
+    with chroma_server(tmp_path / "srv") as (_proc, client, _port):
+        DenseIndex.build(small_corpus, client=client, collection_name="kbase", embedder=minilm)
+        _kill_point(client, minilm, small_corpus, step)
+        idx = DenseIndex.open(client=client, collection_name="kbase", embedder=minilm)
+        expected = small_corpus if step == "before the old rename" else None  # the old index, or the new one
+        got = {h.id for h in idx.search("replacement passage", k=10)}
+        assert got == ({p.id for p in expected} if expected else {"n0", "n1", "n2"})
+        if step == "between the renames":  # the name was missing: open finished the swap and deleted the old one
+            assert _names(client) == {"kbase"}
+        # the next finished build sweeps what is left (an older build, an old collection)
+        DenseIndex.build(small_corpus, client=client, collection_name="kbase", embedder=minilm, overwrite=True)
+        assert _names(client) == {"kbase"}
+
+
+def test_a_swap_killed_with_no_finished_build_rolls_back(tmp_path, minilm, small_corpus):
+    with chroma_server(tmp_path / "srv") as (_proc, client, _port):
+        DenseIndex.build(small_corpus, client=client, collection_name="kbase", embedder=minilm)
+        DenseIndex._create(client, "kbase-rk-building-0000000000000002", minilm, 5)  # killed while adding
+        client.get_collection("kbase", embedding_function=None).modify(name="kbase-rk-old-0000000000000002")
+        idx = DenseIndex.open(client=client, collection_name="kbase", embedder=minilm)
+        assert idx.search("highest mountain", k=1)[0].id == "everest"  # the old index took its name back

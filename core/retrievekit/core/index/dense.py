@@ -23,9 +23,11 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
+import time
 import uuid
 import warnings
 import weakref
@@ -57,6 +59,7 @@ FORMAT_VERSION = 1
 _OBJ_KEY = "rk_object"
 _SQLITE = "chroma/chroma.sqlite3"
 _STATE = "retrievekit_state"  # collection metadata: "building" -> "complete"; "adding" while add() runs
+_BUILT_AT = "retrievekit_built_at"  # collection metadata: when its build started (time.time())
 
 
 def _chromadb() -> Any:
@@ -317,6 +320,12 @@ class DenseIndex:
             except Exception:  # the server is gone or the swap already renamed it: nothing more to undo here
                 pass
             raise
+        try:  # what killed earlier overwrites left behind; the new index is in place whatever happens here
+            _sweep_leftovers(calls, client, name, older_than=float((col.metadata or {}).get(_BUILT_AT, 0.0)))
+        except Exception as e:
+            warnings.warn(
+                f"leftover collections of {name!r} could not be deleted ({e}); a later build retries", stacklevel=3
+            )
         return idx
 
     @staticmethod
@@ -332,9 +341,8 @@ class DenseIndex:
         """
         sync = max(2, n)
         config = {"hnsw": {"space": "cosine", "sync_threshold": sync, "batch_size": min(100, sync)}}
-        return client.create_collection(
-            name, configuration=config, metadata=_meta(emb, "building", 0), embedding_function=None
-        )
+        meta = {**_meta(emb, "building", 0), _BUILT_AT: time.time()}  # when: orphans older than a finished build go
+        return client.create_collection(name, configuration=config, metadata=meta, embedding_function=None)
 
     @classmethod
     def open(
@@ -411,10 +419,10 @@ class DenseIndex:
         name = collection_name or "retrievekit"
         try:
             col = calls.run("get collection", lambda: client.get_collection(name, embedding_function=None))
-        except IndexFormatError as e:
-            raise IndexFormatError(f"no Chroma collection {name!r} ({e})") from e
-        except ValueError as e:  # chroma raises ValueError for a missing collection in some versions
-            raise IndexFormatError(f"no Chroma collection {name!r} ({type(e).__name__}: {e})") from e
+        except (IndexFormatError, ValueError) as e:  # chroma raises ValueError for a missing one in some versions
+            if not _recover_swap(calls, client, name):
+                raise IndexFormatError(f"no Chroma collection {name!r} ({type(e).__name__}: {e})") from e
+            col = calls.run("get collection", lambda: client.get_collection(name, embedding_function=None))
         meta = col.metadata or {}
         if meta.get("retrievekit_format") != FORMAT:
             raise IndexFormatError(
@@ -561,6 +569,54 @@ def _swap_in(calls: StoreCalls, client: Any, col: Any, name: str, *, replace: bo
         old.modify(name=name)
         raise
     calls.run("delete the old collection", lambda: client.delete_collection(old_name), retry=False)
+
+
+def _leftovers(calls: StoreCalls, client: Any, name: str) -> dict[str, list[tuple[float, str, dict[str, Any]]]]:
+    """The ``-rk-building-`` and ``-rk-old-`` collections an overwrite of ``name`` may have left, oldest first, each
+    as ``(built_at, name, metadata)``."""
+    out: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"building": [], "old": []}
+    for kind in out:
+        prefix = f"{name[:470]}-rk-{kind}-"
+        for c in calls.run("list collections", client.list_collections):
+            cname = c.name if hasattr(c, "name") else str(c)
+            if not cname.startswith(prefix):
+                continue
+            got = calls.run("get collection", functools.partial(client.get_collection, cname, embedding_function=None))
+            meta = dict(got.metadata or {})
+            out[kind].append((float(meta.get(_BUILT_AT, 0.0) or 0.0), cname, meta))
+        out[kind].sort()
+    return out
+
+
+def _recover_swap(calls: StoreCalls, client: Any, name: str) -> bool:
+    """Finish or roll back an overwrite killed between its two renames (nothing holds ``name``): the newest finished
+    build takes the name (the old collection is deleted), else the old collection takes its name back. Returns
+    whether a collection holds ``name`` now."""
+    left = _leftovers(calls, client, name)
+    finished = [item for item in left["building"] if item[2].get(_STATE) == "complete"]
+    if finished:
+        new = finished[-1][1]
+        col = calls.run("get collection", lambda: client.get_collection(new, embedding_function=None))
+        calls.run("finish the interrupted swap", lambda: col.modify(name=name), retry=False)
+        for _t, old, _m in left["old"]:
+            calls.run("delete the old collection", functools.partial(client.delete_collection, old), retry=False)
+        return True
+    if left["old"]:
+        old = left["old"][-1][1]
+        col = calls.run("get collection", lambda: client.get_collection(old, embedding_function=None))
+        calls.run("roll back the interrupted swap", lambda: col.modify(name=name), retry=False)
+        return True
+    return False
+
+
+def _sweep_leftovers(calls: StoreCalls, client: Any, name: str, *, older_than: float) -> None:
+    """Delete what killed overwrites of ``name`` left behind and a finished build made obsolete: every
+    ``-rk-old-`` collection, and every ``-rk-building-`` one started before ``older_than`` (a newer one may be another
+    build still running)."""
+    left = _leftovers(calls, client, name)
+    doomed = [c for _, c, _m in left["old"]] + [c for t, c, _m in left["building"] if t < older_than]
+    for c in doomed:
+        calls.run("delete a leftover collection", functools.partial(client.delete_collection, c), retry=False)
 
 
 def _seal(folder: Path, collection: str, emb: Embedder, n: int) -> None:
