@@ -219,8 +219,7 @@ def run_benchmark(
     """Run every query of ``dataset`` through ``method`` (built once over ``dataset.corpus``) and score the rankings.
 
     Args:
-        dataset: corpus, queries and qrels (see :func:`~retrievekit.core.eval.datasets.load_dataset`, which can also
-            restrict the corpus).
+        dataset: corpus, queries and qrels (:func:`~retrievekit.core.eval.datasets.load_dataset`).
         method: a registered method name (built with ``llm_name`` -- the registry name of ``--llm`` -- or ``llm``,
             a model object; ``work_dir`` and ``options``) or a ready retriever (anything with
             ``search(query, k, trace=...)``; then ``label`` names it in the result). ``llm="smollm2"`` (a name) is
@@ -229,7 +228,8 @@ def run_benchmark(
             equals the value at ``k``.
         keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
         records: a JSONL file of per-query records (:class:`~retrievekit.core.eval.records.RecordFile`): finished
-            queries are appended as they finish and skipped on a rerun with the same settings.
+            queries are appended as they finish and skipped on a rerun with the same settings; lines it does not
+            use (another run's, edited) are listed in ``records_rejected``.
         shard_spec: ``"K/N"``: run only queries ``K, K+N, ...`` (one process per core sharing ``records``); the
             result then covers the shard. A last run without it aggregates the file and runs what is missing.
         extra: a per-query hook whose JSON-safe fields land in each record's ``extra`` (numeric ones are averaged
@@ -266,7 +266,7 @@ def run_benchmark(
     retriever, oracle = _build(method, dataset, llm_name, llm, work_dir, options)  # also when resuming
     build_seconds = time.perf_counter() - t0
     desc, show = f"{name}@{dataset.name}", progress and sys.stderr.isatty()
-    with log.writing(part) if log is not None else contextlib.nullcontext():
+    with log.writing(part) if log else contextlib.nullcontext():  # a second unsharded writer is refused
         fresh = _run_queries(retriever, todo, k, extra, log, desc=desc, progress=show, qrels=dataset.qrels)
     mine = {**done, **fresh}
     chosen = [mine[q.id] for q in shard(dataset.queries, part) if q.id in mine]
@@ -277,9 +277,8 @@ def run_benchmark(
         "build_seconds": build_seconds,
         **{key: run_settings[key] for key in ("k", "llm", "options")},
         "n_resumed": len(chosen) - len(fresh),
-        **({"records_rejected": log.rejected} if log is not None and log.rejected else {}),
     }
-    return _with_run(result, chosen, part, keep_run)
+    return _with_run(result, chosen, part, keep_run, log)
 
 
 def _gold_tables(dataset: Dataset) -> dict[str, str]:
@@ -288,11 +287,18 @@ def _gold_tables(dataset: Dataset) -> dict[str, str]:
 
 
 def _with_run(
-    result: dict[str, Any], chosen: list[QueryRecord], part: tuple[int, int] | None, keep_run: bool
+    result: dict[str, Any],
+    chosen: list[QueryRecord],
+    part: tuple[int, int] | None,
+    keep_run: bool,
+    log: RecordFile | None = None,
 ) -> dict[str, Any]:
-    """``result`` with the shard it covers and, when asked, the run and the per-query records."""
+    """``result`` with the shard it covers, the record lines it did not use, and (when asked) the run and the
+    per-query records."""
     if part is not None:
         result["shard"] = f"{part[0]}/{part[1]}"
+    if log is not None and log.rejected:
+        result["records_rejected"] = log.rejected
     if keep_run:
         result["run"] = {r.qid: r.ids for r in chosen}
         result["per_query"] = [r.to_dict() for r in chosen]

@@ -115,8 +115,9 @@ class StoreCalls:
         return f"cannot reach {where} for {what} ({n}): {type(e).__name__}: {e}"
 
 
-FD_HEADROOM = 16
-"""File descriptors an open needs to have free: Chroma's HNSW reader opens several files per segment at once."""
+FD_HEADROOM = 32
+"""File descriptors an open needs to have free, at the least (an eighth of the limit when that is more): Chroma's
+HNSW reader opens several files per segment, on several threads at once."""
 
 
 def _descriptors() -> tuple[int, int] | None:
@@ -133,14 +134,14 @@ def _descriptors() -> tuple[int, int] | None:
 
 def check_descriptors(what: str, error: BaseException) -> None:
     """Raise :class:`~retrievekit.core.errors.ResourceLimitError` (from ``error``) when the process is within
-    :data:`FD_HEADROOM` of its file-descriptor limit: Chroma then reports "unable to open database file" or "Error
-    loading hnsw index", which is no damage.
+    :data:`FD_HEADROOM` (or an eighth of the limit) of its file-descriptor limit: Chroma then reports "unable to open
+    database file" or "Error loading hnsw index", which is no damage.
 
     Examples:
         >>> check_descriptors("open", RuntimeError("x"))  # plenty of descriptors free: nothing to say
     """
     state = _descriptors()
-    if state is None or state[1] == resource_unlimited() or state[1] - state[0] >= FD_HEADROOM:
+    if state is None or state[1] == resource_unlimited() or state[1] - state[0] >= max(FD_HEADROOM, state[1] // 8):
         return
     used, limit = state
     raise ResourceLimitError(
@@ -151,7 +152,12 @@ def check_descriptors(what: str, error: BaseException) -> None:
 
 
 def resource_unlimited() -> int:
-    """The value of an unlimited resource limit (``resource.RLIM_INFINITY``), or -1 where there is none."""
+    """The value of an unlimited resource limit (``resource.RLIM_INFINITY``), or -1 where there is none.
+
+    Examples:
+        >>> isinstance(resource_unlimited(), int)
+        True
+    """
     try:
         import resource
 

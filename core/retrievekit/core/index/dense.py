@@ -23,7 +23,6 @@ Examples:
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shutil
@@ -41,12 +40,14 @@ from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import (
     IndexFormatError,
     InvalidInputError,
-    MissingDependencyError,
-    StoreUnavailableError,
     UnverifiedIndexWarning,
 )
 from retrievekit.core.index.checksums import sqlite_digest, verify_checksums
-from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls, check_descriptors
+from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
+from retrievekit.core.index.chroma_clients import _chromadb, http_client, persistent_client
+from retrievekit.core.index.collection_swap import BUILT_AT as _BUILT_AT
+from retrievekit.core.index.collection_swap import STATE as _STATE
+from retrievekit.core.index.collection_swap import recover_swap, swap_in, sweep_leftovers
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
 from retrievekit.core.index.store import atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
@@ -58,71 +59,6 @@ FORMAT = "dense"
 FORMAT_VERSION = 1
 _OBJ_KEY = "rk_object"
 _SQLITE = "chroma/chroma.sqlite3"
-_STATE = "retrievekit_state"  # collection metadata: "building" -> "complete"; "adding" while add() runs
-_BUILT_AT = "retrievekit_built_at"  # collection metadata: when its build started (time.time())
-
-
-def _chromadb() -> Any:
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    try:
-        import chromadb
-    except ImportError as e:
-        raise MissingDependencyError("chromadb", 'pip install torch==2.13.0 "retrievekit[dense]"') from e
-    return chromadb
-
-
-def persistent_client(path: str | os.PathLike[str]) -> Any:
-    """An embedded Chroma ``PersistentClient`` on ``path`` with telemetry off.
-
-    Examples:
-        >>> import tempfile
-        >>> persistent_client(tempfile.mkdtemp()).heartbeat() > 0
-        True
-    """
-    chromadb = _chromadb()
-    try:
-        return chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
-    except Exception as e:
-        check_descriptors(f"opening the Chroma database in {path}", e)  # out of file descriptors: say so
-        raise IndexFormatError(f"Chroma cannot open the database in {path}: {type(e).__name__}: {e}") from e
-
-
-def http_client(
-    host: str = "localhost",
-    port: int = 8000,
-    *,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    ssl: bool = False,
-    headers: dict[str, str] | None = None,
-) -> Any:
-    """A ``chromadb.HttpClient`` for a Chroma server, made within ``timeout`` seconds (telemetry off).
-
-    chromadb's own constructor asks the server for its version and waits forever: a frozen server (one that accepts
-    connections but never answers) hangs the caller before retrievekit gets the client. Here the client is made on
-    a worker thread, and :class:`~retrievekit.core.errors.StoreUnavailableError` names the server when it is not
-    ready in time (a refused connection raises it too). Pass the client to ``DenseIndex.build`` / ``open``.
-
-    Examples:
-        >>> http_client("127.0.0.1", 9, timeout=5)  # nothing listens on port 9  # doctest: +SKIP
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.StoreUnavailableError: cannot reach the Chroma server at 127.0.0.1:9: ...
-    """
-    from retrievekit.core.llm.call_policy import run_with_deadline
-
-    chromadb = _chromadb()
-    where = f"the Chroma server at {host}:{port}"
-
-    def make() -> Any:
-        settings = chromadb.Settings(anonymized_telemetry=False)
-        return chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=settings)
-
-    try:
-        return run_with_deadline(make, float(timeout))
-    except TimeoutError as e:
-        raise StoreUnavailableError(f"{where} did not answer within {timeout:g} s; is it frozen or overloaded?") from e
-    except Exception as e:
-        raise StoreUnavailableError(f"cannot reach {where}: {type(e).__name__}: {str(e)[:200]}") from e
 
 
 class DenseIndex:
@@ -313,7 +249,7 @@ class DenseIndex:
             n = len(idx)
             if n != len(objs):
                 raise IndexFormatError(f"the server holds {n} of the {len(objs)} objects just added to {tmp_name!r}")
-            _swap_in(calls, client, col, name, replace=name in existing)
+            swap_in(calls, client, col, name, replace=name in existing)
         except BaseException:
             try:
                 client.delete_collection(tmp_name)
@@ -321,7 +257,7 @@ class DenseIndex:
                 pass
             raise
         try:  # what killed earlier overwrites left behind; the new index is in place whatever happens here
-            _sweep_leftovers(calls, client, name, older_than=float((col.metadata or {}).get(_BUILT_AT, 0.0)))
+            sweep_leftovers(calls, client, name, older_than=float((col.metadata or {}).get(_BUILT_AT, 0.0)))
         except Exception as e:
             warnings.warn(
                 f"leftover collections of {name!r} could not be deleted ({e}); a later build retries", stacklevel=3
@@ -420,7 +356,7 @@ class DenseIndex:
         try:
             col = calls.run("get collection", lambda: client.get_collection(name, embedding_function=None))
         except (IndexFormatError, ValueError) as e:  # chroma raises ValueError for a missing one in some versions
-            if not _recover_swap(calls, client, name):
+            if not recover_swap(calls, client, name):
                 raise IndexFormatError(f"no Chroma collection {name!r} ({type(e).__name__}: {e})") from e
             col = calls.run("get collection", lambda: client.get_collection(name, embedding_function=None))
         meta = col.metadata or {}
@@ -552,71 +488,6 @@ def _check_complete(idx: DenseIndex, name: str, meta: dict[str, Any], *, strict:
         return
     if isinstance(expected, int) and n != expected:
         raise IndexFormatError(f"collection {name!r} holds {n} objects but was marked complete with {expected}")
-
-
-def _swap_in(calls: StoreCalls, client: Any, col: Any, name: str, *, replace: bool) -> None:
-    """Rename the finished collection ``col`` to ``name``; a collection already there is renamed away first and
-    deleted only once the new one holds the name (renamed back if that fails)."""
-    if not replace:
-        calls.run("rename the new collection", lambda: col.modify(name=name), retry=False)
-        return
-    old = calls.run("get collection", lambda: client.get_collection(name, embedding_function=None))
-    old_name = f"{name[:470]}-rk-old-{uuid.uuid4().hex[:16]}"
-    calls.run("rename the old collection", lambda: old.modify(name=old_name), retry=False)
-    try:
-        calls.run("rename the new collection", lambda: col.modify(name=name), retry=False)
-    except BaseException:
-        old.modify(name=name)
-        raise
-    calls.run("delete the old collection", lambda: client.delete_collection(old_name), retry=False)
-
-
-def _leftovers(calls: StoreCalls, client: Any, name: str) -> dict[str, list[tuple[float, str, dict[str, Any]]]]:
-    """The ``-rk-building-`` and ``-rk-old-`` collections an overwrite of ``name`` may have left, oldest first, each
-    as ``(built_at, name, metadata)``."""
-    out: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"building": [], "old": []}
-    for kind in out:
-        prefix = f"{name[:470]}-rk-{kind}-"
-        for c in calls.run("list collections", client.list_collections):
-            cname = c.name if hasattr(c, "name") else str(c)
-            if not cname.startswith(prefix):
-                continue
-            got = calls.run("get collection", functools.partial(client.get_collection, cname, embedding_function=None))
-            meta = dict(got.metadata or {})
-            out[kind].append((float(meta.get(_BUILT_AT, 0.0) or 0.0), cname, meta))
-        out[kind].sort()
-    return out
-
-
-def _recover_swap(calls: StoreCalls, client: Any, name: str) -> bool:
-    """Finish or roll back an overwrite killed between its two renames (nothing holds ``name``): the newest finished
-    build takes the name (the old collection is deleted), else the old collection takes its name back. Returns
-    whether a collection holds ``name`` now."""
-    left = _leftovers(calls, client, name)
-    finished = [item for item in left["building"] if item[2].get(_STATE) == "complete"]
-    if finished:
-        new = finished[-1][1]
-        col = calls.run("get collection", lambda: client.get_collection(new, embedding_function=None))
-        calls.run("finish the interrupted swap", lambda: col.modify(name=name), retry=False)
-        for _t, old, _m in left["old"]:
-            calls.run("delete the old collection", functools.partial(client.delete_collection, old), retry=False)
-        return True
-    if left["old"]:
-        old = left["old"][-1][1]
-        col = calls.run("get collection", lambda: client.get_collection(old, embedding_function=None))
-        calls.run("roll back the interrupted swap", lambda: col.modify(name=name), retry=False)
-        return True
-    return False
-
-
-def _sweep_leftovers(calls: StoreCalls, client: Any, name: str, *, older_than: float) -> None:
-    """Delete what killed overwrites of ``name`` left behind and a finished build made obsolete: every
-    ``-rk-old-`` collection, and every ``-rk-building-`` one started before ``older_than`` (a newer one may be another
-    build still running)."""
-    left = _leftovers(calls, client, name)
-    doomed = [c for _, c, _m in left["old"]] + [c for t, c, _m in left["building"] if t < older_than]
-    for c in doomed:
-        calls.run("delete a leftover collection", functools.partial(client.delete_collection, c), retry=False)
 
 
 def _seal(folder: Path, collection: str, emb: Embedder, n: int) -> None:

@@ -1,0 +1,81 @@
+"""Chroma clients: the embedded ``PersistentClient`` on a folder, and a server's ``HttpClient`` made within a
+timeout (chromadb's own constructor waits forever on a frozen server).
+
+Examples:
+    >>> import tempfile
+    >>> persistent_client(tempfile.mkdtemp()).heartbeat() > 0
+    True
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from retrievekit.core.errors import IndexFormatError, MissingDependencyError, StoreUnavailableError
+from retrievekit.core.index.chroma_calls import DEFAULT_TIMEOUT_S, check_descriptors
+
+__all__ = ["http_client", "persistent_client"]
+
+
+def _chromadb() -> Any:
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    try:
+        import chromadb
+    except ImportError as e:
+        raise MissingDependencyError("chromadb", 'pip install torch==2.13.0 "retrievekit[dense]"') from e
+    return chromadb
+
+
+def persistent_client(path: str | os.PathLike[str]) -> Any:
+    """An embedded Chroma ``PersistentClient`` on ``path`` with telemetry off.
+
+    Examples:
+        >>> import tempfile
+        >>> persistent_client(tempfile.mkdtemp()).heartbeat() > 0
+        True
+    """
+    chromadb = _chromadb()
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
+    except Exception as e:
+        check_descriptors(f"opening the Chroma database in {path}", e)  # out of file descriptors: say so
+        raise IndexFormatError(f"Chroma cannot open the database in {path}: {type(e).__name__}: {e}") from e
+
+
+def http_client(
+    host: str = "localhost",
+    port: int = 8000,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    ssl: bool = False,
+    headers: dict[str, str] | None = None,
+) -> Any:
+    """A ``chromadb.HttpClient`` for a Chroma server, made within ``timeout`` seconds (telemetry off).
+
+    chromadb's own constructor asks the server for its version and waits forever: a frozen server (one that accepts
+    connections but never answers) hangs the caller before retrievekit gets the client. Here the client is made on
+    a worker thread, and :class:`~retrievekit.core.errors.StoreUnavailableError` names the server when it is not
+    ready in time (a refused connection raises it too). Pass the client to ``DenseIndex.build`` / ``open``.
+
+    Examples:
+        >>> http_client("127.0.0.1", 9, timeout=5)  # nothing listens on port 9  # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.StoreUnavailableError: cannot reach the Chroma server at 127.0.0.1:9: ...
+    """
+    from retrievekit.core.llm.call_policy import run_with_deadline
+
+    chromadb = _chromadb()
+    where = f"the Chroma server at {host}:{port}"
+
+    def make() -> Any:
+        settings = chromadb.Settings(anonymized_telemetry=False)
+        return chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=settings)
+
+    try:
+        return run_with_deadline(make, float(timeout))
+    except TimeoutError as e:
+        raise StoreUnavailableError(f"{where} did not answer within {timeout:g} s; is it frozen or overloaded?") from e
+    except Exception as e:
+        raise StoreUnavailableError(f"cannot reach {where}: {type(e).__name__}: {str(e)[:200]}") from e
