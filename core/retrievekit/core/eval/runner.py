@@ -227,9 +227,8 @@ def run_benchmark(
         k: hits per query; metrics are computed at every cut-off in ``ks`` on those hits, so a cut-off above ``k``
             equals the value at ``k``.
         keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
-        records: a JSONL file of per-query records (:class:`~retrievekit.core.eval.records.RecordFile`): finished
-            queries are appended as they finish and skipped on a rerun with the same settings; lines it does not
-            use (another run's, edited) are listed in ``records_rejected``.
+        records: a JSONL file of per-query records (:class:`~retrievekit.core.eval.records.RecordFile`): appended
+            as queries finish, skipped on a rerun (lines it does not use are listed in ``records_rejected``).
         shard_spec: ``"K/N"``: run only queries ``K, K+N, ...`` (one process per core sharing ``records``); the
             result then covers the shard. A last run without it aggregates the file and runs what is missing.
         extra: a per-query hook whose JSON-safe fields land in each record's ``extra`` (numeric ones are averaged
