@@ -20,6 +20,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -62,6 +63,41 @@ DEMO_OPTIONS: dict[str, dict[str, object]] = {
     "mindref": {"title_beams": 5, "passage_beams": 3},
 }
 LLM_DRIVEN = frozenset({"arm", "iterative", "lattice", "mindref", "llm-rerank", "self-retrieval", "judge-rerank"})
+
+
+# What the judge-accuracy curves established about each LLM-judged method with a weak (chance-level) judge such as
+# the embedded SmolLM2 (docs/benchmarks.md, "Where each judged method pays off").
+WEAK_JUDGE_FACTS: dict[str, str] = {
+    "lattice": "LATTICE beats a flat BM25 rerank only with a judge of AUC about 0.9 or better; SmolLM2 judges at chance",
+    "arm": "ARM's table recall@1 beats hybrid alone only from a judge AUC of about 0.9; SmolLM2 judges at chance",
+    "iterative": "the agent's searches and deletes follow the model; SmolLM2 rarely calls a tool well",
+    "llm-rerank": "a flat LLM rerank with SmolLM2 orders at chance, below BM25",
+}
+_BETTER = "pass --llm openai:MODEL@URL (your served LLM) or a trained judge (--judge DIR with retrievekit bench)"
+
+
+def explain_result(method: str, hits: Sequence[Any], trace: Trace, *, served: bool) -> list[str]:
+    """One line for each thing a user should know about a method's result: why it is empty, what fell back, and
+    (embedded model only) what the judge-accuracy curves say about trusting it, with what would change it.
+
+    Examples:
+        >>> t = Trace(); t.note("fallback", "the LLM reply scored no item; using embedding cosine scores")
+        >>> explain_result("lattice", [], t, served=False)[0]
+        '(no hits: the LLM reply scored no item; using embedding cosine scores)'
+        >>> explain_result("bm25", ["hit"], Trace(), served=False)
+        []
+    """
+    fallbacks = [e.message for e in trace.events if e.kind == "fallback"]
+    lines = []
+    if not hits:
+        why = fallbacks[0] if fallbacks else "no object passed the method's selection for this question"
+        lines.append(f"(no hits: {why})")
+    elif fallbacks:
+        lines.append(f"note: {len(fallbacks)} step(s) fell back: {fallbacks[0]}")
+    fact = WEAK_JUDGE_FACTS.get(method)
+    if fact and not served:
+        lines.append(f"note: {fact}; {_BETTER}")
+    return lines
 
 
 def demo_cache_dir() -> Path:
@@ -207,9 +243,15 @@ def _answer_with_llm(llm_name: str, served: Any, question: str, context: list[st
 
 
 def _closing_answer(llm: str, served: Any, q: str, source: str, contexts: dict[str, dict[str, list[str]]]) -> None:
-    """Let the LLM answer the first question from ``source``'s hits, and print it with its cost."""
+    """Let the LLM answer the first question from ``source``'s hits, and print it with its cost (and, for the
+    embedded demo model, what it is)."""
     kind = "served" if served is not None else "local"
     print(f"=== answer with the {kind} LLM ({llm}) over the {source} context", flush=True)
+    if served is None:
+        print(
+            f"({llm} is a small model for offline demos and tests: its answers are often wrong; for real answers "
+            "pass --llm openai:MODEL@URL)"
+        )
     with _Ticker(f"{llm}: writing") as tick:
         answer, trace = _answer_with_llm(llm, served, q, contexts.get(source, {}).get(q, []))
     print(
@@ -288,8 +330,8 @@ def main(args: argparse.Namespace | None = None) -> int:
             print(f"Q: {q}   [{tick.seconds:.1f} s, {trace.llm_calls} LLM calls]")
             for h in hits:
                 print(f"   {h.rank + 1}. {h.score:7.3f}  {h.obj.title or h.id}")
-            if not hits:
-                print("   (no hits)")
+            for line in explain_result(method, hits, trace, served=served is not None):
+                print(f"   {line}")
             contexts.setdefault(method, {})[q] = [h.obj.text for h in hits]
         rows.append((method, build_s, query_s, len(asked), calls))
         print(flush=True)
