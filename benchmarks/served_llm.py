@@ -1,7 +1,8 @@
 """One method through a served LLM, before and after the served path's structured output and concurrency.
 
-Starts llama.cpp's own server (xllamacpp) over the SmolLM2 GGUF on loopback (or uses ``--url``), optionally behind a
-proxy that adds a fixed latency per request (``--latency-ms``: a GPU server's waiting time, so the effect of
+Starts llama.cpp's own server (xllamacpp) over the SmolLM2 GGUF on loopback, a fresh one for each variant (llama.cpp
+keeps earlier prompts in RAM, so a variant run after another on the same server would reuse its prefills), or uses
+``--url``; optionally behind a proxy that adds a fixed latency per request (``--latency-ms``: a GPU server's waiting time, so the effect of
 overlapping calls shows on 2 cores as it would there), and runs the method on the same queries in each variant:
 
 * ``before`` -- the schema in the prompt, parsed with repair (``structured_output=prompt``), one call after another
@@ -136,8 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     ds = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit, corpus_size=args.corpus_size)
     options = parse_options(args.option)
     results: dict[str, dict[str, Any]] = {}
-    with served_url(args) as url:
-        for name in args.variants:
+    for name in args.variants:
+        # a fresh server per variant: llama.cpp keeps earlier prompts in RAM, and a variant must not reuse the
+        # prefills of the one before it
+        with served_url(args) if name != "in-process" else contextlib.nullcontext("") as url:
             llm, llm_name, settings = variant_llm(name, url, args)
             if args.corpus_size:
                 settings = {**(settings or {}), "corpus_size": args.corpus_size}

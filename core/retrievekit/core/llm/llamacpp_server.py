@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -136,6 +137,8 @@ class LlamaCppServer:
             str(int(threads)),
             "--ctx-per-slot",
             str(int(ctx_per_slot)),
+            "--parent-pid",
+            str(os.getpid()),
         ]
         out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT if log is not None else out)
@@ -206,6 +209,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parallel", type=int, default=2, help="slots (requests computed together)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads (1 on a 2-core machine)")
     p.add_argument("--ctx-per-slot", type=int, default=4096, help="context tokens per slot")
+    p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # stop when it is gone
 
 
 def run(args: argparse.Namespace) -> int:
@@ -214,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
 
     Examples:
         >>> run(argparse.Namespace(gguf=None, port=8080, parallel=2, threads=1, ctx_per_slot=4096))  # doctest: +SKIP
+        >>> # (--parent-pid P: stop once process P is gone, as LlamaCppServer.start asks)
     """
     try:
         import xllamacpp as xlc
@@ -236,9 +241,29 @@ def run(args: argparse.Namespace) -> int:
     stop = {signal.SIGTERM, signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, stop)  # before the server's threads start: they inherit the mask
     server = xlc.Server(params)  # noqa: F841 - keeps the HTTP listener alive
+    if getattr(args, "parent_pid", None):
+        _stop_with_parent(int(args.parent_pid))
     print(f"serving {Path(gguf).name} at http://127.0.0.1:{args.port}/v1 (Ctrl-C stops it)", flush=True)
     signal.sigwait(stop)
     return 0
+
+
+def _stop_with_parent(parent: int) -> None:
+    """Stop this server (SIGTERM to itself) once ``parent`` is gone: a killed benchmark or test leaves no server."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+            except PermissionError:  # pragma: no cover - another user's process took the PID: the parent is gone
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="stop-with-parent", daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> int:
