@@ -4,6 +4,7 @@ schema mode, a paused server times out typed, a killed one is unavailable typed,
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -98,3 +99,35 @@ def test_independent_calls_overlap_on_the_servers_slots(server, kind):
         trace=t,
     )
     assert len(outs) == 4 and t.llm_calls == 4 and t.llm_rounds == 2  # 4 calls on 2 lanes: 2 rounds
+
+
+def test_a_server_whose_starter_dies_stops_too():
+    import subprocess
+    import sys
+
+    pytest.importorskip("xllamacpp")
+    from retrievekit.core.errors import MissingDependencyError
+    from retrievekit.core.llm.models import locate_gguf
+
+    try:
+        locate_gguf("smollm2")
+    except MissingDependencyError as e:
+        pytest.skip(str(e))
+    code = (
+        "import os\n"
+        "from retrievekit.core.llm.llamacpp_server import LlamaCppServer\n"
+        "s = LlamaCppServer.start(parallel=1)\n"
+        "print(s.pid, flush=True)\n"
+        "os._exit(0)\n"  # as a SIGKILL would: no cleanup
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    pid = int(out.stdout.split()[-1])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.5)
+    os.kill(pid, 9)
+    raise AssertionError("the orphaned llama.cpp server kept running")
