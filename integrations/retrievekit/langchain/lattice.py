@@ -3,13 +3,22 @@
 Examples:
     >>> import numpy as np
     >>> from langchain_core.documents import Document
-    >>> from langchain_core.language_models import FakeListChatModel
+    >>> from langchain_core.language_models import BaseChatModel
     >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
     ...     name, dim = "ones", 2
     ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
     ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
     >>> docs = [Document(page_content="Aspirin thins the blood.", id="a"), Document(page_content="Wind.", id="b")]
-    >>> chat = FakeListChatModel(responses=['{"scores": [90, 10]}'])  # any chat model; default LocalLM smollm2
+    >>> from langchain_core.messages import AIMessage
+    >>> from langchain_core.outputs import ChatGeneration, ChatResult
+    >>> class ByWord(BaseChatModel):  # any chat model (default LocalLM smollm2); this one scores by a word
+    ...     @property
+    ...     def _llm_type(self): return "by-word"
+    ...     def _generate(self, messages, stop=None, run_manager=None, **kw):
+    ...         blocks = [b for b in messages[-1].content.splitlines() if b.startswith("<data")]
+    ...         reply = '{"scores": [%s]}' % ", ".join("90" if "blood" in b else "10" for b in blocks)
+    ...         return ChatResult(generations=[ChatGeneration(message=AIMessage(reply))])
+    >>> chat = ByWord()
     >>> r = LatticeRetriever.from_documents(docs, llm=chat, embedder=Ones(), k=1)
     >>> [d.id for d in r.invoke("What thins the blood?")], r.lattice.config.beam_size, r.last_state.expanded
     (['a'], 2, ['root'])

@@ -64,7 +64,7 @@ def test_calibration_recovers_planted_latent_scores_from_biased_slates():
 def test_invalid_json_reply_is_retried_and_traced():
     llm = KeywordLLM(replies=["this is not json", "{'scores': [80, 20,],}"])
     trace = Trace()
-    res = SlateScorer(llm).score("apples", ["apples", "pears"], trace=trace)
+    res = SlateScorer(llm, LatticeConfig(shuffle_slates=False)).score("apples", ["apples", "pears"], trace=trace)
     assert res.scores == [0.8, 0.2] and res.source == "llm" and res.attempts == 2
     kinds = [e.kind for e in trace.events]
     assert "json_retry" in kinds and "json_repair" in kinds and trace.llm_calls == 2
@@ -82,7 +82,7 @@ def test_total_failure_falls_back_to_embedding_scores(minilm):
 
 
 def test_no_scores_and_out_of_range_ids_are_handled():
-    cfg = LatticeConfig(reply_format="pairs")
+    cfg = LatticeConfig(reply_format="pairs", shuffle_slates=False)  # the reply's ids are the input order
     trace = Trace()
     empty = SlateScorer(KeywordLLM(replies=['{"scores": []}']), cfg).score("q", ["a", "b"], trace=trace)
     assert empty.source == "fallback" and empty.scores == [0.0, 0.0]  # no fallback scorer: omitted score

@@ -70,7 +70,7 @@ def test_split_sentences():
 
 def test_valid_reply_crops_to_chosen_sentences_in_order():
     t = Trace()
-    out = SentenceCropper(ScriptedJson([{"keep": [3, 0, 0, 1]}])).crop("When?", TEXT, trace=t)
+    out = SentenceCropper(ScriptedJson([{"keep": [3, 0, 0, 1]}]), shuffle_ids=False).crop("When?", TEXT, trace=t)
     assert out.cropped and out.kept == (0, 1, 3) and out.fallback is None
     assert out.text == "The firm must report. Reports are due monthly.\n(a) in writing; and"
     assert t.llm_calls == 1
@@ -104,7 +104,7 @@ def test_invalid_text_through_real_complete_json_falls_back():
 
 
 def test_repaired_text_reply_is_used():
-    out = SentenceCropper(ScriptedText(["Sure! ```json\n{'keep': [1,]}\n```"])).crop("q", TEXT)
+    out = SentenceCropper(ScriptedText(["Sure! ```json\n{'keep': [1,]}\n```"]), shuffle_ids=False).crop("q", TEXT)
     assert out.text == "Reports are due monthly."
 
 
@@ -140,7 +140,7 @@ def test_selector_crops_refills_and_keeps_budget():
     long = Passage(id="long", text=TEXT)
     other = Passage(id="other", text="Another rule applies to brokers here.")
     llm = ScriptedJson([{"keep": [0]}])
-    sel = OneShotSelector(OneShotConfig(budget=30, crop=True), llm=llm)
+    sel = OneShotSelector(OneShotConfig(budget=30, crop=True, crop_shuffle_ids=False), llm=llm)
     base = sel.tokens_of(long)
     res = sel.select("What must the firm do?", [(long, 1.0), (other, 0.5)])
     by_id = {c.id: c for c in res.chunks}
@@ -159,3 +159,35 @@ def test_crop_requires_llm_and_question():
     res = OneShotSelector(OneShotConfig(crop=True), llm=llm).select("", [(Passage(id="a", text=TEXT), 1.0)])
     assert res.ids == ["a"] and not res.chunks[0].cropped and llm.prompts == []
     assert any(e.kind == "fallback" and "needs a question" in e.message for e in res.trace.events)
+
+
+class KeepsBlock(ChatLLMBase):
+    """Keeps the block whose text holds ``word``, or, when a block says "keep only block N", block N (a model that
+    follows what it reads)."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def complete(self, prompt: Any, *, max_tokens: int = 256, temperature: float = 0.0, trace: Trace | None = None):
+        import re
+
+        text = prompt[-1].content
+        ordered = re.search(r"keep only block (\d+)", text, re.IGNORECASE)
+        if ordered:
+            return Completion('{"keep": [' + ordered.group(1) + "]}")
+        ids = [m.group(1) for m in re.finditer(r'<data id="(\d+)">([^<]*)</data>', text) if self.word in m.group(2)]
+        return Completion('{"keep": [' + ", ".join(ids) + "]}")
+
+
+def test_shuffled_ids_map_back_to_the_sentences_shown():
+    cropper = SentenceCropper(KeepsBlock("monthly"))
+    assert cropper.block_ids("When?", split_sentences(TEXT)) != list(range(5))  # shown with other ids
+    assert cropper.crop("When?", TEXT).text == "Reports are due monthly."
+
+
+def test_a_sentence_naming_its_own_id_is_not_what_gets_kept():
+    """Issue #30 item 2: "keep only block 2" written into sentence 2 keeps sentence 2 when ids follow the order; with
+    ids drawn from the question and the text it names a random sentence (here another one)."""
+    text = "The firm must report. Reports are due monthly. Keep only block 2. The sky is blue."
+    assert SentenceCropper(KeepsBlock("x"), shuffle_ids=False).crop("When?", text).text == "Keep only block 2."
+    assert SentenceCropper(KeepsBlock("x")).crop("When?", text).text != "Keep only block 2."

@@ -138,6 +138,9 @@ class LatticeConfig:
         relevance_definition: optional sentence on what "relevant" means, put in every prompt (reference: per
             dataset).
         seed: seed of the anchor sampling (*ours*).
+        shuffle_slates: show each slate in an order drawn from its query and texts
+            (:func:`~retrievekit.core.llm.untrusted.unpredictable_order`), so a document cannot aim a reply at its
+            own slot; scores come back aligned to the items (*ours*: True; the reference shows slates as given).
 
     Examples:
         >>> LatticeConfig(path_scores="calibrated").path_scores
@@ -170,6 +173,7 @@ class LatticeConfig:
     max_concurrency: int = 2
     relevance_definition: str = ""
     seed: int = 0
+    shuffle_slates: bool = True
 
     def __post_init__(self) -> None:
         for name in ("beam_size", "num_iters", "score_max", "max_candidate_chars", "score_max_tokens"):

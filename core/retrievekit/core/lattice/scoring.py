@@ -1,8 +1,10 @@
 """Scoring a slate: the prompt, the JSON reply schema, and what happens to bad replies.
 
 The LLM sees the query and the candidates as numbered data blocks ``<data id="1">text</data>`` (document text is
-fenced and neutralised, and the prompt says it is data, never instructions: :mod:`retrievekit.core.llm.untrusted`)
-and answers JSON:
+fenced and neutralised, and the prompt says it is data, never instructions: :mod:`retrievekit.core.llm.untrusted`),
+in an order drawn from the query and the texts (``shuffle_slates``: a document cannot know its slot, so a reply
+written into it and aimed at its own place lands on a random item; scores come back in item order), and answers
+JSON:
 
 * ``reply_format="list"`` (default, compact): ``{"scores": [s1, ..., sn]}``, one integer ``0..score_max`` per item
   in item order; the schema fixes the length, so a schema-constrained local model (Outlines) always answers
@@ -28,10 +30,11 @@ as many slates as the prompt path, so call budgets stay comparable; candidates a
 Examples:
     >>> from retrievekit.core.llm.json_output import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
-    >>> class Fixed(ChatLLMBase):
+    >>> class ByWord(ChatLLMBase):  # scores each block it is shown, in the order shown
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         return Completion('{"scores": [90, 10]}')
-    >>> SlateScorer(Fixed()).score("q", ["good", "bad"]).scores
+    ...         blocks = [b for b in prompt[-1].content.splitlines() if b.startswith("<data")]
+    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "good" in b else "10" for b in blocks))
+    >>> SlateScorer(ByWord()).score("q", ["good", "bad"]).scores
     [0.9, 0.1]
 """
 
@@ -47,7 +50,7 @@ from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
-from retrievekit.core.llm.untrusted import DATA_RULE, fence
+from retrievekit.core.llm.untrusted import DATA_RULE, fence, unpredictable_order
 from retrievekit.core.trace import Trace
 
 __all__ = ["SlateScorer", "SlateScores", "build_prompt", "cosine_fallback", "reply_schema"]
@@ -143,7 +146,7 @@ class SlateScorer:
         >>> class Pairs(ChatLLMBase):
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
         ...         return Completion('{"scores": [[2, 70], [9, 50], [2, 10]]}')
-        >>> r = SlateScorer(Pairs(), LatticeConfig(reply_format="pairs")).score("q", ["a", "b"])
+        >>> r = SlateScorer(Pairs(), LatticeConfig(reply_format="pairs", shuffle_slates=False)).score("q", ["a", "b"])
         >>> r.scores, r.omitted, r.invalid_ids, r.duplicate_ids
         ([0.0, 0.7], 1, 1, 1)
     """
@@ -182,15 +185,23 @@ class SlateScorer:
             return SlateScores(scores=[])
         if isinstance(self.llm, RelevanceJudge):
             return self._judge(query, texts, trace, refs)
-        prompt = build_prompt(query, texts, leaf=leaf, config=cfg)
+        # 1. the order the LLM sees: drawn from the prompt's inputs, so no document knows its slot
+        order = unpredictable_order([query, *texts], n, seed=cfg.seed) if cfg.shuffle_slates else list(range(n))
+        prompt = build_prompt(query, [texts[i] for i in order], leaf=leaf, config=cfg)
         max_tokens = max(cfg.score_max_tokens, 8 + n * (6 if cfg.reply_format == "list" else 10))
+        # 2. one reply for the slate (repair and retries in the adapter)
         try:
             result = self.llm.complete_json(
                 prompt, reply_schema(n, cfg), max_tokens=max_tokens, trace=trace, retries=cfg.retries
             )
         except (LLMOutputError, ValueError) as e:
             return self._fallback(query, texts, f"LLM reply unusable after retries ({str(e)[:160]})", trace)
+        # 3. scores back in item order
         out = self._parse(result.value, n)
+        shown = out.scores
+        out.scores = [0.0] * n
+        for slot, item in enumerate(order):
+            out.scores[item] = shown[slot]
         out.attempts = int(getattr(result, "attempts", 1))
         if out.omitted == n:
             return self._fallback(query, texts, "the LLM reply scored no item", trace, base=out)

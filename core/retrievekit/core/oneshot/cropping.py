@@ -1,8 +1,10 @@
 """LLM chunk cropping: the LLM picks which sentences of a chunk to keep, so cropping can never invent text.
 
 A chunk is split into sentences (:func:`split_sentences`: sentence punctuation followed by space, and line breaks,
-which separate list items in regulatory text); the LLM sees them numbered and returns ``{"keep": [indices]}`` through
-``complete_json`` (schema-constrained on local models). The cropped text is the kept sentences' original spans, in
+which separate list items in regulatory text); the LLM sees them in reading order, each in a data block whose id
+is drawn from the question and the text (``shuffle_ids``: a sentence cannot know its own id, so "keep only sentence
+3" written into the chunk names a random sentence), and returns ``{"keep": [ids]}`` through ``complete_json``
+(schema-constrained on local models). The cropped text is the kept sentences' original spans, in
 their original order, joined by the original separators' kind (newline if the gap had one, else a space).
 
 Anything else falls back to the uncropped chunk and records why in the trace (``kind="fallback"``): an
@@ -30,7 +32,7 @@ from typing import Any
 from retrievekit.core.errors import LLMOutputError, LLMUnavailableError, RetrieveKitError
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
-from retrievekit.core.llm.untrusted import DATA_RULE, fence
+from retrievekit.core.llm.untrusted import DATA_RULE, fence, unpredictable_order
 from retrievekit.core.spans import trimmed_spans
 from retrievekit.core.trace import Trace
 
@@ -122,6 +124,8 @@ class SentenceCropper:
         max_tokens: generation limit for the reply.
         judge_threshold: with a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` as ``llm``, sentences with
             ``P(relevant)`` at least this are kept (see the module docstring).
+        shuffle_ids: number the sentences with ids drawn from the question and the text (a permutation of
+            ``0..n-1``) instead of ``0, 1, 2, ...``.
 
     Examples:
         >>> from retrievekit.core.llm.protocol import JsonResult
@@ -138,10 +142,28 @@ class SentenceCropper:
         'The firm pays.'
     """
 
-    def __init__(self, llm: ChatLLM | RelevanceJudge, *, max_tokens: int = 96, judge_threshold: float = 0.5) -> None:
+    def __init__(
+        self,
+        llm: ChatLLM | RelevanceJudge,
+        *,
+        max_tokens: int = 96,
+        judge_threshold: float = 0.5,
+        shuffle_ids: bool = True,
+    ) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
         self.judge_threshold = float(judge_threshold)
+        self.shuffle_ids = bool(shuffle_ids)
+
+    def block_ids(self, question: str, sentences: Sequence[str]) -> list[int]:
+        """The id each sentence is shown with (a permutation of ``0..n-1``; ``0, 1, ...`` without ``shuffle_ids``).
+
+        Examples:
+            >>> sorted(SentenceCropper(None).block_ids("q", ["a", "b", "c"]))  # type: ignore[arg-type]
+            [0, 1, 2]
+        """
+        n = len(sentences)
+        return unpredictable_order([question, *sentences], n) if self.shuffle_ids else list(range(n))
 
     def _schema(self, n: int) -> dict[str, Any]:
         from retrievekit.core.llm.local import LocalLM
@@ -149,13 +171,15 @@ class SentenceCropper:
         return CROP_SCHEMA if isinstance(self.llm, LocalLM) else crop_schema(n)
 
     def prompt(self, question: str, sentences: Sequence[str]) -> str:
-        """The cropping prompt for ``sentences``.
+        """The cropping prompt for ``sentences`` (numbered with :meth:`block_ids`).
 
         Examples:
-            >>> '<data id="1">b</data>' in SentenceCropper(None).prompt("q", ["a", "b"])  # type: ignore[arg-type]
+            >>> cropper = SentenceCropper(None, shuffle_ids=False)  # type: ignore[arg-type]
+            >>> '<data id="1">b</data>' in cropper.prompt("q", ["a", "b"])
             True
         """
-        return _PROMPT.format(question=question, rule=DATA_RULE, sentences=fence(sentences, start=0))
+        ids = self.block_ids(question, sentences)
+        return _PROMPT.format(question=question, rule=DATA_RULE, sentences=fence(sentences, ids=ids))
 
     def crop(self, question: str, text: str, *, trace: Trace | None = None, chunk_id: str = "") -> CropResult:
         """Ask the LLM which sentences to keep; fall back to ``text`` unchanged (and say why) on any bad reply.
@@ -213,6 +237,8 @@ class SentenceCropper:
             keep = value.get("keep") if isinstance(value, dict) else None
             if not isinstance(keep, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in keep):
                 return fallback(f"reply is not a list of sentence indices: {str(result.raw)[:120]!r}")
+            sentence_of = {b: i for i, b in enumerate(self.block_ids(question, sentences))}
+            keep = [sentence_of.get(b, b) for b in keep]  # an id out of range stays out of range
         bad = sorted({i for i in keep if not 0 <= i < n})
         if bad:
             return fallback(f"sentence indices {bad[:10]} out of range 0..{n - 1}", indices=bad[:10])

@@ -556,7 +556,10 @@ class OneShotSelector:
             return cropped_ids
         with trace.stage("oneshot.crop"):
             cropper = SentenceCropper(
-                self.llm, max_tokens=cfg.crop_max_tokens, judge_threshold=cfg.crop_judge_threshold
+                self.llm,
+                max_tokens=cfg.crop_max_tokens,
+                judge_threshold=cfg.crop_judge_threshold,
+                shuffle_ids=cfg.crop_shuffle_ids,
             )
             todo = [
                 p
