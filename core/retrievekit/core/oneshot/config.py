@@ -83,7 +83,8 @@ class OneShotConfig:
             ``P(relevant)`` at least this are kept (the best one always). Our choice: 0.5, the decision threshold of
             a calibrated binary judge (the paper crops with a prompt).
         crop_shuffle_ids: number a chunk's sentences (still shown in reading order) with ids drawn from the question
-            and the text, so a sentence cannot name its own id ("keep only sentence 3"). Our choice: True.
+            and the text, so a sentence cannot name its own id ("keep only sentence 3"). Our choice: False (with
+            SmolLM2 it made cropping drop more of every passage and stopped no payload; see docs/security.md).
         max_concurrency: cropping calls in flight at once (the crops are independent). Our choice: 4 (capped by
             the LLM adapter's own ``max_concurrency``; a local in-process model runs them one by one).
 
@@ -111,7 +112,7 @@ class OneShotConfig:
     crop_refill: bool = True
     crop_max_tokens: int = 96
     crop_judge_threshold: float = 0.5
-    crop_shuffle_ids: bool = True
+    crop_shuffle_ids: bool = False
     max_concurrency: int = 4
 
     def __post_init__(self) -> None:

@@ -1,9 +1,9 @@
 """LLM chunk cropping: the LLM picks which sentences of a chunk to keep, so cropping can never invent text.
 
 A chunk is split into sentences (:func:`split_sentences`: sentence punctuation followed by space, and line breaks,
-which separate list items in regulatory text); the LLM sees them in reading order, each in a data block whose id
-is drawn from the question and the text (``shuffle_ids``: a sentence cannot know its own id, so "keep only sentence
-3" written into the chunk names a random sentence), and returns ``{"keep": [ids]}`` through ``complete_json``
+which separate list items in regulatory text); the LLM sees them in reading order, each in a numbered data block
+(``0, 1, ...``; with ``shuffle_ids`` the ids are drawn from the question and the text, so "keep only sentence 3"
+written into the chunk names a random sentence), and returns ``{"keep": [ids]}`` through ``complete_json``
 (schema-constrained on local models). The cropped text is the kept sentences' original spans, in
 their original order, joined by the original separators' kind (newline if the gap had one, else a space).
 
@@ -125,7 +125,7 @@ class SentenceCropper:
         judge_threshold: with a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` as ``llm``, sentences with
             ``P(relevant)`` at least this are kept (see the module docstring).
         shuffle_ids: number the sentences with ids drawn from the question and the text (a permutation of
-            ``0..n-1``) instead of ``0, 1, 2, ...``.
+            ``0..n-1``) instead of ``0, 1, 2, ...`` (default False).
 
     Examples:
         >>> from retrievekit.core.llm.protocol import JsonResult
@@ -148,7 +148,7 @@ class SentenceCropper:
         *,
         max_tokens: int = 96,
         judge_threshold: float = 0.5,
-        shuffle_ids: bool = True,
+        shuffle_ids: bool = False,
     ) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
@@ -159,7 +159,9 @@ class SentenceCropper:
         """The id each sentence is shown with (a permutation of ``0..n-1``; ``0, 1, ...`` without ``shuffle_ids``).
 
         Examples:
-            >>> sorted(SentenceCropper(None).block_ids("q", ["a", "b", "c"]))  # type: ignore[arg-type]
+            >>> SentenceCropper(None).block_ids("q", ["a", "b", "c"])  # type: ignore[arg-type]
+            [0, 1, 2]
+            >>> sorted(SentenceCropper(None, shuffle_ids=True).block_ids("q", ["a", "b", "c"]))  # type: ignore[arg-type]
             [0, 1, 2]
         """
         n = len(sentences)
