@@ -180,7 +180,9 @@ class SentenceCropper:
             >>> '<data id="1">b</data>' in cropper.prompt("q", ["a", "b"])
             True
         """
-        ids = self.block_ids(question, sentences)
+        return self._prompt(question, sentences, self.block_ids(question, sentences))
+
+    def _prompt(self, question: str, sentences: Sequence[str], ids: Sequence[int]) -> str:
         return _PROMPT.format(question=question, rule=DATA_RULE, sentences=fence(sentences, ids=ids))
 
     def crop(self, question: str, text: str, *, trace: Trace | None = None, chunk_id: str = "") -> CropResult:
@@ -227,9 +229,10 @@ class SentenceCropper:
                     kept=keep,
                 )
         else:
+            ids = self.block_ids(question, sentences)  # the id each sentence is shown with
             try:
                 result = self.llm.complete_json(
-                    self.prompt(question, sentences), self._schema(n), max_tokens=self.max_tokens, trace=trace
+                    self._prompt(question, sentences, ids), self._schema(n), max_tokens=self.max_tokens, trace=trace
                 )
             except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
                 raise
@@ -239,7 +242,7 @@ class SentenceCropper:
             keep = value.get("keep") if isinstance(value, dict) else None
             if not isinstance(keep, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in keep):
                 return fallback(f"reply is not a list of sentence indices: {str(result.raw)[:120]!r}")
-            sentence_of = {b: i for i, b in enumerate(self.block_ids(question, sentences))}
+            sentence_of = {b: i for i, b in enumerate(ids)}
             keep = [sentence_of.get(b, b) for b in keep]  # an id out of range stays out of range
         bad = sorted({i for i in keep if not 0 <= i < n})
         if bad:
