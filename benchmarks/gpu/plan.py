@@ -20,6 +20,10 @@ from typing import Any
 
 __all__ = ["PROFILES", "STEPS", "plan_for"]
 
+#: The judge's LoRA adapts every linear layer of a Llama block (rank 8: about 5M weights, a 10 MB adapter for
+#: SmolLM2-135M; lr 3e-4, the usual LoRA range, ``TrainConfig.learning_rate``).
+ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
 #: Every step, in run order (the issue's order: judge, Self-Retrieval, MindRef over it, throughput).
 STEPS = ("judge-train", "judge-eval", "judge-export", "sr-train", "sr-eval", "mindref", "throughput")
 
@@ -27,7 +31,15 @@ PROFILES: dict[str, dict[str, Any]] = {
     "full": {
         "limit": None,
         "judge": {
-            "train": {"epochs": 1.0, "save_every_steps": 100},
+            "train": {
+                "epochs": 1.0,
+                "save_every_steps": 100,
+                "lora": True,
+                "lora_r": 8,
+                "lora_alpha": 16,
+                "lora_target_modules": list(ALL_LINEAR),
+                "learning_rate": 3e-4,
+            },
             "negatives": 3,
             "max_pairs": None,
             "rerank_k": 100,
@@ -43,7 +55,16 @@ PROFILES: dict[str, dict[str, Any]] = {
     "tiny": {
         "limit": 3,
         "judge": {
-            "train": {"max_steps": 4, "batch_size": 4, "learning_rate": 1e-3, "save_every_steps": 1},
+            "train": {
+                "max_steps": 4,
+                "batch_size": 4,
+                "learning_rate": 1e-3,
+                "save_every_steps": 1,
+                "lora": True,
+                "lora_r": 8,
+                "lora_alpha": 16,
+                "lora_target_modules": list(ALL_LINEAR),
+            },
             "negatives": 1,
             "max_pairs": 8,
             "rerank_k": 5,
@@ -61,7 +82,7 @@ PROFILES: dict[str, dict[str, Any]] = {
             }
         },  # fmt: skip
         "throughput": {"beams": [1, 2], "steps": 4, "repeats": 1},
-        "export": {"part_mib": 0.05, "parts_per_call": 3},
+        "export": {"part_mib": 0.02, "parts_per_call": 3},
     },
 }
 

@@ -16,7 +16,7 @@ Every call carries one load that ``stage.py`` made and runs the same command fro
    checkpoint, evaluation only between queries (per-query records), and at least one unit of work is done per call;
 4. **report**: ``$OUT/results.json`` (every finished step's numbers, the step in progress, the setup report),
    ``$OUT/state.tar`` (results and records: what a fresh machine resumes from with ``--resume-from``) and the next
-   parts of the trained judge (``judge-model.tar.partNNN``; ``join`` reassembles them here).
+   parts of the trained judge (``judge-adapter.tar.partNNN``; ``join`` reassembles them here).
 
 On a warm machine the work folder survives between calls, so a training run longer than one call resumes from its
 last checkpoint. After a dropped machine, ``--resume-from`` restores the finished steps and the per-query records; a
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--resume-from", default=None, help="a folder (or state.tar) an earlier call sent back")
     j = sub.add_parser("join", help="here: join the trained judge's returned parts into a folder")
     j.add_argument("--results", required=True, help="folder with the last results.json")
-    j.add_argument("--parts", required=True, help="folder with every judge-model.tar.partNNN")
+    j.add_argument("--parts", required=True, help="folder with every judge-adapter.tar.partNNN")
     j.add_argument("--dest", required=True)
     args = ap.parse_args(argv)
     if args.command == "join":

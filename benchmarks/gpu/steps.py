@@ -152,6 +152,11 @@ def _judges(ctx: Context) -> dict[str, Any]:
     batch = int(ctx.plan["judge"]["score_batch_size"])
 
     def trained() -> Any:
+        from retrievekit.core.training.adapter import ADAPTER_SUBDIR, is_adapter_folder
+
+        adapter = ctx.work / "judge" / ADAPTER_SUBDIR
+        if is_adapter_folder(adapter):  # what ships: the adapter alone, merged into a fresh base model
+            return Judge.load(adapter, batch_size=batch, base=ctx.base_model("float32"))
         return Judge.load(ctx.work / "judge", batch_size=batch)
 
     def zero_shot() -> Any:
@@ -179,10 +184,17 @@ def judge_eval(ctx: Context) -> dict[str, Any]:
 
 
 def judge_export(ctx: Context) -> dict[str, Any]:
-    """The trained judge's folder as one tar, split into parts that fit the files a call sends back."""
+    """The trained judge as one tar (its LoRA adapter alone when it has one, else the whole model), split into parts
+    that fit the files a call sends back."""
+    from retrievekit.core.training.adapter import ADAPTER_SUBDIR, is_adapter_folder
+
     export = ctx.work / "export"
     export.mkdir(parents=True, exist_ok=True)
-    archive = tar_folder(ctx.work / "judge" / "model", export / "judge-model.tar", "model")
+    adapter = ctx.work / "judge" / ADAPTER_SUBDIR
+    if is_adapter_folder(adapter):
+        archive = tar_folder(adapter, export / "judge-adapter.tar", ADAPTER_SUBDIR)
+    else:
+        archive = tar_folder(ctx.work / "judge" / "model", export / "judge-model.tar", "model")
     entry = split_file(archive, export, part_bytes=int(float(ctx.plan["export"]["part_mib"]) * 2**20))
     return {"entry": entry, "parts": len(entry["parts"]), "bytes": entry["size"]}
 

@@ -297,12 +297,18 @@ def test_paused_and_dropped_runs_end_with_the_numbers_of_an_uninterrupted_run(
     gathered = tmp_path / "parts"
     gathered.mkdir()
     for out in straight_outs:
-        for part in out.glob("judge-model.tar.part*"):
+        for part in out.glob("judge-adapter.tar.part*"):
             os.replace(part, gathered / part.name)
     dest = runner.join_export(straight_outs[-1], gathered, tmp_path / "judge-back")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     from retrievekit.core.judge import Judge
 
-    back = Judge.load(dest / "model")
+    # what comes back is the LoRA adapter alone, merged here into the base model it was trained from
+    assert {p.name for p in (dest / "adapter").iterdir()} == {"adapter.safetensors", "retrievekit_model.json"}
+    base_dir = staged["root"] / "tiny-model"
+    base = AutoModelForCausalLM.from_pretrained(str(base_dir)), AutoTokenizer.from_pretrained(str(base_dir))
+    back = Judge.load(dest / "adapter", base=base)
     here = Judge.load(straight / "judge")
     pair = [("Which animal has red fur?", DOCS[0].text)]
     assert back.score_pairs(pair) == pytest.approx(here.score_pairs(pair))

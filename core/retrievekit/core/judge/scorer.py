@@ -247,12 +247,14 @@ class Judge(ChatLLMBase):
         device: str | None = None,
         batch_size: int = 32,
         dtype: Any = None,
+        base: tuple[Any, Any] | None = None,
     ) -> Judge:
-        """Load a trained judge (see :func:`load_judge`)."""
+        """Load a trained judge (see :func:`load_judge`); ``base`` is the ``(model, tokenizer)`` an adapter folder
+        is merged into (default: the registry model its manifest names)."""
         from retrievekit.core.training import load_trained_model
 
         model, tokenizer, manifest = load_trained_model(
-            path, kind=JUDGE_KIND, base_model=base_model, device=device, dtype=dtype
+            path, kind=JUDGE_KIND, base_model=base_model, device=device, dtype=dtype, base=base
         )
         settings = dict(manifest.settings)
         template = settings.get("template_id")
@@ -416,7 +418,9 @@ def load_judge(
     device: str | None = None,
     batch_size: int = 32,
 ) -> Judge:
-    """Load a trained judge folder (the ``output_dir`` of ``train-judge`` or its ``model/`` folder).
+    """Load a trained judge folder: the ``output_dir`` of ``train-judge``, its ``model/`` folder, or the LoRA
+    adapter alone (``adapter/`` of a LoRA run, a few MB: merged at load time into the registry base model its manifest
+    names, e.g. ``judges/smollm2-scifact``).
 
     The manifest must say ``kind == "judge"``; with ``base_model`` given it must also match the base model the judge
     was trained from (``ModelMismatchError`` otherwise, naming both values). An unknown prompt template is refused too.

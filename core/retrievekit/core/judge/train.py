@@ -261,6 +261,7 @@ def _record_calibration(
 ) -> Path:
     """Write the Platt parameters, the data counts and the calibration into the saved model's manifest."""
     from retrievekit.core.training import read_model_manifest, resolve_model_dir, write_model_manifest
+    from retrievekit.core.training.adapter import ADAPTER_SUBDIR, is_adapter_folder
 
     a, b = platt
     model_dir = resolve_model_dir(output_dir)
@@ -278,6 +279,9 @@ def _record_calibration(
         train={**manifest.train, "judge_data": data.stats, "calibration": calibration},
     )
     write_model_manifest(model_dir, manifest)
+    adapter_dir = Path(output_dir) / ADAPTER_SUBDIR
+    if is_adapter_folder(adapter_dir):  # a LoRA run's adapter ships alone: it carries the same settings
+        write_model_manifest(adapter_dir, manifest)
     return model_dir
 
 

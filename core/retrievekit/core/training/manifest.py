@@ -333,6 +333,7 @@ def load_trained_model(
     settings: Mapping[str, Any] | None = None,
     device: str | None = None,
     dtype: Any = None,
+    base: tuple[Any, Any] | None = None,
 ) -> tuple[Any, Any, ModelManifest]:
     """Load a trained model, its tokenizer and manifest, after checking that it fits the use.
 
@@ -344,9 +345,12 @@ def load_trained_model(
         settings: settings that must equal the stored ones (checked key by key).
         device: torch device; default CUDA when available, else CPU.
         dtype: torch dtype or its name; default bf16 on CUDA, fp32 on CPU.
+        base: for an adapter folder (``adapter/`` of a LoRA run): the ``(model, tokenizer)`` to merge it into
+            (changed in place); default: the registry model the manifest names, loaded fresh.
 
     Raises:
-        ModelMismatchError: kind, corpus, base model or a setting differs (both values in the message).
+        ModelMismatchError: kind, corpus, base model or a setting differs (both values in the message), or an
+            adapter does not fit its base model.
         IndexFormatError: not a trained-model folder, a newer format, unreadable weights, or a config that asks to
             run code from the folder (``auto_map``; models load with ``trust_remote_code=False`` and safetensors only).
 
@@ -361,6 +365,10 @@ def load_trained_model(
     manifest.check(kind=kind, corpus_hash=corpus_hash, base_model=base_model, settings=settings)
     mdir = resolve_model_dir(folder)
     from retrievekit.core.llm.models import device_and_dtype, import_transformers, refuse_remote_code
+    from retrievekit.core.training.adapter import is_adapter_folder
+
+    if is_adapter_folder(mdir):
+        return (*_load_with_adapter(mdir, manifest, base, device, dtype), manifest)
 
     refuse_remote_code(mdir)  # a folder that asks to run code of its own: refused, never prompted for
     transformers = import_transformers()
@@ -373,3 +381,19 @@ def load_trained_model(
     except (OSError, ValueError) as e:
         raise IndexFormatError(f"could not load the trained model in {mdir}: {e}") from e
     return model.to(device).eval(), tokenizer, manifest
+
+
+def _load_with_adapter(
+    mdir: Path, manifest: ModelManifest, base: tuple[Any, Any] | None, device: str | None, dtype: Any
+) -> tuple[Any, Any]:
+    """The base model (given, or loaded by its registry name) with the adapter in ``mdir`` merged, in ``dtype``."""
+    from retrievekit.core.llm.models import device_and_dtype, load_model_and_tokenizer
+    from retrievekit.core.training.adapter import merge_adapter
+
+    device, torch_dtype = device_and_dtype(device, dtype)
+    if base is None:
+        model, tokenizer = load_model_and_tokenizer(manifest.base_model, device="cpu", dtype="float32")
+    else:
+        model, tokenizer = base
+    merge_adapter(model, mdir)
+    return model.to(device=device, dtype=torch_dtype).eval(), tokenizer

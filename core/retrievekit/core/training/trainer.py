@@ -32,6 +32,7 @@ import numpy as np
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
 from retrievekit.core.index.store import atomic_folder, atomic_write_text, read_manifest, write_manifest
 from retrievekit.core.threads import model_threads
+from retrievekit.core.training.adapter import ADAPTER_SUBDIR, lora_tensors, save_adapter
 from retrievekit.core.training.config import TrainConfig
 from retrievekit.core.training.examples import (
     IGNORE_INDEX,
@@ -680,8 +681,10 @@ def _save_output(
     config: TrainConfig,
     result: TrainResult,
     meta: _ModelMeta,
+    adapter: dict[str, Any] | None = None,
 ) -> None:
-    """Save the model with its manifest to ``output_dir/model/`` and remove the checkpoint."""
+    """Save the model with its manifest to ``output_dir/model/`` (and a LoRA run's adapter alone to
+    ``output_dir/adapter/``, same manifest) and remove the checkpoint."""
     manifest = ModelManifest.new(
         kind=meta.kind,
         base_model=meta.base_model,
@@ -694,6 +697,8 @@ def _save_output(
         },
     )
     save_trained_model(model, tokenizer, run.out / MODEL_SUBDIR, manifest)
+    if adapter is not None:
+        save_adapter(adapter, run.out / ADAPTER_SUBDIR, manifest)
     shutil.rmtree(run.ckpt_dir, ignore_errors=True)
 
 
@@ -755,7 +760,8 @@ def train_causal_lm(
     if run.is_cuda:
         torch.cuda.reset_peak_memory_stats(run.device)
     end, seconds = _run_training(run, config, trainee, start, pad_id, on_step, show=progress, desc=f"train {kind}")
+    adapter = lora_tensors(trainee.peft_model) if trainee.peft_model is not None else None
     model = _finish_model(trainee, config)
     result = _train_result(run, config, start.step, end, seconds)
-    _save_output(model, tokenizer, run, config, result, meta)
+    _save_output(model, tokenizer, run, config, result, meta, adapter)
     return result
