@@ -45,6 +45,11 @@ if __package__ in (None, ""):
 
 from benchmarks.gpu.parts import StageError, join_parts, verify_file
 
+# The GPU image has JAX; once anything imports it, it takes 75 % of the GPU's memory for itself, and torch ran out of
+# memory beside it on the first real run (Self-Retrieval training, H200, 2026-11-26). Allocate on demand instead.
+for _name, _value in {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_FORCE_GPU_ALLOW_GROWTH": "true"}.items():
+    os.environ.setdefault(_name, _value)
+
 __all__ = ["Context", "Pause", "activate", "go", "import_check", "join_export", "receive", "run_steps", "setup"]
 
 REPO = Path(__file__).resolve().parents[2]
