@@ -37,7 +37,9 @@ def test_the_shipped_adapter_is_the_one_documented(judge: Judge) -> None:
     manifest = json.loads((SHIPPED / "retrievekit_model.json").read_text())
     assert manifest["kind"] == "judge" and manifest["base_model"] == "smollm2"
     assert manifest["train"]["config"]["lora"] is True and manifest["train"]["result"]["device"] == "cuda"
-    assert judge.trained and judge.platt == pytest.approx(tuple(manifest["settings"][k] for k in ("platt_a", "platt_b")))
+    assert judge.trained and judge.platt == pytest.approx(
+        tuple(manifest["settings"][k] for k in ("platt_a", "platt_b"))
+    )
 
 
 def test_the_shipped_judge_scores_a_supporting_abstract_above_an_unrelated_one(judge: Judge) -> None:
