@@ -54,6 +54,8 @@ def _on_step(ctx: Context, output_dir: Any) -> Any:
     from retrievekit.core.training.manifest import CHECKPOINT_SUBDIR
 
     state = output_dir / CHECKPOINT_SUBDIR / "trainer_state.json"
+    progress = ctx.work / "state" / f"{output_dir.name}-progress.json"  # sent back: how far a paused run got
+    started = time.perf_counter()
 
     def hook(step: int, loss: float) -> None:
         try:
@@ -61,6 +63,9 @@ def _on_step(ctx: Context, output_dir: Any) -> Any:
         except (OSError, ValueError, KeyError):
             return
         if saved == step:
+            progress.parent.mkdir(parents=True, exist_ok=True)
+            seconds = round(time.perf_counter() - started, 1)
+            progress.write_text(json.dumps({"checkpoint_step": step, "loss": loss, "seconds_this_call": seconds}))
             ctx.done_unit()
             ctx.maybe_pause()
 
