@@ -7,6 +7,11 @@ checkout each run in their own process over the same index folders (built once b
 milliseconds per query of each and the ratio after/before. Index opening (which verifies checksums) is not timed:
 it happens once per open, not per query.
 
+One process of the same code can be 20-40 % slower than another on a small shared machine (memory layout, hash
+seed, the host): 3 rounds once showed a +22 % "regression" of code that had not changed. Each side therefore runs in
+``--rounds`` processes (8 by default; both sides of a round share a ``PYTHONHASHSEED``), and the table gives the
+median of the processes' medians, their range, and the median of the rounds' after/before ratios.
+
     python benchmarks/query_overhead.py --data-dir "$RETRIEVEKIT_DATA_DIR" --before 1bca4f0 --work-dir runs/overhead
 """
 
@@ -58,8 +63,9 @@ def _time_queries(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _run_child(args: argparse.Namespace, pythonpath: str | None, out: Path) -> None:
+def _run_child(args: argparse.Namespace, pythonpath: str | None, out: Path, seed: int = 0) -> None:
     env = dict(os.environ)
+    env["PYTHONHASHSEED"] = str(seed)  # both sides of a round run with the same hash seed
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     cmd = [sys.executable, __file__, "--child", "--data-dir", args.data_dir, "--work-dir", args.work_dir,
@@ -67,17 +73,31 @@ def _run_child(args: argparse.Namespace, pythonpath: str | None, out: Path) -> N
     subprocess.run(cmd, env=env, check=True)
 
 
+def _per_process(runs: list[dict[str, Any]], method: str, level: str) -> list[float]:
+    """Each process's median milliseconds per query."""
+    return [statistics.median(r["methods"][method][level]) * 1000 for r in runs]
+
+
 def _summary(rounds: dict[str, list[dict[str, Any]]], methods: list[str]) -> str:
-    rows = ["| method | through | before ms/query | after ms/query | after / before |", "|---|---|---|---|---|"]
+    """Median over processes of each process's median, the range over processes, and the median of the rounds'
+    after/before ratios (one process of a side can be 20-40 % off another of the same code on this kind of machine,
+    so a comparison needs many processes, not many queries)."""
+    rows = [
+        "| method | through | before ms/query (range) | after ms/query (range) | after / before | paired ratio |",
+        "|---|---|---|---|---|---|",
+    ]
     for method in methods:
         for level in ("core", "llama_index"):
-            med = {
-                side: statistics.median(t for r in runs for t in r["methods"][method][level]) * 1000
-                for side, runs in rounds.items()
-            }
-            before = med.get("before")
-            ratio = f"{med['after'] / before:.3f}" if before else ""
-            rows.append(f"| {method} | {level} | {before or 0:.3f} | {med['after']:.3f} | {ratio} |")
+            per = {side: _per_process(runs, method, level) for side, runs in rounds.items()}
+            after = per["after"]
+            cell = {s: f"{statistics.median(v):.3f} ({min(v):.3f}–{max(v):.3f})" for s, v in per.items()}
+            if "before" in per:
+                before = per["before"]
+                ratio = f"{statistics.median(after) / statistics.median(before):.3f}"
+                paired = f"{statistics.median(a / b for a, b in zip(after, before, strict=True)):.3f}"
+            else:
+                ratio = paired = ""
+            rows.append(f"| {method} | {level} | {cell.get('before', '')} | {cell['after']} | {ratio} | {paired} |")
     return "\n".join(rows)
 
 
@@ -88,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work-dir", required=True, help="index cache shared by both packages")
     p.add_argument("--before", default=None, help="the older commit to compare with")
     p.add_argument("--methods", nargs="+", default=["bm25", "hybrid"])
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=8, help="processes per side (alternating order, paired seeds)")
     p.add_argument("--out", default=None, help="JSON file (default: <work-dir>/query_overhead.json)")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -106,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                 if side == "before" and old is None:
                     continue
                 path = old if side == "before" else None
-                _run_child(args, path, Path(tmp) / f"{side}{r}.json")
+                _run_child(args, path, Path(tmp) / f"{side}{r}.json", seed=r)
                 rounds[side].append(json.loads((Path(tmp) / f"{side}{r}.json").read_text()))
     out.write_text(json.dumps({"before_commit": args.before, "rounds": rounds}))
     print(_summary(rounds, args.methods))
