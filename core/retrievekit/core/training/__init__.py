@@ -29,6 +29,7 @@ from retrievekit.core.training.manifest import (
     load_trained_model,
     read_model_manifest,
     resolve_model_dir,
+    save_trained_adapter,
     save_trained_model,
     write_model_manifest,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "read_model_manifest",
     "resolve_device",
     "resolve_model_dir",
+    "save_trained_adapter",
     "save_trained_model",
     "write_model_manifest",
     "train_causal_lm",

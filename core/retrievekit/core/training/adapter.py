@@ -21,7 +21,7 @@ from typing import Any
 
 from retrievekit.core.errors import IndexFormatError, ModelMismatchError
 
-__all__ = ["ADAPTER_FILE", "ADAPTER_SUBDIR", "is_adapter_folder", "lora_tensors", "merge_adapter", "save_adapter"]
+__all__ = ["ADAPTER_FILE", "ADAPTER_SUBDIR", "is_adapter_folder", "lora_tensors", "merge_adapter", "write_adapter"]
 
 ADAPTER_FILE = "adapter.safetensors"
 ADAPTER_SUBDIR = "adapter"
@@ -67,28 +67,24 @@ def lora_tensors(peft_model: Any) -> dict[str, Any]:
     return out
 
 
-def save_adapter(tensors: dict[str, Any], folder: str | os.PathLike[str], manifest: Any) -> Path:
-    """Write an adapter (:func:`lora_tensors`) and its manifest into ``folder``, atomically.
+def write_adapter(tensors: dict[str, Any], folder: str | os.PathLike[str]) -> Path:
+    """Write an adapter (:func:`lora_tensors`) as ``folder/adapter.safetensors``; returns the file.
+
+    :func:`~retrievekit.core.training.manifest.save_trained_adapter` writes it with its manifest, atomically.
 
     Examples:
         >>> import tempfile, torch
-        >>> from retrievekit.core.training.manifest import ModelManifest
         >>> t = {"lin.lora_A": torch.zeros(1, 2), "lin.lora_B": torch.zeros(2, 1), "lin.scaling": torch.tensor(2.0)}
-        >>> save_adapter(t, f"{tempfile.mkdtemp()}/adapter", ModelManifest.new(kind="judge", base_model="smollm2")).name
-        'adapter'
+        >>> write_adapter(t, tempfile.mkdtemp()).name
+        'adapter.safetensors'
     """
     from safetensors.torch import save_file
 
-    from retrievekit.core.index.store import atomic_folder
-    from retrievekit.core.training.manifest import write_model_manifest
-
     if not tensors:
         raise IndexFormatError("no LoRA tensors to save (was the model trained with lora=True?)")
-    folder = Path(folder)
-    with atomic_folder(folder) as tmp:
-        save_file(dict(sorted(tensors.items())), str(tmp / ADAPTER_FILE), metadata={"format": "retrievekit-lora"})
-        write_model_manifest(tmp, manifest)
-    return folder
+    path = Path(folder) / ADAPTER_FILE
+    save_file(dict(sorted(tensors.items())), str(path), metadata={"format": "retrievekit-lora"})
+    return path
 
 
 def merge_adapter(model: Any, folder: str | os.PathLike[str]) -> Any:
@@ -101,12 +97,10 @@ def merge_adapter(model: Any, folder: str | os.PathLike[str]) -> Any:
 
     Examples:
         >>> import tempfile, torch
-        >>> from retrievekit.core.training.manifest import ModelManifest
         >>> lin = torch.nn.Sequential(torch.nn.Linear(2, 2, bias=False))
         >>> _ = torch.nn.init.zeros_(lin[0].weight)
         >>> t = {"0.lora_A": torch.ones(1, 2), "0.lora_B": torch.ones(2, 1), "0.scaling": torch.tensor(0.5)}
-        >>> d = save_adapter(t, f"{tempfile.mkdtemp()}/adapter", ModelManifest.new(kind="judge", base_model="x"))
-        >>> merge_adapter(lin, d)[0].weight.tolist()
+        >>> merge_adapter(lin, write_adapter(t, tempfile.mkdtemp()).parent)[0].weight.tolist()
         [[0.5, 0.5], [0.5, 0.5]]
     """
     import torch

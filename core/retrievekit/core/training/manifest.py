@@ -38,6 +38,7 @@ __all__ = [
     "load_trained_model",
     "read_model_manifest",
     "resolve_model_dir",
+    "save_trained_adapter",
     "save_trained_model",
 ]
 
@@ -225,6 +226,28 @@ def save_trained_model(model: Any, tokenizer: Any, folder: str | os.PathLike[str
     with atomic_folder(folder) as tmp:
         model.save_pretrained(str(tmp), safe_serialization=True)
         tokenizer.save_pretrained(str(tmp))
+        write_model_manifest(tmp, manifest)
+    return folder
+
+
+def save_trained_adapter(tensors: dict[str, Any], folder: str | os.PathLike[str], manifest: ModelManifest) -> Path:
+    """Write a LoRA adapter alone (:func:`~retrievekit.core.training.adapter.lora_tensors`) with its manifest into
+    ``folder``, atomically; :func:`load_trained_model` merges it into its base model.
+
+    Examples:
+        >>> import tempfile, torch
+        >>> t = {"lin.lora_A": torch.zeros(1, 2), "lin.lora_B": torch.zeros(2, 1), "lin.scaling": torch.tensor(2.0)}
+        >>> m = ModelManifest.new(kind="judge", base_model="smollm2")
+        >>> sorted(p.name for p in save_trained_adapter(t, f"{tempfile.mkdtemp()}/adapter", m).iterdir())
+        ['adapter.safetensors', 'retrievekit_model.json']
+    """
+    from retrievekit.core.training.adapter import write_adapter
+
+    if not isinstance(manifest, ModelManifest):
+        raise InvalidInputError(f"manifest must be a ModelManifest, got {type(manifest).__name__}")
+    folder = Path(folder)
+    with atomic_folder(folder) as tmp:
+        write_adapter(tensors, tmp)
         write_model_manifest(tmp, manifest)
     return folder
 

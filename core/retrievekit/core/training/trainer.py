@@ -32,7 +32,7 @@ import numpy as np
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
 from retrievekit.core.index.store import atomic_folder, atomic_write_text, read_manifest, write_manifest
 from retrievekit.core.threads import model_threads
-from retrievekit.core.training.adapter import ADAPTER_SUBDIR, lora_tensors, save_adapter
+from retrievekit.core.training.adapter import ADAPTER_SUBDIR, lora_tensors
 from retrievekit.core.training.config import TrainConfig
 from retrievekit.core.training.examples import (
     IGNORE_INDEX,
@@ -41,7 +41,13 @@ from retrievekit.core.training.examples import (
     encode_examples,
     examples_fingerprint,
 )
-from retrievekit.core.training.manifest import CHECKPOINT_SUBDIR, MODEL_SUBDIR, ModelManifest, save_trained_model
+from retrievekit.core.training.manifest import (
+    CHECKPOINT_SUBDIR,
+    MODEL_SUBDIR,
+    ModelManifest,
+    save_trained_adapter,
+    save_trained_model,
+)
 
 __all__ = [
     "TrainResult",
@@ -698,7 +704,7 @@ def _save_output(
     )
     save_trained_model(model, tokenizer, run.out / MODEL_SUBDIR, manifest)
     if adapter is not None:
-        save_adapter(adapter, run.out / ADAPTER_SUBDIR, manifest)
+        save_trained_adapter(adapter, run.out / ADAPTER_SUBDIR, manifest)
     shutil.rmtree(run.ckpt_dir, ignore_errors=True)
 
 
