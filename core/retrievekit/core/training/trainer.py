@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,12 +26,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
-from retrievekit.core.index.store import atomic_folder, atomic_write_text, read_manifest, write_manifest
+from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.threads import model_threads
 from retrievekit.core.training.adapter import ADAPTER_SUBDIR, lora_tensors
+from retrievekit.core.training.checkpoint import (
+    _load_checkpoint,
+    _save_checkpoint,
+    _saved_state,
+)
 from retrievekit.core.training.config import TrainConfig
 from retrievekit.core.training.examples import (
     IGNORE_INDEX,
@@ -48,6 +49,8 @@ from retrievekit.core.training.manifest import (
     save_trained_adapter,
     save_trained_model,
 )
+from retrievekit.core.training.schedule import _BatchPlan, learning_rate_factor, plan_steps
+from retrievekit.core.training.trainee import _finish_model, _prepare_trainee, _Trainee
 
 __all__ = [
     "TrainResult",
@@ -57,13 +60,6 @@ __all__ = [
     "resolve_device",
     "train_causal_lm",
 ]
-
-CHECKPOINT_FORMAT = "training-checkpoint"
-CHECKPOINT_VERSION = 1
-_STATE = "trainer_state.json"
-_WEIGHTS = "weights.safetensors"
-_OPTIMIZER = "optimizer.safetensors"
-PEFT_HINT = 'pip install "retrievekit[train]"'
 
 
 @dataclass(frozen=True)
@@ -161,156 +157,12 @@ def autocast_dtype(config: TrainConfig, device: str) -> Any:
     return None
 
 
-def plan_steps(n_examples: int, config: TrainConfig) -> tuple[int, int, int]:
-    """``(total optimizer steps, micro-batches per epoch, warmup steps)`` for ``n_examples`` instances.
-
-    The last micro-batch of an epoch may be smaller; an optimizer step takes ``grad_accum`` consecutive
-    micro-batches of the endless sequence of epochs.
-
-    Examples:
-        >>> plan_steps(100, TrainConfig(batch_size=16, epochs=3))
-        (21, 7, 1)
-        >>> plan_steps(100, TrainConfig(batch_size=16, max_steps=5))
-        (5, 7, 1)
-    """
-    if n_examples < 1:
-        raise InvalidInputError("no training examples")
-    micro_per_epoch = math.ceil(n_examples / config.batch_size)
-    if config.max_steps is not None:
-        total = config.max_steps
-    else:
-        total = max(1, math.ceil(config.epochs * micro_per_epoch / config.grad_accum))
-    warmup = math.ceil(config.warmup_ratio * total)
-    return total, micro_per_epoch, warmup
-
-
-def learning_rate_factor(step: int, total: int, warmup: int, scheduler: str) -> float:
-    """Multiplier of the peak learning rate at optimizer step ``step`` (0-based), as in transformers' schedules.
-
-    Examples:
-        >>> [round(learning_rate_factor(s, 10, 2, "cosine"), 3) for s in (0, 1, 2, 6, 9)]
-        [0.0, 0.5, 1.0, 0.5, 0.038]
-        >>> learning_rate_factor(5, 10, 0, "constant")
-        1.0
-    """
-    if step < warmup:
-        return step / max(1, warmup)
-    if scheduler == "constant":
-        return 1.0
-    progress = (step - warmup) / max(1, total - warmup)
-    if scheduler == "linear":
-        return max(0.0, 1.0 - progress)
-    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
-
-
-class _BatchPlan:
-    """Which instances each micro-batch holds: epoch ``e`` is a permutation seeded by ``(seed, e)``."""
-
-    def __init__(self, n: int, batch_size: int, seed: int) -> None:
-        self.n, self.batch_size, self.seed = n, batch_size, seed
-        self.per_epoch = math.ceil(n / batch_size)
-        self._epoch = -1
-        self._perm: np.ndarray = np.arange(n)
-
-    def micro_batch(self, m: int) -> list[int]:
-        epoch, pos = divmod(m, self.per_epoch)
-        if epoch != self._epoch:
-            self._perm = np.random.default_rng([self.seed, epoch]).permutation(self.n)
-            self._epoch = epoch
-        return [int(i) for i in self._perm[pos * self.batch_size : (pos + 1) * self.batch_size]]
-
-
-def _import_peft() -> Any:
-    try:
-        import peft
-    except ImportError:
-        raise MissingDependencyError("peft", PEFT_HINT, "needed for TrainConfig(lora=True)") from None
-    return peft
-
-
-def _set_checkpointing(model: Any, on: bool) -> None:
-    """Turn activation (gradient) checkpointing on/off, with the transformers 5 name when it exists."""
-    if hasattr(model, "activation_checkpointing_enable"):
-        if on:
-            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
-        else:
-            model.activation_checkpointing_disable()
-    elif on:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    else:
-        model.gradient_checkpointing_disable()
-
-
 def _pad_id(tokenizer: Any) -> int:
     for attr in ("pad_token_id", "eos_token_id"):
         value = getattr(tokenizer, attr, None)
         if value is not None:
             return int(value)
     return 0
-
-
-def _save_checkpoint(folder: Path, model: Any, optimizer: Any, state: dict[str, Any], *, lora: bool) -> None:
-    from safetensors.torch import save_file, save_model
-
-    opt = optimizer.state_dict()
-    tensors: dict[str, Any] = {}
-    for idx, pstate in opt["state"].items():
-        for key, value in pstate.items():
-            tensors[f"state.{idx}.{key}"] = value.detach().cpu().contiguous()
-    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in opt["param_groups"]]
-    with atomic_folder(folder) as tmp:
-        if lora:
-            trainable = {n: p.detach().cpu().contiguous() for n, p in model.named_parameters() if p.requires_grad}
-            save_file(trainable, str(tmp / _WEIGHTS))
-        else:
-            save_model(model, str(tmp / _WEIGHTS))
-        save_file(tensors, str(tmp / _OPTIMIZER))
-        atomic_write_text(tmp / _STATE, json.dumps({**state, "optimizer_param_groups": groups}, sort_keys=True))
-        write_manifest(tmp, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, {"step": state["step"]})
-
-
-def _read_checkpoint_state(folder: Path) -> dict[str, Any]:
-    read_manifest(folder, CHECKPOINT_FORMAT, CHECKPOINT_VERSION)
-    try:
-        state = json.loads((folder / _STATE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise IndexFormatError(f"training checkpoint {folder} is corrupt: {e}") from e
-    if not isinstance(state, dict) or not isinstance(state.get("step"), int):
-        raise IndexFormatError(f"training checkpoint {folder} is corrupt: no step in {_STATE}")
-    return state
-
-
-def _load_checkpoint(folder: Path, model: Any, optimizer: Any, state: dict[str, Any], *, lora: bool) -> None:
-    from safetensors.torch import load_file, load_model
-
-    if lora:
-        weights = load_file(str(folder / _WEIGHTS))
-        params = dict(model.named_parameters())
-        missing = sorted(set(n for n, p in params.items() if p.requires_grad) - set(weights))
-        if missing:
-            raise IndexFormatError(f"training checkpoint {folder} lacks LoRA weights {missing[:3]}")
-        import torch
-
-        with torch.no_grad():
-            for name, value in weights.items():
-                params[name].copy_(value.to(params[name].device))
-    else:
-        load_model(model, str(folder / _WEIGHTS), strict=True)
-    raw = load_file(str(folder / _OPTIMIZER))
-    opt_state: dict[int, dict[str, Any]] = {}
-    for key, value in raw.items():
-        _, idx, name = key.split(".", 2)
-        opt_state.setdefault(int(idx), {})[name] = value
-    groups = state["optimizer_param_groups"]
-    for g in groups:
-        if isinstance(g.get("betas"), list):
-            g["betas"] = tuple(g["betas"])
-    optimizer.load_state_dict({"state": opt_state, "param_groups": groups})
-
-
-def _diff(saved: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
-    keys = sorted(set(saved) | set(now))
-    return [f"{k}: {saved.get(k)!r} -> {now.get(k)!r}" for k in keys if saved.get(k) != now.get(k)]
 
 
 @dataclass(frozen=True)
@@ -402,90 +254,6 @@ def _plan_run(
     except (TypeError, ValueError) as e:
         raise InvalidInputError(f"settings must be JSON-serialisable: {e}") from None
     return _RunPlan(encoded, stats, fingerprint, total_steps, micro_per_epoch, warmup, device, amp_dtype, out, identity)
-
-
-def _saved_state(ckpt_dir: Path, identity: Mapping[str, Any], *, resume: bool) -> dict[str, Any] | None:
-    """The state of the checkpoint to resume from (None: start over; ``resume=False`` removes any checkpoint)."""
-    if not resume and ckpt_dir.exists():
-        shutil.rmtree(ckpt_dir)
-    if not (resume and ckpt_dir.exists()):
-        return None
-    saved_state = _read_checkpoint_state(ckpt_dir)
-    differences = _diff(saved_state.get("identity", {}), identity)
-    if differences:
-        raise InvalidInputError(
-            f"{ckpt_dir} holds a checkpoint of other training data or settings ({'; '.join(differences[:4])}); "
-            "pass resume=False to start over, or use another output_dir"
-        )
-    return saved_state
-
-
-@dataclass(frozen=True)
-class _Trainee:
-    """The caller's model, the model trained (it, or its LoRA wrapper ``peft_model``), the optimizer and its params."""
-
-    model: Any
-    train_model: Any
-    peft_model: Any
-    optimizer: Any
-    params: list[Any]
-
-
-def _prepare_trainee(model: Any, config: TrainConfig, device: str) -> _Trainee:
-    """The model made ready to train (:func:`_prepare_model`) with its optimizer (:func:`_make_optimizer`)."""
-    train_model, peft_model = _prepare_model(model, config, device)
-    optimizer, params = _make_optimizer(train_model, config)
-    return _Trainee(model, train_model, peft_model, optimizer, params)
-
-
-def _prepare_model(model: Any, config: TrainConfig, device: str) -> tuple[Any, Any]:
-    """Seed, move to ``device`` in fp32, wrap in LoRA adapters if asked; returns ``(model to train, peft model)``."""
-    import torch
-
-    from retrievekit.core.llm.models import make_savable
-
-    make_savable(model)
-    torch.manual_seed(config.seed)
-    model.to(device=device, dtype=torch.float32)
-    train_model = model
-    peft_model = None
-    if config.lora:
-        peft = _import_peft()
-        lora_cfg = peft.LoraConfig(
-            r=config.lora_r,
-            lora_alpha=config.lora_alpha,
-            lora_dropout=config.lora_dropout,
-            target_modules=list(config.lora_target_modules) if config.lora_target_modules else None,
-            bias="none",
-            task_type="CAUSAL_LM",
-        )
-        peft_model = peft.get_peft_model(model, lora_cfg)
-        train_model = peft_model
-    if config.gradient_checkpointing:
-        _set_checkpointing(train_model, True)
-    return train_model, peft_model
-
-
-def _make_optimizer(train_model: Any, config: TrainConfig) -> tuple[Any, list[Any]]:
-    """AdamW with weight decay on the matrices only; returns it and the trainable parameters."""
-    import torch
-
-    decay: list[Any] = []
-    no_decay: list[Any] = []
-    for _name, p in train_model.named_parameters():
-        if p.requires_grad:
-            (decay if p.ndim >= 2 else no_decay).append(p)
-    params = decay + no_decay
-    if not params:
-        raise InvalidInputError("the model has no trainable parameters")
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": decay, "weight_decay": config.weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ],
-        lr=config.learning_rate,
-    )
-    return optimizer, params
 
 
 def _resumed_progress(run: _RunPlan, trainee: _Trainee, saved_state: dict[str, Any] | None, *, lora: bool) -> _Progress:
@@ -640,19 +408,6 @@ def _run_training(
         raise
     bar.close()
     return end, time.perf_counter() - t0
-
-
-def _finish_model(trainee: _Trainee, config: TrainConfig) -> Any:
-    """Checkpointing off, LoRA adapters merged, eval mode; returns the trained model."""
-    model = trainee.model
-    if config.gradient_checkpointing:
-        _set_checkpointing(trainee.train_model, False)
-    if trainee.peft_model is not None:
-        merged = trainee.peft_model.merge_and_unload()
-        if merged is not model:  # pragma: no cover - peft returns the base model object it injected into
-            model = merged
-    model.eval()
-    return model
 
 
 def _train_result(
