@@ -1,0 +1,488 @@
+"""ARM's retriever (:class:`Arm`): alignment, base retrieval, drafts, verification and aggregation per query; the
+method and its factories are described in :mod:`retrievekit.core.arm.method`."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.arm.aggregate import aggregate
+from retrievekit.core.arm.base import fuse_scores, top_k
+from retrievekit.core.arm.compatibility import compatibility
+from retrievekit.core.arm.config import ArmConfig
+from retrievekit.core.arm.drafts import expand
+from retrievekit.core.arm.keyword_cache import KeywordCache
+from retrievekit.core.arm.keywords import KeywordAlignment, align_keywords, has_scoring
+from retrievekit.core.arm.mip import relevance_top_k, solve_mip
+from retrievekit.core.arm.ngrams import NGramIndex
+from retrievekit.core.arm.serialize import serialize_object, unique_names
+from retrievekit.core.arm.verify import verify_draft
+from retrievekit.core.checks import check_corpus, check_k, check_query
+from retrievekit.core.index.bm25 import BM25Index, top_k_indices
+from retrievekit.core.llm.concurrency import map_calls
+from retrievekit.core.retriever import Retriever
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject, ScoredHit, Table
+
+__all__ = ["MAX_LINKED", "Arm", "Draft"]
+
+MAX_LINKED = 30
+"""Passages linked from the base tables' cells that are added to the candidate pool, at most."""
+_CACHE_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class Draft:
+    """One structure-aligned draft: pool indices of its objects and the connections kept between them.
+
+    Examples:
+        >>> Draft(expand_k=3, objects=(0, 2), edges=((0, 2),), status="optimal").objects
+        (0, 2)
+    """
+
+    expand_k: int
+    objects: tuple[int, ...]
+    edges: tuple[tuple[int, int], ...]
+    status: str
+    candidates: int = 0
+
+
+class Arm:
+    """ARM over a corpus of passages, tables and table rows.
+
+    Args:
+        corpus: the data objects (tables keep their ``cell_links`` metadata when the data has hyperlinks).
+        llm: a scoring LM (``LocalLM``: constrained keywords and verification) or any chat LLM with
+            ``complete_json`` (snapped keywords, JSON verification); ``None`` runs without LLM stages (noted).
+            A :class:`~retrievekit.core.llm.protocol.RelevanceJudge` verifies drafts with ``score_relevance``
+            (``config.judge_threshold``); its keywords go through its chat (or scoring) side as usual.
+        config: :class:`ArmConfig` (reference defaults when omitted).
+        dense: a dense index with ``search`` and ``embedder`` (default: an in-memory ``DenseIndex``).
+        bm25: a :class:`~retrievekit.core.index.bm25.BM25Index` (default: built over ``corpus``).
+        embedder: embeds cells and headers (default: the dense index's embedder).
+        keyword_cache: a :class:`~retrievekit.core.arm.keyword_cache.KeywordCache`: keyword alignments are read
+            from it when present and stored after decoding (a sweep then decodes each question once), a fallback to
+            the question's words too when the model's reply caused it (not when the model could not be reached).
+
+    Attributes:
+        returns_set: True unless ``config.fill_to_k`` (``retrievekit bench`` then scores set F1).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage, Table
+        >>> class Ones:  # a stand-in embedder; the default is all-MiniLM-L6-v2
+        ...     name, dim = "ones", 2
+        ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
+        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
+        ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
+        >>> arm = Arm(corpus, None, embedder=Ones())  # None: no LLM stages; LocalLM.load("smollm2") adds them
+        >>> hits = arm.search("Who created the series with Robert?", k=5)
+        >>> arm.returns_set, hits[0].obj.metadata["arm_links"]
+        (True, ["cell 'Prime Suspect' in table 'Cast' matches passage 'Prime Suspect'"])
+    """
+
+    def __init__(
+        self,
+        corpus: Sequence[DataObject],
+        llm: Any = None,
+        config: ArmConfig | None = None,
+        *,
+        dense: Retriever | None = None,
+        bm25: BM25Index | None = None,
+        embedder: Any = None,
+        keyword_cache: KeywordCache | None = None,
+    ) -> None:
+        self.corpus = check_corpus(corpus)
+        self.keyword_cache = keyword_cache
+        self.config = config or ArmConfig()
+        self.llm = llm
+        self.scoring = has_scoring(llm)
+        self.by_id = {o.id: o for o in self.corpus}
+        self.bm25 = bm25 if bm25 is not None else BM25Index.build(self.corpus)
+        self._bm25_pos = {o.id: i for i, o in enumerate(self.bm25.objects)}
+        if dense is None:
+            from retrievekit.core.index.dense import DenseIndex
+
+            # a unique collection: in-memory Chroma shares one client per process, and a rebuilt name is replaced
+            dense = DenseIndex.build(self.corpus, embedder=embedder, collection_name=f"arm-{uuid.uuid4().hex[:16]}")
+        self.dense = dense
+        emb = embedder if embedder is not None else getattr(dense, "embedder", None)
+        if emb is None:
+            from retrievekit.core.index.embeddings import MiniLMEmbedder
+
+            emb = MiniLMEmbedder.default()
+        self.embedder = emb
+        self._text_vecs: dict[str, np.ndarray] = {}
+        self._obj_vecs: dict[str, np.ndarray] = {}
+
+    @property
+    def returns_set(self) -> bool:
+        """Whether hits are ARM's selected set (not padded to ``k``)."""
+        return not self.config.fill_to_k
+
+    # ------------------------------------------------------------------ vectors
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        vecs = np.asarray(self.embedder.embed_documents(list(texts)), dtype=float)
+        if vecs.ndim != 2:
+            vecs = vecs.reshape(len(texts), -1)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs / np.where(norms > 0, norms, 1.0)
+
+    def _vectors(self, ids: Sequence[str]) -> np.ndarray:
+        missing = [i for i in ids if i not in self._obj_vecs]
+        if missing:
+            if len(self._obj_vecs) > _CACHE_LIMIT:
+                self._obj_vecs.clear()
+            col = getattr(self.dense, "collection", None)
+            if col is not None:
+                try:
+                    got = col.get(ids=missing, include=["embeddings"])
+                    for oid, vec in zip(got["ids"], got["embeddings"], strict=True):
+                        v = np.asarray(vec, dtype=float)
+                        self._obj_vecs[oid] = v / (np.linalg.norm(v) or 1.0)
+                except Exception:  # an index without stored vectors: embed below
+                    pass
+            still = [i for i in missing if i not in self._obj_vecs]
+            if still:
+                for oid, v in zip(still, self._embed([self.by_id[i].index_text() for i in still]), strict=True):
+                    self._obj_vecs[oid] = v
+        if not ids:
+            return np.zeros((0, 1))
+        return np.stack([self._obj_vecs[i] for i in ids])
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        v = np.asarray(self.embedder.embed_query(query), dtype=float).reshape(-1)
+        return v / (np.linalg.norm(v) or 1.0)
+
+    # ------------------------------------------------------------------ stages
+    def align(self, query: str, vocab: Sequence[DataObject], trace: Trace) -> KeywordAlignment:
+        """Stage 1: keywords and their corpus N-grams (``mode="off"`` when disabled or without an LLM)."""
+        cfg = self.config
+        if not cfg.keywords or cfg.max_keywords < 1:
+            return KeywordAlignment([], {}, "off")
+        if self.llm is None:
+            trace.note("no_llm", "no LLM given: keyword alignment skipped")
+            return KeywordAlignment([], {}, "off")
+        key = None
+        if self.keyword_cache is not None:
+            key = self.keyword_cache.key(query, [o.id for o in vocab], self._alignment_settings())
+            cached = self.keyword_cache.get(key)
+            if cached is not None:
+                trace.count("arm_keyword_cache_hits")
+                if cached.fallback:
+                    trace.note(
+                        "fallback", f"{cached.fallback} (cached); using the question's content words as keywords"
+                    )
+                return cached
+        index = NGramIndex.from_texts(
+            ((o.id, serialize_object(o, query, rows=cfg.view_rows, chars=2000)) for o in vocab), cfg.ngram_max
+        )
+        trace.count("arm_vocab_ngrams", len(index))
+        out = align_keywords(
+            self._keyword_llm(),
+            query,
+            index,
+            max_keywords=cfg.max_keywords,
+            beams=cfg.keyword_beams,
+            keep=cfg.words_per_keyword,
+            max_tokens=cfg.keyword_max_tokens,
+            decompose_max_tokens=cfg.decompose_max_tokens,
+            constrained=cfg.constrained,
+            trace=trace,
+        )
+        if out.fallback:
+            trace.note("fallback", f"{out.fallback}; using the question's content words as keywords")
+        trace.note(
+            "keywords",
+            "; ".join(f"{kw} -> {', '.join(out.ngrams.get(kw, [])) or '-'}" for kw in out.keywords),
+            mode=out.mode,
+            keywords=list(out.keywords),
+            ngrams={kw: list(v) for kw, v in out.ngrams.items()},
+        )
+        if key is not None and self.keyword_cache is not None and not out.transient:
+            self.keyword_cache.put(key, out)  # a fallback from the model's own reply recurs: kept too
+        return out
+
+    def _keyword_llm(self) -> Any:
+        """Who decodes the keywords: the LLM, or, for a judge that hands free text to a base model (the oracle and
+        cosine judges), that base model, so a judge changes verification only and the keywords are decoded as
+        without it (constrained, when the base is a scoring LM)."""
+        from retrievekit.core.judge.delegate import ChatDelegate
+
+        if isinstance(self.llm, ChatDelegate):
+            base = self.llm.chat_model()
+            if base is not None and has_scoring(base):
+                return base
+        return self.llm
+
+    def _alignment_settings(self) -> dict[str, Any]:
+        """What keyword alignment depends on besides the model, the question and the vocabulary."""
+        cfg = self.config
+        names = ("view_rows", "ngram_max", "max_keywords", "keyword_beams", "words_per_keyword", "keyword_max_tokens",
+                 "decompose_max_tokens", "constrained")  # fmt: skip
+        return {**{n: getattr(cfg, n) for n in names}, "scoring": has_scoring(self._keyword_llm())}
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """ARM's object set for ``query`` (at most ``k`` hits, aggregation order; see the module docstring)."""
+        query = check_query(query)
+        k = check_k(k)
+        trace = trace if trace is not None else Trace()
+        cfg = self.config
+        with trace.stage("arm.retrieve"):
+            dense_hits = self.dense.search(query, max(cfg.vocab_objects, cfg.pool_size), trace=trace)
+            qvec = self._query_vector(query)
+        with trace.stage("arm.keywords"):
+            alignment = self.align(query, [h.obj for h in dense_hits[: cfg.vocab_objects]], trace)
+        trace.count("arm_keywords", len(alignment.keywords))
+        trace.count("arm_keyword_ngrams", sum(len(v) for v in alignment.ngrams.values()))
+        with trace.stage("arm.base"):
+            terms = alignment.all_terms()
+            bm25_query = " ".join([query, *terms])
+            if not self.bm25.query_terms(bm25_query):
+                trace.note(
+                    "no_searchable_terms",
+                    "the query (with its keywords) has no searchable terms (only stop words or punctuation); "
+                    "BM25 adds nothing, objects are ranked by dense similarity alone",
+                )
+            scores = self.bm25.scores(bm25_query)
+            bm25_ids = [self.bm25.objects[int(i)].id for i in top_k_indices(scores, cfg.pool_size) if scores[i] > 0]
+            cand = list(dict.fromkeys([h.id for h in dense_hits[: cfg.pool_size]] + bm25_ids))
+            if not cand:
+                trace.note("no_candidates", "neither dense nor BM25 returned a candidate; returning no hits")
+                return []
+            vecs = self._vectors(cand)
+            dense_s = {oid: float(v @ qvec) for oid, v in zip(cand, vecs, strict=True)}
+            bm25_s = {oid: float(scores[self._bm25_pos[oid]]) for oid in cand if oid in self._bm25_pos}
+            fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=cand)
+            base_ids = top_k(fused, cfg.base_k)
+            pool = top_k(fused, cfg.pool_size)
+            linked = self._linked_passages(base_ids, set(pool))
+            if linked:
+                lv = self._vectors(linked)
+                for oid, v in zip(linked, lv, strict=True):
+                    dense_s[oid] = float(v @ qvec)
+                    if oid in self._bm25_pos:
+                        bm25_s[oid] = float(scores[self._bm25_pos[oid]])
+                fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=[*pool, *linked])
+                pool = [*pool, *linked]
+                trace.count("arm_linked_passages", len(linked))
+        objs = [self.by_id[i] for i in pool]
+        R = np.array([fused[i] for i in pool], dtype=float)
+        base_idx = [pool.index(b) for b in base_ids]
+        trace.count("arm_pool_size", len(pool))
+        with trace.stage("arm.compatibility"):
+            if len(self._text_vecs) > _CACHE_LIMIT:
+                self._text_vecs.clear()
+            comp = compatibility(
+                objs, self._vectors(pool), query, self._embed, view_rows=cfg.view_rows, cell_cache=self._text_vecs
+            )
+        drafts = self._drafts(base_idx, R, comp.matrix, trace)
+        verdicts, min_votes, threshold = self._verify(query, objs, drafts, comp, trace)
+        agg = aggregate(
+            verdicts,
+            logprob_weight=cfg.logprob_weight,
+            threshold=threshold,
+            min_votes=min_votes,
+            tiebreak={objs[i].id: float(R[i]) for i in range(len(objs))},
+        )
+        chosen = [a.id for a in agg][:k]
+        info = {a.id: a for a in agg}
+        if not chosen:
+            trace.note("fallback", "no object passed aggregation; returning the base objects")
+            chosen = base_ids[:k]
+        trace.count("arm_set_size", len(chosen))
+        return self._hits(chosen, info, pool, objs, R, drafts, comp, k, trace)
+
+    def _linked_passages(self, base_ids: Sequence[str], have: set[str]) -> list[str]:
+        if not self.config.linked_passages:
+            return []
+        out: list[str] = []
+        for b in base_ids:
+            obj = self.by_id[b]
+            if not isinstance(obj, Table):
+                continue
+            for link in obj.metadata.get("cell_links") or ():
+                try:
+                    target = str(link[2])
+                except (TypeError, IndexError):
+                    continue
+                if target in self.by_id and target not in have and target not in out:
+                    out.append(target)
+                    if len(out) >= MAX_LINKED:
+                        return out
+        return out
+
+    def _drafts(self, base_idx: Sequence[int], R: np.ndarray, C: np.ndarray, trace: Trace) -> list[Draft]:
+        cfg = self.config
+        drafts: list[Draft] = []
+        for ek in cfg.expand_ks:
+            with trace.stage("arm.expand"):
+                cand = expand(base_idx, R, C, ek)
+            sub_r, sub_c = R[cand], C[np.ix_(cand, cand)]
+            with trace.stage("arm.mip"):
+                if cfg.mip:
+                    res = solve_mip(
+                        sub_r,
+                        sub_c,
+                        cfg.ilp_k,
+                        relevance_weight=cfg.relevance_weight,
+                        compatibility_weight=cfg.compatibility_weight,
+                        time_limit=cfg.mip_time_limit,
+                        min_compatibility=cfg.min_compatibility,
+                    )
+                    sel, edges, status = res.selected, res.edges, res.status
+                    trace.count("arm_mip_seconds", res.seconds)
+                    if status != "optimal":
+                        trace.count(f"arm_mip_{status}")
+                        trace.note(f"mip_{status}", f"draft k={ek}: {res.message}", expand_k=ek)
+                else:
+                    sel, edges = relevance_top_k(sub_r, sub_c, cfg.ilp_k, min_compatibility=cfg.min_compatibility)
+                    status = "relevance"
+            drafts.append(
+                Draft(
+                    expand_k=ek,
+                    objects=tuple(cand[i] for i in sel),
+                    edges=tuple((cand[a], cand[b]) for a, b in edges),
+                    status=status,
+                    candidates=len(cand),
+                )
+            )
+        trace.count("arm_drafts", len(drafts))
+        return drafts
+
+    def _verify(
+        self, query: str, objs: Sequence[DataObject], drafts: Sequence[Draft], comp: Any, trace: Trace
+    ) -> tuple[list[dict[str, float]], int, float]:
+        cfg = self.config
+        vote_only = [{objs[i].id: 0.0 for i in d.objects} for d in drafts]
+        majority = cfg.min_votes or (len(drafts) // 2 + 1)
+        if not cfg.verify:
+            return vote_only, majority, float("-inf")
+        if self.llm is None:
+            trace.note("no_llm", "no LLM given: verification skipped; objects in a majority of drafts are kept")
+            return vote_only, majority, float("-inf")
+        with trace.stage("arm.verify"):
+            verdicts = self._verify_drafts(query, objs, drafts, comp, trace)
+        if not verdicts:
+            trace.note("fallback", "verification failed for every draft; objects in a majority of drafts are kept")
+            return vote_only, majority, float("-inf")
+        return verdicts, 1, cfg.threshold
+
+    def _verify_drafts(
+        self, query: str, objs: Sequence[DataObject], drafts: Sequence[Draft], comp: Any, trace: Trace
+    ) -> list[dict[str, float]]:
+        """Each draft's verdict (the chosen objects and their log-probs); failed drafts cast no votes."""
+        cfg = self.config
+        # one verification per distinct draft (an identical draft gets the identical greedy verdict), run side by side
+        keys = [(d.objects, d.edges) for d in drafts]
+        distinct = list(dict.fromkeys(keys)) if cfg.verify_beams == 1 else keys
+        first = {key: drafts[keys.index(key)] for key in distinct}
+        results = map_calls(
+            lambda key, sub: self._verify_one(query, objs, first[key], comp, sub),
+            distinct,
+            llm=self.llm,
+            max_concurrency=cfg.max_concurrency,
+            trace=trace,
+        )
+        by_key = dict(zip(distinct, results, strict=True))
+        verdicts: list[dict[str, float]] = []
+        seen: set[tuple[Any, ...]] = set()
+        for i, (d, key) in enumerate(zip(drafts, keys, strict=True)):
+            v = by_key[key] if cfg.verify_beams == 1 else results[i]
+            if key in seen and cfg.verify_beams == 1:
+                trace.count("arm_verify_reused")
+                if v.ok:
+                    verdicts.append(dict(v.chosen))
+                continue
+            seen.add(key)
+            if v.ok:
+                verdicts.append(v.chosen)
+            else:
+                trace.count("arm_verify_failed")
+                trace.note("fallback", f"draft k={d.expand_k}: {v.message}; it casts no votes", expand_k=d.expand_k)
+        return verdicts
+
+    def _verify_one(self, query: str, objs: Sequence[DataObject], d: Draft, comp: Any, trace: Trace) -> Any:
+        """One draft's LLM self-verification (:func:`~retrievekit.core.arm.verify.verify_draft`)."""
+        cfg = self.config
+        dobjs = [objs[i] for i in d.objects]
+        connections = [comp.link(a, b) for a, b in d.edges if comp.link(a, b)]
+        return verify_draft(
+            self.llm,
+            query,
+            dobjs,
+            unique_names(dobjs),
+            connections,
+            scoring=self.scoring,
+            beams=cfg.verify_beams,
+            max_objects=cfg.verify_max_objects,
+            rows=cfg.prompt_rows,
+            chars=cfg.prompt_chars,
+            max_chars=cfg.prompt_max_chars,
+            judge_threshold=cfg.judge_threshold,
+            trace=trace,
+        )
+
+    def _hits(
+        self,
+        chosen: Sequence[str],
+        info: dict[str, Any],
+        pool: Sequence[str],
+        objs: Sequence[DataObject],
+        R: np.ndarray,
+        drafts: Sequence[Draft],
+        comp: Any,
+        k: int,
+        trace: Trace,
+    ) -> list[ScoredHit]:
+        pos = {oid: i for i, oid in enumerate(pool)}
+        draft_edges = {tuple(sorted(e)) for d in drafts for e in d.edges}
+        chosen_set = set(chosen)
+        links: dict[str, list[tuple[float, str]]] = {oid: [] for oid in chosen}
+        for a_i, a in enumerate(chosen):
+            for b in chosen[a_i + 1 :]:
+                i, j = sorted((pos[a], pos[b]))
+                text = comp.link(i, j)
+                if text and ((i, j) in draft_edges or " links to " in text):
+                    links[a].append((float(comp.matrix[i, j]), text))
+                    links[b].append((float(comp.matrix[i, j]), text))
+        n_links = sum(len(v) for v in links.values()) // 2
+        trace.count("arm_links", n_links)
+        hits: list[ScoredHit] = []
+        for oid in chosen:
+            agg = info.get(oid)
+            score = float(agg.score) if agg else float(R[pos[oid]])
+            meta: dict[str, Any] = {
+                "arm_selected": True,
+                "arm_score": score,
+                "arm_votes": int(agg.votes) if agg else 0,
+                "arm_logprob": float(agg.mean_logprob) if agg else 0.0,
+                "arm_relevance": float(R[pos[oid]]),
+                "arm_links": [t for _, t in sorted(links[oid], key=lambda x: (-x[0], x[1]))],
+                "arm_set": list(chosen),
+            }
+            hits.append(ScoredHit(obj=self._with_meta(objs[pos[oid]], meta), score=score, rank=len(hits)))
+        if self.config.fill_to_k and len(hits) < k:
+            rest = sorted((i for i in range(len(pool)) if pool[i] not in chosen_set), key=lambda i: (-R[i], pool[i]))
+            low = min((h.score for h in hits), default=0.0)
+            for i in rest[: k - len(hits)]:
+                meta = {"arm_selected": False, "arm_relevance": float(R[i]), "arm_links": [], "arm_set": list(chosen)}
+                score = min(low, float(R[i])) - 1.0
+                hits.append(ScoredHit(obj=self._with_meta(objs[i], meta), score=score, rank=len(hits)))
+            trace.count("arm_filled", len(hits) - len(chosen))
+        return hits
+
+    @staticmethod
+    def _with_meta(obj: DataObject, extra: dict[str, Any]) -> DataObject:
+        meta = {key: v for key, v in obj.metadata.items() if key != "cell_links"}
+        meta.update(extra)
+        return dataclasses.replace(obj, metadata=meta)
+
+    def __repr__(self) -> str:
+        llm = "none" if self.llm is None else ("scoring" if self.scoring else "chat")
+        return f"Arm(<{len(self.corpus)} objects>, llm={llm}, mip={self.config.mip}, verify={self.config.verify})"
