@@ -10,6 +10,7 @@ Examples:
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import IndexFormatError, MissingDependencyError, StoreUnavailableError
@@ -38,7 +39,9 @@ def persistent_client(path: str | os.PathLike[str]) -> Any:
     chromadb = _chromadb()
     try:
         return chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
-    except Exception as e:
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # Chroma's Rust core panics (pyo3's PanicException is no Exception) when out of fds
         check_descriptors(f"opening the Chroma database in {path}", e)  # out of file descriptors: say so
         raise IndexFormatError(f"Chroma cannot open the database in {path}: {type(e).__name__}: {e}") from e
 
@@ -79,3 +82,55 @@ def http_client(
         raise StoreUnavailableError(f"{where} did not answer within {timeout:g} s; is it frozen or overloaded?") from e
     except Exception as e:
         raise StoreUnavailableError(f"cannot reach {where}: {type(e).__name__}: {str(e)[:200]}") from e
+
+
+def _max_batch(client: Any) -> int:
+    try:
+        return int(client.get_max_batch_size())
+    except Exception:
+        return 1000
+
+
+def _release(owned: Any, client: Any, drop: str | None) -> None:
+    """Delete the in-memory collection ``drop`` (if any) from ``client`` and close ``owned`` (if any); never raises."""
+    if drop is not None:
+        try:
+            client.delete_collection(drop)
+        except Exception:  # already gone, or the client is closed: nothing left to free
+            pass
+    if owned is not None:
+        try:
+            _close_client(owned)
+        except Exception:  # pragma: no cover - a client that fails to close has nothing more to give back
+            pass
+
+
+def _close_client(client: Any) -> None:
+    """Close a Chroma client this module opened (its system stops when no other client shares it)."""
+    if hasattr(client, "close"):
+        client.close()
+    else:  # pragma: no cover - chromadb without Client.close
+        _clear_chroma_cache()
+
+
+def _stop_chroma_system(chroma_dir: Path) -> None:
+    """Stop the shared Chroma system of one folder (its files are about to go); other folders' stay as they are."""
+    try:
+        from chromadb.api.client import SharedSystemClient
+
+        for key in {str(chroma_dir), str(chroma_dir.resolve())}:
+            system = SharedSystemClient._identifier_to_system.pop(key, None)
+            SharedSystemClient._identifier_to_refcount.pop(key, None)
+            if system is not None:
+                system.stop()
+    except Exception:  # pragma: no cover - internal API moved: the folder is removed all the same
+        pass
+
+
+def _clear_chroma_cache() -> None:
+    try:
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+    except Exception:  # pragma: no cover - internal API moved
+        pass

@@ -44,7 +44,15 @@ from retrievekit.core.errors import (
 )
 from retrievekit.core.index.checksums import sqlite_digest, verify_checksums
 from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
-from retrievekit.core.index.chroma_clients import _chromadb, http_client, persistent_client
+from retrievekit.core.index.chroma_clients import (
+    _chromadb,
+    _close_client,
+    _max_batch,
+    _release,
+    _stop_chroma_system,
+    http_client,
+    persistent_client,
+)
 from retrievekit.core.index.collection_swap import BUILT_AT as _BUILT_AT
 from retrievekit.core.index.collection_swap import STATE as _STATE
 from retrievekit.core.index.collection_swap import recover_swap, swap_in, sweep_leftovers
@@ -530,58 +538,6 @@ def _verify_folder(folder: Path, manifest: dict[str, Any]) -> bool:
             f"{folder} is damaged: the content of {_SQLITE} does not match its recorded digest; rebuild the index"
         )
     return False
-
-
-def _max_batch(client: Any) -> int:
-    try:
-        return int(client.get_max_batch_size())
-    except Exception:
-        return 1000
-
-
-def _release(owned: Any, client: Any, drop: str | None) -> None:
-    """Delete the in-memory collection ``drop`` (if any) from ``client`` and close ``owned`` (if any); never raises."""
-    if drop is not None:
-        try:
-            client.delete_collection(drop)
-        except Exception:  # already gone, or the client is closed: nothing left to free
-            pass
-    if owned is not None:
-        try:
-            _close_client(owned)
-        except Exception:  # pragma: no cover - a client that fails to close has nothing more to give back
-            pass
-
-
-def _close_client(client: Any) -> None:
-    """Close a Chroma client this module opened (its system stops when no other client shares it)."""
-    if hasattr(client, "close"):
-        client.close()
-    else:  # pragma: no cover - chromadb without Client.close
-        _clear_chroma_cache()
-
-
-def _stop_chroma_system(chroma_dir: Path) -> None:
-    """Stop the shared Chroma system of one folder (its files are about to go); other folders' stay as they are."""
-    try:
-        from chromadb.api.client import SharedSystemClient
-
-        for key in {str(chroma_dir), str(chroma_dir.resolve())}:
-            system = SharedSystemClient._identifier_to_system.pop(key, None)
-            SharedSystemClient._identifier_to_refcount.pop(key, None)
-            if system is not None:
-                system.stop()
-    except Exception:  # pragma: no cover - internal API moved: the folder is removed all the same
-        pass
-
-
-def _clear_chroma_cache() -> None:
-    try:
-        from chromadb.api.client import SharedSystemClient
-
-        SharedSystemClient.clear_system_cache()
-    except Exception:  # pragma: no cover - internal API moved
-        pass
 
 
 class _NoBar:
