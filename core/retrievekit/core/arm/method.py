@@ -162,3 +162,9 @@ def create_arm(
     if llm is None and llm_name is not None:
         llm = MethodContext(corpus=[], llm_name=llm_name).load_llm()
     return Arm(corpus, llm, config, dense=dense, bm25=bm25)
+
+
+# The public home of these names stays this module (docs, the demo corpus's ids, pickles), as before the split.
+for _public in (Arm, Draft):
+    _public.__module__ = __name__
+del _public

@@ -46,6 +46,7 @@ from retrievekit.core.index.checksums import sqlite_digest, verify_checksums
 from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
 from retrievekit.core.index.chroma_clients import (
     _chromadb,
+    _clear_chroma_cache,  # noqa: F401  (still importable from here)
     _close_client,
     _max_batch,
     _release,

@@ -458,3 +458,9 @@ def default_rules() -> list[DropRule | AddRule]:
         AddSameEntities(),
         AddAdjacent(),
     ]
+
+
+# The public home of these names stays this module (docs, the demo corpus's ids, pickles), as before the split.
+for _public in (DocumentCatalog, DocumentInfo, MetadataKeys):
+    _public.__module__ = __name__
+del _public

@@ -534,3 +534,9 @@ class OneShotSelector:
             algorithm=res.algorithm,
         )
         return OneShotResult(final, budget, used, algo, dropped, trace)
+
+
+# The public home of these names stays this module (docs, the demo corpus's ids, pickles), as before the split.
+for _public in (Candidate, OneShotResult, SelectedChunk, as_candidates):
+    _public.__module__ = __name__
+del _public

@@ -526,3 +526,9 @@ def train_causal_lm(
     result = _train_result(run, config, start.step, end, seconds)
     _save_output(model, tokenizer, run, config, result, meta, adapter)
     return result
+
+
+# The public home of these names stays this module (docs, the demo corpus's ids, pickles), as before the split.
+for _public in (learning_rate_factor, plan_steps):
+    _public.__module__ = __name__
+del _public

@@ -38,6 +38,7 @@ from retrievekit.core.eval.datasets.dataset import Dataset, Query, restrict_obje
 from retrievekit.core.eval.datasets.files import LAYOUTS
 from retrievekit.core.eval.datasets.loader import DATASETS, load_dataset, supported_splits
 from retrievekit.core.eval.datasets.obliqa import rebuild_documents
+from retrievekit.core.types import Passage  # noqa: F401  (the examples use it)
 
 __all__ = [
     "DATASETS",
@@ -53,3 +54,8 @@ __all__ = [
     "stable_id",
     "supported_splits",
 ]
+
+# The public home of these names stays this module (docs, the demo corpus's ids, pickles), as before the split.
+for _public in (Dataset, Query, restrict_objects, stable_id, load_dataset, supported_splits, rebuild_documents):
+    _public.__module__ = __name__
+del _public
