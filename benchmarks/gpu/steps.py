@@ -150,6 +150,15 @@ class _Candidates:
         return [ScoredHit(obj=o, score=float(len(objs) - r), rank=r) for r, o in enumerate(objs)]
 
 
+def _trained_judge(ctx: Context) -> tuple[Any, bool]:
+    """The trained judge's folder (its LoRA adapter alone when the run made one, else the merged model) and whether
+    it is the adapter."""
+    from retrievekit.core.training.adapter import ADAPTER_SUBDIR, is_adapter_folder
+
+    adapter = ctx.work / "judge" / ADAPTER_SUBDIR
+    return (adapter, True) if is_adapter_folder(adapter) else (ctx.work / "judge" / "model", False)
+
+
 def _judges(ctx: Context) -> dict[str, Any]:
     from retrievekit.core.judge import Judge
     from retrievekit.core.llm.local import LocalLM
@@ -157,12 +166,10 @@ def _judges(ctx: Context) -> dict[str, Any]:
     batch = int(ctx.plan["judge"]["score_batch_size"])
 
     def trained() -> Any:
-        from retrievekit.core.training.adapter import ADAPTER_SUBDIR, is_adapter_folder
-
-        adapter = ctx.work / "judge" / ADAPTER_SUBDIR
-        if is_adapter_folder(adapter):  # what ships: the adapter alone, merged into a fresh base model
-            return Judge.load(adapter, batch_size=batch, base=ctx.base_model("float32"))
-        return Judge.load(ctx.work / "judge", batch_size=batch)
+        folder, adapter = _trained_judge(ctx)
+        if adapter:  # what ships: the adapter alone, merged into a fresh base model
+            return Judge.load(folder, batch_size=batch, base=ctx.base_model("float32"))
+        return Judge.load(folder, batch_size=batch)
 
     def zero_shot() -> Any:
         model, tokenizer = ctx.base_model()
@@ -191,15 +198,11 @@ def judge_eval(ctx: Context) -> dict[str, Any]:
 def judge_export(ctx: Context) -> dict[str, Any]:
     """The trained judge as one tar (its LoRA adapter alone when it has one, else the whole model), split into parts
     that fit the files a call sends back."""
-    from retrievekit.core.training.adapter import ADAPTER_SUBDIR, is_adapter_folder
-
     export = ctx.work / "export"
     export.mkdir(parents=True, exist_ok=True)
-    adapter = ctx.work / "judge" / ADAPTER_SUBDIR
-    if is_adapter_folder(adapter):
-        archive = tar_folder(adapter, export / "judge-adapter.tar", ADAPTER_SUBDIR)
-    else:
-        archive = tar_folder(ctx.work / "judge" / "model", export / "judge-model.tar", "model")
+    folder, adapter = _trained_judge(ctx)
+    arcname = "adapter" if adapter else "model"
+    archive = tar_folder(folder, export / f"judge-{arcname}.tar", arcname)
     entry = split_file(archive, export, part_bytes=int(float(ctx.plan["export"]["part_mib"]) * 2**20))
     return {"entry": entry, "parts": len(entry["parts"]), "bytes": entry["size"]}
 

@@ -29,7 +29,7 @@ _A, _B, _SCALING = ".lora_A", ".lora_B", ".scaling"
 
 
 def is_adapter_folder(folder: str | os.PathLike[str]) -> bool:
-    """Whether ``folder`` holds a saved LoRA adapter (and no full model).
+    """Whether ``folder`` holds a saved LoRA adapter (``adapter.safetensors``).
 
     Examples:
         >>> is_adapter_folder("no/such/folder")
