@@ -26,9 +26,9 @@ FOUNDATION = {
     "memo",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
-MACHINERY = {"llm", "index", "registry", "training"}
+MACHINERY = {"llm", "index", "registry", "training", "edge"}
 # Layer 3: the applications over everything else.
-APPS = {"eval", "cli", "demo"}
+APPS = {"eval", "cli", "demo", "demo_snapshot"}
 # Layer 2: one package per paper, plus the relevance judge they share: read from the package tree, so a new method's
 # package needs no edit here (docs/adding-a-method.md). Every other core package is named above.
 METHODS = {

@@ -183,6 +183,20 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
         help="method to show (repeatable; default: every registered method that runs offline)",
     )
     demo.add_argument("--k", type=int, default=3, help="hits per question (default: 3)")
+    demo.add_argument(
+        "--no-snapshot",
+        dest="snapshot",
+        action="store_false",
+        help="index the installed package's docs now, embedding them and building LATTICE's tree here, instead of the "
+        "snapshot shipped with the package (whose embeddings and tree are prebuilt)",
+    )
+    demo.add_argument(
+        "--write-snapshot",
+        default=None,
+        metavar="DIR",
+        help="for maintainers: build the demo's methods over the installed docs and write a new snapshot to DIR "
+        "(core/retrievekit/core/data/demo in a checkout) instead of running the demo",
+    )
     add_llm_arguments(
         demo, default="smollm2", help="LLM of the LLM-driven methods and of the closing answer (default: smollm2)"
     )

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from retrievekit.core.demo_snapshot import DemoSnapshot, build_snapshot, load_snapshot, seed_embedder
+from retrievekit.core.errors import IndexFormatError, MissingDependencyError
 from retrievekit.core.llm.arguments import resolve_llm
 from retrievekit.core.registry import MethodContext, available_methods, build_method
 from retrievekit.core.trace import Trace
@@ -230,6 +232,27 @@ def build_docs_corpus() -> list[Passage]:
     return unique
 
 
+def _demo_corpus(use_snapshot: bool, methods: Sequence[str]) -> tuple[DemoSnapshot | None, str]:
+    """The shipped snapshot (checked, its vectors handed to the embedder) and how to name the corpus, or ``None``
+    when it is not wanted or fails its check (said in one line: the demo then builds from the installed docs)."""
+    live = "taken from the installed package now"
+    if not use_snapshot:
+        return None, live
+    try:
+        snapshot = load_snapshot()
+    except IndexFormatError as e:
+        print(f"note: the demo's shipped snapshot is unusable ({e}); indexing the installed docs instead", flush=True)
+        return None, live
+    if any(m != "bm25" for m in methods):  # every other demo method embeds the corpus
+        try:
+            from retrievekit.core.index.embeddings import MiniLMEmbedder
+
+            seed_embedder(snapshot, MiniLMEmbedder.default())
+        except MissingDependencyError:
+            pass  # the methods that need the embedder say so themselves
+    return snapshot, "the snapshot shipped with the package, with its embeddings; --no-snapshot takes the docs now"
+
+
 def _answer_with_llm(llm_name: str, served: Any, question: str, context: list[str]) -> tuple[str, Trace]:
     from retrievekit.core.llm.local import LocalLM
 
@@ -269,9 +292,59 @@ def _quiet_model_loading() -> None:
     hf_logging.disable_progress_bar()
 
 
+def _build(
+    method: str,
+    corpus: list[Any],
+    options: dict[str, Any],
+    snapshot: DemoSnapshot | None,
+    served: Any,
+    llm: str,
+    work_dir: Path,
+) -> tuple[Any, float]:
+    """Build one method (LATTICE over the snapshot's tree when it is the one the demo would build) and say how long
+    it took, and what came prebuilt."""
+    shipped = method == "lattice" and snapshot is not None and snapshot.tree_fits(llm, served is not None, options)
+    run_options = {**options, "tree_dir": str(snapshot.tree_dir)} if shipped and snapshot is not None else options
+    ctx = MethodContext(corpus, work_dir=work_dir, llm_name=llm, llm=served, options=dict(run_options))
+    with _Ticker(f"{method}: building") as tick:
+        retriever = build_method(method, ctx)
+    note = ""
+    if shipped and snapshot is not None:
+        took = snapshot.build_seconds.get(method)
+        note = (
+            f": the tree {llm} wrote for these docs ships with the package"
+            + (f" (writing it took {took:.0f} s)" if took else "")
+            + "; --no-snapshot builds it here"
+        )
+    print(f"   built in {tick.seconds:.1f} s{note}", flush=True)
+    return retriever, tick.seconds
+
+
+def _ask(
+    method: str, retriever: Any, questions: list[str], k: int, served: Any
+) -> tuple[float, int, dict[str, list[str]]]:
+    """Ask each question, print the hits and what explains them; ``(seconds, LLM calls, contexts by question)``."""
+    query_s, calls, contexts = 0.0, 0, {}
+    for q in questions:
+        trace = Trace()
+        with _Ticker(f"{method}: answering") as tick:
+            hits = retriever.search(q, k, trace=trace)
+        query_s += tick.seconds
+        calls += trace.llm_calls
+        print(f"Q: {q}   [{tick.seconds:.1f} s, {trace.llm_calls} LLM calls]")
+        for h in hits:
+            print(f"   {h.rank + 1}. {h.score:7.3f}  {h.obj.title or h.id}")
+        for line in explain_result(method, hits, trace, served=served is not None):
+            print(f"   {line}")
+        contexts[q] = [h.obj.text for h in hits]
+    return query_s, calls, contexts
+
+
 def main(args: argparse.Namespace | None = None) -> int:
     """Run the demo; ``args`` may carry ``methods`` (list), ``k`` (int), ``llm`` (name or None), ``work_dir``,
-    ``questions`` (list).
+    ``questions`` (list), ``snapshot`` (bool, default True: index the docs snapshot shipped with the package, with
+    its embeddings and LATTICE tree; see :mod:`retrievekit.core.demo_snapshot`), ``write_snapshot`` (a folder: take
+    a new snapshot there instead of running the demo).
 
     Fast methods answer every question; LLM-driven ones (:data:`LLM_DRIVEN`) answer the first, with light settings.
     Each step shows a live progress line, each method its build and query time, and a table closes the run.
@@ -286,8 +359,11 @@ def main(args: argparse.Namespace | None = None) -> int:
     from retrievekit.core.threads import num_threads
 
     _quiet_model_loading()
-
+    # 1. what to run
     methods = list(getattr(args, "methods", None) or [m for m in available_methods() if m not in DEMO_SKIP])
+    snapshot_out = getattr(args, "write_snapshot", None)
+    if snapshot_out:
+        return _write_snapshot(Path(snapshot_out), methods)
     k = int(getattr(args, "k", 3) or 3)
     llm = getattr(args, "llm", "smollm2")
     served = resolve_llm(args) if args is not None else None  # --llm CLIENT:MODEL@URL: a served LLM
@@ -295,10 +371,12 @@ def main(args: argparse.Namespace | None = None) -> int:
     work = getattr(args, "work_dir", None)
     work_dir = Path(work) if work else demo_cache_dir()
     t_start = time.perf_counter()
-
-    corpus = build_docs_corpus()
+    # 2. the corpus: the shipped snapshot, or the installed docs
+    snapshot, source = _demo_corpus(getattr(args, "snapshot", True), methods)
+    corpus = snapshot.corpus if snapshot is not None else build_docs_corpus()
     print(
-        f"retrievekit demo: {len(corpus)} passages from retrievekit's own documentation; index cache: {work_dir}\n"
+        f"retrievekit demo: {len(corpus)} passages from retrievekit's own documentation ({source}); "
+        f"index cache: {work_dir}\n"
         f"model calls use {num_threads()} CPU thread(s) (set RETRIEVEKIT_NUM_THREADS to change); LLM-driven methods "
         "answer the first question only, with light settings\n",
         flush=True,
@@ -308,6 +386,7 @@ def main(args: argparse.Namespace | None = None) -> int:
         print(
             f"not shown (need a trained model, or are baselines/ablations; run them with --method): {', '.join(skipped)}\n"
         )
+    # 3. every method: build, then ask
     contexts: dict[str, dict[str, list[str]]] = {}
     rows: list[tuple[str, float, float, int, int]] = []
     for n, method in enumerate(methods, 1):
@@ -315,30 +394,24 @@ def main(args: argparse.Namespace | None = None) -> int:
         options = DEMO_OPTIONS.get(method, {})
         setting = f"  [{', '.join(f'{k_}={v}' for k_, v in options.items())}]" if options else ""
         print(f"=== [{n}/{len(methods)}] {method}{setting}", flush=True)
-        ctx = MethodContext(corpus, work_dir=work_dir, llm_name=llm or "smollm2", llm=served, options=dict(options))
-        with _Ticker(f"{method}: building") as tick:
-            retriever = build_method(method, ctx)
-        build_s = tick.seconds
-        print(f"   built in {build_s:.1f} s", flush=True)
-        query_s, calls = 0.0, 0
-        for q in asked:
-            trace = Trace()
-            with _Ticker(f"{method}: answering") as tick:
-                hits = retriever.search(q, k, trace=trace)
-            query_s += tick.seconds
-            calls += trace.llm_calls
-            print(f"Q: {q}   [{tick.seconds:.1f} s, {trace.llm_calls} LLM calls]")
-            for h in hits:
-                print(f"   {h.rank + 1}. {h.score:7.3f}  {h.obj.title or h.id}")
-            for line in explain_result(method, hits, trace, served=served is not None):
-                print(f"   {line}")
-            contexts.setdefault(method, {})[q] = [h.obj.text for h in hits]
+        retriever, build_s = _build(method, corpus, dict(options), snapshot, served, llm or "smollm2", work_dir)
+        query_s, calls, contexts[method] = _ask(method, retriever, asked, k, served)
         rows.append((method, build_s, query_s, len(asked), calls))
         print(flush=True)
+    # 4. the LLM's answer and the closing table
     if llm:
         _closing_answer(llm, served, questions[0], "bm25" if "bm25" in methods else methods[0], contexts)
     print(f"{'method':<12} {'build s':>8} {'query s':>8} {'questions':>9} {'LLM calls':>9}")
     for method, b, qs, nq, c in rows:
         print(f"{method:<12} {b:8.1f} {qs:8.1f} {nq:9d} {c:9d}")
     print(f"\ndemo finished in {time.perf_counter() - t_start:.0f} s")
+    return 0
+
+
+def _write_snapshot(out: Path, methods: list[str]) -> int:
+    """``retrievekit demo --write-snapshot DIR``: build the demo's methods over the installed docs and write the
+    snapshot the demo ships (:func:`~retrievekit.core.demo_snapshot.build_snapshot`)."""
+    corpus = build_docs_corpus()
+    build_snapshot(out, corpus, methods=methods, options=DEMO_OPTIONS)
+    print(f"snapshot of {len(corpus)} passages written to {out}")
     return 0

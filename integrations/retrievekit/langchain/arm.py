@@ -15,8 +15,7 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
-from retrievekit.core.checks import check_corpus
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.edge import edge_llm, split_corpus
 from retrievekit.core.types import DataObject
 from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
@@ -75,9 +74,8 @@ class ArmRetriever(RetrieveKitRetriever):
         ``llm_name``. Hits on the given documents return copies of them with the ``arm_*`` metadata.
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
         """
-        llm, llm_name = split_llm_argument(llm, llm_name, where="ArmRetriever.from_documents")
-        docs = [d for d in documents if isinstance(d, Document)]
-        converted = iter(documents_to_objects(docs))
-        objs = check_corpus([next(converted) if isinstance(d, Document) else d for d in documents])
-        arm = create_arm(objs, llm=as_chat_llm(llm), llm_name=llm_name, config=config, **options)
-        return cls(retriever=arm, k=k, documents=docs)
+        llm, llm_name = edge_llm(llm, llm_name, where="ArmRetriever.from_documents", wrap=as_chat_llm)
+        docs, corpus = split_corpus(documents, Document, documents_to_objects)
+        return cls(
+            retriever=create_arm(corpus, llm=llm, llm_name=llm_name, config=config, **options), k=k, documents=docs
+        )

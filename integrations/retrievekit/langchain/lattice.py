@@ -33,11 +33,11 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
+from retrievekit.core.edge import edge_llm
 from retrievekit.core.index.embeddings import Embedder
-from retrievekit.core.lattice.method import Lattice, create_lattice
+from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import SemanticTree
-from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
@@ -96,15 +96,10 @@ class LatticeRetriever(RetrieveKitRetriever):
         :func:`~retrievekit.langchain.llm.as_chat_llm`); default ``LocalLM.load(llm_name)``. The documents returned
         are copies of the given ones, with ``metadata["score"]``.
         """
-        llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_documents")
+        llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_documents", wrap=as_chat_llm)
+        corpus = check_corpus(documents_to_objects(documents))  # before the LLM and embedder are loaded
         lattice = create_lattice(
-            check_corpus(documents_to_objects(documents)),  # before the LLM and embedder are loaded
-            llm=as_chat_llm(llm),
-            llm_name=llm_name,
-            embedder=embedder,
-            tree_dir=tree_dir,
-            builder=builder,
-            **options,
+            corpus, llm=llm, llm_name=llm_name, embedder=embedder, tree_dir=tree_dir, builder=builder, **options
         )
         return cls(retriever=lattice, k=k, documents=documents)
 
@@ -120,7 +115,5 @@ class LatticeRetriever(RetrieveKitRetriever):
         **options: Any,
     ) -> LatticeRetriever:
         """Search a persisted tree (a folder) or a tree object."""
-        llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_tree")
-        kwargs: dict[str, Any] = {"tree": tree} if isinstance(tree, SemanticTree) else {"tree_dir": tree}
-        lattice = create_lattice(None, llm=as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)
-        return cls(retriever=lattice, k=k)
+        llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_tree", wrap=as_chat_llm)
+        return cls(retriever=lattice_from_tree(tree, llm=llm, llm_name=llm_name, embedder=embedder, **options), k=k)

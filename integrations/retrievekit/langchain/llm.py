@@ -20,36 +20,27 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
-from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, RelevanceJudge, ScoringLM, as_messages
+from retrievekit.core.llm.client import adapt_llm, instance_of_optional, reply_completion, usage_count
+from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.served_spec import ServedLLMSpec
-from retrievekit.core.llm.tokens import estimate_tokens
 
 __all__ = ["LangChainChatLLM", "as_chat_llm", "served_llm"]
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _usage_from_message(message: Any) -> tuple[int | None, int | None]:
     """Token counts from ``usage_metadata`` (standard) or ``response_metadata['token_usage']`` (older providers)."""
     usage = getattr(message, "usage_metadata", None)
     if isinstance(usage, Mapping):
-        p, c = _as_int(usage.get("input_tokens")), _as_int(usage.get("output_tokens"))
+        p, c = usage_count(usage.get("input_tokens")), usage_count(usage.get("output_tokens"))
         if p is not None and c is not None:
             return p, c
     meta = getattr(message, "response_metadata", None) or {}
     token_usage = meta.get("token_usage") if isinstance(meta, Mapping) else None
     if isinstance(token_usage, Mapping):
-        p, c = _as_int(token_usage.get("prompt_tokens")), _as_int(token_usage.get("completion_tokens"))
+        p, c = usage_count(token_usage.get("prompt_tokens")), usage_count(token_usage.get("completion_tokens"))
         if p is not None and c is not None:
             return p, c
     return None, None
@@ -57,11 +48,7 @@ def _usage_from_message(message: Any) -> tuple[int | None, int | None]:
 
 def _openai_family(llm: Any) -> bool:
     """Whether ``llm`` is a ``langchain_openai`` chat model (``ChatOpenAI``, ``AzureChatOpenAI`` and their kin)."""
-    try:
-        from langchain_openai.chat_models.base import BaseChatOpenAI
-    except ImportError:
-        return False
-    return isinstance(llm, BaseChatOpenAI)
+    return instance_of_optional(llm, "langchain_openai.chat_models.base", "BaseChatOpenAI")
 
 
 def _single_request_copy(llm: Any) -> Any:
@@ -151,14 +138,8 @@ class LangChainChatLLM(ServedChatLLM):
             max_concurrency=max_concurrency,
             forward_generation_kwargs=forward_generation_kwargs,
         )
-        self.llm = llm
         self.config = dict(config) if config is not None else None
-        self.endpoint = _endpoint_of(llm)
-        self._model = _single_request_copy(llm)
-        self._openai = _openai_family(llm)
-
-    def __repr__(self) -> str:
-        return f"LangChainChatLLM({type(self.llm).__name__})"
+        self.adopt_client(llm, endpoint=_endpoint_of(llm), model=_single_request_copy(llm), openai=_openai_family(llm))
 
     @staticmethod
     def to_langchain_messages(prompt: str | Sequence[ChatMessage]) -> list[BaseMessage]:
@@ -203,20 +184,9 @@ class LangChainChatLLM(ServedChatLLM):
                 raise
             return cut
         text = response.text if isinstance(response, BaseMessage) else str(response)
-        prompt_tokens, completion_tokens = _usage_from_message(response)
-        estimated = prompt_tokens is None or completion_tokens is None
-        if prompt_tokens is None or completion_tokens is None:
-            prompt_tokens = sum(estimate_tokens(m.text) for m in messages)
-            completion_tokens = estimate_tokens(text)
         meta = getattr(response, "response_metadata", None) or {}
         finish = meta.get("finish_reason") if isinstance(meta, Mapping) else None
-        return Completion(
-            text=text,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            finish_reason=str(finish) if finish is not None else None,
-            usage_estimated=estimated,
-        )
+        return reply_completion(text, _usage_from_message(response), [m.text for m in messages], finish)
 
 
 def as_chat_llm(llm: Any) -> Any:
@@ -239,16 +209,7 @@ def as_chat_llm(llm: Any) -> Any:
         ...
         retrievekit.core.errors.InvalidInputError: llm must be a model object (a LangChain chat model or a retrievekit ChatLLM/LocalLM), got int '42'; pass a registry name as llm_name=
     """
-    if llm is None or isinstance(llm, LangChainChatLLM):
-        return llm
-    if isinstance(llm, BaseLanguageModel):
-        return LangChainChatLLM(llm)
-    if isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)):
-        return llm
-    raise InvalidInputError(
-        "llm must be a model object (a LangChain chat model or a retrievekit ChatLLM/LocalLM), got "
-        f"{type(llm).__name__} {str(llm)[:40]!r}; pass a registry name as llm_name="
-    )
+    return adapt_llm(llm, native=BaseLanguageModel, wrap=LangChainChatLLM, label="a LangChain chat model")
 
 
 def served_llm(spec: ServedLLMSpec) -> LangChainChatLLM:

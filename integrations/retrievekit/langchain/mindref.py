@@ -10,8 +10,8 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
+from retrievekit.core.edge import edge_llm
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
-from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
@@ -63,7 +63,10 @@ class MindRefRetriever(RetrieveKitRetriever):
         ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given). A passage that is a whole
         given document comes back as a copy of that document; a span of one is a new document.
         """
-        llm, llm_name = split_llm_argument(llm, llm_name, where="MindRefRetriever.from_documents")
+        llm, llm_name = edge_llm(llm, llm_name, where="MindRefRetriever.from_documents", wrap=as_chat_llm)
         corpus = check_corpus(documents_to_objects(documents))  # before the model is loaded
-        core = create_mindref(corpus, lm=lm, llm_name=llm_name, config=config, llm=as_chat_llm(llm), **options)
-        return cls(retriever=core, k=k, documents=documents)
+        return cls(
+            retriever=create_mindref(corpus, lm=lm, llm_name=llm_name, config=config, llm=llm, **options),
+            k=k,
+            documents=documents,
+        )

@@ -9,11 +9,8 @@ Examples:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -24,13 +21,11 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from retrievekit.core.checks import check_corpus, check_k
+from retrievekit.core.edge import build_for_edge, caller_passage, close_core, hit_metadata, traced_search
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.registry import MethodContext, build_method
-from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
-from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish
-from retrievekit.core.types import DataObject, Passage
+from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish  # noqa: F401 - examples
+from retrievekit.core.types import DataObject, Passage  # noqa: F401 - examples
 
 __all__ = [
     "RetrieveKitRetriever",
@@ -60,15 +55,7 @@ def documents_to_objects(docs: Sequence[Document]) -> list[DataObject]:
     for i, d in enumerate(docs):
         if not isinstance(d, Document):
             raise InvalidInputError(f"documents[{i}] is a {type(d).__name__}, not a LangChain Document")
-        did = d.id or hashlib.sha1(d.page_content.encode("utf-8")).hexdigest()[:16]
-        meta: dict[str, Any] = {}
-        for k, v in (d.metadata or {}).items():
-            try:
-                json.dumps(v)
-                meta[str(k)] = v
-            except (TypeError, ValueError):
-                meta[str(k)] = str(v)
-        out.append(Passage(id=did, text=d.page_content, metadata=meta))
+        out.append(caller_passage(d.id, d.page_content, d.metadata))
     return out
 
 
@@ -79,12 +66,7 @@ def object_to_document(obj: DataObject, score: float | None = None) -> Document:
         >>> object_to_document(Passage(id="a", text="x"), 0.5).metadata["score"]
         0.5
     """
-    meta = dict(obj.metadata)
-    meta.setdefault("retrievekit_kind", obj.kind)
-    if obj.title:
-        meta.setdefault("title", obj.title)
-    if score is not None:
-        meta["score"] = score
+    meta = hit_metadata(obj) if score is None else hit_metadata(obj, score=score)
     return Document(page_content=obj.text, metadata=meta, id=obj.id)
 
 
@@ -189,13 +171,9 @@ class RetrieveKitRetriever(BaseRetriever):
         """
         from retrievekit.langchain.llm import as_chat_llm
 
-        ctx = MethodContext(
-            corpus=check_corpus(documents_to_objects(documents)),
-            work_dir=Path(work_dir) if work_dir else None,
-            options=options,
-            llm=as_chat_llm(llm),
-        )
-        return cls(retriever=build_method(method, ctx), k=k, documents=documents)
+        corpus = documents_to_objects(documents)
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options)
+        return cls(retriever=core, k=k, documents=documents)
 
     def invoke_with_trace(
         self, input: str, config: RunnableConfig | None = None, **kwargs: Any
@@ -241,9 +219,7 @@ class RetrieveKitRetriever(BaseRetriever):
             ...     r.invoke("tea")[0].id
             'a'
         """
-        close = getattr(self.retriever, "close", None)
-        if callable(close):
-            close()
+        close_core(self.retriever)
 
     def __enter__(self) -> RetrieveKitRetriever:
         return self
@@ -263,12 +239,8 @@ class RetrieveKitRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
-        core: Retriever = self.retriever
-        trace = Trace(query=query)
-        hits = core.search(query, check_k(k if k is not None else self.k), trace=trace)
-        self.last_trace = trace
-        publish(trace)
-        dispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": run_manager.get_child()})
+        hits, trace = traced_search(self, self.retriever, query, k if k is not None else self.k)
+        emit_trace(trace, run_manager.get_child())
         return [self._document_for(h.obj, h.score) for h in hits]
 
     async def _aget_relevant_documents(

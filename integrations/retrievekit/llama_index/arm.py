@@ -16,8 +16,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
-from retrievekit.core.checks import check_corpus
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.edge import edge_llm, split_corpus
 from retrievekit.core.types import DataObject
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
@@ -85,9 +84,7 @@ class ArmRetriever(RetrieveKitRetriever):
         ``llm_name``. Hits on the given nodes return those nodes (copies carrying the ``arm_*`` metadata).
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
         """
-        llm, llm_name = split_llm_argument(llm, llm_name, where="ArmRetriever.from_documents")
-        nodes = [d for d in documents if isinstance(d, BaseNode)]
-        converted = iter(nodes_to_objects(nodes))
-        objs = check_corpus([next(converted) if isinstance(d, BaseNode) else d for d in documents])
-        arm = create_arm(objs, llm=as_chat_llm(llm), llm_name=llm_name, config=config, **options)
+        llm, llm_name = edge_llm(llm, llm_name, where="ArmRetriever.from_documents", wrap=as_chat_llm)
+        nodes, corpus = split_corpus(documents, BaseNode, nodes_to_objects)
+        arm = create_arm(corpus, llm=llm, llm_name=llm_name, config=config, **options)
         return cls(arm, similarity_top_k=similarity_top_k, nodes=nodes)

@@ -29,11 +29,11 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.checks import check_corpus
+from retrievekit.core.edge import edge_llm
 from retrievekit.core.index.embeddings import Embedder
-from retrievekit.core.lattice.method import Lattice, create_lattice
+from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import SemanticTree
-from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
@@ -105,15 +105,10 @@ class LatticeRetriever(RetrieveKitRetriever):
         the given ones. ``options`` are :class:`~retrievekit.core.lattice.config.TreeBuildConfig` /
         :class:`~retrievekit.core.lattice.config.LatticeConfig` fields.
         """
-        llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_documents")
+        llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_documents", wrap=as_chat_llm)
+        corpus = check_corpus(nodes_to_objects(documents))  # before the LLM and embedder are loaded
         lattice = create_lattice(
-            check_corpus(nodes_to_objects(documents)),  # before the LLM and embedder are loaded
-            llm=as_chat_llm(llm),
-            llm_name=llm_name,
-            embedder=embedder,
-            tree_dir=tree_dir,
-            builder=builder,
-            **options,
+            corpus, llm=llm, llm_name=llm_name, embedder=embedder, tree_dir=tree_dir, builder=builder, **options
         )
         return cls(lattice, similarity_top_k=similarity_top_k, nodes=documents)
 
@@ -129,7 +124,6 @@ class LatticeRetriever(RetrieveKitRetriever):
         **options: Any,
     ) -> LatticeRetriever:
         """Search a persisted tree (a folder) or a tree object."""
-        llm, llm_name = split_llm_argument(llm, llm_name, where="LatticeRetriever.from_tree")
-        kwargs: dict[str, Any] = {"tree": tree} if isinstance(tree, SemanticTree) else {"tree_dir": tree}
-        lattice = create_lattice(None, llm=as_chat_llm(llm), llm_name=llm_name, embedder=embedder, **kwargs, **options)
+        llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_tree", wrap=as_chat_llm)
+        lattice = lattice_from_tree(tree, llm=llm, llm_name=llm_name, embedder=embedder, **options)
         return cls(lattice, similarity_top_k=similarity_top_k)

@@ -23,12 +23,12 @@ from llama_index.core.base.llms.types import ChatMessage as LIChatMessage
 from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM
 
-from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
-from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, RelevanceJudge, ScoringLM, as_messages
+from retrievekit.core.llm.client import adapt_llm, instance_of_optional, reply_completion, usage_count
+from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.served_spec import ServedLLMSpec
-from retrievekit.core.llm.tokens import estimate_tokens
 
 __all__ = ["LlamaIndexChatLLM", "as_chat_llm", "served_llm"]
 
@@ -48,29 +48,20 @@ def _get(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def _usage_from_response(response: Any) -> tuple[int | None, int | None]:
     """Prompt/completion token counts reported by the provider, when any."""
     extra = _get(response, "additional_kwargs") or {}
-    p, c = _as_int(_get(extra, "prompt_tokens")), _as_int(_get(extra, "completion_tokens"))
+    p, c = usage_count(_get(extra, "prompt_tokens")), usage_count(_get(extra, "completion_tokens"))
     if p is not None and c is not None:
         return p, c
     raw = _get(response, "raw")
     usage = _get(raw, "usage") or _get(raw, "usage_metadata")
     for pk, ck in (("prompt_tokens", "completion_tokens"), ("input_tokens", "output_tokens")):
-        p, c = _as_int(_get(usage, pk)), _as_int(_get(usage, ck))
+        p, c = usage_count(_get(usage, pk)), usage_count(_get(usage, ck))
         if p is not None and c is not None:
             return p, c
     # Ollama reports its counts at the top level of the raw reply.
-    p, c = _as_int(_get(raw, "prompt_eval_count")), _as_int(_get(raw, "eval_count"))
+    p, c = usage_count(_get(raw, "prompt_eval_count")), usage_count(_get(raw, "eval_count"))
     if p is not None and c is not None:
         return p, c
     return None, None
@@ -78,11 +69,7 @@ def _usage_from_response(response: Any) -> tuple[int | None, int | None]:
 
 def _openai_family(llm: Any) -> bool:
     """Whether ``llm`` is a ``llama_index.llms.openai.OpenAI`` (``OpenAILike``, ``AzureOpenAI`` and their kin)."""
-    try:
-        from llama_index.llms.openai import OpenAI
-    except ImportError:
-        return False
-    return isinstance(llm, OpenAI)
+    return instance_of_optional(llm, "llama_index.llms.openai", "OpenAI")
 
 
 def _single_request_copy(llm: Any) -> Any:
@@ -157,13 +144,7 @@ class LlamaIndexChatLLM(ServedChatLLM):
             max_concurrency=max_concurrency,
             forward_generation_kwargs=forward_generation_kwargs,
         )
-        self.llm = llm
-        self.endpoint = _endpoint_of(llm)
-        self._model = _single_request_copy(llm)
-        self._openai = _openai_family(llm)
-
-    def __repr__(self) -> str:
-        return f"LlamaIndexChatLLM({type(self.llm).__name__})"
+        self.adopt_client(llm, endpoint=_endpoint_of(llm), model=_single_request_copy(llm), openai=_openai_family(llm))
 
     @staticmethod
     def to_llama_index_messages(prompt: str | Sequence[ChatMessage]) -> list[LIChatMessage]:
@@ -192,18 +173,8 @@ class LlamaIndexChatLLM(ServedChatLLM):
         kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
         response = self.call_client(lambda **kw: self._model.chat(messages, **kw), kwargs)
         text = response.message.content or ""
-        prompt_tokens, completion_tokens = _usage_from_response(response)
-        estimated = prompt_tokens is None or completion_tokens is None
-        if prompt_tokens is None or completion_tokens is None:
-            prompt_tokens = sum(estimate_tokens(m.content or "") for m in messages)
-            completion_tokens = estimate_tokens(text)
-        return Completion(
-            text=text,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            finish_reason=_finish_reason(response),
-            usage_estimated=estimated,
-        )
+        prompt_texts = [m.content or "" for m in messages]
+        return reply_completion(text, _usage_from_response(response), prompt_texts, _finish_reason(response))
 
 
 def as_chat_llm(llm: Any) -> Any:
@@ -226,16 +197,7 @@ def as_chat_llm(llm: Any) -> Any:
         ...
         retrievekit.core.errors.InvalidInputError: llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got str 'smollm2'; pass a registry name as llm_name=
     """
-    if llm is None or isinstance(llm, LlamaIndexChatLLM):
-        return llm
-    if isinstance(llm, LLM):
-        return LlamaIndexChatLLM(llm)
-    if isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)):
-        return llm
-    raise InvalidInputError(
-        "llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got "
-        f"{type(llm).__name__} {str(llm)[:40]!r}; pass a registry name as llm_name="
-    )
+    return adapt_llm(llm, native=LLM, wrap=LlamaIndexChatLLM, label="a LlamaIndex LLM")
 
 
 def served_llm(spec: ServedLLMSpec) -> LlamaIndexChatLLM:

@@ -11,8 +11,8 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.checks import check_corpus
+from retrievekit.core.edge import edge_llm
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
-from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
@@ -76,7 +76,8 @@ class MindRefRetriever(RetrieveKitRetriever):
         ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given). A passage that is a whole
         given document comes back as that node; a span of one is a new node.
         """
-        llm, llm_name = split_llm_argument(llm, llm_name, where="MindRefRetriever.from_documents")
-        corpus = check_corpus(nodes_to_objects(documents))  # before the model is loaded
-        core = create_mindref(corpus, lm=lm, llm_name=llm_name, config=config, llm=as_chat_llm(llm), **options)
-        return cls(core, similarity_top_k=similarity_top_k, nodes=documents)
+        llm, llm_name = edge_llm(llm, llm_name, where="MindRefRetriever.from_documents", wrap=as_chat_llm)
+        mindref = create_mindref(
+            check_corpus(nodes_to_objects(documents)), lm=lm, llm_name=llm_name, config=config, llm=llm, **options
+        )
+        return cls(mindref, similarity_top_k=similarity_top_k, nodes=documents)

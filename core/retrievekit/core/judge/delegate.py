@@ -25,11 +25,12 @@ Examples:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult
+from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.protocol import Completion, JsonResult, JsonSchemaLike, Prompt
 from retrievekit.core.trace import Trace
 
 __all__ = ["ChatDelegate"]
@@ -37,7 +38,7 @@ __all__ = ["ChatDelegate"]
 _LOAD_LOCK = threading.Lock()
 
 
-class ChatDelegate:
+class ChatDelegate(ChatLLMBase):
     """Mixin: ``complete`` / ``complete_json`` go to ``self.base`` (loaded once by ``self.load_base()`` when None).
 
     The class using it sets ``base`` (a chat model or None) and ``load_base`` (a callable returning one, or None).
@@ -76,28 +77,15 @@ class ChatDelegate:
             )
         return model
 
-    def complete(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        trace: Trace | None = None,
-    ) -> Completion:
+    def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
         """Free text from the base model (see the module example)."""
         out: Completion = self._base_or_raise().complete(
             prompt, max_tokens=max_tokens, temperature=temperature, trace=trace
         )
         return out
 
-    def complete_json(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        schema: Any,
-        *,
-        max_tokens: int = 256,
-        trace: Trace | None = None,
-        retries: int = 2,
+    def _json(
+        self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
     ) -> JsonResult:
         """Schema-constrained JSON from the base model (as :meth:`complete`)."""
         out: JsonResult = self._base_or_raise().complete_json(

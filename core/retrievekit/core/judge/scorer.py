@@ -28,14 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
 from retrievekit.core.checks import check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
 from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, PLAIN_TEMPLATE_ID, TEMPLATES, JudgePrompt
 from retrievekit.core.llm.json_output import ChatLLMBase
 from retrievekit.core.llm.names import split_llm_argument
-from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult
+from retrievekit.core.llm.protocol import Completion, JsonResult, JsonSchemaLike, Prompt
 from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ensure_text
@@ -385,26 +384,13 @@ class Judge(ChatLLMBase):
             self._lm = LocalLM(self.model, self.tokenizer, name=self.name)
         return self._lm
 
-    def complete(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        trace: Trace | None = None,
-    ) -> Completion:
+    def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
         """Free-text reply from the underlying model (summaries etc.), as ``LocalLM.complete``."""
         result: Completion = self.lm.complete(prompt, max_tokens=max_tokens, temperature=temperature, trace=trace)
         return result
 
-    def complete_json(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        schema: type[BaseModel] | dict[str, Any],
-        *,
-        max_tokens: int = 256,
-        trace: Trace | None = None,
-        retries: int = 2,
+    def _json(
+        self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
     ) -> JsonResult:
         """Schema-constrained JSON from the underlying model, as ``LocalLM.complete_json``."""
         result: JsonResult = self.lm.complete_json(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)

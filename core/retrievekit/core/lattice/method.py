@@ -241,6 +241,19 @@ def create_lattice(
     return Lattice(tree, llm, scfg, embedder=embedder)
 
 
+def lattice_from_tree(tree: SemanticTree | str | os.PathLike[str], **kwargs: Any) -> Lattice:
+    """:func:`create_lattice` over a tree object or a tree folder (the edges' ``from_tree``).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> tree = SemanticTree.flat([Passage(id="a", text="sun")])
+        >>> lattice_from_tree(tree, llm=None, embedder=None).tree is tree  # needs SmolLM2  # doctest: +SKIP
+        True
+    """
+    where: dict[str, Any] = {"tree": tree} if isinstance(tree, SemanticTree) else {"tree_dir": tree}
+    return create_lattice(None, **where, **kwargs)
+
+
 def _config_option_names() -> list[str]:
     """The flat option keys of :class:`TreeBuildConfig` and :class:`LatticeConfig`, in field order."""
     return list(dict.fromkeys(f.name for cfg in (TreeBuildConfig, LatticeConfig) for f in fields(cfg) if f.init))

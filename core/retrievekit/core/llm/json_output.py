@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
-from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, as_messages
+from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.trace import Trace
 
 __all__ = [
@@ -405,6 +405,10 @@ class ChatLLMBase:
     and raises :class:`~retrievekit.core.errors.LLMOutputError` when every attempt failed. Repairs are noted as
     ``"json_repair"`` events, retries as ``"json_retry"``, the final failure as ``"json_failed"``.
 
+    A model class implements ``_reply(prompt, max_tokens, temperature, trace)`` (or overrides ``complete``) and, for
+    a JSON path of its own (constrained decoding, a server's schema mode), ``_json(prompt, schema, max_tokens, trace,
+    retries)``; the public ``complete`` / ``complete_json`` are these two, with the protocol's signatures.
+
     Examples:
         >>> from retrievekit.core.trace import Trace
         >>> class Scripted(ChatLLMBase):
@@ -428,7 +432,11 @@ class ChatLLMBase:
         temperature: float = 0.0,
         trace: Trace | None = None,
     ) -> Completion:
-        """Return the model's reply to ``prompt`` (implemented by subclasses)."""
+        """Return the model's reply to ``prompt``."""
+        return self._reply(prompt, max_tokens, temperature, trace)
+
+    def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
+        """One reply of the model (what a subclass implements)."""
         raise NotImplementedError
 
     @staticmethod
@@ -457,6 +465,12 @@ class ChatLLMBase:
             ...
             retrievekit.core.errors.LLMOutputError: LLM reply did not match the schema after 1 attempt(s): ...
         """
+        return self._json(prompt, schema, max_tokens, trace, retries)
+
+    def _json(
+        self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
+    ) -> JsonResult:
+        """JSON by prompt and repair (a subclass with a JSON path of its own overrides this)."""
         return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
 
     def _complete_json_by_repair(

@@ -34,7 +34,7 @@ from retrievekit.core.llm.json_output import (
     validate_json,
 )
 from retrievekit.core.llm.models import DEFAULT_MODEL, cache_root, load_model_and_tokenizer
-from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, as_messages
+from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 
@@ -201,14 +201,7 @@ class LocalLM(ChatLLMBase):
             )
 
     # ------------------------------------------------------------------ ChatLLM
-    def complete(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        trace: Trace | None = None,
-    ) -> Completion:
+    def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
         """Generate a reply (greedy when ``temperature <= 0``, sampling otherwise); tokens go into ``trace``."""
         if max_tokens < 1:
             raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens}")
@@ -248,14 +241,8 @@ class LocalLM(ChatLLMBase):
             self._generators[key] = gen
         return gen
 
-    def complete_json(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        schema: type[BaseModel] | dict[str, Any],
-        *,
-        max_tokens: int = 256,
-        trace: Trace | None = None,
-        retries: int = 2,
+    def _json(
+        self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
     ) -> JsonResult:
         """Schema-constrained JSON via Outlines (always valid unless cut off by ``max_tokens``).
 

@@ -61,7 +61,7 @@ from retrievekit.core.llm.json_output import (
     retry_messages,
     schema_to_json,
 )
-from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, as_messages
+from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.trace import Trace
 
 __all__ = ["STRUCTURED_OUTPUT_MODES", "SendRequest", "ServedChatLLM", "response_format_for"]
@@ -168,6 +168,26 @@ class ServedChatLLM(ChatLLMBase):
         self._refused_modes: set[str] = set()
         self.limits_sent = True
 
+    def adopt_client(self, llm: Any, *, endpoint: str, model: Any, openai: bool) -> None:
+        """Keep a framework adapter's client: ``llm`` as given (``self.llm``), where it sends (``endpoint``, named
+        in errors), the copy that sends each request once (``model``; retrievekit retries instead) and whether it is
+        of the OpenAI family (takes a per-request timeout and ``response_format``).
+
+        Examples:
+            >>> llm = ServedChatLLM()
+            >>> llm.adopt_client("client", endpoint="http://127.0.0.1:8080/v1", model="client", openai=True)
+            >>> llm
+            ServedChatLLM(str)
+        """
+        self.llm = llm
+        self.endpoint = endpoint
+        self._model = model
+        self._openai = openai
+
+    def __repr__(self) -> str:
+        inner = getattr(self, "llm", None)
+        return f"{type(self).__name__}({type(inner).__name__})" if inner is not None else f"{type(self).__name__}()"
+
     # ------------------------------------------------------------------ what adapters implement
     def _send(self, request: SendRequest) -> Completion:
         """Send exactly one request (no retries of the client's own) and return its reply; raise what the client
@@ -256,14 +276,7 @@ class ServedChatLLM(ChatLLMBase):
             trace.note("token_estimate", f"{self.endpoint} reported no token usage; estimated len(text)//4")
         return done
 
-    def complete(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        trace: Trace | None = None,
-    ) -> Completion:
+    def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
         """One request with this call's ``max_tokens`` and ``temperature``; an empty reply is noted
         (``empty_reply``).
 
@@ -297,14 +310,8 @@ class ServedChatLLM(ChatLLMBase):
             mode = _DOWNGRADE[mode]
         return mode
 
-    def complete_json(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        schema: type[BaseModel] | dict[str, Any],
-        *,
-        max_tokens: int = 256,
-        trace: Trace | None = None,
-        retries: int = 2,
+    def _json(
+        self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
     ) -> JsonResult:
         """JSON matching ``schema``, asked for with the server's structured-output mode when there is one.
 

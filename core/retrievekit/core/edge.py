@@ -1,0 +1,168 @@
+"""What the LlamaIndex and LangChain edges share, written once: a fix here lands in both frameworks.
+
+Each framework edge is a thin, typed face over these steps; only the framework's own types (nodes or documents,
+its LLM wrapper, its callback events) stay in ``integrations/``:
+
+1. :func:`caller_passage` -- one caller document (id, text, metadata) as a core passage;
+2. :func:`split_corpus` -- a mixed list of caller documents and core objects as the corpus a method indexes;
+3. :func:`edge_llm` -- the ``llm=`` / ``llm_name=`` pair of an edge's factory, the model wrapped for the framework;
+4. :func:`build_for_edge` -- a registered method built over the corpus (``from_documents(method=...)``);
+5. :func:`traced_search` -- one search with its own trace, kept as the edge's ``last_trace`` and published;
+6. :func:`hit_metadata` / :func:`close_core` -- a hit's metadata for a new node or document, and closing.
+
+Examples:
+    >>> from retrievekit.core.index.bm25 import BM25Index
+    >>> p = caller_passage(None, "red apples", {"when": object()})
+    >>> len(p.id), isinstance(p.metadata["when"], str)
+    (16, True)
+    >>> class Edge:
+    ...     last_trace = None
+    >>> edge = Edge()
+    >>> hits, trace = traced_search(edge, BM25Index.build([p]), "apples", 1)
+    >>> [h.obj.text for h in hits], edge.last_trace is trace, trace.query
+    (['red apples'], True, 'apples')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from retrievekit.core.checks import check_corpus, check_k
+from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.retriever import Retriever
+from retrievekit.core.trace import Trace, publish
+from retrievekit.core.types import DataObject, Passage, ScoredHit
+
+__all__ = [
+    "build_for_edge",
+    "caller_passage",
+    "close_core",
+    "edge_llm",
+    "hit_metadata",
+    "split_corpus",
+    "traced_search",
+]
+
+D = TypeVar("D")
+
+
+def caller_passage(oid: str | None, text: str, metadata: Mapping[Any, Any] | None) -> Passage:
+    """A caller's document as a passage: its id (or the first 16 hex digits of its text's sha1), its text, and its
+    metadata made JSON-safe (a value JSON cannot hold becomes its ``str``).
+
+    Examples:
+        >>> caller_passage("d1", "hi", {"page": 3}).metadata
+        {'page': 3}
+        >>> caller_passage("", "hi", None).id == caller_passage(None, "hi", {}).id
+        True
+    """
+    meta: dict[str, Any] = {}
+    for k, v in (metadata or {}).items():
+        try:
+            json.dumps(v)
+            meta[str(k)] = v
+        except (TypeError, ValueError):
+            meta[str(k)] = str(v)
+    return Passage(id=oid or hashlib.sha1(text.encode("utf-8")).hexdigest()[:16], text=text, metadata=meta)
+
+
+def split_corpus(
+    items: Sequence[Any], caller_type: type[D], convert: Callable[[Sequence[D]], list[DataObject]]
+) -> tuple[list[D], list[DataObject]]:
+    """``(the caller's documents, the checked corpus)`` of a list mixing the framework's documents (converted with
+    ``convert``) and core objects (kept as they are, so a ``Table`` keeps its structure), in the given order.
+
+    Examples:
+        >>> docs, corpus = split_corpus(["a b", Passage(id="t", text="c")], str, lambda xs: [Passage(id=x, text=x) for x in xs])
+        >>> docs, [o.id for o in corpus]
+        (['a b'], ['a b', 't'])
+    """
+    callers = [d for d in items if isinstance(d, caller_type)]
+    converted = iter(convert(callers))
+    return callers, check_corpus([next(converted) if isinstance(d, caller_type) else d for d in items])
+
+
+def edge_llm(llm: Any, llm_name: str | None, *, where: str, wrap: Callable[[Any], Any]) -> tuple[Any, str | None]:
+    """The model and registry name an edge's factory passes on: ``llm=`` a model (wrapped by the framework's
+    ``as_chat_llm``) or ``None``, ``llm_name=`` a name (``llm="smollm2"`` is its deprecated spelling).
+
+    Examples:
+        >>> edge_llm(None, "smollm2", where="X.from_documents", wrap=lambda m: m)
+        (None, 'smollm2')
+    """
+    llm, llm_name = split_llm_argument(llm, llm_name, where=where)
+    return wrap(llm), llm_name
+
+
+def build_for_edge(
+    method: str,
+    corpus: Sequence[DataObject],
+    *,
+    work_dir: str | os.PathLike[str] | None,
+    llm: Any,
+    options: dict[str, Any],
+) -> Retriever:
+    """A registered method built over ``corpus`` (checked) for an edge's ``from_documents``; ``llm`` is already the
+    framework model wrapped, ``work_dir`` caches the built indexes.
+
+    Examples:
+        >>> docs = [Passage(id="a", text="red apples"), Passage(id="b", text="green pears")]
+        >>> build_for_edge("bm25", docs, work_dir=None, llm=None, options={}).search("pears", 1)[0].id
+        'b'
+    """
+    ctx = MethodContext(
+        corpus=check_corpus(corpus), work_dir=Path(work_dir) if work_dir else None, options=options, llm=llm
+    )
+    return build_method(method, ctx)
+
+
+def traced_search(owner: Any, core: Retriever, query: str, k: int) -> tuple[list[ScoredHit], Trace]:
+    """One search with a trace of its own (``query`` set), kept as ``owner.last_trace`` and published for the
+    caller's ``*_with_trace``; returns the hits and the trace, which the edge then sends to its framework's callbacks.
+
+    Examples:
+        >>> from retrievekit.core.index.bm25 import BM25Index
+        >>> class Edge:
+        ...     last_trace = None
+        >>> traced_search(Edge(), BM25Index.build([Passage(id="a", text="x")]), "x", 0)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: k must be a positive integer, got 0
+    """
+    trace = Trace(query=query)
+    hits = core.search(query, check_k(k), trace=trace)
+    owner.last_trace = trace
+    publish(trace)
+    return hits, trace
+
+
+def hit_metadata(obj: DataObject, **extra: Any) -> dict[str, Any]:
+    """The metadata of a new node or document made from a hit: the object's own, its kind and title, then ``extra``.
+
+    Examples:
+        >>> hit_metadata(Passage(id="a", text="x", title="T"), score=0.5)
+        {'retrievekit_kind': 'passage', 'title': 'T', 'score': 0.5}
+    """
+    meta = dict(obj.metadata)
+    meta.setdefault("retrievekit_kind", obj.kind)
+    if obj.title:
+        meta.setdefault("title", obj.title)
+    meta.update(extra)
+    return meta
+
+
+def close_core(core: Any) -> None:
+    """Close a wrapped core retriever that holds resources (a ``DenseIndex``'s Chroma client); others are left be.
+
+    Examples:
+        >>> close_core(object())
+    """
+    close = getattr(core, "close", None)
+    if callable(close):
+        close()

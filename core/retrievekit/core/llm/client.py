@@ -1,0 +1,112 @@
+"""What the framework adapters over a client (LangChain's, LlamaIndex's) share, written once.
+
+An adapter (``retrievekit.langchain.LangChainChatLLM``, ``retrievekit.llama_index.LlamaIndexChatLLM``) converts
+messages and reads its framework's reply; the rest of its reply handling and the one ``llm=`` rule of every edge
+are here:
+
+1. :func:`usage_count` -- a token count read from a provider's usage report, or ``None``;
+2. :func:`reply_completion` -- the reply as a :class:`~retrievekit.core.llm.protocol.Completion`, with the
+   provider's counts or, when it reports none, an estimate (flagged ``usage_estimated``);
+3. :func:`adapt_llm` -- ``llm=`` as a method gets it: ``None``, a retrievekit model as is, the framework's model
+   wrapped, anything else a typed error.
+
+Examples:
+    >>> reply_completion("four words long reply", (None, None), ["a prompt of some length"], "stop").usage_estimated
+    True
+    >>> usage_count("12"), usage_count(True), usage_count(None)
+    (12, None, None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.protocol import ChatLLM, Completion, RelevanceJudge, ScoringLM
+from retrievekit.core.llm.tokens import estimate_tokens
+
+__all__ = ["adapt_llm", "instance_of_optional", "reply_completion", "usage_count"]
+
+
+def instance_of_optional(obj: Any, module: str, name: str) -> bool:
+    """Whether ``obj`` is an instance of ``module.name``, a class from an optional package (``False`` when that
+    package is not installed, so nothing is imported that the caller did not already have).
+
+    Examples:
+        >>> instance_of_optional({}, "collections", "OrderedDict"), instance_of_optional({}, "no_such_package", "X")
+        (False, False)
+    """
+    import importlib
+
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return False
+    return isinstance(obj, cls)
+
+
+def usage_count(value: Any) -> int | None:
+    """A token count from a usage report (an int or a numeric string), else ``None`` (missing, a bool, garbage).
+
+    Examples:
+        >>> usage_count(7), usage_count("x")
+        (7, None)
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def reply_completion(
+    text: str, usage: tuple[int | None, int | None], prompt_texts: Sequence[str], finish_reason: Any
+) -> Completion:
+    """The reply as a completion: the provider's ``(prompt, completion)`` token counts, or, when either is missing,
+    ``len(text) // 4`` estimates of both (``usage_estimated=True``, which the trace notes as ``token_estimate``).
+
+    Examples:
+        >>> c = reply_completion("ok", (12, 1), ["Hi"], None)
+        >>> c.prompt_tokens, c.completion_tokens, c.usage_estimated, c.finish_reason
+        (12, 1, False, None)
+    """
+    prompt_tokens, completion_tokens = usage
+    estimated = prompt_tokens is None or completion_tokens is None
+    if prompt_tokens is None or completion_tokens is None:
+        prompt_tokens = sum(estimate_tokens(t or "") for t in prompt_texts)
+        completion_tokens = estimate_tokens(text)
+    return Completion(
+        text=text,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        finish_reason=str(finish_reason) if finish_reason is not None else None,
+        usage_estimated=estimated,
+    )
+
+
+def adapt_llm(llm: Any, *, native: type | tuple[type, ...], wrap: Callable[[Any], Any], label: str) -> Any:
+    """``llm=`` as a method gets it: ``None`` stays ``None`` (the method's default model); an instance of ``native``
+    (the framework's model class) is wrapped with ``wrap``; a retrievekit model (``ChatLLM``, ``ScoringLM``,
+    ``RelevanceJudge``, an adapter already) is returned as is; anything else, a model's name included, raises
+    :class:`~retrievekit.core.errors.InvalidInputError` (``label`` names the framework's model in the message).
+
+    Examples:
+        >>> adapt_llm(None, native=int, wrap=str, label="an int"), adapt_llm(3, native=int, wrap=str, label="an int")
+        (None, '3')
+        >>> adapt_llm("smollm2", native=int, wrap=str, label="an int")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: llm must be a model object (an int or a retrievekit ChatLLM/LocalLM), got str 'smollm2'; pass a registry name as llm_name=
+    """
+    if llm is None:
+        return None
+    if isinstance(llm, native):
+        return wrap(llm)
+    if isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)):
+        return llm
+    raise InvalidInputError(
+        f"llm must be a model object ({label} or a retrievekit ChatLLM/LocalLM), got "
+        f"{type(llm).__name__} {str(llm)[:40]!r}; pass a registry name as llm_name="
+    )
