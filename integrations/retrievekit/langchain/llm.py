@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
-from retrievekit.core.llm.client import adapt_llm, instance_of_optional, reply_completion, usage_count
+from retrievekit.core.llm.client import adapt_llm, field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.served_spec import ServedLLMSpec
@@ -32,18 +32,12 @@ __all__ = ["LangChainChatLLM", "as_chat_llm", "served_llm"]
 
 def _usage_from_message(message: Any) -> tuple[int | None, int | None]:
     """Token counts from ``usage_metadata`` (standard) or ``response_metadata['token_usage']`` (older providers)."""
-    usage = getattr(message, "usage_metadata", None)
-    if isinstance(usage, Mapping):
-        p, c = usage_count(usage.get("input_tokens")), usage_count(usage.get("output_tokens"))
-        if p is not None and c is not None:
-            return p, c
-    meta = getattr(message, "response_metadata", None) or {}
-    token_usage = meta.get("token_usage") if isinstance(meta, Mapping) else None
-    if isinstance(token_usage, Mapping):
-        p, c = usage_count(token_usage.get("prompt_tokens")), usage_count(token_usage.get("completion_tokens"))
-        if p is not None and c is not None:
-            return p, c
-    return None, None
+    token_usage = field_of(getattr(message, "response_metadata", None), "token_usage")
+    return (
+        usage_pair(getattr(message, "usage_metadata", None), "input_tokens", "output_tokens")
+        or usage_pair(token_usage, "prompt_tokens", "completion_tokens")
+        or (None, None)
+    )
 
 
 def _openai_family(llm: Any) -> bool:

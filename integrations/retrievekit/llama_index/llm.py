@@ -16,7 +16,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage as LIChatMessage
@@ -25,7 +25,7 @@ from llama_index.core.llms import LLM
 
 from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
-from retrievekit.core.llm.client import adapt_llm, instance_of_optional, reply_completion, usage_count
+from retrievekit.core.llm.client import adapt_llm, field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.served_spec import ServedLLMSpec
@@ -40,31 +40,17 @@ _ROLE_MAP = {
 }
 
 
-def _get(obj: Any, key: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
-
-
 def _usage_from_response(response: Any) -> tuple[int | None, int | None]:
     """Prompt/completion token counts reported by the provider, when any."""
-    extra = _get(response, "additional_kwargs") or {}
-    p, c = usage_count(_get(extra, "prompt_tokens")), usage_count(_get(extra, "completion_tokens"))
-    if p is not None and c is not None:
-        return p, c
-    raw = _get(response, "raw")
-    usage = _get(raw, "usage") or _get(raw, "usage_metadata")
-    for pk, ck in (("prompt_tokens", "completion_tokens"), ("input_tokens", "output_tokens")):
-        p, c = usage_count(_get(usage, pk)), usage_count(_get(usage, ck))
-        if p is not None and c is not None:
-            return p, c
-    # Ollama reports its counts at the top level of the raw reply.
-    p, c = usage_count(_get(raw, "prompt_eval_count")), usage_count(_get(raw, "eval_count"))
-    if p is not None and c is not None:
-        return p, c
-    return None, None
+    raw = field_of(response, "raw")
+    usage = field_of(raw, "usage") or field_of(raw, "usage_metadata")
+    return (
+        usage_pair(field_of(response, "additional_kwargs"), "prompt_tokens", "completion_tokens")
+        or usage_pair(usage, "prompt_tokens", "completion_tokens")
+        or usage_pair(usage, "input_tokens", "output_tokens")
+        or usage_pair(raw, "prompt_eval_count", "eval_count")  # Ollama reports them at the top level
+        or (None, None)
+    )
 
 
 def _openai_family(llm: Any) -> bool:
@@ -92,9 +78,9 @@ def _endpoint_of(llm: Any) -> str:
 
 
 def _finish_reason(response: Any) -> str | None:
-    choices = _get(_get(response, "raw"), "choices")
+    choices = field_of(field_of(response, "raw"), "choices")
     if isinstance(choices, Sequence) and choices:
-        reason = _get(choices[0], "finish_reason")
+        reason = field_of(choices[0], "finish_reason")
         return str(reason) if reason is not None else None
     return None
 

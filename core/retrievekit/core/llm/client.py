@@ -19,14 +19,14 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.protocol import ChatLLM, Completion, RelevanceJudge, ScoringLM
 from retrievekit.core.llm.tokens import estimate_tokens
 
-__all__ = ["adapt_llm", "instance_of_optional", "reply_completion", "usage_count"]
+__all__ = ["adapt_llm", "field_of", "instance_of_optional", "reply_completion", "usage_count", "usage_pair"]
 
 
 def instance_of_optional(obj: Any, module: str, name: str) -> bool:
@@ -59,6 +59,34 @@ def usage_count(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+def field_of(obj: Any, key: str) -> Any:
+    """``obj[key]`` for a mapping, ``obj.key`` otherwise, ``None`` when missing (provider replies mix both).
+
+    Examples:
+        >>> field_of({"a": 1}, "a"), field_of(None, "a"), field_of(3, "real")
+        (1, None, 3)
+    """
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def usage_pair(source: Any, prompt_key: str, completion_key: str) -> tuple[int, int] | None:
+    """``(prompt, completion)`` token counts read from ``source`` under the two keys, or ``None`` unless both are
+    there (so a caller tries the places a provider may report them, in order, with ``or``).
+
+    Examples:
+        >>> usage_pair({"input_tokens": 9, "output_tokens": 2}, "input_tokens", "output_tokens")
+        (9, 2)
+        >>> usage_pair({"prompt_tokens": 9}, "prompt_tokens", "completion_tokens") is None
+        True
+    """
+    p, c = usage_count(field_of(source, prompt_key)), usage_count(field_of(source, completion_key))
+    return (p, c) if p is not None and c is not None else None
 
 
 def reply_completion(
