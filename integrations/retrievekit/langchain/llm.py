@@ -226,6 +226,4 @@ def served_llm(spec: ServedLLMSpec) -> LangChainChatLLM:
         timeout=spec.policy.timeout,
         max_retries=spec.policy.max_retries,
     )
-    return LangChainChatLLM(
-        chat, policy=spec.policy, max_concurrency=spec.max_concurrency, structured_output=spec.structured_output
-    )
+    return LangChainChatLLM(chat, **spec.adapter_options())

@@ -209,6 +209,4 @@ def served_llm(spec: ServedLLMSpec) -> LlamaIndexChatLLM:
         timeout=spec.policy.timeout,
         max_retries=spec.policy.max_retries,
     )
-    return LlamaIndexChatLLM(
-        llm, policy=spec.policy, max_concurrency=spec.max_concurrency, structured_output=spec.structured_output
-    )
+    return LlamaIndexChatLLM(llm, **spec.adapter_options())

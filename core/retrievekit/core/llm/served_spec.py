@@ -70,6 +70,20 @@ class ServedLLMSpec:
         """The spec as written on the command line (no key)."""
         return f"{self.client}:{self.model}@{self.base_url}"
 
+    def adapter_options(self) -> dict[str, Any]:
+        """The settings a framework adapter takes from the spec (``policy``, ``max_concurrency``,
+        ``structured_output``), for ``Adapter(client, **spec.adapter_options())``.
+
+        Examples:
+            >>> sorted(ServedLLMSpec("openai", "m", "http://127.0.0.1:8080/v1").adapter_options())
+            ['max_concurrency', 'policy', 'structured_output']
+        """
+        return {
+            "policy": self.policy,
+            "max_concurrency": self.max_concurrency,
+            "structured_output": self.structured_output,
+        }
+
 
 def parse_served_spec(
     text: str | None,
