@@ -84,11 +84,26 @@ def variant_llm(name: str, url: str, args: argparse.Namespace) -> tuple[Any, str
     return load_served_llm(spec), label, settings
 
 
+AGENT_REPAIRS = (
+    "iterative.text_tool_call",
+    "iterative.forced_search",
+    "iterative.invalid_tool_args",
+    "iterative.unknown_tool",
+)
+
+
 def valid_reply_rate(result: dict[str, Any]) -> float | None:
-    """JSON replies that parsed and validated, over all JSON replies (None when the run asked for none)."""
+    """JSON replies that parsed and validated, over all JSON replies; for the agent (which asks for tool calls, not
+    JSON), model replies that were a valid tool call (not text parsed into one, a forced search, bad arguments or an
+    unknown tool), over its LLM calls. None when the run asked for neither."""
     c = result.get("counters_per_query") or {}
     replies = c.get("json.replies", 0.0)
-    return None if not replies else 1.0 - c.get("json.invalid", 0.0) / replies
+    if replies:
+        return 1.0 - c.get("json.invalid", 0.0) / replies
+    if result.get("method") == "iterative":
+        calls = result["cost"]["llm_calls_per_query"]
+        return 1.0 - sum(c.get(k, 0.0) for k in AGENT_REPAIRS) / calls if calls else None
+    return None
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:

@@ -29,6 +29,7 @@ from retrievekit.core.types import ScoredHit
 __all__ = [
     "Chunk",
     "DeleteResult",
+    "REPLY_REPAIRS",
     "MergeResult",
     "chunk_from_hit",
     "context_tokens",
@@ -246,6 +247,12 @@ def trace_event(kind: str, message: str, *, turn: int = 0, data: Mapping[str, An
     return {"kind": str(kind), "message": str(message), "turn": int(turn), "data": jsonable(dict(data or {}))}
 
 
+REPLY_REPAIRS = ("text_tool_call", "forced_search", "invalid_tool_args", "unknown_tool")
+"""Agent events that mark a model reply that was not a valid tool call: a call written as text and parsed, a turn-1
+search forced after a text answer, a call with bad arguments, a call of a tool that does not exist. Each is also
+counted as ``iterative.<kind>``, so a benchmark reports how often the model's replies needed repair."""
+
+
 def trace_from_events(
     events: Iterable[dict[str, Any]],
     usage: dict[str, float] | None = None,
@@ -254,19 +261,23 @@ def trace_from_events(
 ) -> Trace:
     """Fill a :class:`~retrievekit.core.trace.Trace` from the agent state's JSON-safe event list and counts.
 
-    ``usage`` holds ``llm_calls``, ``prompt_tokens`` and ``completion_tokens``; ``counters`` go to
-    ``trace.counters``. Each event dict has ``kind``, ``message`` and optionally ``turn`` and ``data``; a
-    ``judged`` list in an event's data (the judge's scored pairs) goes to ``trace.judged`` instead.
+    ``usage`` holds ``llm_calls`` (also the LLM rounds: the agent's calls are sequential), ``prompt_tokens`` and
+    ``completion_tokens``; ``counters`` go to ``trace.counters``. Each event dict has ``kind``, ``message`` and
+    optionally ``turn`` and ``data``; a ``judged`` list in an event's data (the judge's scored pairs) goes to
+    ``trace.judged`` instead.
 
     Examples:
         >>> t = trace_from_events([{"kind": "fallback_search", "message": "x", "turn": 1}],
         ...                       {"llm_calls": 2, "prompt_tokens": 30, "completion_tokens": 5}, {"retrieval_calls": 2})
-        >>> t.llm_calls, t.events[0].data["turn"], t.counters["retrieval_calls"]
-        (2, 1, 2)
+        >>> t.llm_calls, t.llm_rounds, t.events[0].data["turn"], t.counters["retrieval_calls"]
+        (2, 2, 1, 2)
+        >>> trace_from_events([{"kind": "forced_search", "message": "answered in text"}]).counters
+        {'iterative.forced_search': 1}
     """
     t = trace if trace is not None else Trace()
     u = usage or {}
     t.llm_calls += int(u.get("llm_calls", 0))
+    t.llm_rounds += int(u.get("llm_calls", 0))  # the agent calls its model once per turn, one turn after another
     t.prompt_tokens += int(u.get("prompt_tokens", 0))
     t.completion_tokens += int(u.get("completion_tokens", 0))
     for e in events:
@@ -275,7 +286,10 @@ def trace_from_events(
             t.judged.append(JudgedBatch(dict(b["judge"]), tuple(frozenset(r) for r in b["refs"]), tuple(b["scores"])))
         if "turn" in e:
             data.setdefault("turn", e["turn"])
-        t.note(str(e.get("kind", "event")), str(e.get("message", "")), **data)
+        kind = str(e.get("kind", "event"))
+        t.note(kind, str(e.get("message", "")), **data)
+        if kind in REPLY_REPAIRS:
+            t.count(f"iterative.{kind}")
     for k, v in (counters or {}).items():
         t.count(k, v)
     return t
