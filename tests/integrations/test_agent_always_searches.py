@@ -61,3 +61,26 @@ def test_always_search_off_lets_the_model_answer_at_once():
     llm = ScriptedToolChatModel(replies=["Bananas."])
     out = build_iterative_agent(llm, BM25Index.build(CORPUS), always_search=False).invoke({"question": "Yellow?"})
     assert out["searches"] == 0 and out["working_set"] == [] and out["stop_reason"] == "answered"
+
+
+def test_a_first_turn_call_of_another_tool_or_with_bad_arguments_still_searches():
+    """Forced to call "a tool", a small model may pick delete on an empty working set, or botch the arguments: turn 1
+    searches the question instead (and the first turn is bound to the search tool alone)."""
+    bound: list[list[str]] = []
+
+    class Recording(ScriptedToolChatModel):
+        def bind_tools(self, tools, **kwargs):  # type: ignore[override]
+            bound.append([getattr(t, "name", str(t)) for t in tools])
+            return super().bind_tools(tools, **kwargs)
+
+    for first in (
+        AIMessage("", tool_calls=[{"name": "chunk_delete", "args": {"ids": ["b"]}, "id": "1"}]),
+        AIMessage("", invalid_tool_calls=[{"name": "chunk_search", "args": "{oops", "id": "1", "error": "bad json"}]),
+    ):
+        bound.clear()
+        out = build_iterative_agent(Recording(replies=[first, "Bananas."]), BM25Index.build(CORPUS)).invoke(
+            {"question": "Which fruit is yellow?"}
+        )
+        assert _kinds(out).count("forced_search") == 1 and out["searches"] >= 1
+        assert [c["id"] for c in out["working_set"]][0] == "b"
+        assert ["chunk_search"] in bound  # the first turn's binding offers the search alone

@@ -290,8 +290,9 @@ class _Bound:
 def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Node:
     """The ``agent`` node: show the model the question, the working set and the budget; keep its reply.
 
-    Turn 1 always searches when ``always_search``: the model is asked with ``tool_choice="required"``; a reply that
-    writes its call as text is parsed into it; a reply that names no search gets the question searched.
+    Turn 1 always searches when ``always_search``: the model is asked with ``tool_choice="required"`` and the search
+    tool alone; a reply that writes its call as text is parsed into it; a reply with no valid search call (an answer,
+    another tool, bad arguments) gets the question searched instead.
     """
 
     def agent(state: IterativeAgentState, config: RunnableConfig) -> dict[str, Any]:
@@ -314,8 +315,9 @@ def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Node:
         trace += _reply_events(reply, turn, estimated)
         if not reply.tool_calls and not reply.invalid_tool_calls:
             reply, events = _call_from_text(reply, bound.tool_names, turn)
-            if not reply.tool_calls and turn == 1 and bound.always_search:
-                reply, events = _forced_search(state["question"], turn)
+            trace += events
+        if turn == 1 and bound.always_search and not any(tc["name"] == "chunk_search" for tc in reply.tool_calls):
+            reply, events = _forced_search(state["question"], turn)  # no (valid) search asked for: search the question
             trace += events
         calls = [{"name": tc["name"], "args": tc["args"]} for tc in reply.tool_calls]
         writer({"event": "agent_reply", "turn": turn, "tool_calls": calls, "content": reply.text[:200]})
@@ -501,7 +503,8 @@ def _agent_graph(
     """Wire ``START -> start -> agent -> (tools -> agent)* -> answer -> END``; the model is bound to the tools."""
     tools = [chunk_search, chunk_delete] if "chunk_delete" in tool_node.tool_names else [chunk_search]
     system_prompt = SYSTEM_PROMPT if "chunk_delete" in tool_node.tool_names else SYSTEM_PROMPT_NO_DELETE
-    first = _bind_forcing(chat, tools) if always_search else None
+    # turn 1 may only search: the working set is empty, and a small model forced to call "a tool" may pick the delete
+    first = _bind_forcing(chat, [chunk_search]) if always_search else None
     bound = _Bound(_bind_tools(chat, tools), first, tool_node.tool_names, always_search)
     graph = StateGraph(IterativeAgentState)
     graph.add_node("start", _start_node)
