@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from retrievekit.core.checks import check_corpus, check_k
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.registry import MethodContext, build_method
-from retrievekit.core.retriever import Retriever
+from retrievekit.core.retriever import Retriever, search_with_trace
 from retrievekit.core.trace import Trace, publish
 from retrievekit.core.types import DataObject, Passage, ScoredHit
 
@@ -135,8 +135,7 @@ def traced_search(owner: Any, core: Retriever, query: str, k: int) -> tuple[list
         ...
         retrievekit.core.errors.InvalidInputError: k must be a positive integer, got 0
     """
-    trace = Trace(query=query)
-    hits = core.search(query, check_k(k), trace=trace)
+    hits, trace = search_with_trace(core, query, check_k(k))
     owner.last_trace = trace
     publish(trace)
     return hits, trace
