@@ -3,7 +3,10 @@
 Settings follow the method pages: the judge trains one epoch on SciFact *train* qrels with 3 BM25 hard negatives per
 positive and reranks the hybrid top-100 (issue #9); Self-Retrieval trains 3 epochs at lr 2e-5 with a global batch
 of 128 (the reference ``sft.sh``: 16 per GPU on 8 GPUs; here 64 x 2 accumulated micro-batches on one GPU, which
-puts the 60,964 instances of the whole SciFact corpus plus its train claims at about 1,430 optimizer steps); MindRef keeps the paper's 2 hits (``widen_to_k=false``); the throughput run compares beam
+puts the 60,964 instances of the whole SciFact corpus plus its train claims at about 1,430 optimizer steps). A
+session has 15 minutes of GPU time in all, so the ``full`` plan cuts that to one epoch (about 477 steps) under a
+200-second cap (``TrainConfig.max_seconds``: the run ends, and saves, at the first step past it) and leaves the rest
+to evaluation. MindRef keeps the paper's 2 hits (``widen_to_k=false``); the throughput run compares beam
 widths 1, 10 and 50. ``save_every_steps`` sets how often training can pause (a checkpoint) inside a call.
 
 Example:
@@ -46,7 +49,14 @@ PROFILES: dict[str, dict[str, Any]] = {
             "score_batch_size": 64,
         },
         "self_retrieval": {
-            "train": {"epochs": 3.0, "learning_rate": 2e-5, "batch_size": 64, "grad_accum": 2, "save_every_steps": 100}
+            "train": {
+                "epochs": 1.0,
+                "learning_rate": 2e-5,
+                "batch_size": 64,
+                "grad_accum": 2,
+                "save_every_steps": 100,
+                "max_seconds": 200.0,
+            }
         },
         "mindref": {"options": {"widen_to_k": False}},
         "throughput": {"beams": [1, 10, 50], "steps": 16, "repeats": 3},

@@ -329,7 +329,10 @@ def _send_export_parts(work: Path, out: Path) -> None:
     sent_path = work / "export" / "sent.json"
     sent = set((_read(sent_path) or {}).get("sent", []))
     per_call = int(_manifest(work)["plan"]["export"]["parts_per_call"])
-    todo = [p["file"] for p in entry["entry"]["parts"] if p["file"] not in sent][:per_call]
+    # a part missing here was exported on a machine since given back (this work folder was restored from its
+    # state.tar): that call sent it
+    here = [p["file"] for p in entry["entry"]["parts"] if (work / "export" / p["file"]).is_file()]
+    todo = [name for name in here if name not in sent][:per_call]
     for name in todo:
         shutil.copyfile(work / "export" / name, out / name)
     _write(sent_path, {"sent": sorted(sent | set(todo))})

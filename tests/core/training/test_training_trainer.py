@@ -303,3 +303,28 @@ def test_gpu_bf16_autocast_training_reports_memory_and_speed(tmp_path: Path):
     assert res.peak_gpu_memory_bytes is not None and res.peak_gpu_memory_bytes > 0
     assert res.final_loss < 0.5 * res.loss_history[0]
     assert next(model.parameters()).device.type == "cuda" and not model.training
+
+
+def test_max_seconds_ends_the_run_early_and_still_saves_the_model(tmp_path: Path):
+    import time
+
+    def slow_third_step(step: int, loss: float) -> None:
+        if step == 3:
+            time.sleep(2.5)  # the cap (2 s) passes here at the latest
+
+    model, tok = build_tiny_lm()
+    cfg = TrainConfig(**{**RESUME.to_dict(), "max_seconds": 2.0})
+    res = train_causal_lm(model, tok, examples(), cfg, tmp_path / "capped", kind="t", base_model="tiny",
+                          progress=False, on_step=slow_third_step)  # fmt: skip
+    assert 1 <= res.steps <= 3 and res.planned_steps == 20 and res.stopped_early
+    assert len(res.loss_history) == res.steps
+    saved = read_model_manifest(tmp_path / "capped" / "model")
+    assert saved.train["result"]["steps"] == res.steps and saved.train["result"]["planned_steps"] == 20
+    assert not (tmp_path / "capped" / "checkpoint").exists()
+    load_trained_model(tmp_path / "capped" / "model", kind="t")  # the early-stopped model loads
+    model, tok = build_tiny_lm()
+    whole = train_causal_lm(model, tok, examples(), RESUME, tmp_path / "whole", kind="t", base_model="tiny",
+                            progress=False)  # fmt: skip
+    assert whole.steps == whole.planned_steps == 20 and not whole.stopped_early
+    with pytest.raises(InvalidInputError, match="max_seconds"):
+        TrainConfig(max_seconds=0)

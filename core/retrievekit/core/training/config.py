@@ -25,7 +25,7 @@ DTYPES = ("auto", "float32", "bfloat16")
 
 # Fields that do not change which batches are seen or what the weights become: a checkpoint stays resumable
 # when only these differ.
-_RESUME_FREE = frozenset({"save_every_steps", "device", "gradient_checkpointing"})
+_RESUME_FREE = frozenset({"save_every_steps", "device", "gradient_checkpointing", "max_seconds"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,10 @@ class TrainConfig:
         save_every_steps: resumable checkpoint cadence in optimizer steps (0: only the final model).
         seed: seed of the data order, LoRA init and dropout.
         device: torch device; None: CUDA when available, else CPU.
+        max_seconds: a wall-clock cap on this call's training loop (ours, for fixed-budget machines): training ends
+            after the first optimizer step past it and saves the model as usual. The schedule is still planned for
+            ``epochs`` (it stops part way down its decay); the result's ``steps`` and ``planned_steps`` say how far
+            it got. None: no cap.
 
     Examples:
         >>> TrainConfig().learning_rate, TrainConfig().scheduler
@@ -85,6 +89,7 @@ class TrainConfig:
     save_every_steps: int = 200
     seed: int = 0
     device: str | None = None
+    max_seconds: float | None = None
 
     def __post_init__(self) -> None:
         def need_int(name: str, lo: int) -> None:
@@ -119,6 +124,8 @@ class TrainConfig:
         need_float("lora_dropout", 0.0, 1.0)
         if self.max_steps is not None:
             need_int("max_steps", 1)
+        if self.max_seconds is not None:
+            need_float("max_seconds", 0.0, lo_open=True)
         if self.scheduler not in SCHEDULERS:
             raise InvalidInputError(f"scheduler must be one of {SCHEDULERS}, got {self.scheduler!r}")
         if self.dtype not in DTYPES:

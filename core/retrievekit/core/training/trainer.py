@@ -81,6 +81,8 @@ class TrainResult:
         device: the torch device trained on.
         precision: ``"bfloat16-autocast"`` or ``"float32"``.
         lora: whether LoRA adapters were trained (and merged).
+        planned_steps: the steps the schedule was planned for (more than ``steps`` when ``max_seconds`` ended the
+            run early; None: not recorded).
 
     Examples:
         >>> r = TrainResult(1, 1.0, 2, 10, 4, 0.5, 20.0, 1.5, (1.5,), None, 0, "cpu")
@@ -102,6 +104,17 @@ class TrainResult:
     device: str
     precision: str = "float32"
     lora: bool = False
+    planned_steps: int | None = None
+
+    @property
+    def stopped_early(self) -> bool:
+        """True when the run ended before its planned steps (``TrainConfig.max_seconds``).
+
+        Examples:
+            >>> TrainResult(1, 0.5, 2, 10, 4, 0.5, 20.0, 1.5, (1.5,), None, 0, "cpu", planned_steps=2).stopped_early
+            True
+        """
+        return self.planned_steps is not None and self.steps < self.planned_steps
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field.
@@ -360,6 +373,7 @@ def _train_steps(
 
     plan = _BatchPlan(len(run.encoded), config.batch_size, config.seed)
     amp = _autocast(run)
+    deadline = None if config.max_seconds is None else time.perf_counter() + config.max_seconds
     for step in range(progress.step, run.total_steps):
         torch.manual_seed(config.seed * 1_000_003 + step)
         batches = _step_batches(run, plan, step, config.grad_accum, pad_id)
@@ -374,6 +388,8 @@ def _train_steps(
             _save_checkpoint(run.ckpt_dir, trainee.train_model, trainee.optimizer, state, lora=config.lora)
         if on_step is not None:
             on_step(done, step_loss)
+        if deadline is not None and time.perf_counter() >= deadline:
+            break  # max_seconds: end here; the caller saves the model as after the last step
     return progress
 
 
@@ -418,8 +434,8 @@ def _train_result(
 
     history = progress.history
     return TrainResult(
-        steps=run.total_steps,
-        epochs=round(run.total_steps * config.grad_accum / run.micro_per_epoch, 4),
+        steps=progress.step,
+        epochs=round(progress.step * config.grad_accum / run.micro_per_epoch, 4),
         examples=len(run.encoded),
         trained_tokens=progress.trained_tokens,
         loss_tokens=progress.loss_tokens,
@@ -432,6 +448,7 @@ def _train_result(
         device=str(run.device),
         precision="bfloat16-autocast" if run.amp_dtype is not None else "float32",
         lora=config.lora,
+        planned_steps=run.total_steps,
     )
 
 
