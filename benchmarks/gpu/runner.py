@@ -16,11 +16,14 @@ Every call carries one load that ``stage.py`` made and runs the same command fro
    checkpoint, evaluation only between queries (per-query records), and at least one unit of work is done per call;
 4. **report**: ``$OUT/results.json`` (every finished step's numbers, the step in progress, the setup report),
    ``$OUT/state.tar`` (results and records: what a fresh machine resumes from with ``--resume-from``) and the next
-   parts of the trained judge (``judge-adapter.tar.partNNN``; ``join`` reassembles them here).
+   parts of the exports: the trained judge (``judge-adapter.tar.partNNN``), then the Self-Retrieval model in bf16
+   (``sr-model.tar.partNNN``); ``join`` reassembles either here, where Self-Retrieval and MindRef can also be
+   evaluated on CPU.
 
 On a warm machine the work folder survives between calls, so a training run longer than one call resumes from its
-last checkpoint. After a dropped machine, ``--resume-from`` restores the finished steps and the per-query records; a
-training step whose model was lost with the machine is run again (the checkpoints are too large to send back).
+last checkpoint. After a dropped machine, ``--resume-from`` restores the finished steps, the per-query records and
+which export parts came back; a training step whose model was lost with the machine is run again only when a step
+still needs it (the checkpoints are too large to send back; an export whose parts all came back needs nothing).
 
 Example (CPU, the tests' tiny profile)::
 
@@ -54,9 +57,18 @@ __all__ = ["Context", "Pause", "activate", "go", "import_check", "join_export", 
 
 REPO = Path(__file__).resolve().parents[2]
 #: A step that needs another's model: if that model is gone (a dropped machine), the other runs again.
-NEEDS = {"judge-eval": "judge-train", "judge-export": "judge-train", "sr-eval": "sr-train", "mindref": "sr-train"}
+NEEDS = {"judge-eval": "judge-train", "judge-export": "judge-train", "sr-export": "sr-train", "sr-eval": "sr-train",
+         "mindref": "sr-train"}  # fmt: skip
+#: The export steps, in the order their parts are sent back (``join --export NAME`` rebuilds one here).
+EXPORTS = ("judge-export", "sr-export")
+#: The parts already sent back; in ``state/`` so that a work folder restored from ``state.tar`` knows them too.
+SENT = Path("state") / "sent.json"
 #: Where each training step leaves its model in the work folder.
 MODEL_OF = {"judge-train": "judge/model", "sr-train": "sr/model"}
+#: The per-query records (``records/NAME.jsonl``) made with each training step's model: a model trained again is
+#: not the same model on a GPU (the judge's holdout AUC was 0.747 and 0.757 in two runs of one seed), so its
+#: unfinished evaluations start over instead of mixing queries answered by two models.
+RECORDS_OF = {"judge-train": ("judge-eval-trained",), "sr-train": ("sr-eval", "mindref")}
 
 
 class Pause(Exception):
@@ -251,20 +263,30 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 
 
 def _reopen_lost_models(work: Path, steps: list[str]) -> None:
-    """Mark a training step not done when its model is gone and a step that needs it is not done yet."""
+    """Mark a training step not done when its model is gone and a step that needs it is not done yet; the records
+    its lost model made for unfinished steps go too."""
     state = work / "state"
     for step in steps:
         need = NEEDS.get(step)
         if need and not (state / f"{step}.json").is_file() and not (work / MODEL_OF[need]).is_dir():
+            if (state / f"{need}.json").is_file():
+                for label in RECORDS_OF[need]:
+                    if not any((state / f"{s}.json").is_file() for s in NEEDS if label.startswith(s)):
+                        (work / "records" / f"{label}.jsonl").unlink(missing_ok=True)
             (state / f"{need}.json").unlink(missing_ok=True)
 
 
 def _reopen_lost_export(work: Path) -> None:
-    """After a dropped machine the judge's exported parts are gone: export again (and send every part again)."""
-    done = _read(work / "state" / "judge-export.json")
-    if done is not None and not all((work / "export" / p["file"]).is_file() for p in done["entry"]["parts"]):
-        (work / "state" / "judge-export.json").unlink()
-        (work / "export" / "sent.json").unlink(missing_ok=True)
+    """After a dropped machine, export again only what cannot come back any more: an export with a part that was
+    neither sent back nor is still here (its parts are then all made and sent again, since a re-trained model gives
+    other bytes). An export whose parts all came back stays done, and its model is not trained again."""
+    sent = set((_read(work / SENT) or {}).get("sent", []))
+    for step in EXPORTS:
+        done = _read(work / "state" / f"{step}.json")
+        names = [p["file"] for p in done["entry"]["parts"]] if done else []
+        if any(n not in sent and not (work / "export" / n).is_file() for n in names):
+            (work / "state" / f"{step}.json").unlink()
+            _write(work / SENT, {"sent": sorted(sent - set(names))})
 
 
 def run_steps(ctx: Context) -> dict[str, Any]:
@@ -314,28 +336,26 @@ def _report(work: Path, out: Path, status: dict[str, Any], setup_report: dict[st
     state = work / "state"
     results = {p.stem: _read(p) for p in sorted(state.glob("*.json")) if not p.stem.endswith(".partial")}
     _write(out / "results.json", {"status": status, "setup": setup_report, "results": results})
+    _send_export_parts(work, out)  # before the state is packed: it records what this call sends
     with tarfile.open(out / "state.tar", "w") as tar:
         for folder in ("state", "records"):
             if (work / folder).is_dir():
                 tar.add(work / folder, arcname=folder)
-    _send_export_parts(work, out)
 
 
 def _send_export_parts(work: Path, out: Path) -> None:
-    """Copy the next unsent parts of the exported judge into ``out`` (the plan's ``parts_per_call``)."""
-    entry = _read(work / "state" / "judge-export.json")
-    if entry is None:
-        return
-    sent_path = work / "export" / "sent.json"
-    sent = set((_read(sent_path) or {}).get("sent", []))
+    """Copy the next unsent parts of the exports into ``out`` (the plan's ``parts_per_call`` in all, the judge's
+    first) and record them as sent."""
+    sent = set((_read(work / SENT) or {}).get("sent", []))
     per_call = int(_manifest(work)["plan"]["export"]["parts_per_call"])
-    # a part missing here was exported on a machine since given back (this work folder was restored from its
-    # state.tar): that call sent it
-    here = [p["file"] for p in entry["entry"]["parts"] if (work / "export" / p["file"]).is_file()]
-    todo = [name for name in here if name not in sent][:per_call]
-    for name in todo:
+    todo: list[str] = []
+    for step in EXPORTS:
+        done = _read(work / "state" / f"{step}.json")
+        names = [p["file"] for p in done["entry"]["parts"]] if done else []
+        todo += [n for n in names if n not in sent and (work / "export" / n).is_file()]
+    for name in todo[:per_call]:
         shutil.copyfile(work / "export" / name, out / name)
-    _write(sent_path, {"sent": sorted(sent | set(todo))})
+    _write(work / SENT, {"sent": sorted(sent | set(todo[:per_call]))})
 
 
 def _restore(resume_from: Path, work: Path) -> None:
@@ -376,10 +396,15 @@ def go(load_dir: Path, work: Path, out: Path, *, budget_s: float, resume_from: P
     return {"status": status}
 
 
-def join_export(results_dir: Path, parts_dir: Path, dest: Path) -> Path:
-    """Here, on CPU: join the judge's returned parts into its folder ``dest`` (checked against ``results.json``)."""
+def join_export(results_dir: Path, parts_dir: Path, dest: Path, export: str = "judge-export") -> Path:
+    """Here, on CPU: join an export's returned parts (the trained judge, or with ``export="sr-export"`` the
+    Self-Retrieval model) into the folder ``dest`` (checked against ``results.json``)."""
+    if export not in EXPORTS:
+        raise StageError(f"unknown export {export!r}; known: {list(EXPORTS)}")
     results = json.loads((results_dir / "results.json").read_text())["results"]
-    entry = results["judge-export"]["entry"]
+    if export not in results:
+        raise StageError(f"{results_dir}/results.json has no finished {export!r}")
+    entry = results[export]["entry"]
     archive = join_parts(entry, parts_dir, dest.parent / entry["file"])
     dest.mkdir(parents=True, exist_ok=True)
     _extract(archive, dest)
@@ -401,13 +426,14 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds from the call's start after which no new unit of work starts",
     )
     g.add_argument("--resume-from", default=None, help="a folder (or state.tar) an earlier call sent back")
-    j = sub.add_parser("join", help="here: join the trained judge's returned parts into a folder")
+    j = sub.add_parser("join", help="here: join an export's returned parts into a folder")
     j.add_argument("--results", required=True, help="folder with the last results.json")
-    j.add_argument("--parts", required=True, help="folder with every judge-adapter.tar.partNNN")
+    j.add_argument("--parts", required=True, help="folder with every returned part (e.g. judge-adapter.tar.partNNN)")
     j.add_argument("--dest", required=True)
+    j.add_argument("--export", default="judge-export", choices=EXPORTS, help="which export to join")
     args = ap.parse_args(argv)
     if args.command == "join":
-        print(join_export(Path(args.results), Path(args.parts), Path(args.dest)))
+        print(join_export(Path(args.results), Path(args.parts), Path(args.dest), args.export))
         return 0
     resume = Path(args.resume_from) if args.resume_from else None
     result = go(Path(args.load), Path(args.work), Path(args.out), budget_s=args.budget_s, resume_from=resume)

@@ -304,8 +304,9 @@ def main(argv: list[str] | None = None) -> int:
                     required="RETRIEVEKIT_DATA_DIR" not in os.environ)  # fmt: skip
     ap.add_argument("--out", default=".gpu", help="stage folder (git-ignored)")
     ap.add_argument("--profile", default="full", choices=sorted(PROFILES), help="run plan (tiny: CPU tests)")
-    ap.add_argument("--part-mib", type=float, default=24.0, help="largest part")
-    ap.add_argument("--load-mib", type=float, default=48.0, help="largest load (the repository, ~13 MiB, travels too)")
+    ap.add_argument("--part-mib", type=float, default=21.0, help="largest part")
+    ap.add_argument("--load-mib", type=float, default=42.0,
+                    help="largest load (a call carries <= 64 MiB: the repository, ~17 MiB, and a state travel too)")  # fmt: skip
     ap.add_argument("--wheel-cache", default=".gpu/wheels", help="downloaded wheels, kept between stagings")
     ap.add_argument("--no-wheels", action="store_true", help="carry no downloaded wheels (tests)")
     ap.add_argument("--extra-wheel", action="append", default=[], help="a wheel file to carry as well")

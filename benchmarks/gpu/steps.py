@@ -8,6 +8,8 @@ step's numbers as a JSON-safe dict, or raises :class:`~benchmarks.gpu.runner.Pau
 * ``judge_export``: the trained judge's folder as a tar, split into parts small enough to send back.
 * ``sr_train`` / ``sr_eval``: Self-Retrieval on the whole corpus plus the train claims; Hit@1/5, MRR@5, nDCG@10,
   and every returned passage checked as an exact corpus span.
+* ``sr_export``: the trained Self-Retrieval model in bf16, as parts to send back (its evaluation and MindRef's can
+  then run on CPU when the GPU time runs out).
 * ``mindref``: MindRef over the model ``sr_train`` made, with the stage-1 search/model-error diagnosis.
 * ``throughput``: constrained vs unconstrained beam search (``benchmarks/constrained_throughput.py``).
 
@@ -19,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
 from typing import Any
 
@@ -26,7 +29,7 @@ from benchmarks.gpu.cpu_side import summary
 from benchmarks.gpu.parts import split_file, tar_folder
 from benchmarks.gpu.runner import Context
 
-__all__ = ["judge_eval", "judge_export", "judge_train", "mindref", "sr_eval", "sr_train", "throughput"]
+__all__ = ["judge_eval", "judge_export", "judge_train", "mindref", "sr_eval", "sr_export", "sr_train", "throughput"]
 
 
 def _torch() -> Any:
@@ -232,6 +235,27 @@ def sr_train(ctx: Context) -> dict[str, Any]:
                                on_step=_on_step(ctx, ctx.work / "sr"))  # fmt: skip
     return {**res.to_dict(), "documents": len(ds.corpus), "train_pairs": len(pairs),
             "call_seconds": time.perf_counter() - t0, "peak_gpu_mib": _peak_mib()}  # fmt: skip
+
+
+def sr_export(ctx: Context) -> dict[str, Any]:
+    """The trained Self-Retrieval model in bf16 (half the bytes of its fp32 master weights) as one tar of its
+    ``model/`` folder, split into parts that fit the files a call sends back: Self-Retrieval and MindRef can then be
+    evaluated on CPU from the same weights (``runner.py join --export sr-export``)."""
+    import torch
+
+    from retrievekit.core.generative.self_retrieval.method import KIND
+    from retrievekit.core.training import load_trained_model
+    from retrievekit.core.training.manifest import save_trained_model
+
+    export = ctx.work / "export"
+    export.mkdir(parents=True, exist_ok=True)
+    model, tokenizer, manifest = load_trained_model(ctx.work / "sr", kind=KIND, device="cpu")
+    folder = save_trained_model(model.to(torch.bfloat16), tokenizer, export / "sr-bf16" / "model", manifest)
+    archive = tar_folder(folder, export / "sr-model.tar", "model")
+    shutil.rmtree(folder.parent)
+    entry = split_file(archive, export, part_bytes=int(float(ctx.plan["export"]["part_mib"]) * 2**20))
+    archive.unlink()
+    return {"entry": entry, "parts": len(entry["parts"]), "bytes": entry["size"], "dtype": "bfloat16"}
 
 
 def sr_eval(ctx: Context) -> dict[str, Any]:

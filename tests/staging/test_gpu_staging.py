@@ -164,11 +164,21 @@ def _finish(staged: dict[str, Any], work: Path, root: Path, *, budget_s: float) 
         res = _go(staged, work, out, budget_s=budget_s)
         outs.append(out)
         status = res["status"]
-        entry = (json.loads((out / "results.json").read_text())["results"].get("judge-export") or {}).get("entry")
-        sent = json.loads((work / "export" / "sent.json").read_text())["sent"] if entry else []
-        if all(v == "done" for v in status.values()) and entry and len(sent) == len(entry["parts"]):
+        if all(v == "done" for v in status.values()) and not _unsent(work, out):
             return call, outs
     raise AssertionError("the runner never finished")
+
+
+def _export_parts(out: Path) -> list[str]:
+    """Every part of every export a call's ``results.json`` lists."""
+    results = json.loads((out / "results.json").read_text())["results"]
+    return [p["file"] for step in runner.EXPORTS if step in results for p in results[step]["entry"]["parts"]]
+
+
+def _unsent(work: Path, out: Path) -> list[str]:
+    sent_path = work / "state" / "sent.json"
+    sent = set(json.loads(sent_path.read_text())["sent"]) if sent_path.is_file() else set()
+    return [name for name in _export_parts(out) if name not in sent]
 
 
 def _numbers(results: dict[str, Any]) -> dict[str, float]:
@@ -253,8 +263,9 @@ def test_paused_and_dropped_runs_end_with_the_numbers_of_an_uninterrupted_run(
     reference = json.loads((outs[-1] / "results.json").read_text())
     first = json.loads((outs[0] / "results.json").read_text())["status"]
     assert list(first.values()) == ["done"] * N_STEPS, "with time to spare every step runs in the first call"
-    n_parts = reference["results"]["judge-export"]["parts"]
-    assert n_parts > 3 and calls == -(-n_parts // 3), "the later calls only send the judge's parts, 3 at a time"
+    n_parts = reference["results"]["judge-export"]["parts"] + reference["results"]["sr-export"]["parts"]
+    assert n_parts > 3 and calls == -(-n_parts // 3), "the later calls only send the exports' parts, 3 at a time"
+    assert reference["results"]["sr-export"]["dtype"] == "bfloat16"
     assert reference["setup"]["ok"] and set(reference["results"]) >= set(plan.STEPS)
     checks = reference["results"]["sr-eval"]["span_checks"]
     assert checks["candidates"] > 0 and checks["not_exact"] == 0, "every Self-Retrieval passage is checked"
@@ -279,27 +290,57 @@ def test_paused_and_dropped_runs_end_with_the_numbers_of_an_uninterrupted_run(
     receive_all(fresh)
     res = _go(staged, fresh, tmp_path / "f-0", resume_from=last, budget_s=1e9)
     records = (fresh / "records" / "judge-eval-trained.jsonl").read_text().splitlines()
-    assert len(records) == 1 + 3, "the header and the 3 dev queries, each once: the restored records were reused"
+    assert len(records) == 1 + 3, "the header and the 3 dev queries, each once, all from the judge trained again"
     assert (fresh / "judge" / "model").is_dir(), "the lost judge was trained again"
     assert res["status"]["judge-train"] == res["status"]["judge-eval"] == "done"
     _, outs = _finish(staged, fresh, tmp_path / "f", budget_s=0.0)
     assert _numbers(json.loads((outs[-1] / "results.json").read_text())) == pytest.approx(_numbers(reference), rel=1e-4)
 
-    # dropped after everything was done: the lost export is made again and every part sent again
+    # dropped after everything was done and sent back: nothing is trained, exported or sent again
     again = tmp_path / "again"
     receive_all(again)
     res = _go(staged, again, tmp_path / "a-0", resume_from=outs[-1], budget_s=1e9)
     assert list(res["status"].values()) == ["done"] * N_STEPS
-    sent = json.loads((again / "export" / "sent.json").read_text())["sent"]
-    assert len(sent) == 3 and all((tmp_path / "a-0" / name).is_file() for name in sent)
+    assert not (again / "judge").exists() and not (again / "sr").exists() and not (again / "export").exists()
+    assert not list((tmp_path / "a-0").glob("*.part*"))
+
+    # dropped while the exports' parts were still being sent: the exports whose parts are lost are made again
+    # (their models trained again), the ones already back are not; every part then comes back
+    midway = tmp_path / "midway"
+    receive_all(midway)
+    outs_m = [tmp_path / "m-0"]
+    _go(staged, midway, outs_m[0], budget_s=1e9)
+    assert set(_export_parts(outs_m[0])) - set(_unsent(midway, outs_m[0])), "some parts came back in the first call"
+    refresh = tmp_path / "refresh"
+    receive_all(refresh)
+    res = _go(staged, refresh, tmp_path / "r-0", resume_from=outs_m[0], budget_s=1e9)
+    assert list(res["status"].values()) == ["done"] * N_STEPS
+    lost = json.loads((outs_m[0] / "results.json").read_text())["results"]
+    first_sent = {p.name for p in outs_m[0].glob("*.part*")}
+    for step, folder in (("judge-export", "judge"), ("sr-export", "sr")):
+        all_back = {p["file"] for p in lost[step]["entry"]["parts"]} <= first_sent
+        assert (refresh / folder).exists() != all_back, step
+    _, outs_r = _finish(staged, refresh, tmp_path / "rf", budget_s=0.0)
+    assert not _unsent(refresh, outs_r[-1])
 
     # the judge's parts, gathered from every call's output, join into a judge that loads here
     gathered = tmp_path / "parts"
     gathered.mkdir()
     for out in straight_outs:
-        for part in out.glob("judge-adapter.tar.part*"):
+        for part in out.glob("*.tar.part*"):
             os.replace(part, gathered / part.name)
     dest = runner.join_export(straight_outs[-1], gathered, tmp_path / "judge-back")
+    sr_back = runner.join_export(straight_outs[-1], gathered, tmp_path / "sr-back", export="sr-export")
+    from retrievekit.core.generative.self_retrieval.method import KIND
+    from retrievekit.core.training import load_trained_model
+
+    _, _, sr_manifest = load_trained_model(sr_back / "model", kind=KIND)  # loads, and is checked, here
+    weights = [p.stat().st_size for p in (sr_back / "model", straight / "sr" / "model")
+               for p in p.glob("*.safetensors")]  # fmt: skip
+    assert weights[0] < 0.6 * weights[1], "sent back in bf16, half the bytes of the fp32 master weights"
+    assert sr_manifest.corpus_hash == load_trained_model(straight / "sr" / "model", kind=KIND)[2].corpus_hash
+    with pytest.raises(parts.StageError, match="unknown export"):
+        runner.join_export(straight_outs[-1], gathered, tmp_path / "x", export="nope")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from retrievekit.core.judge import Judge
