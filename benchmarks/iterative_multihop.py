@@ -79,8 +79,8 @@ class OneShotAnswer:
         ]
         self.answer = self.chat.invoke(prompt).text.strip()
         trace.record_llm_call()
-        trace.count("retrieval_calls", 1)
-        trace.count("context_tokens", context_tokens(chunks))
+        trace.count("iterative.retrieval_calls", 1)
+        trace.count("iterative.context_tokens", context_tokens(chunks))
         return hits
 
 
@@ -130,8 +130,8 @@ def run_dataset(name: str, split: str, args: argparse.Namespace, lm: LocalLM) ->
         out["summary"][label] = {
             "recall": r["metrics"]["set_recall"],
             **r["extra_means"],
-            "searches": c.get("retrieval_calls", 0.0),
-            "context_tokens": c.get("context_tokens", 0.0),
+            "searches": c.get("iterative.retrieval_calls", 0.0),
+            "context_tokens": c.get("iterative.context_tokens", 0.0),
             "llm_calls": r["cost"]["llm_calls_per_query"],
             "seconds": r["cost"]["seconds_per_query"],
         }

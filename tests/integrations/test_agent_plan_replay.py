@@ -43,13 +43,13 @@ def test_a_replayed_run_makes_the_recorded_searches_and_follows_its_own_judge(tm
     index = BM25Index.build(FRUIT)
     plain = IterativeAgentMethod(build_iterative_agent(model, index), plans=model)
     recorded = [h.id for h in plain.search(QUESTION)]
-    assert live.position == 2 and len(cache) == 1 and plain.last_run.trace.counters["plan_replayed"] == 0
+    assert live.position == 2 and len(cache) == 1 and plain.last_run.trace.counters["iterative.plan_replayed"] == 0
 
     judge = OverlapJudge(planted={"Bananas": 0.9, "": 0.1})  # keeps only the banana passage
     judged = IterativeAgentMethod(build_iterative_agent(model, index, judge=judge), plans=model)
     kept = [h.id for h in judged.search(QUESTION)]
     assert live.position == 2  # the model was not asked again
-    assert judged.last_run.trace.counters["plan_replayed"] == 1 and judged.last_answer == "bananas"
+    assert judged.last_run.trace.counters["iterative.plan_replayed"] == 1 and judged.last_answer == "bananas"
     assert _searches(judged.last_run.state) == _searches(plain.last_run.state)
     assert kept == ["banana"] and set(recorded) > {"banana"}
 
@@ -100,10 +100,12 @@ def test_bench_option_plan_cache_records_under_the_work_dir_and_replays(tmp_path
     judged = {**opts, "judge_threshold": 0.9}  # a different threshold shares the plan; the judge is not in the key
     again = build_iterative(MethodContext(corpus=FRUIT, work_dir=tmp_path, llm=lm, options=judged))
     again.search(QUESTION)
-    assert lm.calls == calls and again.last_run.trace.counters["plan_replayed"] == 1
+    assert lm.calls == calls and again.last_run.trace.counters["iterative.plan_replayed"] == 1
     other = build_iterative(MethodContext(corpus=FRUIT, work_dir=tmp_path, llm=lm, options={**opts, "max_turns": 3}))
     other.search(QUESTION)
-    assert lm.calls > calls and other.last_run.trace.counters["plan_replayed"] == 0  # other settings: recorded anew
+    assert (
+        lm.calls > calls and other.last_run.trace.counters["iterative.plan_replayed"] == 0
+    )  # other settings: recorded anew
 
 
 def test_plan_cache_true_without_a_work_dir_is_a_typed_error():

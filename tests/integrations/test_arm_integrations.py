@@ -39,7 +39,7 @@ def test_llama_index_query_engine_with_links_in_metadata():
     assert table.node.metadata["retrievekit_kind"] == "table" and "Prime Suspect" in table.node.get_content()
     assert "Lynda La Plante" in str(resp)  # MockLLM echoes the prompt, which carries the retrieved passage
     t = retriever.last_trace
-    assert t is not None and t.llm_calls == 1 + 3 - t.counters.get("arm_verify_reused", 0)  # keywords + verifications
+    assert t is not None and t.llm_calls == 1 + 3 - t.counters.get("arm.verify_reused", 0)  # keywords + verifications
 
 
 def test_llama_index_from_documents_keeps_tables():

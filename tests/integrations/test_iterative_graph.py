@@ -325,10 +325,14 @@ def test_bench_method_wrapper_reports_counters(bm25):
     run = method.last_run
     assert run is not None and method.last_answer == "the Seine"
     c = run.trace.counters
-    assert c["retrieval_calls"] == 2 and c["turns"] == 3 and c["working_set_size"] == len(run.working_set)
-    assert c["context_tokens"] > 0 and len(hits) == min(3, len(run.working_set))
+    assert (
+        c["iterative.retrieval_calls"] == 2
+        and c["iterative.turns"] == 3
+        and c["iterative.working_set_size"] == len(run.working_set)
+    )
+    assert c["iterative.context_tokens"] > 0 and len(hits) == min(3, len(run.working_set))
     assert run.trace.llm_calls == 3
-    assert run.trace.to_dict()["counters"]["retrieval_calls"] == 2
+    assert run.trace.to_dict()["counters"]["iterative.retrieval_calls"] == 2
     assert "agent_answer" in [e.kind for e in run.trace.events]
 
 
@@ -344,5 +348,5 @@ def test_runner_averages_trace_counters(bm25):
     register_method("test-iterative-scripted", factory)
     ds = Dataset("toy", "dev", CORPUS, [Query("q1", "Which river flows through Paris?")], {"q1": {"seine": 1}})
     r = run_benchmark(ds, "test-iterative-scripted", k=10, progress=False)
-    assert r["counters_per_query"]["retrieval_calls"] == 2
+    assert r["counters_per_query"]["iterative.retrieval_calls"] == 2
     assert r["metrics"]["recall@10"] == 1.0 and "set_recall" in r["metrics"]

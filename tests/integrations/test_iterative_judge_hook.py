@@ -52,7 +52,7 @@ def test_agent_judge_deletes_low_chunks_after_search():
     run = run_agent(
         build_iterative_agent(_search_then_answer(), BM25Index.build(_AGENT_DOCS), judge=OverlapJudge()), "volcano?"
     )
-    assert run.trace.counters["judge_calls"] >= 1
+    assert run.trace.counters["iterative.judge_calls"] >= 1
 
 
 def test_agent_without_a_judge_is_unchanged():

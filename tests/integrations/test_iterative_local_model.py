@@ -118,4 +118,4 @@ def test_smollm2_drives_the_agent_with_valid_tool_calls(smollm2):
     assert run.stop_reason in ("answered", "turn_cap") and run.state["turn"] <= 2
     assert isinstance(run.answer, str) and run.answer
     assert "everest" in [c["id"] for c in run.working_set]  # the turn-1 fallback search guarantees it
-    assert run.trace.llm_calls >= 2 and run.trace.counters["retrieval_calls"] >= 1
+    assert run.trace.llm_calls >= 2 and run.trace.counters["iterative.retrieval_calls"] >= 1

@@ -221,7 +221,7 @@ def test_agent_through_openai_like_in_a_query_engine(server):
 
     r = IterativeAgentRetriever.from_components(openai_like(server), BM25Index.build(list(FRUIT)), max_turns=2)
     resp = _engine(r, server).query("Which fruit is yellow?")
-    assert resp.source_nodes and r.last_trace.counters["retrieval_calls"] >= 1
+    assert resp.source_nodes and r.last_trace.counters["iterative.retrieval_calls"] >= 1
     assert "llm_error" not in [e.kind for e in r.last_trace.events]
 
 

@@ -24,6 +24,7 @@ FOUNDATION = {
     "sources",
     "retriever",
     "memo",
+    "renamed",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
 MACHINERY = {"llm", "index", "registry", "training", "edge"}

@@ -39,6 +39,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrievekit.core.renamed import Counters, counter_name
+
 __all__ = [
     "NO_STAGE",
     "JudgedBatch",
@@ -106,8 +108,10 @@ class Trace:
         completion_tokens: total tokens generated.
         stage_seconds: wall seconds per named stage (nested stages both count).
         events: fallbacks, repairs and other recorded decisions, in order.
-        counters: method-specific numbers per query (e.g. ``retrieval_calls``, ``context_tokens``);
-            ``retrievekit bench`` averages them into ``counters_per_query``.
+        counters: method-specific numbers per query, named ``<method>.<counter>`` (e.g. ``lattice.slates``,
+            ``iterative.retrieval_calls``); ``retrievekit bench`` averages them into ``counters_per_query``. A
+            :class:`~retrievekit.core.renamed.Counters`: a counter's name from before its rename is answered too,
+            with a ``DeprecationWarning``.
         judged: the relevance-judge calls made with ``refs`` (:class:`JudgedBatch`), for the judge's accuracy;
             left out of :meth:`to_dict` (a LATTICE node stands for a whole subtree of ids).
         query: the query the trace belongs to (set by the framework edges; None when not known).
@@ -128,11 +132,15 @@ class Trace:
     completion_tokens: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     events: list[TraceEvent] = field(default_factory=list)
-    counters: dict[str, float] = field(default_factory=dict)
+    counters: dict[str, float] = field(default_factory=Counters)
     judged: list[JudgedBatch] = field(default_factory=list, repr=False)
     query: str | None = None
     llm_calls_by_stage: dict[str, int] = field(default_factory=dict, repr=False)
     _stack: list[str] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.counters, Counters):
+            self.counters = Counters(self.counters)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -197,12 +205,14 @@ class Trace:
         )
 
     def count(self, name: str, value: float = 1) -> None:
-        """Add ``value`` to the named counter (created at 0).
+        """Add ``value`` to the named counter (created at 0); a name from before a counter's rename
+        (:mod:`~retrievekit.core.renamed`) counts under the new name, with a ``DeprecationWarning``.
 
         Examples:
-            >>> t = Trace(); t.count("retrieval_calls"); t.count("retrieval_calls", 2); t.counters
-            {'retrieval_calls': 3}
+            >>> t = Trace(); t.count("lattice.slates"); t.count("lattice.slates", 2); t.counters
+            {'lattice.slates': 3}
         """
+        name = counter_name(name)
         self.counters[name] = self.counters.get(name, 0) + value
 
     @property

@@ -5,7 +5,8 @@ of group ``retrievekit.methods`` in ``pyproject.toml`` (the core registry names 
 
 :func:`run_agent` runs a compiled agent on one question and returns the final state plus a retrievekit
 :class:`~retrievekit.core.trace.Trace` (LLM calls and tokens, every agent event, and the counters
-``retrieval_calls``, ``context_tokens``, ``turns``, ``working_set_size``). :class:`IterativeAgentMethod` wraps that
+``iterative.retrieval_calls``, ``iterative.context_tokens``, ``iterative.turns``,
+``iterative.working_set_size``). :class:`IterativeAgentMethod` wraps that
 as ``search(query, k, trace=)`` returning the final working set, which is what ``retrievekit bench`` scores; the
 answer is in ``last_answer`` and in the trace (an ``agent_answer`` event).
 
@@ -16,7 +17,7 @@ call, ``answer_max_tokens`` (32); ``--llm smollm2`` (default) or ``qwen0.5b`` pi
 scoring below ``judge_threshold`` (0.5); the agent itself still runs on ``--llm``. ``plan_cache`` (``true``:
 ``<work-dir>/agent-plans``, or a folder) records the model's replies to each question once and replays them on later
 runs (:mod:`retrievekit.core.iterative.plan_cache`): a judge sweep then spends the model once per question, every
-run makes the recorded run's searches, and ``counters_per_query["plan_replayed"]`` says how many were replayed.
+run makes the recorded run's searches, and ``counters_per_query["iterative.plan_replayed"]`` says how many were replayed.
 
 Examples:
     >>> from retrievekit.core.index import BM25Index
@@ -90,7 +91,7 @@ def run_agent(
         >>> run = run_agent(build_iterative_agent(ScriptedToolChatModel(replies=["42"]), lambda q, k, t: []), "Why?")
         >>> # turn 1 answered without searching: the question was searched (and, as on every first turn, again as the
         >>> # fallback search), then the model answered on turn 2
-        >>> run.answer, run.trace.counters["retrieval_calls"], run.trace.llm_calls
+        >>> run.answer, run.trace.counters["iterative.retrieval_calls"], run.trace.llm_calls
         ('42', 2, 2)
     """
     check_query(question)
@@ -102,14 +103,14 @@ def run_agent(
     state = graph.invoke({"question": question, "working_set": []}, cfg or None)
     ws = list(state.get("working_set") or [])
     counters: dict[str, float] = {
-        "retrieval_calls": int(state.get("searches", 0)),
-        "context_tokens": context_tokens(ws),
-        "turns": int(state.get("turn", 0)),
-        "working_set_size": len(ws),
+        "iterative.retrieval_calls": int(state.get("searches", 0)),
+        "iterative.context_tokens": context_tokens(ws),
+        "iterative.turns": int(state.get("turn", 0)),
+        "iterative.working_set_size": len(ws),
     }
     judge_calls = (state.get("usage") or {}).get("judge_calls")
     if judge_calls:
-        counters["judge_calls"] = int(judge_calls)
+        counters["iterative.judge_calls"] = int(judge_calls)
     t = trace_from_events(state.get("trace") or [], state.get("usage") or {}, counters, trace=trace)
     t.note("agent_answer", str(state.get("answer") or ""), stop_reason=state.get("stop_reason"))
     return AgentRun(
@@ -168,7 +169,7 @@ class IterativeAgentMethod:
                 self.plans.finish(keep=False)
                 raise
             replayed = self.plans.finish(keep=run.stop_reason != "llm_error")  # a failed run's plan is not kept
-            run.trace.count("plan_replayed", int(replayed))
+            run.trace.count("iterative.plan_replayed", int(replayed))
         self.last_run = run
         n = len(run.working_set)
         return [

@@ -34,7 +34,7 @@ class IterativeAgentRetriever(BaseRetriever):
 
     Use it anywhere LlamaIndex takes a retriever (``RetrieverQueryEngine.from_args(retriever, llm=...)``): the agent
     decides what to search and what to drop; the query engine's LLM writes the answer from the nodes. The agent's own
-    answer is kept in ``last_answer``, its trace (LLM calls, tokens, events, ``retrieval_calls``,
+    answer is kept in ``last_answer``, its trace (LLM calls, tokens, events, ``iterative.retrieval_calls``,
     ``context_tokens``) in a :class:`~retrievekit.llama_index.RetrieveKitTraceEvent` and in ``last_trace``: the
     trace of the last call made from the current thread or asyncio task
     (:func:`~retrievekit.core.trace.last_trace_property`; ``last_answer`` and ``last_state`` are the object's latest,

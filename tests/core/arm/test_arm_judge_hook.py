@@ -35,7 +35,7 @@ def test_arm_verification_keeps_exactly_the_objects_at_or_above_threshold():
     assert v.ok and set(v.chosen) == {"a", "c"}
     assert v.chosen["a"] == pytest.approx(math.log(0.9)) and v.chosen["c"] == pytest.approx(math.log(0.5))
     assert len(judge.judge_calls) == 1 and judge.chat_calls == 0  # one batched call per draft, no prompt
-    assert trace.counters["arm_verify_judge"] == 1 and trace.counters["judge.calls"] == 1
+    assert trace.counters["arm.verify_judge"] == 1 and trace.counters["judge.calls"] == 1
     note = next(e for e in trace.events if e.kind == "arm.judge")
     assert note.data["kept"] == ["a", "c"] and note.data["scores"] == {"a": 0.9, "b": 0.2, "c": 0.5}
 
@@ -76,7 +76,7 @@ def test_arm_search_with_a_judge_returns_the_judged_set(minilm):
     for h in hits:
         assert h.obj.metadata["arm_logprob"] == pytest.approx(math.log(0.95 if h.id == "apple" else 0.8))
     assert hits[0].id == "apple"  # the higher judge confidence wins the aggregation
-    assert trace.counters["arm_verify_judge"] >= 1 and judge.chat_calls == 0
+    assert trace.counters["arm.verify_judge"] >= 1 and judge.chat_calls == 0
 
 
 def test_build_arm_uses_the_judge(fake_judge_module):

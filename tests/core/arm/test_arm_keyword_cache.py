@@ -35,9 +35,9 @@ def _search(parts, cache, **options):
 
 def test_second_run_reuses_the_alignment_and_returns_the_same_set(parts, tmp_path):
     first_ids, first = _search(parts, KeywordCache(tmp_path, model="tiny"))
-    assert first.llm_calls >= 2 and "arm_keyword_cache_hits" not in first.counters
+    assert first.llm_calls >= 2 and "arm.keyword_cache_hits" not in first.counters
     again_ids, again = _search(parts, KeywordCache(tmp_path, model="tiny"))  # a new process would read the file
-    assert again.llm_calls == 0 and again.counters["arm_keyword_cache_hits"] == 1
+    assert again.llm_calls == 0 and again.counters["arm.keyword_cache_hits"] == 1
     assert again_ids == first_ids
 
 
@@ -82,12 +82,12 @@ def test_a_fallback_from_the_models_reply_is_kept_one_from_an_unreachable_model_
     bad_reply = _FailingChat(LLMOutputError("LLM reply did not match the schema after 3 attempt(s)"))
     first_ids, first = _search_with(parts, bad_reply, KeywordCache(tmp_path / "reply", model="chat"))
     again_ids, again = _search_with(parts, bad_reply, KeywordCache(tmp_path / "reply", model="chat"))
-    assert bad_reply.calls == 1 and again.counters["arm_keyword_cache_hits"] == 1 and again_ids == first_ids
+    assert bad_reply.calls == 1 and again.counters["arm.keyword_cache_hits"] == 1 and again_ids == first_ids
     notes = [e.message for e in again.events if e.kind == "fallback"]
     assert any("did not match the schema" in m and "(cached)" in m for m in notes)  # still said, and from where
 
     down = _FailingChat(StoreUnavailableError("the model server did not answer"))
     _search_with(parts, down, KeywordCache(tmp_path / "down", model="chat"))
     _, retried = _search_with(parts, down, KeywordCache(tmp_path / "down", model="chat"))
-    assert down.calls == 2 and "arm_keyword_cache_hits" not in retried.counters
+    assert down.calls == 2 and "arm.keyword_cache_hits" not in retried.counters
     assert len(KeywordCache(tmp_path / "down", model="chat")) == 0

@@ -72,7 +72,7 @@ def test_without_llm_the_mip_set_keeps_the_linked_objects(indexes):
     )
     assert "cell_links" not in table.obj.metadata and table.obj.metadata["padded_rows"] == 1
     assert {e.kind for e in trace.events} == {"no_llm"} and trace.llm_calls == 0
-    assert trace.counters["arm_drafts"] == 3 and "arm.mip" in trace.stage_seconds
+    assert trace.counters["arm.drafts"] == 3 and "arm.mip" in trace.stage_seconds
     assert [h.rank for h in hits] == list(range(len(hits)))
 
 
@@ -81,8 +81,8 @@ def test_with_the_tiny_lm_every_stage_runs(indexes, lm):
     hits = make(indexes, lm).search(QUESTION, k=3, trace=trace)
     assert 1 <= len(hits) <= 3
     # 1 constrained decomposition + 1-2 rephrasings + 3 verifications
-    assert 1 <= trace.counters["arm_keywords"] <= 2 and trace.counters.get("arm_verify_failed", 0) == 0
-    assert 1 + trace.counters["arm_keywords"] + 3 == trace.llm_calls
+    assert 1 <= trace.counters["arm.keywords"] <= 2 and trace.counters.get("arm.verify_failed", 0) == 0
+    assert 1 + trace.counters["arm.keywords"] + 3 == trace.llm_calls
     kw = next(e for e in trace.events if e.kind == "keywords")
     assert all(k.lower() in QUESTION.lower().replace(",", " ,") or k in QUESTION.lower() for k in kw.data["keywords"])
     for stage in ("arm.keywords", "arm.base", "arm.compatibility", "arm.mip", "arm.verify"):
@@ -95,7 +95,7 @@ def test_with_the_tiny_lm_every_stage_runs(indexes, lm):
 def test_ablations_and_options(indexes, lm):
     no_mip, no_verify = Trace(), Trace()
     make(indexes, lm, mip=False).search(QUESTION, k=5, trace=no_mip)
-    assert "arm_mip_seconds" not in no_mip.counters
+    assert "arm.mip_seconds" not in no_mip.counters
     make(indexes, lm, verify=False, keywords=False).search(QUESTION, k=5, trace=no_verify)
     assert no_verify.llm_calls == 0 and "arm.verify" not in no_verify.stage_seconds
     assert {"arm", "arm-no-mip", "arm-no-verify"} <= set(available_methods())
@@ -116,7 +116,7 @@ def test_solver_unavailable_is_traced_and_falls_back(indexes, monkeypatch):
     trace = Trace()
     hits = make(indexes).search(QUESTION, k=5, trace=trace)
     assert hits
-    assert trace.counters["arm_mip_fallback"] == 3
+    assert trace.counters["arm.mip_fallback"] == 3
     assert any(e.kind == "mip_fallback" and "not available" in e.message for e in trace.events)
 
 
@@ -185,6 +185,6 @@ def test_factory_with_work_dir_caches_indexes(tmp_path):
 def test_identical_drafts_reuse_the_verdict(indexes):
     trace = Trace()
     hits = make(indexes, Chat(), expand_ks="3,3", verify_beams=1).search(QUESTION, k=5, trace=trace)
-    assert trace.counters["arm_verify_reused"] == 1
+    assert trace.counters["arm.verify_reused"] == 1
     assert trace.llm_calls == 2  # keywords JSON + one verification for two identical drafts
     assert all(h.obj.metadata["arm_votes"] == 2 for h in hits)

@@ -137,7 +137,7 @@ def test_every_hit_is_an_exact_corpus_passage_even_when_clipped() -> None:
         m = h.obj.metadata
         assert by_id[m["document_id"]].text[m["char_start"] : m["char_end"]] == h.obj.text and m["exact"]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    assert sr.checks["not_exact"] == 0 and trace.counters["self_retrieval_titles"] >= 1
+    assert sr.checks["not_exact"] == 0 and trace.counters["self_retrieval.titles"] >= 1
     assert "self_retrieval.assess" in trace.stage_seconds and trace.llm_calls >= 2
     cat = sr.recall_passages("q", "cat")  # two passages under one title: decoded, both exact
     assert sorted(i for p, _ in cat for i in p) == [0, 8]

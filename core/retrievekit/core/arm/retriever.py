@@ -173,7 +173,7 @@ class Arm:
             key = self.keyword_cache.key(query, [o.id for o in vocab], self._alignment_settings())
             cached = self.keyword_cache.get(key)
             if cached is not None:
-                trace.count("arm_keyword_cache_hits")
+                trace.count("arm.keyword_cache_hits")
                 if cached.fallback:
                     trace.note(
                         "fallback", f"{cached.fallback} (cached); using the question's content words as keywords"
@@ -182,7 +182,7 @@ class Arm:
         index = NGramIndex.from_texts(
             ((o.id, serialize_object(o, query, rows=cfg.view_rows, chars=2000)) for o in vocab), cfg.ngram_max
         )
-        trace.count("arm_vocab_ngrams", len(index))
+        trace.count("arm.vocab_ngrams", len(index))
         out = align_keywords(
             self._keyword_llm(),
             query,
@@ -238,8 +238,8 @@ class Arm:
             qvec = self._query_vector(query)
         with trace.stage("arm.keywords"):
             alignment = self.align(query, [h.obj for h in dense_hits[: cfg.vocab_objects]], trace)
-        trace.count("arm_keywords", len(alignment.keywords))
-        trace.count("arm_keyword_ngrams", sum(len(v) for v in alignment.ngrams.values()))
+        trace.count("arm.keywords", len(alignment.keywords))
+        trace.count("arm.keyword_ngrams", sum(len(v) for v in alignment.ngrams.values()))
         with trace.stage("arm.base"):
             terms = alignment.all_terms()
             bm25_query = " ".join([query, *terms])
@@ -270,11 +270,11 @@ class Arm:
                         bm25_s[oid] = float(scores[self._bm25_pos[oid]])
                 fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=[*pool, *linked])
                 pool = [*pool, *linked]
-                trace.count("arm_linked_passages", len(linked))
+                trace.count("arm.linked_passages", len(linked))
         objs = [self.by_id[i] for i in pool]
         R = np.array([fused[i] for i in pool], dtype=float)
         base_idx = [pool.index(b) for b in base_ids]
-        trace.count("arm_pool_size", len(pool))
+        trace.count("arm.pool_size", len(pool))
         with trace.stage("arm.compatibility"):
             if len(self._text_vecs) > _CACHE_LIMIT:
                 self._text_vecs.clear()
@@ -295,7 +295,7 @@ class Arm:
         if not chosen:
             trace.note("fallback", "no object passed aggregation; returning the base objects")
             chosen = base_ids[:k]
-        trace.count("arm_set_size", len(chosen))
+        trace.count("arm.set_size", len(chosen))
         return self._hits(chosen, info, pool, objs, R, drafts, comp, k, trace)
 
     def _linked_passages(self, base_ids: Sequence[str], have: set[str]) -> list[str]:
@@ -336,9 +336,9 @@ class Arm:
                         min_compatibility=cfg.min_compatibility,
                     )
                     sel, edges, status = res.selected, res.edges, res.status
-                    trace.count("arm_mip_seconds", res.seconds)
+                    trace.count("arm.mip_seconds", res.seconds)
                     if status != "optimal":
-                        trace.count(f"arm_mip_{status}")
+                        trace.count(f"arm.mip_{status}")
                         trace.note(f"mip_{status}", f"draft k={ek}: {res.message}", expand_k=ek)
                 else:
                     sel, edges = relevance_top_k(sub_r, sub_c, cfg.ilp_k, min_compatibility=cfg.min_compatibility)
@@ -352,7 +352,7 @@ class Arm:
                     candidates=len(cand),
                 )
             )
-        trace.count("arm_drafts", len(drafts))
+        trace.count("arm.drafts", len(drafts))
         return drafts
 
     def _verify(
@@ -395,7 +395,7 @@ class Arm:
         for i, (d, key) in enumerate(zip(drafts, keys, strict=True)):
             v = by_key[key] if cfg.verify_beams == 1 else results[i]
             if key in seen and cfg.verify_beams == 1:
-                trace.count("arm_verify_reused")
+                trace.count("arm.verify_reused")
                 if v.ok:
                     verdicts.append(dict(v.chosen))
                 continue
@@ -403,7 +403,7 @@ class Arm:
             if v.ok:
                 verdicts.append(v.chosen)
             else:
-                trace.count("arm_verify_failed")
+                trace.count("arm.verify_failed")
                 trace.note("fallback", f"draft k={d.expand_k}: {v.message}; it casts no votes", expand_k=d.expand_k)
         return verdicts
 
@@ -452,7 +452,7 @@ class Arm:
                     links[a].append((float(comp.matrix[i, j]), text))
                     links[b].append((float(comp.matrix[i, j]), text))
         n_links = sum(len(v) for v in links.values()) // 2
-        trace.count("arm_links", n_links)
+        trace.count("arm.links", n_links)
         hits: list[ScoredHit] = []
         for oid in chosen:
             agg = info.get(oid)
@@ -474,7 +474,7 @@ class Arm:
                 meta = {"arm_selected": False, "arm_relevance": float(R[i]), "arm_links": [], "arm_set": list(chosen)}
                 score = min(low, float(R[i])) - 1.0
                 hits.append(ScoredHit(obj=self._with_meta(objs[i], meta), score=score, rank=len(hits)))
-            trace.count("arm_filled", len(hits) - len(chosen))
+            trace.count("arm.filled", len(hits) - len(chosen))
         return hits
 
     @staticmethod

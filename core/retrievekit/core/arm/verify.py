@@ -299,7 +299,7 @@ def _verify_with_judge(
         keep = [best]
         message = f"no object reached P(relevant) >= {threshold}; the judge's best ({ps[best]:.3f}) is kept"
     if trace is not None:
-        trace.count("arm_verify_judge")
+        trace.count("arm.verify_judge")
         trace.note(
             "arm.judge",
             message,

@@ -45,6 +45,7 @@ from retrievekit.core.judge.hooks import describe_judge
 from retrievekit.core.judge.oracle import OracleJudge, parse_oracle
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.renamed import Counters, counter_name
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
@@ -157,6 +158,7 @@ def summarize(
     extras: dict[str, list[float]] = {}
     for r in recs:
         for name, value in r.counters.items():
+            name = counter_name(name, warn=False)  # records stored before a counter's rename
             counters[name] = counters.get(name, 0.0) + value
         for name, value in r.extra.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -176,7 +178,7 @@ def summarize(
         "events_per_query": sum(r.events for r in recs) / n,
     }
     if counters:
-        out["counters_per_query"] = {name: total / n for name, total in sorted(counters.items())}
+        out["counters_per_query"] = Counters({name: total / n for name, total in sorted(counters.items())})
     if extras:
         out["extra_means"] = {name: sum(v) / len(v) for name, v in sorted(extras.items())}
     fallbacks = fallback_block(r.stages for r in recs)

@@ -268,8 +268,8 @@ def trace_from_events(
 
     Examples:
         >>> t = trace_from_events([{"kind": "fallback_search", "message": "x", "turn": 1}],
-        ...                       {"llm_calls": 2, "prompt_tokens": 30, "completion_tokens": 5}, {"retrieval_calls": 2})
-        >>> t.llm_calls, t.llm_rounds, t.events[0].data["turn"], t.counters["retrieval_calls"]
+        ...                       {"llm_calls": 2, "prompt_tokens": 30, "completion_tokens": 5}, {"iterative.retrieval_calls": 2})
+        >>> t.llm_calls, t.llm_rounds, t.events[0].data["turn"], t.counters["iterative.retrieval_calls"]
         (2, 2, 1, 2)
         >>> trace_from_events([{"kind": "forced_search", "message": "answered in text"}]).counters
         {'iterative.forced_search': 1}

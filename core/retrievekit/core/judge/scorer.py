@@ -347,7 +347,7 @@ class Judge(ChatLLMBase):
             out[chunk] = self._forward_margins(rows)
             if trace is not None:
                 trace.record_llm_call(prompt_tokens=sum(len(r) for r in rows), completion_tokens=0)
-                trace.count("judge_pairs", len(rows))
+                trace.count("judge.pairs", len(rows))
         return out
 
     def calibrate(self, margins: np.ndarray) -> np.ndarray:

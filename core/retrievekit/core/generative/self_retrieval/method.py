@@ -319,7 +319,7 @@ class SelfRetrieval:
                 continue
             logp = self.lm.next_token_logprobs(ctx + prefix, trace=trace)
             if trace is not None:
-                trace.count("self_retrieval_greedy_steps")
+                trace.count("self_retrieval.greedy_steps")
             best = max(allowed, key=lambda t: (float(logp[t]), -t))
             if best == eos:
                 return tuple(prefix)
@@ -394,8 +394,8 @@ class SelfRetrieval:
                     Candidate(passages=pids, title=ti, first_token_logprob=first, rejection_ce=c, score=float(s))
                 )
         out.sort(key=lambda c: (-c.score, c.passages[0]))
-        trace.count("self_retrieval_titles", len(titles))
-        trace.count("self_retrieval_candidates", len(out))
+        trace.count("self_retrieval.titles", len(titles))
+        trace.count("self_retrieval.candidates", len(out))
         self._last_titles = titles
         return out[: self.config.top_k]
 
