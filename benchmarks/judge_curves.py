@@ -62,7 +62,7 @@ def _run(ds: Any, method: str, judge: str | None, options: dict[str, Any], args:
         options=options if judge is None else {**options, "judge_dir": judge},
         progress=not args.no_progress,
         records=Path(args.out_dir) / f"{stem}.jsonl",
-        shard_spec=args.shard,
+        shard=args.shard,
         settings={"served_llm": served_settings(args)} if args.served_llm is not None else None,
     )
     if args.shard:
@@ -117,10 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         import json
 
         per_query = json.loads(Path(path).read_text(encoding="utf-8"))["judge"]["pairs_per_query"]
-        flat = {"first_stage": args.first_stage, "rerank_k": max(1, math.ceil(per_query))}
+        flat = {"first_stage": args.first_stage, "candidates": max(1, math.ceil(per_query))}
         # named by its judged items too: two methods in one folder (arm, arm-no-mip) share a flat rerank only when it
         # spends the same number of items
-        stem = f"judge-rerank-{args.first_stage}-k{flat['rerank_k']}--{_name(judge)}"
+        stem = f"judge-rerank-{args.first_stage}-k{flat['candidates']}--{_name(judge)}"
         written += [path, _run(ds, "judge-rerank", judge, flat, args, stem)]
     done = [w for w in written if w is not None]
     if done:

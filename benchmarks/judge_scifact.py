@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[tuple[str, str, dict[str, Any], str | None]] = [("bm25", "bm25", {}, None)]
     if not args.skip_dense:
         runs.append(("dense", "dense", {}, None))
-    opts = {"rerank_k": args.rerank_k, "batch_size": args.score_batch_size, "mix": args.mix}
+    opts = {"candidates": args.rerank_k, "batch_size": args.score_batch_size, "mix": args.mix}
     if not args.skip_zero_shot:
         runs.append((f"bm25+zero-shot {args.base_model}", "judge-rerank", dict(opts), args.base_model))
     runs.append(("bm25+trained judge", "judge-rerank", {**opts, "judge_dir": judge_dir}, None))

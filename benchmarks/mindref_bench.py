@@ -95,7 +95,7 @@ def main() -> None:
         options=config.__dict__,
         extra=checks,
         records=args.records,
-        shard_spec=args.shard,
+        shard=args.shard,
         settings={"diagnose": args.diagnose, "stage1_only": args.stage1_only},
         keep_run=True,
     )

@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                 options=options,
                 progress=not args.no_progress,
                 records=out_dir / f"{name}.jsonl",
-                shard_spec=args.shard,
+                shard=args.shard,
                 settings=settings,
                 label=f"{args.method} ({name})",
             )

@@ -42,3 +42,41 @@ def test_records_stored_with_old_names_aggregate_under_the_new_ones() -> None:
     with pytest.warns(DeprecationWarning):
         assert out["counters_per_query"]["arm_drafts"] == 3.0
     assert isinstance(out["counters_per_query"], Counters)
+
+
+class _Aspirin:  # a stand-in judge: what the option does, not how well it judges, is under test
+    def score_relevance(self, query, candidates, *, trace=None):
+        return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+
+
+def test_the_candidate_count_is_the_option_candidates_for_every_method(recwarn: pytest.WarningsRecorder) -> None:
+    from retrievekit.core.eval.datasets import Dataset, Query
+    from retrievekit.core.eval.runner import run_benchmark
+    from retrievekit.core.types import Passage
+
+    docs = [Passage(id=f"d{i}", text=f"pain note {i}") for i in range(6)] + [Passage(id="a", text="Aspirin pain.")]
+    ds = Dataset("t", "dev", docs, [Query(id="q", text="pain")], {"q": {"a": 1}})
+    opts = {"judge_dir": "oracle:0"}
+
+    def judged(options: dict) -> float:
+        r = run_benchmark(ds, "judge-rerank", k=3, options={**opts, **options}, progress=False)
+        return r["counters_per_query"]["judge.candidates"]
+
+    assert judged({"candidates": 4}) == 4 and not [w for w in recwarn if w.category is DeprecationWarning]
+    with pytest.warns(DeprecationWarning, match="'rerank_k' of judge-rerank is now 'candidates'"):
+        assert judged({"rerank_k": 5}) == 5
+    with pytest.raises(Exception, match="give candidates or rerank_k"):
+        judged({"candidates": 4, "rerank_k": 5})
+
+
+def test_run_benchmark_takes_shard_and_still_answers_shard_spec() -> None:
+    from retrievekit.core.eval.datasets import Dataset, Query
+    from retrievekit.core.eval.runner import run_benchmark
+    from retrievekit.core.types import Passage
+
+    ds = Dataset("t", "dev", [Passage(id="a", text="tea"), Passage(id="b", text="coffee")],
+                 [Query(id="q1", text="tea"), Query(id="q2", text="coffee")], {"q1": {"a": 1}, "q2": {"b": 1}})  # fmt: skip
+    assert run_benchmark(ds, "bm25", k=2, shard="1/2", progress=False)["n_queries"] == 1
+    with pytest.warns(DeprecationWarning, match="shard_spec"):
+        old = run_benchmark(ds, "bm25", k=2, shard_spec="1/2", progress=False)
+    assert old["shard"] == "1/2" and old["n_queries"] == 1

@@ -304,7 +304,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         options=options,
         progress=not args.no_progress,
         records=args.records,
-        shard_spec=args.shard,
+        shard=args.shard,
         settings=_run_settings(args),
     )
     if args.label:

@@ -8,6 +8,12 @@ write theirs without the method's dot; :class:`Counters` (the type of ``Trace.co
 are written with the new names only; stored per-query records with old names are read under the new ones
 (:func:`counter_name` with ``warn=False``).
 
+The first-stage candidate count (how many first-stage hits a method considers) is the option ``candidates`` for
+every method, as llm-rerank's already was. judge-rerank (``rerank_k``), One-SHOT (``pool``) and ARM (``pool_size``)
+still read it under their older option name, which :func:`method_options` accepts with a ``DeprecationWarning``
+(``--option`` and ``run_benchmark(options=...)``; their config fields, and the Python factories that take config
+fields, keep those names).
+
 Examples:
     >>> import warnings
     >>> c = Counters({"arm.keywords": 3.0})
@@ -23,9 +29,12 @@ Examples:
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["COUNTER_PREFIXES", "COUNTERS", "Counters", "counter_name"]
+from retrievekit.core.errors import InvalidInputError
+
+__all__ = ["CANDIDATES_OPTION", "COUNTER_PREFIXES", "COUNTERS", "Counters", "counter_name", "method_options"]
 
 #: Counters renamed one by one (the agent's and the judge scorer's): old name -> new name.
 COUNTERS: dict[str, str] = {
@@ -107,3 +116,44 @@ class Counters(dict[str, float]):
             0
         """
         return super().get(str(self._key(key)), default)
+
+
+#: Methods whose factory reads the option ``candidates`` under an older name: method -> that name.
+CANDIDATES_OPTION: dict[str, str] = {
+    "judge-rerank": "rerank_k",
+    "oneshot": "pool",
+    "arm": "pool_size",
+    "arm-no-mip": "pool_size",
+    "arm-no-verify": "pool_size",
+}
+
+
+def method_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` in the words of ``method``'s factory: ``candidates`` under the name it reads; its old name is
+    accepted with a ``DeprecationWarning``, both at once are refused.
+
+    Examples:
+        >>> method_options("judge-rerank", {"candidates": 20, "mix": 0.5})
+        {'mix': 0.5, 'rerank_k': 20}
+        >>> method_options("bm25", {"k1": 1.2})
+        {'k1': 1.2}
+        >>> method_options("oneshot", {"candidates": 50, "pool": 60})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: oneshot: give candidates or pool (its old name), not both
+    """
+    out = dict(options)
+    old = CANDIDATES_OPTION.get(method)
+    if old is None:
+        return out
+    if old in out:
+        if "candidates" in out:
+            raise InvalidInputError(f"{method}: give candidates or {old} (its old name), not both")
+        warnings.warn(
+            f"option {old!r} of {method} is now 'candidates'; the old name is answered until the next release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    elif "candidates" in out:
+        out[old] = out.pop("candidates")
+    return out

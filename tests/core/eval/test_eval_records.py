@@ -119,7 +119,7 @@ def test_shards_share_one_file_and_a_last_run_aggregates(tmp_path):
     seen = []
     for part in ("0/2", "1/2"):
         r = Counting()
-        out = run_benchmark(DS, r, label="toy", records=path, shard_spec=part, progress=False)
+        out = run_benchmark(DS, r, label="toy", records=path, shard=part, progress=False)
         assert out["shard"] == part and out["n_queries"] == len(r.searched)
         seen += r.searched
     assert sorted(seen) == sorted(q.text for q in QUERIES)  # every query once, across the shards

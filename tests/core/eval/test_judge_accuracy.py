@@ -86,11 +86,11 @@ def test_resumed_and_sharded_runs_measure_the_same_judge_block_as_one_run(tmp_pa
     assert block["scored_pairs"] == 15 * 8 and 0.5 < block["auc"] < 1.0 and block["noise"] == 0.6
     shards = tmp_path / "shards.jsonl"
     for part in ("0/3", "1/3", "2/3"):
-        run_benchmark(_DS, "judge-rerank", k=8, options=_OPTS, progress=False, records=shards, shard_spec=part)
+        run_benchmark(_DS, "judge-rerank", k=8, options=_OPTS, progress=False, records=shards, shard=part)
     aggregated = run_benchmark(_DS, "judge-rerank", k=8, options=_OPTS, progress=False, records=shards)
     assert aggregated["n_resumed"] == 15 and aggregated["judge"] == block
     resumed = tmp_path / "resumed.jsonl"
-    run_benchmark(_DS, "judge-rerank", k=8, options=_OPTS, progress=False, records=resumed, shard_spec="1/2")
+    run_benchmark(_DS, "judge-rerank", k=8, options=_OPTS, progress=False, records=resumed, shard="1/2")
     rest = run_benchmark(_DS, "judge-rerank", k=8, options=_OPTS, progress=False, records=resumed)
     assert rest["n_resumed"] == 7 and rest["judge"] == block
     line = json.loads(resumed.read_text().splitlines()[1])

@@ -28,24 +28,26 @@ import dataclasses
 import json
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
+import retrievekit.core.eval.records as rec
 from retrievekit.core.checks import check_k
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
 from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.fallbacks import fallback_block, fallback_warnings, stage_counts
 from retrievekit.core.eval.judge_accuracy import judge_block, query_pairs
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets, evaluate_table_recall
-from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard, shard
+from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard
 from retrievekit.core.judge.hooks import describe_judge
 from retrievekit.core.judge.oracle import OracleJudge, parse_oracle
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.registry import MethodContext, build_method
-from retrievekit.core.renamed import Counters, counter_name
+from retrievekit.core.renamed import Counters, counter_name, method_options
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
@@ -212,11 +214,12 @@ def run_benchmark(
     ks: Iterable[int] = DEFAULT_KS,
     keep_run: bool = False,
     records: str | Path | None = None,
-    shard_spec: str | tuple[int, int] | None = None,
+    shard: str | tuple[int, int] | None = None,
     label: str | None = None,
     extra: QueryExtra | None = None,
     settings: Mapping[str, Any] | None = None,
     llm: Any = None,
+    shard_spec: str | tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """Run every query of ``dataset`` through ``method`` (built once over ``dataset.corpus``) and score the rankings.
 
@@ -231,10 +234,9 @@ def run_benchmark(
         keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
         records: a JSONL file of per-query records (:class:`~retrievekit.core.eval.records.RecordFile`): appended
             as queries finish, skipped on a rerun (lines it does not use are listed in ``records_rejected``).
-        shard_spec: ``"K/N"``: run only queries ``K, K+N, ...`` (one process per core sharing ``records``); the
-            result then covers the shard. A last run without it aggregates the file and runs what is missing.
-        extra: a per-query hook whose JSON-safe fields land in each record's ``extra`` (numeric ones are averaged
-            into ``extra_means``).
+        shard: ``"K/N"``: run only queries ``K, K+N, ...`` (one process per core sharing ``records``; the result
+            covers the shard; a last run without it aggregates and runs what is missing). Formerly ``shard_spec``.
+        extra: a per-query hook whose JSON-safe fields land in each record's ``extra`` (numbers: ``extra_means``).
         settings: more JSON-safe settings that identify the run in the records file (e.g. a diagnosis switch).
 
     Returns a JSON-safe dict: ``dataset``, ``split``, ``method``, ``n_queries``, ``metrics`` (``ndcg@10``,
@@ -258,19 +260,19 @@ def run_benchmark(
     if not dataset.queries:
         raise InvalidInputError(f"dataset {dataset.name}/{dataset.split} has no queries to run")
     name = method if isinstance(method, str) else (label or type(method).__name__)
-    part = parse_shard(shard_spec)
+    shard = _shard_argument(shard, shard_spec)
     run_settings = _run_settings(dataset, name, k, llm_name, options, settings)
     log = RecordFile(records, run_settings) if records is not None else None
     done = log.done() if log is not None else {}
-    todo = [q for q in shard(dataset.queries, part) if q.id not in done]
+    todo = [q for q in rec.shard(dataset.queries, shard) if q.id not in done]
     t0 = time.perf_counter()
     retriever, oracle = _build(method, dataset, llm_name, llm, work_dir, options)  # also when resuming
     build_seconds = time.perf_counter() - t0
     desc, show = f"{name}@{dataset.name}", progress and sys.stderr.isatty()
-    with log.writing(part) if log else contextlib.nullcontext():  # a second unsharded writer is refused
+    with log.writing(shard) if log else contextlib.nullcontext():  # a second unsharded writer is refused
         fresh = _run_queries(retriever, todo, k, extra, log, desc=desc, progress=show, qrels=dataset.qrels)
     mine = {**done, **fresh}
-    chosen = [mine[q.id] for q in shard(dataset.queries, part) if q.id in mine]
+    chosen = [mine[q.id] for q in rec.shard(dataset.queries, shard) if q.id in mine]
     is_set = bool(getattr(retriever, "returns_set", False))
     result: dict[str, Any] = {
         **{key: run_settings[key] for key in ("dataset", "split", "method")},
@@ -279,7 +281,18 @@ def run_benchmark(
         **{key: run_settings[key] for key in ("k", "llm", "options")},
         "n_resumed": len(chosen) - len(fresh),
     }
-    return _with_run(result, chosen, part, keep_run, log)
+    return _with_run(result, chosen, shard, keep_run, log)
+
+
+def _shard_argument(
+    shard: str | tuple[int, int] | None, shard_spec: str | tuple[int, int] | None
+) -> tuple[int, int] | None:
+    """``run_benchmark``'s shard, parsed; ``shard_spec`` (its old name) is answered with a ``DeprecationWarning``
+    until the next release."""
+    if shard_spec is not None:
+        warnings.warn("run_benchmark(shard_spec=...) is now shard=...", DeprecationWarning, stacklevel=3)
+        shard = shard if shard is not None else shard_spec
+    return parse_shard(shard)
 
 
 def _gold_tables(dataset: Dataset) -> dict[str, str]:
@@ -290,14 +303,14 @@ def _gold_tables(dataset: Dataset) -> dict[str, str]:
 def _with_run(
     result: dict[str, Any],
     chosen: list[QueryRecord],
-    part: tuple[int, int] | None,
+    shard: tuple[int, int] | None,
     keep_run: bool,
     log: RecordFile | None = None,
 ) -> dict[str, Any]:
     """``result`` with the shard it covers, the record lines it did not use, and (when asked) the run and the
     per-query records."""
-    if part is not None:
-        result["shard"] = f"{part[0]}/{part[1]}"
+    if shard is not None:
+        result["shard"] = f"{shard[0]}/{shard[1]}"
     if log is not None and log.rejected:
         result["records_rejected"] = log.rejected
     if keep_run:
@@ -343,7 +356,7 @@ def _build(
         corpus=dataset.corpus,
         work_dir=Path(work_dir) if work_dir is not None else None,
         llm_name=llm_name,
-        options=dict(options or {}),
+        options=method_options(method, options or {}),  # the option ``candidates`` in the factory's words
         llm=llm,
     )
     spec = parse_oracle(ctx.options.get("judge_dir"))

@@ -55,7 +55,7 @@ def learning_rate_factor(step: int, total: int, warmup: int, scheduler: str) -> 
     return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
-class _BatchPlan:
+class _BatchOrder:
     """Which instances each micro-batch holds: epoch ``e`` is a permutation seeded by ``(seed, e)``."""
 
     def __init__(self, n: int, batch_size: int, seed: int) -> None:

@@ -49,7 +49,7 @@ from retrievekit.core.training.manifest import (
     save_trained_adapter,
     save_trained_model,
 )
-from retrievekit.core.training.schedule import _BatchPlan, learning_rate_factor, plan_steps
+from retrievekit.core.training.schedule import _BatchOrder, learning_rate_factor, plan_steps
 from retrievekit.core.training.trainee import _finish_model, _prepare_trainee, _Trainee
 
 __all__ = [
@@ -189,8 +189,9 @@ class _ModelMeta:
 
 
 @dataclass(frozen=True)
-class _RunPlan:
-    """What one training call works on: the encoded data, the step plan, the device and the checkpoint identity."""
+class _TrainingRun:
+    """What one training call works on: the encoded data, its step counts (:func:`plan_steps`), the device and the
+    checkpoint identity."""
 
     encoded: list[Any]  # EncodedExample
     stats: dict[str, int]
@@ -239,14 +240,14 @@ def _checked_examples(
     return items
 
 
-def _plan_run(
+def _prepare_run(
     examples: list[TrainingExample],
     tokenizer: Any,
     config: TrainConfig,
     output_dir: str | Path,
     meta: _ModelMeta,
-) -> _RunPlan:
-    """Encode the data, plan the steps, pick the device, and key the run for checkpoints."""
+) -> _TrainingRun:
+    """Encode the data, count the steps (:func:`plan_steps`), pick the device, and key the run for checkpoints."""
     encoded, stats = encode_examples(examples, tokenizer, max_length=config.max_length)
     fingerprint = examples_fingerprint(encoded)
     total_steps, micro_per_epoch, warmup = plan_steps(len(encoded), config)
@@ -266,10 +267,14 @@ def _plan_run(
         json.dumps(identity)
     except (TypeError, ValueError) as e:
         raise InvalidInputError(f"settings must be JSON-serialisable: {e}") from None
-    return _RunPlan(encoded, stats, fingerprint, total_steps, micro_per_epoch, warmup, device, amp_dtype, out, identity)
+    return _TrainingRun(
+        encoded, stats, fingerprint, total_steps, micro_per_epoch, warmup, device, amp_dtype, out, identity
+    )
 
 
-def _resumed_progress(run: _RunPlan, trainee: _Trainee, saved_state: dict[str, Any] | None, *, lora: bool) -> _Progress:
+def _resumed_progress(
+    run: _TrainingRun, trainee: _Trainee, saved_state: dict[str, Any] | None, *, lora: bool
+) -> _Progress:
     """Load the checkpoint (if any) into the model and optimizer; where its steps stand."""
     if saved_state is None:
         return _Progress()
@@ -283,7 +288,7 @@ def _resumed_progress(run: _RunPlan, trainee: _Trainee, saved_state: dict[str, A
     )
 
 
-def _autocast(run: _RunPlan) -> Callable[[], contextlib.AbstractContextManager[Any]]:
+def _autocast(run: _TrainingRun) -> Callable[[], contextlib.AbstractContextManager[Any]]:
     """A factory of the forward pass's autocast context (a null context in fp32)."""
     import torch
 
@@ -292,10 +297,12 @@ def _autocast(run: _RunPlan) -> Callable[[], contextlib.AbstractContextManager[A
     return lambda: torch.autocast(device_type=torch.device(run.device).type, dtype=run.amp_dtype)
 
 
-def _step_batches(run: _RunPlan, plan: _BatchPlan, step: int, grad_accum: int, pad_id: int) -> list[dict[str, Any]]:
+def _step_batches(
+    run: _TrainingRun, order: _BatchOrder, step: int, grad_accum: int, pad_id: int
+) -> list[dict[str, Any]]:
     """The collated micro-batches of optimizer step ``step``."""
     return [
-        collate([run.encoded[i] for i in plan.micro_batch(m)], pad_id)
+        collate([run.encoded[i] for i in order.micro_batch(m)], pad_id)
         for m in range(step * grad_accum, (step + 1) * grad_accum)
     ]
 
@@ -347,7 +354,7 @@ def _after_step(progress: _Progress, loss_sum: float, n_loss: int, n_tokens: int
     )
 
 
-def _checkpoint_state(run: _RunPlan, progress: _Progress) -> dict[str, Any]:
+def _checkpoint_state(run: _TrainingRun, progress: _Progress) -> dict[str, Any]:
     """The ``trainer_state.json`` content at ``progress``."""
     return {
         "identity": run.identity,
@@ -360,7 +367,7 @@ def _checkpoint_state(run: _RunPlan, progress: _Progress) -> dict[str, Any]:
 
 
 def _train_steps(
-    run: _RunPlan,
+    run: _TrainingRun,
     config: TrainConfig,
     trainee: _Trainee,
     pad_id: int,
@@ -371,12 +378,12 @@ def _train_steps(
     """Run the optimizer steps from ``progress.step`` to the end, checkpointing on the way."""
     import torch
 
-    plan = _BatchPlan(len(run.encoded), config.batch_size, config.seed)
+    order = _BatchOrder(len(run.encoded), config.batch_size, config.seed)
     amp = _autocast(run)
     deadline = None if config.max_seconds is None else time.perf_counter() + config.max_seconds
     for step in range(progress.step, run.total_steps):
         torch.manual_seed(config.seed * 1_000_003 + step)
-        batches = _step_batches(run, plan, step, config.grad_accum, pad_id)
+        batches = _step_batches(run, order, step, config.grad_accum, pad_id)
         lr = config.learning_rate * learning_rate_factor(step, run.total_steps, run.warmup, config.scheduler)
         sums = _optimizer_step(trainee, batches, lr=lr, max_grad_norm=config.max_grad_norm, device=run.device, amp=amp)
         progress = _after_step(progress, *sums)
@@ -394,7 +401,7 @@ def _train_steps(
 
 
 def _run_training(
-    run: _RunPlan,
+    run: _TrainingRun,
     config: TrainConfig,
     trainee: _Trainee,
     start: _Progress,
@@ -427,7 +434,7 @@ def _run_training(
 
 
 def _train_result(
-    run: _RunPlan, config: TrainConfig, start_step: int, progress: _Progress, seconds: float
+    run: _TrainingRun, config: TrainConfig, start_step: int, progress: _Progress, seconds: float
 ) -> TrainResult:
     """The :class:`TrainResult` of a finished run (reads the CUDA peak memory now)."""
     import torch
@@ -455,7 +462,7 @@ def _train_result(
 def _save_output(
     model: Any,
     tokenizer: Any,
-    run: _RunPlan,
+    run: _TrainingRun,
     config: TrainConfig,
     result: TrainResult,
     meta: _ModelMeta,
@@ -530,7 +537,7 @@ def train_causal_lm(
 
     examples = _checked_examples(config, kind, base_model, examples)
     meta = _ModelMeta(kind, base_model, corpus_hash, settings)
-    run = _plan_run(examples, tokenizer, config, output_dir, meta)
+    run = _prepare_run(examples, tokenizer, config, output_dir, meta)
     saved_state = _saved_state(run.ckpt_dir, run.identity, resume=resume)
     trainee = _prepare_trainee(model, config, run.device)
     start = _resumed_progress(run, trainee, saved_state, lora=config.lora)
