@@ -11,6 +11,9 @@ A long run: ``--records runs/x.jsonl`` (one line per query; a rerun resumes), ``
 core on the same file; a last run without ``--shard`` aggregates), ``--diagnose`` (search vs model errors of stage 1,
 :func:`retrievekit.core.generative.mindref_checks.diagnose_miss`).
 
+``--model-dir DIR`` uses a trained Self-Retrieval model (e.g. the GPU run's, put together here with
+``python benchmarks/gpu/runner.py join --export sr-export ...``) as MindRef's model instead of ``--llm``.
+
 ``scifact`` reports Hit@1, Hit@5, MRR@5 and nDCG@10 of the full pipeline (document-level qrels);
 ``hotpotqa`` (split ``fullwiki``: ``hotpotqa_dev_fullwiki500``) reports gold-title recall@2 of stage 1.
 ``--option key=value`` sets any :class:`~retrievekit.core.generative.mindref.MindRefConfig` field (the paper's
@@ -47,6 +50,18 @@ class TitleStage:
         return [ScoredHit(obj=self.mr.corpus[d], score=s, rank=r) for r, (d, s) in enumerate(docs)]
 
 
+def _model(args: argparse.Namespace) -> tuple[LocalLM, str]:
+    """MindRef's model and its name in the records: ``--model-dir`` (a trained Self-Retrieval model), else ``--llm``."""
+    if not args.model_dir:
+        return LocalLM.load(args.llm), args.llm
+    from retrievekit.core.generative.self_retrieval.method import KIND
+    from retrievekit.core.training import load_trained_model
+
+    model, tokenizer, manifest = load_trained_model(args.model_dir, kind=KIND)
+    name = f"{manifest.base_model} (self-retrieval, {(manifest.corpus_hash or '?')[:12]})"
+    return LocalLM(model, tokenizer, name=name), name
+
+
 def main() -> None:
     """Run the benchmark (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,6 +70,7 @@ def main() -> None:
     ap.add_argument("--split", default=None, help="default: dev (scifact), fullwiki (hotpotqa)")
     ap.add_argument("--limit", type=int, default=None, help="first N queries")
     ap.add_argument("--llm", default="smollm2", choices=["smollm2", "qwen0.5b"])
+    ap.add_argument("--model-dir", default=None, help="a trained Self-Retrieval model folder, instead of --llm")
     ap.add_argument("--stage1-only", action="store_true", help="titles only (gold-title recall@2)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--out", default=None)
@@ -66,7 +82,8 @@ def main() -> None:
     split = args.split or ("dev" if args.dataset == "scifact" else "fullwiki")
     ds = load_dataset(args.dataset, args.data_dir, split=split, limit=args.limit)
     config = MindRefConfig.from_options({"widen_to_k": False, **parse_options(args.option)})
-    mr = MindRef(ds.corpus, LocalLM.load(args.llm), config)
+    lm, llm_name = _model(args)
+    mr = MindRef(ds.corpus, lm, config)
     print(f"{ds.name}/{split}: {len(ds.corpus)} documents, {len(mr.trie)} distinct titles", flush=True)
     retriever: Any = TitleStage(mr) if args.stage1_only else mr
 
@@ -91,7 +108,7 @@ def main() -> None:
         retriever,
         label="mindref-titles" if args.stage1_only else "mindref",
         k=10,
-        llm_name=args.llm,
+        llm_name=llm_name,
         options=config.__dict__,
         extra=checks,
         records=args.records,
