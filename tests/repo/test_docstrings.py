@@ -8,20 +8,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
 
 import pytest
-
-import retrievekit
-
-
-def _public_modules() -> list[str]:
-    names = set()
-    for path in retrievekit.__path__:
-        for info in pkgutil.walk_packages([path], prefix="retrievekit."):
-            if not any(part.startswith("_") for part in info.name.split(".")):
-                names.add(info.name)
-    return sorted(names)
+from _public_modules import public_modules
 
 
 def _is_api(obj) -> bool:
@@ -45,7 +34,7 @@ def _exported(mod):
             yield name, obj
 
 
-@pytest.mark.parametrize("module_name", _public_modules())
+@pytest.mark.parametrize("module_name", public_modules())
 def test_exported_api_has_docstrings_with_examples(module_name):
     mod = importlib.import_module(module_name)
     assert mod.__doc__, f"{module_name} has no module docstring"

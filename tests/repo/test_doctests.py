@@ -7,24 +7,12 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import pkgutil
 
 import pytest
-
-import retrievekit
-
-
-def _modules() -> list[str]:
-    """Every public module of the namespace package (core and integrations), packages included."""
-    names = set()
-    for path in retrievekit.__path__:
-        for info in pkgutil.walk_packages([path], prefix="retrievekit."):
-            if not any(part.startswith("_") for part in info.name.split(".")):
-                names.add(info.name)
-    return sorted(names)
+from _public_modules import public_modules
 
 
-@pytest.mark.parametrize("module_name", _modules())
+@pytest.mark.parametrize("module_name", public_modules())
 def test_docstring_examples(module_name):
     mod = importlib.import_module(module_name)
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
