@@ -65,10 +65,10 @@ EXPORTS = ("judge-export", "sr-export")
 SENT = Path("state") / "sent.json"
 #: Where each training step leaves its model in the work folder.
 MODEL_OF = {"judge-train": "judge/model", "sr-train": "sr/model"}
-#: The per-query records (``records/NAME.jsonl``) made with each training step's model: a model trained again is
-#: not the same model on a GPU (the judge's holdout AUC was 0.747 and 0.757 in two runs of one seed), so its
-#: unfinished evaluations start over instead of mixing queries answered by two models.
-RECORDS_OF = {"judge-train": ("judge-eval-trained",), "sr-train": ("sr-eval", "mindref")}
+#: The per-query records (``records/NAME.jsonl``) made with a trained model, and the step that writes each: a model
+#: trained again is not the same model on a GPU (the judge's holdout AUC was 0.747 and 0.757 in two runs of one
+#: seed), so that step starts over instead of mixing queries answered by two models.
+RECORDS_BY = {"judge-eval-trained": "judge-eval", "sr-eval": "sr-eval", "mindref": "mindref"}
 
 
 class Pause(Exception):
@@ -270,10 +270,16 @@ def _reopen_lost_models(work: Path, steps: list[str]) -> None:
         need = NEEDS.get(step)
         if need and not (state / f"{step}.json").is_file() and not (work / MODEL_OF[need]).is_dir():
             if (state / f"{need}.json").is_file():
-                for label in RECORDS_OF[need]:
-                    if not any((state / f"{s}.json").is_file() for s in NEEDS if label.startswith(s)):
+                for label, writer in RECORDS_BY.items():
+                    if NEEDS[writer] == need and not (state / f"{writer}.json").is_file():
                         (work / "records" / f"{label}.jsonl").unlink(missing_ok=True)
             (state / f"{need}.json").unlink(missing_ok=True)
+
+
+def _export_parts(work: Path, step: str) -> list[str]:
+    """The part files of an export step, in order (none when the step is not done)."""
+    done = _read(work / "state" / f"{step}.json")
+    return [p["file"] for p in done["entry"]["parts"]] if done else []
 
 
 def _reopen_lost_export(work: Path) -> None:
@@ -282,8 +288,7 @@ def _reopen_lost_export(work: Path) -> None:
     other bytes). An export whose parts all came back stays done, and its model is not trained again."""
     sent = set((_read(work / SENT) or {}).get("sent", []))
     for step in EXPORTS:
-        done = _read(work / "state" / f"{step}.json")
-        names = [p["file"] for p in done["entry"]["parts"]] if done else []
+        names = _export_parts(work, step)
         if any(n not in sent and not (work / "export" / n).is_file() for n in names):
             (work / "state" / f"{step}.json").unlink()
             _write(work / SENT, {"sent": sorted(sent - set(names))})
@@ -348,11 +353,9 @@ def _send_export_parts(work: Path, out: Path) -> None:
     first) and record them as sent."""
     sent = set((_read(work / SENT) or {}).get("sent", []))
     per_call = int(_manifest(work)["plan"]["export"]["parts_per_call"])
-    todo: list[str] = []
-    for step in EXPORTS:
-        done = _read(work / "state" / f"{step}.json")
-        names = [p["file"] for p in done["entry"]["parts"]] if done else []
-        todo += [n for n in names if n not in sent and (work / "export" / n).is_file()]
+    todo = [
+        n for step in EXPORTS for n in _export_parts(work, step) if n not in sent and (work / "export" / n).is_file()
+    ]
     for name in todo[:per_call]:
         shutil.copyfile(work / "export" / name, out / name)
     _write(work / SENT, {"sent": sorted(sent | set(todo[:per_call]))})
