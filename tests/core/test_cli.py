@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _mini_scifact import write_mini_scifact
 
 from retrievekit.core.cli import main, parse_options
 from retrievekit.core.errors import InvalidInputError
@@ -32,40 +33,17 @@ register_method("cli-test-overlap", _Overlap)
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "data" / "scifact"
-    (d / "qrels").mkdir(parents=True)
-    with gzip.open(d / "corpus.jsonl.gz", "wt", encoding="utf-8") as f:
-        for i, (title, text) in enumerate(
-            [
-                ("Aspirin", "aspirin reduces fever"),
-                ("Statins", "statins lower cholesterol"),
-                ("Sun", "vitamin d from sunlight"),
-            ]
-        ):
-            f.write(json.dumps({"_id": str(100 + i), "title": title, "text": text, "metadata": {}}) + "\n")
-    with open(d / "queries.jsonl", "w", encoding="utf-8") as f:
-        for qid, text in [("1", "aspirin fever"), ("2", "cholesterol"), ("3", "sunlight vitamin")]:
-            f.write(json.dumps({"_id": qid, "text": text, "metadata": {"scifact_split": "dev"}}) + "\n")
-    (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n1\t100\t1\n2\t101\t1\n3\t102\t1\n")
-    return tmp_path / "data"
+    docs = [
+        ("Aspirin", "aspirin reduces fever"),
+        ("Statins", "statins lower cholesterol"),
+        ("Sun", "vitamin d from sunlight"),
+    ]
+    return write_mini_scifact(tmp_path, docs, ["aspirin fever", "cholesterol", "sunlight vitamin"])
 
 
 def _bench(data_dir: Path, out: Path, *extra: str) -> int:
-    return main(
-        [
-            "bench",
-            "--dataset",
-            "scifact",
-            "--data-dir",
-            str(data_dir),
-            "--method",
-            "cli-test-overlap",
-            "--out",
-            str(out),
-            "--no-progress",
-            *extra,
-        ]
-    )
+    args = ["--dataset=scifact", f"--data-dir={data_dir}", "--method=cli-test-overlap", f"--out={out}", "--no-progress"]
+    return main(["bench", *args, *extra])
 
 
 def test_bench_end_to_end(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,54 +6,26 @@ Real components: the CLI, the dataset loader (a synthetic SciFact folder), BM25,
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
 import pytest
+from _mini_scifact import write_mini_scifact
 
 from retrievekit.core.cli import main
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "data" / "scifact"
-    (d / "qrels").mkdir(parents=True)
     docs = [("Aspirin", "aspirin reduces fever"), ("Statins", "statins lower cholesterol and fever")]
     docs += [("Sun", "vitamin d from sunlight and fever")]
-    with gzip.open(d / "corpus.jsonl.gz", "wt", encoding="utf-8") as f:
-        for i, (title, text) in enumerate(docs):
-            f.write(json.dumps({"_id": str(100 + i), "title": title, "text": text, "metadata": {}}) + "\n")
-    with open(d / "queries.jsonl", "w", encoding="utf-8") as f:
-        for qid, text in [("1", "fever aspirin"), ("2", "fever cholesterol"), ("3", "fever sunlight")]:
-            f.write(json.dumps({"_id": qid, "text": text, "metadata": {"scifact_split": "dev"}}) + "\n")
-    (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n1\t100\t1\n2\t101\t1\n3\t102\t1\n")
-    return tmp_path / "data"
+    return write_mini_scifact(tmp_path, docs, ["fever aspirin", "fever cholesterol", "fever sunlight"])
 
 
 def _bench(data_dir: Path, out: Path, judge: str) -> int:
-    return main(
-        [
-            "bench",
-            "--dataset",
-            "scifact",
-            "--data-dir",
-            str(data_dir),
-            "--method",
-            "judge-rerank",
-            "--judge",
-            judge,
-            "--option",
-            "rerank_k=3",
-            "--option",
-            "first_stage=bm25",
-            "--k",
-            "3",
-            "--out",
-            str(out),
-            "--no-progress",
-        ]
-    )
+    args = ["--dataset=scifact", f"--data-dir={data_dir}", "--method=judge-rerank", f"--judge={judge}"]
+    options = ["--option=rerank_k=3", "--option=first_stage=bm25", "--k=3", f"--out={out}", "--no-progress"]
+    return main(["bench", *args, *options])
 
 
 def test_bench_with_the_oracle_writes_and_prints_the_judge_block(data_dir, tmp_path, capsys):

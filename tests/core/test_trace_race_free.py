@@ -52,6 +52,16 @@ def test_search_with_trace_gives_32_threads_their_own_trace():
         assert [h.obj.id for h in hits] == [h.obj.id for h in bm25.search(query, 2)]
 
 
+def _in_tasks(call):
+    """``call(query, barrier)`` for every query, as concurrent asyncio tasks; their results in query order."""
+
+    async def main():
+        barrier = asyncio.Barrier(N)
+        return await asyncio.gather(*(call(q, barrier) for q in QUERIES))
+
+    return asyncio.run(main())
+
+
 def test_last_trace_is_per_thread():
     edge = _Edge()
     barrier = threading.Barrier(N, timeout=60)
@@ -73,11 +83,7 @@ def test_last_trace_is_per_asyncio_task():
         await barrier.wait()  # every task has called before any reads
         return edge.last_trace
 
-    async def main():
-        barrier = asyncio.Barrier(N)
-        return await asyncio.gather(*(call(q, barrier) for q in QUERIES))
-
-    assert [t.query for t in asyncio.run(main())] == QUERIES
+    assert [t.query for t in _in_tasks(call)] == QUERIES
 
 
 def test_calls_run_for_a_caller_on_other_threads_count_as_its_own():
@@ -106,11 +112,7 @@ def test_an_executor_thread_a_task_awaits_counts_as_the_tasks():
         await barrier.wait()
         return edge.last_trace
 
-    async def main():
-        barrier = asyncio.Barrier(N)
-        return await asyncio.gather(*(call(q, barrier) for q in QUERIES))
-
-    assert [t.query for t in asyncio.run(main())] == QUERIES
+    assert [t.query for t in _in_tasks(call)] == QUERIES
 
 
 def test_a_scope_without_calls_sees_the_latest_from_anywhere():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from _arm import QUESTION, Chat, corpus
 from _lcel import run_rag_chain
+from _standard_suite import StandardSuite
 from langchain_core.documents import Document
-from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -68,20 +68,13 @@ def test_langchain_from_documents():
     assert [d.id for d in out] == ["p"] and out[0].metadata["x"] == 1
 
 
-class TestLangChainStandardArm(RetrieversIntegrationTests):
+class TestLangChainStandardArm(StandardSuite):
     """langchain-tests' standard retriever suite (``fill_to_k``: the suite expects exactly k documents)."""
 
-    @property
-    def retriever_constructor(self):
-        return LCArm
+    constructor, query, k = LCArm, QUESTION, 2
 
-    @property
-    def retriever_constructor_params(self) -> dict:
-        return {"retriever": shared_arm(fill_to_k=True, verify=False), "k": 2}
-
-    @property
-    def retriever_query_example(self) -> str:
-        return QUESTION
+    def make_core(self):
+        return shared_arm(fill_to_k=True, verify=False)
 
 
 # ---------------------------------------------------------------- a framework LLM reaches ARM's core wrapped

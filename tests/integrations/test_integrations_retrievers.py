@@ -6,7 +6,7 @@ import pytest
 from _corpora import FRUIT
 from _lcel import run_rag_chain
 from _llama_events import collected_events
-from langchain_tests.integration_tests import RetrieversIntegrationTests
+from _standard_suite import StandardSuite
 from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -64,20 +64,13 @@ def test_langchain_batch_and_k_override():
         retriever.invoke("   ")
 
 
-class TestLangChainStandardRetriever(RetrieversIntegrationTests):
+class TestLangChainStandardRetriever(StandardSuite):
     """langchain-tests' standard retriever suite."""
 
-    @property
-    def retriever_constructor(self):
-        return LCRetriever
+    constructor, k = LCRetriever, 2
 
-    @property
-    def retriever_constructor_params(self) -> dict:
-        return {"retriever": BM25Index.build(FRUIT), "k": 2}
-
-    @property
-    def retriever_query_example(self) -> str:
-        return "fruit programming language river mountain"
+    def make_core(self):
+        return BM25Index.build(FRUIT)
 
 
 @pytest.fixture(scope="module")
@@ -92,22 +85,11 @@ def fruit_indexes(tmp_path_factory, minilm) -> None:
 
 
 @pytest.mark.usefixtures("fruit_indexes")
-class TestLangChainStandardDense(RetrieversIntegrationTests):
+class TestLangChainStandardDense(StandardSuite):
     """The standard suite over the dense baseline (default settings)."""
 
     core: DenseIndex
-
-    @property
-    def retriever_constructor(self):
-        return LCRetriever
-
-    @property
-    def retriever_constructor_params(self) -> dict:
-        return {"retriever": self.core}
-
-    @property
-    def retriever_query_example(self) -> str:
-        return "fruit programming language river mountain"
+    constructor = LCRetriever
 
 
 @pytest.mark.usefixtures("fruit_indexes")

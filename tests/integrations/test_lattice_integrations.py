@@ -7,8 +7,8 @@ import pytest
 from _corpora import FRUIT
 from _lattice import KeywordLLM
 from _lcel import run_rag_chain
+from _standard_suite import StandardSuite
 from langchain_core.documents import Document
-from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -63,21 +63,13 @@ def test_langchain_lcel_chain(minilm):
     assert len(r.invoke("programming language", k=1)) == 1
 
 
-class TestLatticeStandardRetriever(RetrieversIntegrationTests):
+class TestLatticeStandardRetriever(StandardSuite):
     """langchain-tests' standard retriever suite over a LATTICE tree (scripted scoring LLM)."""
 
-    @property
-    def retriever_constructor(self):
-        return LCLattice
+    constructor, k = LCLattice, 2
 
-    @property
-    def retriever_constructor_params(self) -> dict:
-        lat = create_lattice(tree=SemanticTree.flat(list(FRUIT)), llm=KeywordLLM(), config=LatticeConfig(num_iters=3))
-        return {"retriever": lat, "k": 2}
-
-    @property
-    def retriever_query_example(self) -> str:
-        return "fruit programming language river mountain"
+    def make_core(self):
+        return create_lattice(tree=SemanticTree.flat(list(FRUIT)), llm=KeywordLLM(), config=LatticeConfig(num_iters=3))
 
 
 @pytest.mark.slow

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from _standard_suite import StandardSuite
 from _tiny_lm import SENTENCES, TITLES, build_tiny_lm
-from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from retrievekit.core.generative import MindRef, MindRefConfig
 from retrievekit.core.llm import LocalLM
@@ -63,20 +63,9 @@ def standard_mindref(lm: LocalLM) -> None:
 
 
 @pytest.mark.usefixtures("standard_mindref")
-class TestLangChainStandardMindRef(RetrieversIntegrationTests):
+class TestLangChainStandardMindRef(StandardSuite):
     """langchain-tests' standard retriever suite with MindRef's default settings (reference beams, 2 titles): ``k``
     above the 2 titles' hits is honoured by widening to the next titles of the same search."""
 
     core: MindRef
-
-    @property
-    def retriever_constructor(self) -> type[LCMindRef]:
-        return LCMindRef
-
-    @property
-    def retriever_constructor_params(self) -> dict:
-        return {"retriever": self.core}
-
-    @property
-    def retriever_query_example(self) -> str:
-        return "Which power source uses sunlight?"
+    constructor, query = LCMindRef, "Which power source uses sunlight?"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from _lcel import run_rag_chain
 from _self_retrieval import DOCS, train_small
+from _standard_suite import StandardSuite
 from langchain_core.documents import Document
-from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -63,18 +63,11 @@ def test_langchain_lcel_chain() -> None:
         retriever.invoke("   ")
 
 
-class TestLangChainStandardSelfRetrieval(RetrieversIntegrationTests):
-    @property
-    def retriever_constructor(self):  # noqa: ANN201
-        return LCSelfRetrieval
+class TestLangChainStandardSelfRetrieval(StandardSuite):
+    constructor, query, k = LCSelfRetrieval, "Which animal has blue fur?", 3
 
-    @property
-    def retriever_constructor_params(self) -> dict:
-        return {"retriever": SelfRetrieval.from_model_dir(model_dir(list(DOCS)), DOCS), "k": 3}
-
-    @property
-    def retriever_query_example(self) -> str:
-        return "Which animal has blue fur?"
+    def make_core(self):
+        return SelfRetrieval.from_model_dir(model_dir(list(DOCS)), DOCS)
 
 
 def test_whole_document_passages_are_the_callers_objects() -> None:

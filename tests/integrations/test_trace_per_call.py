@@ -54,31 +54,29 @@ def test_32_threads_each_get_their_own_trace():
     assert len({id(t) for _, ts in results for t in ts}) == len(QUERIES)
 
 
-def test_32_concurrent_aretrieve_tasks_each_get_their_own_trace():
-    retriever = LlamaRetriever(BM25Index.build(FRUIT), similarity_top_k=2)
+def _traces_of_tasks(acall):
+    """``(query, traces captured in its task)`` for every query, ``acall(query)`` run as concurrent asyncio tasks."""
 
     async def call(query: str):
         with capture_traces() as traces:
-            await retriever.aretrieve(query)
+            await acall(query)
         return query, traces
 
     async def main():
         return await asyncio.gather(*(call(q) for q in QUERIES))
 
-    for query, traces in asyncio.run(main()):
+    return asyncio.run(main())
+
+
+def test_32_concurrent_aretrieve_tasks_each_get_their_own_trace():
+    retriever = LlamaRetriever(BM25Index.build(FRUIT), similarity_top_k=2)
+
+    for query, traces in _traces_of_tasks(retriever.aretrieve):
         assert [t.query for t in traces] == [query]
 
 
 def test_32_concurrent_langchain_ainvoke_tasks_each_get_their_own_trace():
     retriever = LangChainRetriever(retriever=_Slow(1), k=2)  # ainvoke runs the sync path in executor threads
 
-    async def call(query: str):
-        with capture_traces() as traces:
-            await retriever.ainvoke(query)
-        return query, traces
-
-    async def main():
-        return await asyncio.gather(*(call(q) for q in QUERIES))
-
-    for query, traces in asyncio.run(main()):
+    for query, traces in _traces_of_tasks(retriever.ainvoke):
         assert [t.query for t in traces] == [query]

@@ -27,7 +27,7 @@ FOUNDATION = {
     "renamed",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
-MACHINERY = {"llm", "index", "registry", "training", "edge"}
+MACHINERY = {"llm", "index", "registry", "training", "edge", "fakes"}
 # Layer 3: the applications over everything else.
 APPS = {"eval", "cli", "demo", "demo_snapshot"}
 # Layer 2: one package per paper, plus the relevance judge they share: read from the package tree, so a new method's

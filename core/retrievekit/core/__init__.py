@@ -10,43 +10,17 @@ Examples:
     'a'
 """
 
-from retrievekit.core.errors import (
-    ConstraintError,
-    EmptyCorpusError,
-    EmptyQueryError,
-    IndexFormatError,
-    InvalidInputError,
-    InvalidPathError,
-    InvalidTextError,
-    LLMOutputError,
-    MissingDependencyError,
-    ModelIntegrityError,
-    RetrieveKitError,
-)
+from retrievekit.core import errors, types
+from retrievekit.core.errors import *  # noqa: F403 - every error and warning class: errors.__all__
 from retrievekit.core.trace import Trace, TraceEvent
-from retrievekit.core.types import DataObject, Passage, ScoredHit, Table, TableRow, ensure_text
+from retrievekit.core.types import *  # noqa: F403 - the data types: types.__all__
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConstraintError",
-    "DataObject",
-    "EmptyCorpusError",
-    "EmptyQueryError",
-    "IndexFormatError",
-    "InvalidInputError",
-    "InvalidPathError",
-    "InvalidTextError",
-    "LLMOutputError",
-    "MissingDependencyError",
-    "ModelIntegrityError",
-    "Passage",
-    "RetrieveKitError",
-    "ScoredHit",
-    "Table",
-    "TableRow",
     "Trace",
     "TraceEvent",
     "__version__",
-    "ensure_text",
 ]
+__all__ += types.__all__
+__all__ += errors.__all__

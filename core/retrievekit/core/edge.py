@@ -8,7 +8,9 @@ its LLM wrapper, its callback events) stay in ``integrations/``:
 3. :func:`edge_llm` -- the ``llm=`` / ``llm_name=`` pair of an edge's factory, the model wrapped for the framework;
 4. :func:`build_for_edge` -- a registered method built over the corpus (``from_documents(method=...)``);
 5. :func:`traced_search` -- one search with its own trace, kept as the edge's ``last_trace`` and published;
-6. :func:`hit_metadata` / :func:`close_core` -- a hit's metadata for a new node or document, and closing.
+6. :func:`hit_metadata` / :func:`close_core` -- a hit's metadata for a new node or document, and closing;
+7. :class:`CoreAlias` -- a method edge's typed name for its core object (``ArmRetriever(...).arm``);
+8. :func:`lazy_exports` -- an edge package's names, each imported from its module on first use.
 
 Examples:
     >>> from retrievekit.core.index.bm25 import BM25Index
@@ -26,11 +28,13 @@ Examples:
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from retrievekit.core.checks import check_corpus, check_k
 from retrievekit.core.llm.names import split_llm_argument
@@ -50,6 +54,7 @@ __all__ = [
 ]
 
 D = TypeVar("D")
+R = TypeVar("R")
 
 
 def caller_passage(oid: str | None, text: str, metadata: Mapping[Any, Any] | None) -> Passage:
@@ -165,3 +170,93 @@ def close_core(core: Any) -> None:
     close = getattr(core, "close", None)
     if callable(close):
         close()
+
+
+class CoreAlias(Generic[R]):
+    """A method edge's typed, read-only name for the core object it wraps: ``ArmRetriever(...).arm`` is its ``Arm``.
+
+    One line per edge class instead of a property block per class and framework; ``attr`` is where the framework's
+    base class keeps the core (LlamaIndex: ``_core``; LangChain: the ``retriever`` field). :func:`core_argument`
+    accepts the alias as the constructor keyword it used to be.
+
+    Examples:
+        >>> class Edge:
+        ...     arm = CoreAlias["list[int]"]("_core")
+        ...     def __init__(self, core): self._core = core
+        >>> Edge([1, 2]).arm, Edge.arm.name
+        ([1, 2], 'arm')
+    """
+
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> CoreAlias[R]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> R: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj, self.attr)
+
+
+def core_argument(owner: type, core: Any, renamed: Mapping[str, Any]) -> Any:
+    """The core object an edge constructor was given, positionally or by its former keyword (a :class:`CoreAlias`
+    name, e.g. ``ArmRetriever(arm=...)``), which still works for one release with a :class:`DeprecationWarning`.
+
+    Raises ``TypeError`` for any other keyword, as a constructor does.
+
+    Examples:
+        >>> class Edge:
+        ...     arm = CoreAlias["str"]("_core")
+        >>> core_argument(Edge, "core", {})
+        'core'
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as w:
+        ...     warnings.simplefilter("always")
+        ...     core_argument(Edge, None, {"arm": "core"}), w[0].category.__name__
+        ('core', 'DeprecationWarning')
+    """
+    aliases = {n for n in dir(owner) if isinstance(getattr(owner, n, None), CoreAlias)}
+    unknown = sorted(set(renamed) - aliases)
+    if unknown or (renamed and core is not None) or len(renamed) > 1:
+        raise TypeError(f"{owner.__name__}() got unexpected keyword arguments {sorted(renamed)}")
+    for name, value in renamed.items():
+        warnings.warn(
+            f"{owner.__name__}({name}=...) is deprecated; pass the core object first (or as retriever=)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return value
+    return core
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's module-level ``__getattr__`` and ``__dir__`` (PEP 562) serving ``exports`` (public name -> module
+    that defines it) lazily: importing one component does not import the dependencies of every other.
+
+    Examples:
+        >>> getattr_, dir_ = lazy_exports("pkg", {"dumps": "json"})
+        >>> getattr_("dumps")({"a": 1}), dir_()
+        ('{"a": 1}', ['dumps'])
+        >>> getattr_("loads")
+        Traceback (most recent call last):
+        ...
+        AttributeError: module 'pkg' has no attribute 'loads'
+    """
+    names = sorted(exports)
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
+
+    def __dir__() -> list[str]:
+        return list(names)
+
+    return __getattr__, __dir__

@@ -11,8 +11,9 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from retrievekit.core.edge import lazy_exports
 
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
@@ -44,12 +45,4 @@ if TYPE_CHECKING:
     from retrievekit.langchain.self_retrieval import SelfRetrievalRetriever
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'retrievekit.langchain' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
-from retrievekit.core.edge import edge_llm, split_corpus
+from retrievekit.core.edge import CoreAlias, edge_llm, split_corpus
 from retrievekit.core.types import DataObject
 from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
@@ -34,10 +34,7 @@ class ArmRetriever(RetrieveKitRetriever):
     Examples:
         >>> import numpy as np
         >>> from retrievekit.core.types import Passage, Table
-        >>> class Ones:  # a stand-in embedder (Arm's default: all-MiniLM-L6-v2)
-        ...     name, dim = "ones", 2
-        ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
-        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (Arm's default: all-MiniLM-L6-v2)
         >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
         ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
         >>> r = ArmRetriever(retriever=Arm(corpus, None, embedder=Ones()), k=5)  # None: no LLM stages
@@ -49,11 +46,7 @@ class ArmRetriever(RetrieveKitRetriever):
 
     k: int = 10
 
-    @property
-    def arm(self) -> Arm:
-        """The wrapped core retriever."""
-        core: Arm = self.retriever
-        return core
+    arm = CoreAlias[Arm]("retriever")
 
     @classmethod
     def from_documents(  # type: ignore[override]

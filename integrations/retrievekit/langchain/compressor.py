@@ -23,21 +23,21 @@ from dataclasses import fields
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
-from langchain_core.documents import BaseDocumentCompressor, Document
-from pydantic import ConfigDict, Field, PrivateAttr
+from langchain_core.documents import Document
+from pydantic import Field, PrivateAttr
 
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
-from retrievekit.core.trace import Trace, last_trace_property, publish
+from retrievekit.core.trace import Trace, publish
 from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import (
     documents_to_objects,
     emit_trace,
-    in_executor_keeping_trace,
     object_to_document,
 )
+from retrievekit.langchain.traced import TracedCompressor
 
 __all__ = ["OneShotCompressor"]
 
@@ -52,7 +52,7 @@ def _score(meta: dict[str, Any]) -> float | None:
     return None
 
 
-class OneShotCompressor(BaseDocumentCompressor):
+class OneShotCompressor(TracedCompressor):
     """Keep as many relevant documents as fit a token budget (0/1 knapsack); optionally filter and crop.
 
     Attributes:
@@ -74,8 +74,6 @@ class OneShotCompressor(BaseDocumentCompressor):
         ``langchain-classic`` installed, ``ContextualCompressionRetriever(base_compressor=comp, base_retriever=...)``.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     budget: int = 4000
     k_max: int | None = None
     filter: bool = False
@@ -89,7 +87,6 @@ class OneShotCompressor(BaseDocumentCompressor):
     keys: MetadataKeys | None = Field(default=None, exclude=True)
     token_counter: Any = Field(default=None, exclude=True)
     last_result: OneShotResult | None = Field(default=None, exclude=True)
-    last_trace = last_trace_property()
 
     _selector: OneShotSelector = PrivateAttr()
 
@@ -150,16 +147,3 @@ class OneShotCompressor(BaseDocumentCompressor):
             out.append(doc)
         emit_trace(trace, callbacks)
         return out
-
-    async def acompress_documents(
-        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
-    ) -> Sequence[Document]:
-        """``compress_documents`` on an executor thread (LangChain's default); ``last_trace`` is then this call's
-        trace for the awaiting task too.
-
-        Examples:
-            >>> import asyncio
-            >>> asyncio.run(OneShotCompressor().acompress_documents([], "q"))
-            []
-        """
-        return await in_executor_keeping_trace(self, self.compress_documents, documents, query, callbacks)

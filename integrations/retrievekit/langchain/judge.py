@@ -23,22 +23,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
-from langchain_core.documents import BaseDocumentCompressor, Document
-from pydantic import ConfigDict, Field, PrivateAttr
+from langchain_core.documents import Document
+from pydantic import Field, PrivateAttr
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.lattice.listwise import resolve_reranking_judge
 from retrievekit.core.llm.names import split_llm_argument
-from retrievekit.core.trace import Trace, last_trace_property, publish
+from retrievekit.core.trace import Trace, publish
 from retrievekit.langchain.llm import as_chat_llm
-from retrievekit.langchain.retriever import documents_to_objects, emit_trace, in_executor_keeping_trace
+from retrievekit.langchain.retriever import documents_to_objects, emit_trace
+from retrievekit.langchain.traced import TracedCompressor
 
 __all__ = ["JudgeCompressor"]
 
 
-class JudgeCompressor(BaseDocumentCompressor):
+class JudgeCompressor(TracedCompressor):
     """Rerank documents by a relevance judge's probability and keep the ``top_n``.
 
     Attributes:
@@ -56,25 +57,20 @@ class JudgeCompressor(BaseDocumentCompressor):
         >>> from langchain_core.documents import Document
         >>> from langchain_core.runnables import RunnableLambda
         >>> from retrievekit.langchain.retriever import RetrieveKitRetriever
-        >>> class Aspirin:  # a stand-in judge; JudgeCompressor(judge_dir="runs/judge") loads a trained one
-        ...     def score_relevance(self, query, candidates, *, trace=None):
-        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        >>> from retrievekit.core.fakes import WordJudge  # a stand-in judge; JudgeCompressor(judge_dir="runs/judge") loads a trained one
         >>> docs = [Document(page_content="Pain, pain and more pain."), Document(page_content="Aspirin eases pain.")]
         >>> retriever = RetrieveKitRetriever.from_documents(docs, method="bm25", k=2)
-        >>> comp = JudgeCompressor(judge=Aspirin(), top_n=1)
+        >>> comp = JudgeCompressor(judge=WordJudge("aspirin"), top_n=1)
         >>> chain = RunnableLambda(lambda q: comp.compress_documents(retriever.invoke(q), q))
         >>> [(d.page_content, d.metadata["relevance_score"]) for d in chain.invoke("pain")]
         [('Aspirin eases pain.', 0.9)]
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     top_n: int = 5
     judge: Any = Field(default=None, exclude=True)
     judge_dir: str | None = None
     llm_name: str = "smollm2"
     llm: Any = Field(default=None, exclude=True)
-    last_trace = last_trace_property()
 
     _judge: Any = PrivateAttr()
 
@@ -106,22 +102,3 @@ class JudgeCompressor(BaseDocumentCompressor):
         publish(trace)
         emit_trace(trace, callbacks)
         return out
-
-    async def acompress_documents(
-        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
-    ) -> Sequence[Document]:
-        """``compress_documents`` on an executor thread (LangChain's default); ``last_trace`` is then this call's
-        trace for the awaiting task too.
-
-        Examples:
-            >>> import asyncio
-            >>> from langchain_core.documents import Document
-            >>> class Half:  # a stand-in judge
-            ...     def score_relevance(self, query, candidates, *, trace=None):
-            ...         return [0.5] * len(candidates)
-            >>> comp = JudgeCompressor(judge=Half())
-            >>> docs = asyncio.run(comp.acompress_documents([Document(page_content="tea")], "tea"))
-            >>> docs[0].metadata["relevance_score"], comp.last_trace.query
-            (0.5, 'tea')
-        """
-        return await in_executor_keeping_trace(self, self.compress_documents, documents, query, callbacks)

@@ -4,10 +4,7 @@ Examples:
     >>> import numpy as np
     >>> from langchain_core.documents import Document
     >>> from langchain_core.language_models import BaseChatModel
-    >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
-    ...     name, dim = "ones", 2
-    ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
-    ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+    >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)
     >>> docs = [Document(page_content="Aspirin thins the blood.", id="a"), Document(page_content="Wind.", id="b")]
     >>> from langchain_core.messages import AIMessage
     >>> from langchain_core.outputs import ChatGeneration, ChatResult
@@ -33,7 +30,7 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.edge import edge_llm
+from retrievekit.core.edge import CoreAlias, edge_llm
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
 from retrievekit.core.lattice.search import SearchState
@@ -51,26 +48,17 @@ class LatticeRetriever(RetrieveKitRetriever):
     overridden per call. ``last_trace`` holds the query's trace; ``lattice.last_state`` the search state.
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
-        >>> from retrievekit.core.llm.protocol import Completion
         >>> from retrievekit.core.types import Passage
-        >>> class Like(ChatLLMBase):  # a stand-in chat LLM; items mentioning "sun" score 90
-        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
-        ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+        >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in chat LLM; items mentioning "sun" score 90
         >>> tree = SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")])
-        >>> r = LatticeRetriever(retriever=Lattice(tree, Like()), k=5)
+        >>> r = LatticeRetriever(retriever=Lattice(tree, WordScoreLLM("sun")), k=5)
         >>> [d.id for d in r.invoke("solar power", k=1)]
         ['a']
     """
 
     k: int = 10
 
-    @property
-    def lattice(self) -> Lattice:
-        """The wrapped core retriever."""
-        core: Lattice = self.retriever
-        return core
+    lattice = CoreAlias[Lattice]("retriever")
 
     @property
     def last_state(self) -> SearchState | None:

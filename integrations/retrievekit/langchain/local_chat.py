@@ -33,10 +33,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -45,6 +43,7 @@ from pydantic import ConfigDict, Field
 from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.llm.protocol import ChatMessage
 from retrievekit.core.trace import Trace
+from retrievekit.langchain.reply_model import OneReplyChatModel
 
 __all__ = ["FINAL_ANSWER", "LocalToolChatModel", "tool_call_schema"]
 
@@ -142,7 +141,7 @@ def _content_text(message: BaseMessage) -> str:
     return text if isinstance(text, str) else str(text)
 
 
-class LocalToolChatModel(BaseChatModel):
+class LocalToolChatModel(OneReplyChatModel):
     """LangChain chat model over a retrievekit ``LocalLM`` with schema-constrained tool calling.
 
     Args:
@@ -285,13 +284,7 @@ class LocalToolChatModel(BaseChatModel):
             out.append(ChatMessage("user", ""))
         return out
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _reply(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> AIMessage:
         trace = Trace()
         with_tools = bool(self.bound_tools) and self.tool_choice != "none"
         prompt = self._to_chat(messages, with_tools=with_tools)
@@ -324,4 +317,4 @@ class LocalToolChatModel(BaseChatModel):
             "output_tokens": trace.completion_tokens,
             "total_tokens": trace.prompt_tokens + trace.completion_tokens,
         }
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return message

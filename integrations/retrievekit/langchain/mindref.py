@@ -10,7 +10,7 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.edge import edge_llm
+from retrievekit.core.edge import CoreAlias, edge_llm
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.langchain.llm import as_chat_llm
@@ -38,11 +38,7 @@ class MindRefRetriever(RetrieveKitRetriever):
 
     k: int = 2
 
-    @property
-    def mindref(self) -> MindRef:
-        """The wrapped core retriever."""
-        core: MindRef = self.retriever
-        return core
+    mindref = CoreAlias[MindRef]("retriever")
 
     @classmethod
     def from_documents(  # type: ignore[override]

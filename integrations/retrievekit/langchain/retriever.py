@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from retrievekit.core.edge import build_for_edge, caller_passage, close_core, hit_metadata, traced_search
+from retrievekit.core.edge import CoreAlias, build_for_edge, caller_passage, close_core, hit_metadata, traced_search
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.sources import SourceMap
 from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish  # noqa: F401 - examples
@@ -135,7 +135,7 @@ class RetrieveKitRetriever(BaseRetriever):
         ['b']
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, ignored_types=(CoreAlias,))
 
     retriever: Any = Field(description="a retrievekit core retriever (search(query, k, trace=))")
     k: int = 4

@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
+from retrievekit.core.edge import CoreAlias
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, create_self_retrieval
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
@@ -38,11 +39,7 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
 
     k: int = 5
 
-    @property
-    def self_retrieval(self) -> SelfRetrieval:
-        """The wrapped core retriever."""
-        core: SelfRetrieval = self.retriever
-        return core
+    self_retrieval = CoreAlias[SelfRetrieval]("retriever")
 
     @classmethod
     def from_documents(  # type: ignore[override]

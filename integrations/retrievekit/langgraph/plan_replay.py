@@ -30,16 +30,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field
 
 from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.iterative.plan_cache import PlanCache
+from retrievekit.langchain.reply_model import OneReplyChatModel
 
 __all__ = ["PlanReplayChatModel"]
 
@@ -75,7 +74,7 @@ def _as_message(reply: dict[str, Any]) -> AIMessage:
     return msg
 
 
-class PlanReplayChatModel(BaseChatModel):
+class PlanReplayChatModel(OneReplyChatModel):
     """Records ``inner``'s replies per question in ``plans`` and replays them when the question comes again.
 
     Examples:
@@ -147,13 +146,7 @@ class PlanReplayChatModel(BaseChatModel):
         """
         return self.model_copy(update={"bound": self.inner.bind_tools(tools, **kwargs)})
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _reply(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> AIMessage:
         s = self.session
         if s.replay is not None:
             if s.position >= len(s.replay):
@@ -167,4 +160,4 @@ class PlanReplayChatModel(BaseChatModel):
             live = (self.bound or self.inner).invoke(messages, stop=stop, **kwargs)
             msg = live if isinstance(live, AIMessage) else AIMessage(content=str(getattr(live, "content", live)))
             s.recorded.append(_as_reply(msg))
-        return ChatResult(generations=[ChatGeneration(message=msg)])
+        return msg

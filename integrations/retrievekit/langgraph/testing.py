@@ -16,19 +16,19 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
+from retrievekit.langchain.reply_model import OneReplyChatModel
+
 __all__ = ["ScriptedToolChatModel"]
 
 
-class ScriptedToolChatModel(BaseChatModel):
+class ScriptedToolChatModel(OneReplyChatModel):
     """Replies with ``replies`` in order (strings become plain answers); then repeats the last one forever.
 
     ``bind_tools`` returns ``self`` (recording the names in ``bound_tool_names``); every prompt received is kept in
@@ -63,13 +63,7 @@ class ScriptedToolChatModel(BaseChatModel):
         self.bound_tool_names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
         return self
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _reply(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> AIMessage:
         if not self.replies:
             raise ValueError("ScriptedToolChatModel has no replies")
         self.prompts.append(list(messages))
@@ -86,4 +80,4 @@ class ScriptedToolChatModel(BaseChatModel):
             msg = AIMessage(content=item.content, tool_calls=calls, invalid_tool_calls=item.invalid_tool_calls)
         n_in = sum(len(m.text) for m in messages) // 4
         msg.usage_metadata = {"input_tokens": n_in, "output_tokens": 5, "total_tokens": n_in + 5}
-        return ChatResult(generations=[ChatGeneration(message=msg)])
+        return msg

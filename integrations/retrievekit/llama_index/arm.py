@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
-from retrievekit.core.edge import edge_llm, split_corpus
+from retrievekit.core.edge import CoreAlias, edge_llm, split_corpus
 from retrievekit.core.types import DataObject
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
@@ -33,16 +32,13 @@ class ArmRetriever(RetrieveKitRetriever):
     holds the query's trace (LLM calls, MIP status, fallbacks).
 
     Args:
-        arm: a built :class:`~retrievekit.core.arm.method.Arm`.
+        retriever: a built :class:`~retrievekit.core.arm.method.Arm` (also ``.arm``).
         similarity_top_k: at most this many nodes.
 
     Examples:
         >>> import numpy as np
         >>> from retrievekit.core.types import Passage, Table
-        >>> class Ones:  # a stand-in embedder (Arm's default: all-MiniLM-L6-v2)
-        ...     name, dim = "ones", 2
-        ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
-        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (Arm's default: all-MiniLM-L6-v2)
         >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
         ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
         >>> r = ArmRetriever(Arm(corpus, None, embedder=Ones()), similarity_top_k=5)  # None: no LLM stages
@@ -51,19 +47,7 @@ class ArmRetriever(RetrieveKitRetriever):
          ('p', ["cell 'Prime Suspect' in table 'Cast' matches passage 'Prime Suspect'"])]
     """
 
-    def __init__(
-        self,
-        arm: Arm,
-        *,
-        similarity_top_k: int = 10,
-        callback_manager: CallbackManager | None = None,
-        verbose: bool = False,
-        nodes: Sequence[BaseNode] | None = None,
-    ) -> None:
-        self.arm = arm
-        super().__init__(
-            arm, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose, nodes=nodes
-        )
+    arm = CoreAlias[Arm]("_core")
 
     @classmethod
     def from_documents(  # type: ignore[override]

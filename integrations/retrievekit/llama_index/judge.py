@@ -27,8 +27,7 @@ from typing import Any
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.callbacks import CBEventType, EventPayload
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.instrumentation.events.rerank import ReRankStartEvent
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from retrievekit.core.errors import InvalidInputError
@@ -36,9 +35,10 @@ from retrievekit.core.judge.data import object_text
 from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.lattice.listwise import resolve_reranking_judge
 from retrievekit.core.llm.names import split_llm_argument
-from retrievekit.core.trace import Trace, last_trace_property, publish
+from retrievekit.core.trace import Trace
 from retrievekit.llama_index.llm import as_chat_llm
-from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects
+from retrievekit.llama_index.retriever import nodes_to_objects
+from retrievekit.llama_index.traced import TracedPostprocessor
 
 __all__ = ["JudgeReranker"]
 
@@ -47,7 +47,7 @@ dispatcher = get_dispatcher(__name__)
 _MODEL_NAME = "retrievekit-judge"
 
 
-class JudgeReranker(BaseNodePostprocessor):
+class JudgeReranker(TracedPostprocessor):
     """Rerank nodes by a relevance judge's probability and keep the ``top_n``.
 
     Attributes:
@@ -64,19 +64,16 @@ class JudgeReranker(BaseNodePostprocessor):
         >>> from llama_index.core.llms import MockLLM
         >>> from llama_index.core.query_engine import RetrieverQueryEngine
         >>> from retrievekit.llama_index.retriever import RetrieveKitRetriever
-        >>> class Aspirin:  # a stand-in judge; JudgeReranker(judge_dir="runs/judge") loads a trained one
-        ...     def score_relevance(self, query, candidates, *, trace=None):
-        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        >>> from retrievekit.core.fakes import WordJudge  # a stand-in judge; JudgeReranker(judge_dir="runs/judge") loads a trained one
         >>> docs = [Document(text="Pain, pain and more pain."), Document(text="Aspirin eases pain.")]
         >>> retriever = RetrieveKitRetriever.from_documents(docs, method="bm25", similarity_top_k=2)
         >>> engine = RetrieverQueryEngine.from_args(
-        ...     retriever, llm=MockLLM(), node_postprocessors=[JudgeReranker(judge=Aspirin(), top_n=1)])
+        ...     retriever, llm=MockLLM(), node_postprocessors=[JudgeReranker(judge=WordJudge("aspirin"), top_n=1)])
         >>> [n.node.get_content() for n in engine.query("pain").source_nodes]
         ['Aspirin eases pain.']
     """
 
     top_n: int = Field(default=5, description="nodes kept after reranking")
-    last_trace = last_trace_property()
 
     _judge: Any = PrivateAttr()
 
@@ -97,16 +94,6 @@ class JudgeReranker(BaseNodePostprocessor):
         llm, llm_name = split_llm_argument(llm, llm_name, where="JudgeReranker")
         super().__init__(top_n=top_n, **kwargs)
         self._judge = resolve_reranking_judge(judge, judge_dir, llm_name, llm=as_chat_llm(llm))
-
-    @classmethod
-    def class_name(cls) -> str:
-        """Name used in serialisation.
-
-        Examples:
-            >>> JudgeReranker.class_name()
-            'JudgeReranker'
-        """
-        return "JudgeReranker"
 
     @property
     def judge(self) -> Any:
@@ -140,9 +127,4 @@ class JudgeReranker(BaseNodePostprocessor):
                     node.metadata = {**dict(src.node.metadata or {}), "first_stage_score": src.score}
                     out.append(NodeWithScore(node=node, score=float(probs[i])))
             event.on_end(payload={EventPayload.NODES: out})
-        self.last_trace = trace
-        trace.query = query
-        publish(trace)
-        dispatcher.event(RetrieveKitTraceEvent(query=query, trace=trace.to_dict()))
-        dispatcher.event(ReRankEndEvent(nodes=out))
-        return out
+        return self._finish(trace, query, out)

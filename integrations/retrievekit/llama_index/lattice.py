@@ -3,18 +3,10 @@
 Examples:
     >>> import numpy as np
     >>> from llama_index.core import Document
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
-    >>> from retrievekit.core.llm.protocol import Completion
-    >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: LocalLM.load("smollm2")); "blood" scores 90
-    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
-    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "blood" in l else "10" for l in items))
-    >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
-    ...     name, dim = "ones", 2
-    ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
-    ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+    >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in chat LLM (default: LocalLM.load("smollm2")); "blood" scores 90
+    >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)
     >>> docs = [Document(text="Aspirin thins the blood.", id_="a"), Document(text="Wind farms.", id_="b")]
-    >>> r = LatticeRetriever.from_documents(docs, llm=Like(), embedder=Ones(), similarity_top_k=1)
+    >>> r = LatticeRetriever.from_documents(docs, llm=WordScoreLLM("blood"), embedder=Ones(), similarity_top_k=1)
     >>> [n.node.node_id for n in r.retrieve("What thins the blood?")], r.last_state.expanded
     (['a'], ['root'])
 """
@@ -25,11 +17,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.edge import edge_llm
+from retrievekit.core.edge import CoreAlias, edge_llm
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
 from retrievekit.core.lattice.search import SearchState
@@ -49,36 +40,19 @@ class LatticeRetriever(RetrieveKitRetriever):
     :func:`~retrievekit.core.lattice.draw.draw_search`).
 
     Args:
-        lattice: a :class:`~retrievekit.core.lattice.method.Lattice`.
+        retriever: a :class:`~retrievekit.core.lattice.method.Lattice` (also ``.lattice``).
         similarity_top_k: nodes to return.
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
-        >>> from retrievekit.core.llm.protocol import Completion
         >>> from retrievekit.core.types import Passage
-        >>> class Like(ChatLLMBase):  # a stand-in chat LLM; items mentioning "sun" score 90
-        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
-        ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+        >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in chat LLM; items mentioning "sun" score 90
         >>> tree = SemanticTree.flat([Passage(id="a", text="sun"), Passage(id="b", text="rain")])
-        >>> r = LatticeRetriever(Lattice(tree, Like()), similarity_top_k=2)
+        >>> r = LatticeRetriever(Lattice(tree, WordScoreLLM("sun")), similarity_top_k=2)
         >>> [(n.node.node_id, n.score > 0) for n in r.retrieve("solar power")]
         [('a', True), ('b', True)]
     """
 
-    def __init__(
-        self,
-        lattice: Lattice,
-        *,
-        similarity_top_k: int = 10,
-        callback_manager: CallbackManager | None = None,
-        verbose: bool = False,
-        nodes: Sequence[BaseNode] | None = None,
-    ) -> None:
-        self.lattice = lattice
-        super().__init__(
-            lattice, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose, nodes=nodes
-        )
+    lattice = CoreAlias[Lattice]("_core")
 
     @property
     def last_state(self) -> SearchState | None:

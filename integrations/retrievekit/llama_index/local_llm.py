@@ -41,6 +41,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.protocol import ChatMessage as RKChatMessage
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.trace import Trace, recall, remember
+from retrievekit.llama_index.named import NamedByClass
 
 __all__ = ["LocalLlamaIndexLLM"]
 
@@ -65,7 +66,7 @@ def _registry_names() -> list[str]:
     return sorted(MODEL_REGISTRY)
 
 
-class LocalLlamaIndexLLM(CustomLLM):
+class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
     """LlamaIndex chat LLM over a local :class:`~retrievekit.core.llm.local.LocalLM` (offline, CPU or GPU).
 
     Args:
@@ -135,16 +136,6 @@ class LocalLlamaIndexLLM(CustomLLM):
             **data,
         )
         self._lm = instance
-
-    @classmethod
-    def class_name(cls) -> str:
-        """LlamaIndex's serialisation name.
-
-        Examples:
-            >>> LocalLlamaIndexLLM.class_name()
-            'LocalLlamaIndexLLM'
-        """
-        return "LocalLlamaIndexLLM"
 
     @property
     def lm(self) -> Any:

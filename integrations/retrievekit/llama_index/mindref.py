@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.edge import edge_llm
+from retrievekit.core.edge import CoreAlias, edge_llm
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.llama_index.llm import as_chat_llm
@@ -31,7 +30,7 @@ class MindRefRetriever(RetrieveKitRetriever):
     trace events).
 
     Args:
-        mindref: a built :class:`~retrievekit.core.generative.mindref.MindRef`.
+        retriever: a built :class:`~retrievekit.core.generative.mindref.MindRef` (also ``.mindref``).
         similarity_top_k: nodes to return (MindRef recalls ``title_return`` documents, 2 by default).
 
     Examples:
@@ -43,19 +42,8 @@ class MindRefRetriever(RetrieveKitRetriever):
         'Aspirin'
     """
 
-    def __init__(
-        self,
-        mindref: MindRef,
-        *,
-        similarity_top_k: int = 2,
-        callback_manager: CallbackManager | None = None,
-        verbose: bool = False,
-        nodes: Sequence[BaseNode] | None = None,
-    ) -> None:
-        self.mindref = mindref
-        super().__init__(
-            mindref, similarity_top_k=similarity_top_k, callback_manager=callback_manager, verbose=verbose, nodes=nodes
-        )
+    similarity_top_k: int = 2
+    mindref = CoreAlias[MindRef]("_core")
 
     @classmethod
     def from_documents(  # type: ignore[override]

@@ -22,8 +22,7 @@ from typing import Any
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.callbacks import CBEventType, EventPayload
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.instrumentation.events.rerank import ReRankStartEvent
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
 from retrievekit.core.errors import InvalidInputError
@@ -31,9 +30,10 @@ from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
-from retrievekit.core.trace import Trace, last_trace_property, publish
+from retrievekit.core.trace import Trace
 from retrievekit.llama_index.llm import as_chat_llm
-from retrievekit.llama_index.retriever import RetrieveKitTraceEvent, nodes_to_objects, object_to_node
+from retrievekit.llama_index.retriever import nodes_to_objects, object_to_node
+from retrievekit.llama_index.traced import TracedPostprocessor
 
 __all__ = ["OneShotPostprocessor"]
 
@@ -52,7 +52,7 @@ class _FromConfig:
 _FROM_CONFIG: Any = _FromConfig()
 
 
-class OneShotPostprocessor(BaseNodePostprocessor):
+class OneShotPostprocessor(TracedPostprocessor):
     """Select as many relevant nodes as fit a token budget (0/1 knapsack), optionally filter by metadata and crop.
 
     Attributes:
@@ -90,7 +90,6 @@ class OneShotPostprocessor(BaseNodePostprocessor):
     _selector: OneShotSelector = PrivateAttr()
     _corpus_nodes: dict[str, BaseNode] = PrivateAttr(default_factory=dict)
     last_result: OneShotResult | None = Field(default=None, exclude=True)
-    last_trace = last_trace_property()
 
     model_config = {"arbitrary_types_allowed": True}
 
@@ -136,16 +135,6 @@ class OneShotPostprocessor(BaseNodePostprocessor):
         """
         return self._selector.config
 
-    @classmethod
-    def class_name(cls) -> str:
-        """Name used in serialisation.
-
-        Examples:
-            >>> OneShotPostprocessor.class_name()
-            'OneShotPostprocessor'
-        """
-        return "OneShotPostprocessor"
-
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
@@ -182,9 +171,4 @@ class OneShotPostprocessor(BaseNodePostprocessor):
                 out.append(NodeWithScore(node=node, score=score))
             event.on_end(payload={EventPayload.NODES: out})
         self.last_result = result
-        self.last_trace = trace
-        trace.query = query
-        publish(trace)
-        dispatcher.event(RetrieveKitTraceEvent(query=query, trace=trace.to_dict()))
-        dispatcher.event(ReRankEndEvent(nodes=out))
-        return out
+        return self._finish(trace, query, out)

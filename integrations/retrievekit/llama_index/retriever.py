@@ -20,7 +20,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, QueryType, TextNode
 
 from retrievekit.core.checks import check_k
-from retrievekit.core.edge import build_for_edge, caller_passage, close_core, hit_metadata, traced_search
+from retrievekit.core.edge import build_for_edge, caller_passage, close_core, core_argument, hit_metadata, traced_search
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
@@ -98,8 +98,9 @@ class RetrieveKitRetriever(BaseRetriever):
     given as a core object) are new ``TextNode`` s (:func:`object_to_node`).
 
     Args:
-        retriever: a core retriever (``BM25Index``, ``DenseIndex``, ``HybridRetriever``, ...).
-        similarity_top_k: how many nodes to return.
+        retriever: a core retriever (``BM25Index``, ``DenseIndex``, ``HybridRetriever``, ...); a method's edge
+            class names it too (``ArmRetriever(...).arm``, a :class:`~retrievekit.core.edge.CoreAlias`).
+        similarity_top_k: how many nodes to return (default: the class's ``similarity_top_k``, 10).
         nodes: the LlamaIndex nodes/documents the core corpus was made from (:func:`nodes_to_objects`).
 
     Examples:
@@ -110,18 +111,22 @@ class RetrieveKitRetriever(BaseRetriever):
     """
 
     last_trace = last_trace_property()
+    similarity_top_k: int = 10  # the default; a method's edge class sets its own (MindRef: 2)
 
     def __init__(
         self,
-        retriever: Retriever,
+        retriever: Retriever | None = None,
         *,
-        similarity_top_k: int = 10,
+        similarity_top_k: int | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
         nodes: Sequence[BaseNode] | None = None,
+        **renamed: Any,
     ) -> None:
-        self._core = retriever
-        self.similarity_top_k = check_k(similarity_top_k)
+        self._core = core_argument(type(self), retriever, renamed)
+        if self._core is None:
+            raise TypeError(f"{type(self).__name__}() needs the core retriever it wraps")
+        self.similarity_top_k = check_k(type(self).similarity_top_k if similarity_top_k is None else similarity_top_k)
         caller = [n for n in nodes or () if isinstance(n, BaseNode)]
         self._sources: SourceMap[BaseNode] = SourceMap(zip(caller, nodes_to_objects(caller), strict=True))
         super().__init__(callback_manager=callback_manager, verbose=verbose)

@@ -8,10 +8,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.checks import check_corpus
+from retrievekit.core.edge import CoreAlias
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, create_self_retrieval
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
@@ -27,7 +27,7 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
     and ``score``. ``last_trace`` holds the query's trace.
 
     Args:
-        self_retrieval: a built :class:`~retrievekit.core.generative.self_retrieval.SelfRetrieval`.
+        retriever: a built :class:`~retrievekit.core.generative.self_retrieval.SelfRetrieval` (also ``.self_retrieval``).
         similarity_top_k: nodes to return.
 
     Examples:
@@ -42,23 +42,8 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         ``retrievekit train-self-retrieval`` trained on these documents.
     """
 
-    def __init__(
-        self,
-        self_retrieval: SelfRetrieval,
-        *,
-        similarity_top_k: int = 5,
-        callback_manager: CallbackManager | None = None,
-        verbose: bool = False,
-        nodes: Sequence[BaseNode] | None = None,
-    ) -> None:
-        self.self_retrieval = self_retrieval
-        super().__init__(
-            self_retrieval,
-            similarity_top_k=similarity_top_k,
-            callback_manager=callback_manager,
-            verbose=verbose,
-            nodes=nodes,
-        )
+    similarity_top_k: int = 5
+    self_retrieval = CoreAlias[SelfRetrieval]("_core")
 
     @classmethod
     def from_documents(  # type: ignore[override]

@@ -8,18 +8,7 @@ Examples:
     0
 """
 
-from retrievekit.outlines.processors import (
-    AllowedTokensLogitsProcessor,
-    SuffixArrayLogitsProcessor,
-    TrieLogitsProcessor,
-    allowed_mask,
-    prefix_allowed_tokens_fn,
-)
+from retrievekit.outlines import processors
+from retrievekit.outlines.processors import *  # noqa: F403 - the package's API is the processors module's
 
-__all__ = [
-    "AllowedTokensLogitsProcessor",
-    "SuffixArrayLogitsProcessor",
-    "TrieLogitsProcessor",
-    "allowed_mask",
-    "prefix_allowed_tokens_fn",
-]
+__all__ = list(processors.__all__)

@@ -23,10 +23,7 @@ bulky ``cell_links`` list is left out of the returned copy.
 
 Examples:
     >>> from retrievekit.core.types import Passage, Table
-    >>> class Ones:  # a stand-in embedder; the default is all-MiniLM-L6-v2
-    ...     name, dim = "ones", 2
-    ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
-    ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+    >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder; the default is all-MiniLM-L6-v2
     >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
     ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
     >>> arm = Arm(corpus, llm=None, config=ArmConfig(expand_ks=(1,)), embedder=Ones())
@@ -144,10 +141,7 @@ def create_arm(
     Examples:
         >>> from retrievekit.core.index.dense import DenseIndex
         >>> from retrievekit.core.types import Passage
-        >>> class Ones:  # a stand-in embedder; the default is all-MiniLM-L6-v2
-        ...     name, dim = "ones", 2
-        ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
-        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder; the default is all-MiniLM-L6-v2
         >>> corpus = [Passage(id="p", text="Prime Suspect is a drama.")]
         >>> create_arm(corpus, llm_name=None, dense=DenseIndex.build(corpus, embedder=Ones()), base_k=3).config.base_k
         3

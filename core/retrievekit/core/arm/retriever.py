@@ -74,10 +74,7 @@ class Arm:
 
     Examples:
         >>> from retrievekit.core.types import Passage, Table
-        >>> class Ones:  # a stand-in embedder; the default is all-MiniLM-L6-v2
-        ...     name, dim = "ones", 2
-        ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
-        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder; the default is all-MiniLM-L6-v2
         >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
         ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
         >>> arm = Arm(corpus, None, embedder=Ones())  # None: no LLM stages; LocalLM.load("smollm2") adds them

@@ -6,6 +6,7 @@ Examples:
     1.0
 """
 
+from retrievekit.core.eval import metrics
 from retrievekit.core.eval.datasets import (
     DATASETS,
     LAYOUTS,
@@ -19,29 +20,13 @@ from retrievekit.core.eval.datasets import (
     stable_id,
     supported_splits,
 )
-from retrievekit.core.eval.metrics import (
-    DEFAULT_KS,
-    evaluate,
-    evaluate_sets,
-    evaluate_table_recall,
-    hit_at_k,
-    mrr_at_k,
-    ndcg_at_k,
-    perfect_recall_at_k,
-    precision_at_k,
-    recall_at_k,
-    set_f1,
-    set_precision,
-    set_precision_recall_f1,
-    set_recall,
-)
+from retrievekit.core.eval.metrics import *  # noqa: F403 - the metrics: metrics.__all__
 from retrievekit.core.eval.report import compare, load_results, plot
 from retrievekit.core.eval.runner import COST_KEYS, run_benchmark
 
 __all__ = [
     "COST_KEYS",
     "DATASETS",
-    "DEFAULT_KS",
     "LAYOUTS",
     "Dataset",
     "DatasetError",
@@ -49,24 +34,12 @@ __all__ = [
     "DatasetNotFoundError",
     "Query",
     "compare",
-    "evaluate",
-    "evaluate_sets",
-    "evaluate_table_recall",
-    "hit_at_k",
     "load_dataset",
     "load_results",
-    "mrr_at_k",
-    "ndcg_at_k",
-    "perfect_recall_at_k",
     "plot",
-    "precision_at_k",
     "rebuild_documents",
-    "recall_at_k",
     "run_benchmark",
-    "set_f1",
-    "set_precision",
-    "set_precision_recall_f1",
-    "set_recall",
     "stable_id",
     "supported_splits",
 ]
+__all__ += metrics.__all__

@@ -29,10 +29,7 @@ class Embedder(Protocol):
     """What the dense index needs from an embedding model.
 
     Examples:
-        >>> class Ones:
-        ...     name, dim = "ones", 2
-        ...     def embed_documents(self, texts): return np.ones((len(texts), 2), dtype=np.float32)
-        ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+        >>> from retrievekit.core.fakes import OnesEmbedder as Ones
         >>> isinstance(Ones(), Embedder)
         True
     """

@@ -18,6 +18,7 @@ Examples:
     (['a', 'b'], ['b'])
 """
 
+from retrievekit.core.iterative import state, steps
 from retrievekit.core.iterative.answers import answer_exact_match, answer_f1, answer_scores, normalize_answer
 from retrievekit.core.iterative.arguments import (
     TOOL_NAMES,
@@ -35,30 +36,8 @@ from retrievekit.core.iterative.prompts import (
     answer_messages,
     turn_instruction,
 )
-from retrievekit.core.iterative.state import (
-    Chunk,
-    DeleteResult,
-    MergeResult,
-    chunk_from_hit,
-    context_tokens,
-    delete_chunks,
-    jsonable,
-    make_chunk,
-    merge_chunks,
-    recursion_limit_for,
-    render_working_set,
-    trace_event,
-    trace_from_events,
-    turns_left,
-)
-from retrievekit.core.iterative.steps import (
-    SearchFunction,
-    SearchSettings,
-    StepResult,
-    delete_step,
-    rejected_step,
-    search_step,
-)
+from retrievekit.core.iterative.state import *  # noqa: F403 - the working set: state.__all__
+from retrievekit.core.iterative.steps import *  # noqa: F403 - one tool call each: steps.__all__
 
 __all__ = [
     "ACTION_KINDS",
@@ -66,35 +45,17 @@ __all__ = [
     "SYSTEM_PROMPT",
     "TOOL_DESCRIPTIONS",
     "TOOL_NAMES",
-    "Chunk",
     "ChunkDeleteArgs",
     "ChunkSearchArgs",
-    "DeleteResult",
-    "MergeResult",
-    "SearchFunction",
-    "SearchSettings",
-    "StepResult",
     "agent_instruction",
     "answer_exact_match",
     "answer_f1",
     "answer_messages",
     "answer_scores",
-    "chunk_from_hit",
-    "context_tokens",
-    "delete_chunks",
-    "delete_step",
-    "jsonable",
-    "make_chunk",
-    "merge_chunks",
     "normalize_answer",
     "parse_tool_call",
-    "recursion_limit_for",
-    "rejected_step",
-    "render_working_set",
-    "search_step",
-    "trace_event",
-    "trace_from_events",
     "turn_instruction",
-    "turns_left",
     "unparsable_call",
 ]
+__all__ += state.__all__
+__all__ += steps.__all__

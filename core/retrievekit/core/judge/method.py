@@ -110,11 +110,9 @@ class JudgeRerankRetriever:
     Examples:
         >>> from retrievekit.core.index.bm25 import BM25Index
         >>> from retrievekit.core.types import Passage
-        >>> class Aspirin:  # a stand-in judge; a real one is Judge.zero_shot("smollm2") or load_judge(folder)
-        ...     def score_relevance(self, query, candidates, *, trace=None):
-        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        >>> from retrievekit.core.fakes import WordJudge  # a stand-in judge; a real one is Judge.zero_shot("smollm2") or load_judge(folder)
         >>> docs = [Passage(id="a", text="pain and more pain"), Passage(id="b", text="Aspirin eases pain.")]
-        >>> r = JudgeRerankRetriever(BM25Index.build(docs), Aspirin())
+        >>> r = JudgeRerankRetriever(BM25Index.build(docs), WordJudge("aspirin"))
         >>> hit = r.search("pain", k=2)[0]
         >>> hit.id, r.last_details[hit.id]["judge_p"], r.last_details[hit.id]["first_stage_rank"]
         ('b', 0.9, 1)
@@ -224,11 +222,9 @@ def create_judge_rerank(
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> class Aspirin:  # a stand-in judge
-        ...     def score_relevance(self, query, candidates, *, trace=None):
-        ...         return [0.9 if "aspirin" in c.lower() else 0.2 for c in candidates]
+        >>> from retrievekit.core.fakes import WordJudge  # a stand-in judge
         >>> docs = [Passage(id="a", text="pain and more pain"), Passage(id="b", text="Aspirin eases pain.")]
-        >>> [h.id for h in create_judge_rerank(docs, judge=Aspirin(), rerank_k=50).search("pain", k=2)]
+        >>> [h.id for h in create_judge_rerank(docs, judge=WordJudge("aspirin"), rerank_k=50).search("pain", k=2)]
         ['b', 'a']
     """
     from retrievekit.core.registry import build_method

@@ -67,11 +67,7 @@ def truncate_tokens(text: str, tokenizer: Any, max_tokens: int) -> str:
     """``text`` cut to its first ``max_tokens`` tokens (unchanged when shorter).
 
     Examples:
-        >>> class Chars:  # a toy tokenizer: one token per character
-        ...     def __call__(self, text, add_special_tokens=False):
-        ...         return {"input_ids": [ord(c) for c in text]}
-        ...     def decode(self, ids, skip_special_tokens=True):
-        ...         return "".join(chr(i) for i in ids)
+        >>> from retrievekit.core.fakes import CharTokenizer as Chars  # a toy tokenizer: one token per character
         >>> truncate_tokens("abcdef", Chars(), 3), truncate_tokens("ab", Chars(), 3)
         ('abc', 'ab')
     """
@@ -89,9 +85,7 @@ def answer_token_ids(tokenizer: Any, yes: str = ANSWER_YES, no: str = ANSWER_NO)
     Raises ``InvalidInputError`` when one answer's tokens are a prefix of the other's.
 
     Examples:
-        >>> class Chars:
-        ...     def __call__(self, text, add_special_tokens=False):
-        ...         return {"input_ids": [ord(c) for c in text]}
+        >>> from retrievekit.core.fakes import CharTokenizer as Chars
         >>> answer_token_ids(Chars(), " yes", " no")
         ([32], 121, 110)
     """
@@ -155,11 +149,7 @@ class JudgePrompt:
         """The prompt text for one pair (before answer tokens), with query and passage truncated.
 
         Examples:
-            >>> class Chars:
-            ...     def __call__(self, text, add_special_tokens=False):
-            ...         return {"input_ids": [ord(c) for c in text]}
-            ...     def decode(self, ids, skip_special_tokens=True):
-            ...         return "".join(chr(i) for i in ids)
+            >>> from retrievekit.core.fakes import CharTokenizer as Chars
             >>> JudgePrompt(max_passage_tokens=4).render("q", "abcdefgh", Chars())
             'Query: q\\nDocument: abcd\\nRelevant:'
         """
@@ -184,12 +174,7 @@ class JudgePrompt:
         template carries its own special tokens), like ``LocalLM.complete``.
 
         Examples:
-            >>> class Chars:
-            ...     bos_token_id = None
-            ...     def __call__(self, text, add_special_tokens=False):
-            ...         return {"input_ids": [ord(c) for c in text]}
-            ...     def decode(self, ids, skip_special_tokens=True):
-            ...         return "".join(chr(i) for i in ids)
+            >>> from retrievekit.core.fakes import CharTokenizer as Chars
             >>> ids = JudgePrompt().encode("q", "p", Chars())
             >>> "".join(chr(i) for i in ids)
             'Query: q\\nDocument: p\\nRelevant: '
@@ -205,9 +190,7 @@ class JudgePrompt:
         """``(yes_ids, no_ids)``: next-token ids whose logits are pooled (logsumexp) into the yes/no margin.
 
         Examples:
-            >>> class Chars:
-            ...     def __call__(self, text, add_special_tokens=False):
-            ...         return {"input_ids": [ord(c) for c in text]}
+            >>> from retrievekit.core.fakes import CharTokenizer as Chars
             >>> JudgePrompt().readout_ids(Chars())
             ([121], [110])
         """

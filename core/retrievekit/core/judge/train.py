@@ -80,12 +80,7 @@ def build_examples(
     ``balance`` and the classes differ by more than 1.5x (``round(majority / minority)`` copies in all).
 
     Examples:
-        >>> class Chars:
-        ...     bos_token_id = None
-        ...     def __call__(self, text, add_special_tokens=False):
-        ...         return {"input_ids": [ord(c) for c in text]}
-        ...     def decode(self, ids, skip_special_tokens=True):
-        ...         return "".join(chr(i) for i in ids)
+        >>> from retrievekit.core.fakes import CharTokenizer as Chars
         >>> pairs = [JudgePair("q", "p", 1, "q", "a")] + [JudgePair("q", "p", 0, "q", str(i)) for i in range(3)]
         >>> ex, stats = build_examples(pairs, Chars(), JudgePrompt())
         >>> stats["examples"], stats["repeat_positive"], ex[0].segments[1].text

@@ -9,17 +9,13 @@ LLM calls run on a bounded thread pool with a progress bar; every finished summa
 
 Examples:
     >>> from retrievekit.core.types import Passage
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
-    >>> from retrievekit.core.llm.protocol import Completion
     >>> import numpy as np
-    >>> class Label(ChatLLMBase):
-    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         return Completion("A topic")
+    >>> from retrievekit.core.fakes import FixedReplyLLM
     >>> class Emb:
     ...     def embed_documents(self, texts): return np.array([[float(len(t)), 1.0] for t in texts])
     ...     def embed_query(self, text): return np.array([float(len(text)), 1.0])
     >>> docs = [Passage(id=f"d{i}", text="x" * (i % 3 + 1)) for i in range(7)]
-    >>> tree = build_bottom_up(docs, Label(), Emb(), TreeBuildConfig(max_children=3))
+    >>> tree = build_bottom_up(docs, FixedReplyLLM("A topic"), Emb(), TreeBuildConfig(max_children=3))
     >>> tree.max_branching <= 3, tree.num_leaves
     (True, 7)
 """

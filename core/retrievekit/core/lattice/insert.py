@@ -10,16 +10,11 @@ change; new internal nodes get ids from their level and leaves.
 Examples:
     >>> from retrievekit.core.lattice.tree import SemanticTree
     >>> from retrievekit.core.types import Passage
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
-    >>> from retrievekit.core.llm.protocol import Completion
     >>> import numpy as np
-    >>> class Label(ChatLLMBase):
-    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         return Completion("A topic")
-    >>> class Emb:
-    ...     def embed_documents(self, texts): return np.array([[float(len(t)), 1.0] for t in texts])
+    >>> from retrievekit.core.fakes import FixedReplyLLM
+    >>> from retrievekit.core.fakes import LengthEmbedder as Emb
     >>> tree = SemanticTree.flat([Passage(id="a", text="x")])
-    >>> report = insert_documents(tree, [Passage(id="b", text="yy")], Label(), Emb(), TreeBuildConfig(max_children=2))
+    >>> report = insert_documents(tree, [Passage(id="b", text="yy")], FixedReplyLLM("A topic"), Emb(), TreeBuildConfig(max_children=2))
     >>> sorted(tree.leaf_ids()), report["inserted"]
     (['a', 'b'], 1)
 """

@@ -11,18 +11,10 @@
 Examples:
     >>> import numpy as np
     >>> from retrievekit.core.types import Passage
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
-    >>> from retrievekit.core.llm.protocol import Completion
-    >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: LocalLM.load(llm_name)); "sun" scores 90
-    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
-    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
-    >>> class Ones:  # a stand-in embedder (default: all-MiniLM-L6-v2)
-    ...     name, dim = "ones", 2
-    ...     def embed_documents(self, texts, **kw): return np.ones((len(texts), 2), dtype=np.float32)
-    ...     def embed_query(self, text): return np.ones(2, dtype=np.float32)
+    >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in chat LLM (default: LocalLM.load(llm_name)); "sun" scores 90
+    >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)
     >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
-    >>> lat = create_lattice(docs, llm=Like(), embedder=Ones(), beam_size=1)  # a tree of 2 leaves, searched
+    >>> lat = create_lattice(docs, llm=WordScoreLLM("sun"), embedder=Ones(), beam_size=1)  # a tree of 2 leaves, searched
     >>> lat.tree.num_leaves, lat.config.beam_size, [h.id for h in lat.search("solar", k=2)]
     (2, 1, ['a', 'b'])
 """
@@ -403,14 +395,9 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
-        >>> from retrievekit.core.llm.protocol import Completion
-        >>> class Like(ChatLLMBase):  # a stand-in chat LLM (default: --llm smollm2); "sun" scores 90
-        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
-        ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+        >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in chat LLM (default: --llm smollm2); "sun" scores 90
         >>> docs = [Passage(id="a", text="sun or rain"), Passage(id="b", text="rain, rain")]
-        >>> r = build_llm_rerank(MethodContext(corpus=docs, llm=Like(), options={"calls": "1", "first_stage": "bm25"}))
+        >>> r = build_llm_rerank(MethodContext(corpus=docs, llm=WordScoreLLM("sun"), options={"calls": "1", "first_stage": "bm25"}))
         >>> r.calls, r.candidates, [h.id for h in r.search("rain", k=2)]
         (1, 100, ['a', 'b'])
     """

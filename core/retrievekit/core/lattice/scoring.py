@@ -28,13 +28,8 @@ as many slates as the prompt path, so call budgets stay comparable; candidates a
 ``judge.calls``). A judge failure (wrong number of scores, NaN) falls back like a bad JSON reply.
 
 Examples:
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
-    >>> from retrievekit.core.llm.protocol import Completion
-    >>> class ByWord(ChatLLMBase):  # scores each block it is shown, in the order shown
-    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         blocks = [b for b in prompt[-1].content.splitlines() if b.startswith("<data")]
-    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "good" in b else "10" for b in blocks))
-    >>> SlateScorer(ByWord()).score("q", ["good", "bad"]).scores
+    >>> from retrievekit.core.fakes import WordScoreLLM  # scores each block it is shown, in the order shown
+    >>> SlateScorer(WordScoreLLM("good")).score("q", ["good", "bad"]).scores
     [0.9, 0.1]
 """
 

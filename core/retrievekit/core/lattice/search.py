@@ -19,14 +19,9 @@ Per query (the reference code's behaviour, ``nilesh2797/llm-guided-retrieval`` `
 Examples:
     >>> from retrievekit.core.lattice.tree import SemanticTree
     >>> from retrievekit.core.types import Passage
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
-    >>> from retrievekit.core.llm.protocol import Completion
-    >>> class Like(ChatLLMBase):  # scores 90 for items mentioning "sun", else 10
-    ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-    ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
-    ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+    >>> from retrievekit.core.fakes import WordScoreLLM  # scores 90 for items mentioning "sun", else 10
     >>> tree = SemanticTree.flat([Passage(id="a", text="sun power"), Passage(id="b", text="wind")])
-    >>> [h.id for h in LatticeSearcher(tree, Like()).search("solar", k=2)]
+    >>> [h.id for h in LatticeSearcher(tree, WordScoreLLM("sun")).search("solar", k=2)]
     ['a', 'b']
 """
 
@@ -259,14 +254,9 @@ class LatticeSearcher:
 
         Examples:
             >>> from retrievekit.core.types import Passage
-            >>> from retrievekit.core.llm.json_output import ChatLLMBase
-            >>> from retrievekit.core.llm.protocol import Completion
-            >>> class Like(ChatLLMBase):  # scores 90 for items mentioning "sun", else 10
-            ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-            ...         items = [l for l in prompt[-1].content.splitlines() if l.startswith("<data")]
-            ...         return Completion('{"scores": [%s]}' % ", ".join("90" if "sun" in l else "10" for l in items))
+            >>> from retrievekit.core.fakes import WordScoreLLM  # scores 90 for items mentioning "sun", else 10
             >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="sunny"), Passage(id="c", text="rain")]
-            >>> [h.id for h in LatticeSearcher(SemanticTree.flat(docs), Like()).search("solar", k=5, excluded_ids={"a"})]
+            >>> [h.id for h in LatticeSearcher(SemanticTree.flat(docs), WordScoreLLM("sun")).search("solar", k=5, excluded_ids={"a"})]
             ['b', 'c']
         """
         query = check_query(query)

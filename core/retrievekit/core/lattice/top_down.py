@@ -27,8 +27,7 @@ Examples:
     ...             return Completion(json.dumps({"topics": [{"title": "odd", "items": list(range(1, n + 1, 2))},
     ...                                                    {"title": "even", "items": list(range(2, n + 1, 2))}]}))
     ...         return Completion('{"summaries": ["a b", "a b c d", "a b c d e"]}')
-    >>> class Emb:
-    ...     def embed_documents(self, texts): return np.array([[float(len(t)), 1.0] for t in texts])
+    >>> from retrievekit.core.fakes import LengthEmbedder as Emb
     >>> docs = [Passage(id=f"d{i}", text=f"doc {i}") for i in range(5)]
     >>> tree = build_top_down(docs, Fake(), Emb(), TreeBuildConfig(max_children=2, summary_levels=(2,)))
     >>> tree.num_leaves, tree.max_branching <= 2

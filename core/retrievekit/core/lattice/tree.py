@@ -396,8 +396,12 @@ class SemanticTree:
         """Read a tree folder; raise :class:`IndexFormatError` for a missing, foreign, corrupt or newer one.
 
         Examples:
-            >>> import tempfile
-            >>> SemanticTree.load(tempfile.mkdtemp())
+            >>> import pathlib, tempfile
+            >>> from retrievekit.core.types import Passage
+            >>> folder = SemanticTree.flat([Passage(id="a", text="sun")]).save(pathlib.Path(tempfile.mkdtemp()) / "t")
+            >>> SemanticTree.load(folder).num_leaves
+            1
+            >>> SemanticTree.load(folder.parent).__class__  # not a tree folder
             Traceback (most recent call last):
             ...
             retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)

@@ -161,14 +161,13 @@ def _part_paths(spec: ModelSpec) -> list[Path]:
 
 
 def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 22) -> str:
-    """Hex sha256 of a file, read in chunks.
+    """Hex sha256 of a file, read in chunks (how a packaged model file is checked against its manifest).
 
     Examples:
-        >>> import tempfile
-        >>> with tempfile.NamedTemporaryFile(delete=False) as f:
-        ...     _ = f.write(b"abc")
-        >>> sha256_file(f.name)[:12]
-        'ba7816bf8f01'
+        >>> import pathlib, tempfile
+        >>> weights = pathlib.Path(tempfile.mkdtemp()) / "model.gguf"
+        >>> sha256_file(weights) if weights.write_bytes(b"abc") else None
+        'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
     """
     from retrievekit.core.index.checksums import file_sha256
 

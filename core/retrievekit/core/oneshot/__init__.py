@@ -11,26 +11,10 @@ Examples:
     ['a']
 """
 
+from retrievekit.core.oneshot import filters
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.cropping import CropResult, SentenceCropper, split_sentences
-from retrievekit.core.oneshot.filters import (
-    AddAdjacent,
-    AddRule,
-    AddSameDocument,
-    AddSameEntities,
-    DocumentCatalog,
-    DocumentInfo,
-    DropMismatchedEntities,
-    DropOtherDates,
-    DropOtherDocuments,
-    DropRule,
-    FilterContext,
-    MetadataKeys,
-    Proposal,
-    QueryInfo,
-    analyze_query,
-    default_rules,
-)
+from retrievekit.core.oneshot.filters import *  # noqa: F403 - the rules and their context: filters.__all__
 from retrievekit.core.oneshot.knapsack import (
     KnapsackItem,
     KnapsackResult,
@@ -48,38 +32,23 @@ from retrievekit.core.oneshot.tokens import (
 )
 
 __all__ = [
-    "AddAdjacent",
-    "AddRule",
-    "AddSameDocument",
-    "AddSameEntities",
     "Candidate",
     "CropResult",
-    "DocumentCatalog",
-    "DocumentInfo",
-    "DropMismatchedEntities",
-    "DropOtherDates",
-    "DropOtherDocuments",
-    "DropRule",
-    "FilterContext",
     "HFTokenCounter",
     "KnapsackItem",
     "KnapsackResult",
-    "MetadataKeys",
     "OneShotConfig",
     "OneShotResult",
     "OneShotSelector",
-    "Proposal",
-    "QueryInfo",
     "RegexTokenCounter",
     "SelectedChunk",
     "SentenceCropper",
     "TiktokenCounter",
     "TokenCounter",
-    "analyze_query",
-    "default_rules",
     "knapsack_dp",
     "knapsack_greedy",
     "make_token_counter",
     "solve_knapsack",
     "split_sentences",
 ]
+__all__ += filters.__all__

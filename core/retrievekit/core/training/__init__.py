@@ -10,6 +10,7 @@ Examples:
     (3.0, 'aspirin')
 """
 
+from retrievekit.core.training import manifest
 from retrievekit.core.training.config import TrainConfig
 from retrievekit.core.training.examples import (
     IGNORE_INDEX,
@@ -21,18 +22,7 @@ from retrievekit.core.training.examples import (
     encode_examples,
     examples_fingerprint,
 )
-from retrievekit.core.training.manifest import (
-    FORMAT,
-    MANIFEST_NAME,
-    VERSION,
-    ModelManifest,
-    load_trained_model,
-    read_model_manifest,
-    resolve_model_dir,
-    save_trained_adapter,
-    save_trained_model,
-    write_model_manifest,
-)
+from retrievekit.core.training.manifest import *  # noqa: F403 - saving and loading a trained model: manifest.__all__
 from retrievekit.core.training.trainer import (
     TrainResult,
     autocast_dtype,
@@ -43,12 +33,8 @@ from retrievekit.core.training.trainer import (
 )
 
 __all__ = [
-    "FORMAT",
     "IGNORE_INDEX",
-    "MANIFEST_NAME",
-    "VERSION",
     "EncodedExample",
-    "ModelManifest",
     "Segment",
     "TrainConfig",
     "TrainResult",
@@ -59,13 +45,8 @@ __all__ = [
     "encode_examples",
     "examples_fingerprint",
     "learning_rate_factor",
-    "load_trained_model",
     "plan_steps",
-    "read_model_manifest",
     "resolve_device",
-    "resolve_model_dir",
-    "save_trained_adapter",
-    "save_trained_model",
-    "write_model_manifest",
     "train_causal_lm",
 ]
+__all__ += manifest.__all__

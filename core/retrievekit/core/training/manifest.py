@@ -40,6 +40,7 @@ __all__ = [
     "resolve_model_dir",
     "save_trained_adapter",
     "save_trained_model",
+    "write_model_manifest",
 ]
 
 MANIFEST_NAME = "retrievekit_model.json"

@@ -1,0 +1,52 @@
+"""LlamaIndex edge: what retrievekit's node postprocessors share -- a trace per call, kept as ``last_trace`` and
+published with the reranking's end, written once.
+
+Examples:
+    >>> from llama_index.core.schema import NodeWithScore, TextNode
+    >>> from retrievekit.core.trace import Trace
+    >>> class Keep(TracedPostprocessor):  # keeps every node, and traces the call
+    ...     def _postprocess_nodes(self, nodes, query_bundle=None):
+    ...         return self._finish(Trace(), "tea", list(nodes))
+    >>> keep = Keep()
+    >>> len(keep.postprocess_nodes([NodeWithScore(node=TextNode(text="tea"))])), keep.last_trace.query
+    (1, 'tea')
+"""
+
+from __future__ import annotations
+
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events.rerank import ReRankEndEvent
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore
+
+from retrievekit.core.trace import Trace, last_trace_property, publish
+from retrievekit.llama_index.named import NamedByClass
+from retrievekit.llama_index.retriever import RetrieveKitTraceEvent
+
+__all__ = ["TracedPostprocessor"]
+
+dispatcher = get_dispatcher(__name__)
+
+
+class TracedPostprocessor(NamedByClass, BaseNodePostprocessor):
+    """Base of :class:`~retrievekit.llama_index.postprocessor.OneShotPostprocessor` and
+    :class:`~retrievekit.llama_index.judge.JudgeReranker`: ``last_trace`` holds the trace of the last call made from
+    the current thread or asyncio task (concurrent callers each read their own); :meth:`_finish` ends a call.
+
+    Examples:
+        >>> from retrievekit.llama_index import JudgeReranker, OneShotPostprocessor
+        >>> issubclass(JudgeReranker, TracedPostprocessor), issubclass(OneShotPostprocessor, TracedPostprocessor)
+        (True, True)
+    """
+
+    last_trace = last_trace_property()
+
+    def _finish(self, trace: Trace, query: str, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
+        """Keep ``trace`` (for ``query``) as ``last_trace``, publish it, dispatch it as a
+        :class:`~retrievekit.llama_index.retriever.RetrieveKitTraceEvent` and a ``ReRankEndEvent``; return ``nodes``."""
+        self.last_trace = trace
+        trace.query = query
+        publish(trace)
+        dispatcher.event(RetrieveKitTraceEvent(query=query, trace=trace.to_dict()))
+        dispatcher.event(ReRankEndEvent(nodes=nodes))
+        return nodes
