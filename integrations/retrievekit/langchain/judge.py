@@ -57,7 +57,7 @@ class JudgeCompressor(TracedCompressor):
         >>> from langchain_core.documents import Document
         >>> from langchain_core.runnables import RunnableLambda
         >>> from retrievekit.langchain.retriever import RetrieveKitRetriever
-        >>> from retrievekit.core.fakes import WordJudge  # a stand-in judge; JudgeCompressor(judge_dir="runs/judge") loads a trained one
+        >>> from retrievekit.core.fakes import WordJudge
         >>> docs = [Document(page_content="Pain, pain and more pain."), Document(page_content="Aspirin eases pain.")]
         >>> retriever = RetrieveKitRetriever.from_documents(docs, method="bm25", k=2)
         >>> comp = JudgeCompressor(judge=WordJudge("aspirin"), top_n=1)

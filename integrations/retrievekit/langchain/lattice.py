@@ -1,7 +1,6 @@
 """LangChain edge of LATTICE: a ``BaseRetriever`` that searches a semantic tree with an LLM.
 
 Examples:
-    >>> import numpy as np
     >>> from langchain_core.documents import Document
     >>> from langchain_core.language_models import BaseChatModel
     >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)

@@ -36,9 +36,8 @@ class ArmRetriever(RetrieveKitRetriever):
         similarity_top_k: at most this many nodes.
 
     Examples:
-        >>> import numpy as np
         >>> from retrievekit.core.types import Passage, Table
-        >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (Arm's default: all-MiniLM-L6-v2)
+        >>> from retrievekit.core.fakes import OnesEmbedder as Ones
         >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
         ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
         >>> r = ArmRetriever(Arm(corpus, None, embedder=Ones()), similarity_top_k=5)  # None: no LLM stages

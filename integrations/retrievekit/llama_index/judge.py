@@ -64,7 +64,7 @@ class JudgeReranker(TracedPostprocessor):
         >>> from llama_index.core.llms import MockLLM
         >>> from llama_index.core.query_engine import RetrieverQueryEngine
         >>> from retrievekit.llama_index.retriever import RetrieveKitRetriever
-        >>> from retrievekit.core.fakes import WordJudge  # a stand-in judge; JudgeReranker(judge_dir="runs/judge") loads a trained one
+        >>> from retrievekit.core.fakes import WordJudge
         >>> docs = [Document(text="Pain, pain and more pain."), Document(text="Aspirin eases pain.")]
         >>> retriever = RetrieveKitRetriever.from_documents(docs, method="bm25", similarity_top_k=2)
         >>> engine = RetrieverQueryEngine.from_args(

@@ -1,9 +1,8 @@
 """LlamaIndex edge of LATTICE: a ``BaseRetriever`` that searches a semantic tree with an LLM.
 
 Examples:
-    >>> import numpy as np
     >>> from llama_index.core import Document
-    >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in chat LLM (default: LocalLM.load("smollm2")); "blood" scores 90
+    >>> from retrievekit.core.fakes import WordScoreLLM  # stand-in (default: LocalLM.load("smollm2")
     >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)
     >>> docs = [Document(text="Aspirin thins the blood.", id_="a"), Document(text="Wind farms.", id_="b")]
     >>> r = LatticeRetriever.from_documents(docs, llm=WordScoreLLM("blood"), embedder=Ones(), similarity_top_k=1)

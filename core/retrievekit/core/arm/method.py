@@ -141,7 +141,7 @@ def create_arm(
     Examples:
         >>> from retrievekit.core.index.dense import DenseIndex
         >>> from retrievekit.core.types import Passage
-        >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder; the default is all-MiniLM-L6-v2
+        >>> from retrievekit.core.fakes import OnesEmbedder as Ones
         >>> corpus = [Passage(id="p", text="Prime Suspect is a drama.")]
         >>> create_arm(corpus, llm_name=None, dense=DenseIndex.build(corpus, embedder=Ones()), base_k=3).config.base_k
         3

@@ -74,7 +74,7 @@ class Arm:
 
     Examples:
         >>> from retrievekit.core.types import Passage, Table
-        >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder; the default is all-MiniLM-L6-v2
+        >>> from retrievekit.core.fakes import OnesEmbedder as Ones
         >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
         ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
         >>> arm = Arm(corpus, None, embedder=Ones())  # None: no LLM stages; LocalLM.load("smollm2") adds them

@@ -110,7 +110,7 @@ class JudgeRerankRetriever:
     Examples:
         >>> from retrievekit.core.index.bm25 import BM25Index
         >>> from retrievekit.core.types import Passage
-        >>> from retrievekit.core.fakes import WordJudge  # a stand-in judge; a real one is Judge.zero_shot("smollm2") or load_judge(folder)
+        >>> from retrievekit.core.fakes import WordJudge
         >>> docs = [Passage(id="a", text="pain and more pain"), Passage(id="b", text="Aspirin eases pain.")]
         >>> r = JudgeRerankRetriever(BM25Index.build(docs), WordJudge("aspirin"))
         >>> hit = r.search("pain", k=2)[0]

@@ -10,7 +10,6 @@ change; new internal nodes get ids from their level and leaves.
 Examples:
     >>> from retrievekit.core.lattice.tree import SemanticTree
     >>> from retrievekit.core.types import Passage
-    >>> import numpy as np
     >>> from retrievekit.core.fakes import FixedReplyLLM
     >>> from retrievekit.core.fakes import LengthEmbedder as Emb
     >>> tree = SemanticTree.flat([Passage(id="a", text="x")])

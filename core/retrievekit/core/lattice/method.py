@@ -9,12 +9,11 @@
   by the same LLM and the same slate scorer in ``calls`` slates, for budget-matched comparisons.
 
 Examples:
-    >>> import numpy as np
     >>> from retrievekit.core.types import Passage
-    >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in chat LLM (default: LocalLM.load(llm_name)); "sun" scores 90
+    >>> from retrievekit.core.fakes import WordScoreLLM  # stand-in (default: LocalLM.load(llm_name)
     >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)
     >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
-    >>> lat = create_lattice(docs, llm=WordScoreLLM("sun"), embedder=Ones(), beam_size=1)  # a tree of 2 leaves, searched
+    >>> lat = create_lattice(docs, llm=WordScoreLLM("sun"), embedder=Ones(), beam_size=1)  # 2 leaves, searched
     >>> lat.tree.num_leaves, lat.config.beam_size, [h.id for h in lat.search("solar", k=2)]
     (2, 1, ['a', 'b'])
 """
@@ -395,9 +394,10 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in chat LLM (default: --llm smollm2); "sun" scores 90
+        >>> from retrievekit.core.fakes import WordScoreLLM  # stand-in (default: --llm smollm2)
         >>> docs = [Passage(id="a", text="sun or rain"), Passage(id="b", text="rain, rain")]
-        >>> r = build_llm_rerank(MethodContext(corpus=docs, llm=WordScoreLLM("sun"), options={"calls": "1", "first_stage": "bm25"}))
+        >>> options = {"calls": "1", "first_stage": "bm25"}
+        >>> r = build_llm_rerank(MethodContext(corpus=docs, llm=WordScoreLLM("sun"), options=options))
         >>> r.calls, r.candidates, [h.id for h in r.search("rain", k=2)]
         (1, 100, ['a', 'b'])
     """

@@ -256,7 +256,8 @@ class LatticeSearcher:
             >>> from retrievekit.core.types import Passage
             >>> from retrievekit.core.fakes import WordScoreLLM  # scores 90 for items mentioning "sun", else 10
             >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="sunny"), Passage(id="c", text="rain")]
-            >>> [h.id for h in LatticeSearcher(SemanticTree.flat(docs), WordScoreLLM("sun")).search("solar", k=5, excluded_ids={"a"})]
+            >>> searcher = LatticeSearcher(SemanticTree.flat(docs), WordScoreLLM("sun"))
+            >>> [h.id for h in searcher.search("solar", k=5, excluded_ids={"a"})]
             ['b', 'c']
         """
         query = check_query(query)
