@@ -222,9 +222,10 @@ def core_argument(owner: type, core: Any, renamed: Mapping[str, Any]) -> Any:
         ('core', 'DeprecationWarning')
     """
     aliases = {n for n in dir(owner) if isinstance(getattr(owner, n, None), CoreAlias)}
-    unknown = sorted(set(renamed) - aliases)
-    if unknown or (renamed and core is not None) or len(renamed) > 1:
-        raise TypeError(f"{owner.__name__}() got unexpected keyword arguments {sorted(renamed)}")
+    if set(renamed) - aliases:
+        raise TypeError(f"{owner.__name__}() got unexpected keyword arguments {sorted(set(renamed) - aliases)}")
+    if len(renamed) + (core is not None) > 1:
+        raise TypeError(f"{owner.__name__}() got the core retriever more than once ({sorted(renamed)})")
     for name, value in renamed.items():
         warnings.warn(
             f"{owner.__name__}({name}=...) is deprecated; pass the core object first (or as retriever=)",
