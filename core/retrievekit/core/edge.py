@@ -183,16 +183,12 @@ class CoreAlias(Generic[R]):
         >>> class Edge:
         ...     arm = CoreAlias["list[int]"]("_core")
         ...     def __init__(self, core): self._core = core
-        >>> Edge([1, 2]).arm, Edge.arm.name
-        ([1, 2], 'arm')
+        >>> Edge([1, 2]).arm
+        [1, 2]
     """
 
     def __init__(self, attr: str) -> None:
         self.attr = attr
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
 
     @overload
     def __get__(self, obj: None, owner: type | None = None) -> CoreAlias[R]: ...
@@ -226,14 +222,15 @@ def core_argument(owner: type, core: Any, renamed: Mapping[str, Any]) -> Any:
         raise TypeError(f"{owner.__name__}() got unexpected keyword arguments {sorted(set(renamed) - aliases)}")
     if len(renamed) + (core is not None) > 1:
         raise TypeError(f"{owner.__name__}() got the core retriever more than once ({sorted(renamed)})")
-    for name, value in renamed.items():
-        warnings.warn(
-            f"{owner.__name__}({name}=...) is deprecated; pass the core object first (or as retriever=)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return value
-    return core
+    if not renamed:
+        return core
+    ((name, value),) = renamed.items()
+    warnings.warn(
+        f"{owner.__name__}({name}=...) is deprecated; pass the core object first (or as retriever=)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return value
 
 
 def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
