@@ -40,7 +40,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.gpu`` import
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.gpu.parts import split_file, tar_folder
-from benchmarks.gpu.plan import PROFILES, plan_for
+from benchmarks.gpu.plan import PROFILES, check_returns, plan_for
 
 __all__ = [
     "IMAGE_PACKAGES",
@@ -278,6 +278,7 @@ def stage(args: argparse.Namespace) -> Path:
     for old in out.glob("load-*"):
         shutil.rmtree(old)
     plan = plan_for(args.profile)
+    check_returns(plan)  # parts that could not come back would be made for nothing
     items, extra = _stage_items(args, build, plan)
     entries = []
     for kind, path in items:

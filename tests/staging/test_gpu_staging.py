@@ -57,6 +57,18 @@ def test_split_and_join_check_every_part_and_the_whole(tmp_path: Path) -> None:
     assert not (tmp_path / "l.bin").exists()
 
 
+@pytest.mark.parametrize("profile", sorted(plan.PROFILES))
+def test_every_export_part_a_call_sends_can_come_back(profile: str) -> None:
+    # the third H200 run made 28 MiB parts, and the machine left them out (16 MiB a returned file)
+    exported = plan.plan_for(profile)["export"]
+    assert exported["part_mib"] <= plan.RETURN_LIMITS["file_mib"]
+    plan.check_returns(plan.plan_for(profile))
+    with pytest.raises(ValueError, match="16 MiB"):
+        plan.check_returns({"export": {**exported, "part_mib": 28}})
+    with pytest.raises(ValueError, match="8 files"):
+        plan.check_returns({"export": {**exported, "parts_per_call": 6}})
+
+
 def test_loads_never_exceed_the_cap_and_hold_every_part() -> None:
     entries = [{"parts": [{"file": f"f{i}", "size": s} for i, s in enumerate([50, 40, 30, 30, 20, 10, 5])]}]
     n = stage.build_loads(entries, load_bytes=60)
