@@ -309,15 +309,17 @@ def mindref(ctx: Context) -> dict[str, Any]:
 
 def throughput(ctx: Context) -> dict[str, Any]:
     """Constrained vs unconstrained beam search at each beam width of the plan (the base model)."""
-    from benchmarks.constrained_throughput import measure, variants
+    from benchmarks.constrained_throughput import lookup_cost, measure, variants
     from retrievekit.core.llm.local import LocalLM
 
     p, ds = ctx.plan["throughput"], _dev(ctx)
     model, tokenizer = ctx.base_model()
     lm = LocalLM(model, tokenizer, name=ctx.model_label)
     ids, kinds = variants(lm, list(ds.corpus), ds.queries[0].text)
-    rows = []
+    rows, lookups = [], {}
     for beams in p["beams"]:
         rows += measure(lm, ids, kinds, beams=int(beams), steps=int(p["steps"]), repeats=int(p["repeats"]))
+        lookups[str(beams)] = lookup_cost(lm, list(ds.corpus), beams=int(beams), steps=int(p["steps"]),
+                                          repeats=int(p["repeats"]))  # fmt: skip
         ctx.done_unit()
-    return {"device": str(lm.device), "rows": rows}
+    return {"device": str(lm.device), "rows": rows, "lookup_ms_per_step": lookups}

@@ -67,3 +67,19 @@ def test_random_walks_match_a_brute_force_reference() -> None:
         if p in seqs:
             expected.add(EOS)
         assert trie.allowed(list(p)) == sorted(expected)
+
+
+def test_lookups_that_grow_a_prefix_step_by_step_match_a_fresh_walk_and_follow_added_sequences() -> None:
+    # beam search asks for each prefix one token longer than the step before: those lookups start from the node
+    # remembered for the shorter prefix; the answers must be those of a trie that has never been asked anything
+    rng = random.Random(1)
+    seqs = [tuple(rng.randint(1, 5) for _ in range(rng.randint(1, 7))) for _ in range(150)]
+    trie = TokenTrie(seqs, eos_token_id=EOS)
+    beams = [list(rng.choice(seqs)) + [rng.randint(1, 5)] for _ in range(40)]  # some run past a stored sequence
+    for step in range(9):
+        for beam in beams:
+            prefix = beam[:step]
+            assert trie.allowed(prefix) == TokenTrie(seqs, eos_token_id=EOS).allowed(prefix), prefix
+    assert trie.allowed([9]) == [] and trie.allowed([9, 1]) == []  # off the trie stays off it
+    assert trie.add([9, 1])  # a rebuild forgets every remembered node
+    assert trie.allowed([9]) == [1] and trie.allowed([9, 1]) == [EOS]

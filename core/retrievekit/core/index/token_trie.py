@@ -8,8 +8,9 @@ allows the EOS token, which ends the hypothesis.
 The trie is stored as flat numpy arrays (CSR layout: per node a slice of sorted child tokens and child node ids,
 plus a "complete sequence ends here" flag), built in one pass over the sorted sequences. That keeps it at about
 17 bytes per node, so 10^5-10^6 titles fit in tens of megabytes, and each step of :meth:`allowed` is one
-``searchsorted`` per prefix token. :meth:`allowed_array` returns the allowed ids as an ``int64`` array, ready for a
-vectorised logits mask. Sequences added one by one with :meth:`add` after construction are merged by a rebuild on
+``searchsorted`` per prefix token; the trie remembers the node each asked prefix ends at (up to 8,192 prefixes),
+so a beam's prefix, one token longer at each step of a beam search, costs one ``searchsorted``.
+:meth:`allowed_array` returns the allowed ids as an ``int64`` array, ready for a vectorised logits mask. Sequences added one by one with :meth:`add` after construction are merged by a rebuild on
 the next query (batch construction is the fast path).
 
 Examples:
@@ -31,6 +32,11 @@ from retrievekit.core.errors import InvalidInputError
 __all__ = ["TokenTrie"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+
+#: How many looked-up prefixes a trie remembers (cleared when full; 50 beams over 16 steps ask for at most 800, and
+#: 8,192 short tuples of ids are a few MB).
+_NODE_CACHE = 1 << 13
+_UNSEEN = -1  # no node id is negative
 
 
 def _check(sequence: Sequence[int], eos_token_id: int | None) -> tuple[int, ...]:
@@ -72,6 +78,9 @@ class TokenTrie:
         self._child_node = np.zeros(0, dtype=np.int32)
         self._terminal = np.zeros(1, dtype=bool)
         self._size = 0
+        # the node each looked-up prefix ends at (None: not in the trie); a beam's prefix grows by one token a step,
+        # so its lookup walks one edge from the node of the step before instead of from the root
+        self._nodes: dict[tuple[int, ...], int | None] = {}
         if self._pending:
             self._rebuild()
 
@@ -79,6 +88,7 @@ class TokenTrie:
     def _rebuild(self) -> None:
         seqs = sorted(set(self._stored()) | self._pending)
         self._pending = set()
+        self._nodes = {}
         parents: list[int] = []
         tokens: list[int] = []
         terminal = [False]
@@ -161,11 +171,26 @@ class TokenTrie:
 
     # ------------------------------------------------------------------ queries
     def _find(self, prefix: Sequence[int], *, built_only: bool = False) -> int | None:
-        if not built_only:
-            self._ensure_built()
-        node = 0
+        if built_only:
+            return self._walk(0, prefix)
+        self._ensure_built()
+        key = tuple(int(t) for t in prefix)
+        node = self._nodes.get(key, _UNSEEN)  # .get, not `in` then [...]: another thread may clear the memory
+        if node != _UNSEEN:
+            return node
+        parent = self._nodes.get(key[:-1], _UNSEEN) if key else _UNSEEN
+        if parent == _UNSEEN:
+            node = self._walk(0, key)
+        else:
+            node = None if parent is None else self._walk(parent, key[-1:])
+        if len(self._nodes) >= _NODE_CACHE:
+            self._nodes.clear()
+        self._nodes[key] = node
+        return node
+
+    def _walk(self, node: int, tokens: Sequence[int]) -> int | None:
         start, toks = self._start, self._child_tok
-        for tok in prefix:
+        for tok in tokens:
             t = int(tok)
             lo, hi = int(start[node]), int(start[node + 1])
             if lo == hi or t < 0:
