@@ -6,11 +6,12 @@ of 128 (the reference ``sft.sh``: 16 per GPU on 8 GPUs; here 64 x 2 accumulated 
 puts the 60,964 instances of the whole SciFact corpus plus its train claims at about 1,430 optimizer steps). A
 session has 15 minutes of GPU time in all, so the ``full`` plan cuts that to 1.4 epochs (about 667 steps, 320 s at
 the first run's 0.48 s per step, so that the one call that also builds the data, about 160 s, stays under the
-machine's 600 s per call) under a 330-second cap (``TrainConfig.max_seconds``: the run ends, and saves, at the first step past it), at lr 1e-4: the
-reference's 2e-5 is set for 7B models, and on the first whole-corpus run (H200, 2026-11-27: 418 steps, 0.88 epoch
-in 200 s) it moved SmolLM2-135M's loss only from 2.65 to 2.18. ``sr-export`` then sends the model back in bf16
-(about 270 MB: 19 parts of 15 MiB, 3 a call, since a returned file is at most 16 MiB and a call sends back at most
-8 files and 64 MiB with its results and state; :func:`check_returns`) so that its evaluation and MindRef's can finish on CPU.
+machine's 600 s per call) under a 330-second cap (``TrainConfig.max_seconds``: the run ends, and saves, at the
+first step past it), at lr 1e-4: the reference's 2e-5 is set for 7B models, and on the first whole-corpus run
+(H200, 2026-11-27: 418 steps, 0.88 epoch in 200 s) it moved SmolLM2-135M's loss only from 2.65 to 2.18.
+``sr-export`` then sends the model back in bf16 (about 270 MB: 18 parts of 15 MiB, 3 a call, since a returned file
+is at most 16 MiB and a call sends back at most 8 files and 64 MiB with its results and state;
+:func:`check_returns`) so that its evaluation and MindRef's can finish on CPU.
 MindRef keeps the paper's 2 hits (``widen_to_k=false``); the throughput run compares beam
 widths 1, 10 and 50. ``save_every_steps`` sets how often training can pause (a checkpoint) inside a call.
 
