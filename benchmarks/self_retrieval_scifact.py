@@ -55,6 +55,11 @@ def span_checks(sr: SelfRetrieval) -> Callable[[Any, Any, Any], dict[str, int]]:
     return checks
 
 
+def span_totals(per_query: Any) -> dict[str, int]:
+    """The :func:`span_checks` counts of a run's per-query records, added up."""
+    return {k: sum(q.get("extra", {}).get(k, 0) for q in per_query) for k in CHECKS}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
@@ -136,9 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             "llm_calls_per_query": r["cost"]["llm_calls_per_query"],
         }
         if name == "self-retrieval":
-            results[name]["span_checks"] = {
-                k: sum(q.get("extra", {}).get(k, 0) for q in r["per_query"]) for k in CHECKS
-            }
+            results[name]["span_checks"] = span_totals(r["per_query"])
         print(f"{name:15s} " + " ".join(f"{k}={v}" for k, v in results[name].items()), file=sys.stderr)
     out = {
         "dataset": "scifact",

@@ -260,22 +260,14 @@ def sr_export(ctx: Context) -> dict[str, Any]:
 
 def sr_eval(ctx: Context) -> dict[str, Any]:
     """Self-Retrieval on every dev claim; every returned passage checked as an exact span of its document."""
+    from benchmarks.self_retrieval_scifact import span_checks, span_totals
     from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig
 
     ds = _dev(ctx)
     sr = SelfRetrieval.from_model_dir(ctx.work / "sr", list(ds.corpus), SelfRetrievalConfig(hit_level="document"))
-    seen = dict(sr.checks)
-
-    def checks(query: Any, hits: Any, trace: Any) -> dict[str, Any]:
-        row = {k: sr.checks[k] - seen[k] for k in ("candidates", "not_exact")}
-        seen.update(sr.checks)
-        return row
-
     _peak_reset()
-    res = _run(ctx, ds, sr, "sr-eval", 10, extra=checks)
-    totals = {
-        k: sum(r.get("extra", {}).get(k, 0) for r in res.get("per_query", [])) for k in ("candidates", "not_exact")
-    }
+    res = _run(ctx, ds, sr, "sr-eval", 10, extra=span_checks(sr))
+    totals = span_totals(res.get("per_query", []))
     return {"self-retrieval": summary(res), "span_checks": totals, "peak_gpu_mib": _peak_mib(),
             "baselines (CPU)": _cpu(ctx, "baselines")}  # fmt: skip
 

@@ -10,8 +10,9 @@ plus a "complete sequence ends here" flag), built in one pass over the sorted se
 17 bytes per node, so 10^5-10^6 titles fit in tens of megabytes, and each step of :meth:`allowed` is one
 ``searchsorted`` per prefix token; the trie remembers the node each asked prefix ends at (up to 8,192 prefixes),
 so a beam's prefix, one token longer at each step of a beam search, costs one ``searchsorted``.
-:meth:`allowed_array` returns the allowed ids as an ``int64`` array, ready for a vectorised logits mask. Sequences added one by one with :meth:`add` after construction are merged by a rebuild on
-the next query (batch construction is the fast path).
+:meth:`allowed_array` returns the allowed ids as an ``int64`` array, ready for a vectorised logits mask.
+Sequences added one by one with :meth:`add` after construction are merged by a rebuild on the next query (batch
+construction is the fast path).
 
 Examples:
     >>> trie = TokenTrie([[1, 2, 3], [1, 2], [4]], eos_token_id=0)
