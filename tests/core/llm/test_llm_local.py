@@ -15,6 +15,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ChatLLM, ScoringLM
 from retrievekit.core.trace import Trace
@@ -92,6 +93,31 @@ def test_complete_json_is_schema_valid(smol: LocalLM) -> None:
     assert isinstance(r.value, CityFact)
     assert CityFact.model_validate_json(r.raw) == r.value
     assert t.llm_calls >= 1
+
+
+def test_constrained_json_cut_at_its_limit_is_asked_again_with_the_limit_doubled(smol: LocalLM) -> None:
+    # CityFact's JSON needs about 25 tokens: 8 cuts it, 16 may, 32 does not (retries=2: 8 -> 16 -> 32)
+    t = Trace()
+    r = smol.complete_json("Give a fact about Paris as JSON.", CityFact, max_tokens=8, trace=t)
+    assert isinstance(r.value, CityFact) and r.attempts >= 2 and not r.repaired
+    kinds = [e.kind for e in t.events]
+    assert "fallback" not in kinds  # never the prompt + repair path, which SmolLM2 fails at
+    retries = [e.message for e in t.events if e.kind == "json_retry"]
+    assert (
+        len(retries) == r.attempts - 1 and "cut off at 8 tokens" in retries[0] and "asking again with 16" in retries[0]
+    )
+    assert t.counters["json.calls"] == 1
+    assert t.counters["json.replies"] == r.attempts and t.counters["json.invalid"] == r.attempts - 1
+    assert t.llm_calls == r.attempts
+
+
+def test_constrained_json_that_cannot_fit_falls_back_visibly_and_counts_one_call(smol: LocalLM) -> None:
+    t = Trace()
+    with pytest.raises(LLMOutputError):  # 2 then 4 tokens cannot hold the object, nor can prompt + repair in 2
+        smol.complete_json("Give a fact about Paris as JSON.", CityFact, max_tokens=2, retries=1, trace=t)
+    kinds = [e.kind for e in t.events]
+    assert kinds.count("fallback") == 1 and kinds.index("json_retry") < kinds.index("fallback")
+    assert t.counters["json.calls"] == 1  # one complete_json call, however many paths it took
 
 
 def test_trie_constrained_beam_search_returns_valid_titles(smol: LocalLM) -> None:

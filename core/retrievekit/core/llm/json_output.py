@@ -35,12 +35,14 @@ from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, J
 from retrievekit.core.trace import Trace
 
 __all__ = [
+    "LENGTH_GROWTH_CAP",
     "ChatLLMBase",
     "ParsedJson",
     "build_json_messages",
     "check_json_reply",
     "count_json_call",
     "extract_json_block",
+    "grown_limit",
     "json_instruction",
     "parse_json_lenient",
     "repair_json_text",
@@ -481,12 +483,14 @@ class ChatLLMBase:
         max_tokens: int,
         trace: Trace | None,
         retries: int,
+        counted: bool = False,
     ) -> JsonResult:
         if retries < 0:
             raise InvalidInputError(f"retries must be >= 0, got {retries}")
         messages = build_json_messages(prompt, schema_to_json(schema))
         attempts = retries + 1
-        count_json_call(trace)
+        if not counted:  # a JSON path that fell back here has counted its call already
+            count_json_call(trace)
         last_error, last_raw = "", ""
         for attempt in range(1, attempts + 1):
             sent = messages if attempt == 1 else retry_messages(messages, last_error)
@@ -499,6 +503,21 @@ class ChatLLMBase:
         raise LLMOutputError(
             f"LLM reply did not match the schema after {attempts} attempt(s): {last_error}", raw=last_raw
         )
+
+
+LENGTH_GROWTH_CAP = 4
+"""A reply cut at its token limit is asked again with the limit doubled, up to this many times the call's own."""
+
+
+def grown_limit(limit: int, max_tokens: int) -> int:
+    """The token limit to ask again with after a JSON reply was cut at ``limit``: doubled (the same limit would cut
+    it again), at most :data:`LENGTH_GROWTH_CAP` times the call's own ``max_tokens``.
+
+    Examples:
+        >>> grown_limit(64, 64), grown_limit(128, 64), grown_limit(256, 64)
+        (128, 256, 256)
+    """
+    return min(int(limit) * 2, int(max_tokens) * LENGTH_GROWTH_CAP)
 
 
 def count_json_call(trace: Trace | None) -> None:

@@ -30,6 +30,7 @@ from retrievekit.core.llm.json_output import (
     ChatLLMBase,
     build_json_messages,
     count_json_call,
+    grown_limit,
     schema_to_json,
     validate_json,
 )
@@ -246,8 +247,11 @@ class LocalLM(ChatLLMBase):
     ) -> JsonResult:
         """Schema-constrained JSON via Outlines (always valid unless cut off by ``max_tokens``).
 
-        Falls back to prompt + repair + ``retries`` retries (noted as a ``"fallback"`` trace event) when Outlines
-        is not installed, fails, or its output is cut off; raises ``LLMOutputError`` if that fails too.
+        A reply cut off at the limit is asked again with the limit doubled (up to ``retries`` times and
+        :data:`~retrievekit.core.llm.json_output.LENGTH_GROWTH_CAP` times ``max_tokens``, as the served path does;
+        noted as ``"json_retry"``). Falls back to prompt + repair + ``retries`` retries (noted as a ``"fallback"``
+        trace event) when Outlines is not installed or fails, or no reply validated; raises ``LLMOutputError`` if
+        that fails too.
         The first call per schema compiles an index over the vocabulary (seconds); later calls reuse it.
 
         Examples:
@@ -272,30 +276,51 @@ class LocalLM(ChatLLMBase):
         text = self.format_chat(build_json_messages(prompt, schema_to_json(schema)))
         prompt_tokens = len(self.encode(text))
         self._check_length(prompt_tokens + max_tokens)
-        try:
-            with model_threads():
-                raw = generator(text, max_new_tokens=max_tokens, do_sample=False, pad_token_id=self._pad)
-        except Exception as e:
-            if trace is not None:
-                trace.note("fallback", f"Outlines generation failed ({type(e).__name__}: {e}); using prompt + repair")
-            return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
-        raw = str(raw)
-        self._record(trace, prompt_tokens, len(self.encode(raw)))
         count_json_call(trace)
-        if trace is not None:
-            trace.count("json.replies")
-        try:
-            value = validate_json(json.loads(raw), schema)
-        except (ValueError, LLMOutputError) as e:
+        limit = max_tokens
+        for attempt in range(1, retries + 2):
+            try:
+                with model_threads():
+                    raw = str(generator(text, max_new_tokens=limit, do_sample=False, pad_token_id=self._pad))
+            except Exception as e:
+                if trace is not None:
+                    trace.note(
+                        "fallback", f"Outlines generation failed ({type(e).__name__}: {e}); using prompt + repair"
+                    )
+                return self._complete_json_by_repair(
+                    prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries, counted=True
+                )
+            generated = len(self.encode(raw))
+            self._record(trace, prompt_tokens, generated)
+            if trace is not None:
+                trace.count("json.replies")
+            try:
+                return JsonResult(
+                    value=validate_json(json.loads(raw), schema), raw=raw, repaired=False, attempts=attempt
+                )
+            except (ValueError, LLMOutputError) as e:
+                error = str(e)[:200]
             if trace is not None:
                 trace.count("json.invalid")
-                trace.note(
-                    "fallback",
-                    f"constrained JSON did not validate (cut off at max_tokens={max_tokens}?): {str(e)[:200]}; "
-                    "using prompt + repair",
-                )
-            return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
-        return JsonResult(value=value, raw=raw, repaired=False, attempts=1)
+            # a constrained reply that does not validate was cut off at the limit, which would cut it again
+            grown = min(grown_limit(limit, max_tokens), self._room(prompt_tokens))
+            if attempt > retries or grown <= limit:
+                break
+            if trace is not None:
+                note = f"attempt {attempt}/{retries + 1}: constrained JSON cut off at {limit} tokens ({error})"
+                trace.note("json_retry", f"{note}; asking again with {grown}")
+            limit = grown
+        if trace is not None:
+            trace.note(
+                "fallback", f"constrained JSON did not validate at max_tokens={limit}: {error}; using prompt + repair"
+            )
+        return self._complete_json_by_repair(
+            prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries, counted=True
+        )
+
+    def _room(self, prompt_tokens: int) -> int:
+        """Tokens the model's context leaves after a prompt of ``prompt_tokens`` (unbounded without a known context)."""
+        return int(self._max_positions) - prompt_tokens if self._max_positions is not None else 1 << 30
 
     # ------------------------------------------------------------------ ScoringLM
     def _allowed(self, allowed_tokens: Callable[[Sequence[int]], Sequence[int]], generated: list[int]) -> list[int]:

@@ -58,6 +58,7 @@ from retrievekit.core.llm.json_output import (
     build_json_messages,
     check_json_reply,
     count_json_call,
+    grown_limit,
     retry_messages,
     schema_to_json,
 )
@@ -68,7 +69,6 @@ __all__ = ["STRUCTURED_OUTPUT_MODES", "SendRequest", "ServedChatLLM", "response_
 
 STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "prompt")
 _DOWNGRADE = {"json_schema": "json_object", "json_object": "prompt"}
-_LENGTH_GROWTH_CAP = 4
 
 
 @dataclass(frozen=True)
@@ -362,7 +362,7 @@ class ServedChatLLM(ChatLLMBase):
                 return JsonResult(value=checked.value, raw=done.text, repaired=bool(checked.repairs), attempts=attempt)
             last_error, last_raw = checked, done.text
             if done.finish_reason == "length":  # cut off: the same limit would cut it again
-                limit = min(limit * 2, int(max_tokens) * _LENGTH_GROWTH_CAP)
+                limit = grown_limit(limit, max_tokens)
         raise LLMOutputError(
             f"LLM reply did not match the schema after {attempts} attempt(s) ({mode}): {last_error}", raw=last_raw
         )
