@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.eval.datasets import Dataset, Query
 from retrievekit.core.eval.fallbacks import FALLBACK_WARN_RATE, fallback_block, fallback_warnings, stage_counts
 from retrievekit.core.eval.runner import run_benchmark
+from retrievekit.core.fakes import FixedReplyLLM
 from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.registry import MethodContext, register_method
 from retrievekit.core.trace import Trace
@@ -58,6 +60,33 @@ def test_a_fallback_in_a_concurrent_call_keeps_its_stage():
     with t.stage("arm.verify"):
         map_calls(lambda x, sub: sub.note("fallback", "x"), [1, 2], llm=object(), max_concurrency=2, trace=t)
     assert stage_counts(t) == {"arm.verify": {"llm_calls": 0, "fallbacks": 2}}
+
+
+def test_a_slate_asked_three_times_then_given_up_is_one_fallback_of_one_ask():
+    # the real adapter path: a reply that never validates is asked again twice (json_retry), then the method falls
+    # back; the rate must say every slate fell back, not one request in three
+    class Rambling(FixedReplyLLM):  # records each request, as a real adapter does
+        def complete(self, prompt, **limits):  # type: ignore[no-untyped-def]
+            if limits.get("trace") is not None:
+                limits["trace"].record_llm_call(10, 8)
+            return super().complete(prompt, **limits)
+
+    llm = Rambling("I think the first one is best.")
+    t = Trace()
+
+    def slate(i: int, sub: Trace) -> None:
+        try:
+            llm.complete_json("Score the items.", {"type": "object"}, max_tokens=8, retries=2, trace=sub)
+        except LLMOutputError:
+            sub.note("fallback", f"slate {i} kept in first-stage order")
+
+    with t.stage("llm_rerank.score"):
+        map_calls(slate, range(2), llm=llm, max_concurrency=2, trace=t)
+    counts = stage_counts(t)
+    assert counts == {"llm_rerank.score": {"llm_calls": 6, "fallbacks": 2, "retries": 4}}
+    block = fallback_block([counts])
+    assert block is not None and block["llm_rerank.score"]["rate"] == 1.0
+    assert fallback_warnings(block)[0].startswith("llm_rerank.score fell back on 100.0% of its LLM asks")
 
 
 def test_below_the_limit_no_warning_and_empty_runs_have_no_block():

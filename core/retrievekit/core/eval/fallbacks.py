@@ -3,7 +3,9 @@
 Every method notes a ``"fallback"`` trace event where it degrades gracefully (a slate scored by embedding cosine, an
 uncropped chunk, the question's words as ARM keywords...), inside the stage it happened in. Per query,
 :func:`stage_counts` keeps each stage's LLM calls and fallbacks; :func:`fallback_block` sums them over a run into
-each stage's **rate** (fallbacks per LLM call of the stage; 1.0 for a stage that fell back without calling) and
+each stage's **rate** (fallbacks per LLM ask of the stage: its LLM calls less the retries of a reply that did not
+validate, so a slate asked three times and then scored by cosine is one fallback of one ask; 1.0 for a stage that
+fell back without calling) and
 :func:`fallback_warnings` names the stages above :data:`FALLBACK_WARN_RATE`, so a run that silently degraded to its
 first-stage order cannot pass for a result.
 
@@ -31,7 +33,8 @@ FALLBACK_WARN_RATE = 0.05
 
 
 def stage_counts(trace: Trace) -> dict[str, dict[str, int]]:
-    """Per stage of ``trace``: its LLM calls and its ``"fallback"`` events (stages with either only).
+    """Per stage of ``trace``: its LLM calls, its ``"fallback"`` events and, when there were any, its ``retries``
+    (``"json_retry"`` events: each is one more request for the same answer); stages with calls or fallbacks only.
 
     Examples:
         >>> t = Trace(); t.note("fallback", "no LLM")
@@ -41,10 +44,16 @@ def stage_counts(trace: Trace) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {
         stage: {"llm_calls": int(n), "fallbacks": 0} for stage, n in trace.llm_calls_by_stage.items()
     }
+    retries: dict[str, int] = {}
     for e in trace.events:
         if e.kind == "fallback":
             entry = out.setdefault(e.stage or NO_STAGE, {"llm_calls": 0, "fallbacks": 0})
             entry["fallbacks"] += 1
+        elif e.kind == "json_retry":
+            retries[e.stage or NO_STAGE] = retries.get(e.stage or NO_STAGE, 0) + 1
+    for stage, n in retries.items():
+        if stage in out:
+            out[stage]["retries"] = n
     return dict(sorted(out.items()))
 
 
@@ -52,29 +61,34 @@ def fallback_block(per_query: Iterable[Mapping[str, Mapping[str, int]]]) -> dict
     """Each stage's fallback rate over a run, from the queries' :func:`stage_counts`; None when no stage called an
     LLM or fell back.
 
-    Per stage: ``rate`` (fallbacks / LLM calls; 1.0 when it fell back without a call), ``fallbacks_per_query``,
-    ``llm_calls_per_query`` and ``queries_with_fallback`` (share of the queries).
+    Per stage: ``rate`` (fallbacks / LLM asks, an ask being a call that was not a retry; 1.0 when it fell back
+    without a call), ``fallbacks_per_query``, ``llm_calls_per_query`` and ``queries_with_fallback`` (share of the
+    queries).
 
     Examples:
         >>> q1 = {"arm.keywords": {"llm_calls": 5, "fallbacks": 1}}
         >>> q2 = {"arm.keywords": {"llm_calls": 5, "fallbacks": 0}}
         >>> fallback_block([q1, q2])["arm.keywords"]
         {'rate': 0.1, 'fallbacks_per_query': 0.5, 'llm_calls_per_query': 5.0, 'queries_with_fallback': 0.5}
+        >>> fallback_block([{"llm_rerank.score": {"llm_calls": 6, "fallbacks": 2, "retries": 4}}])["llm_rerank.score"]["rate"]
+        1.0
     """
     rows = list(per_query)
     n = max(len(rows), 1)
     totals: dict[str, list[int]] = {}
     for row in rows:
         for stage, c in row.items():
-            t = totals.setdefault(stage, [0, 0, 0])
+            t = totals.setdefault(stage, [0, 0, 0, 0])
             t[0] += int(c.get("llm_calls", 0))
             t[1] += int(c.get("fallbacks", 0))
             t[2] += 1 if c.get("fallbacks", 0) else 0
+            t[3] += int(c.get("retries", 0))
     if not totals:
         return None
     out: dict[str, dict[str, float]] = {}
-    for stage, (calls, falls, queries) in sorted(totals.items()):
-        rate = falls / calls if calls else (1.0 if falls else 0.0)
+    for stage, (calls, falls, queries, retries) in sorted(totals.items()):
+        asks = max(calls - retries, 0)
+        rate = min(falls / asks, 1.0) if asks else (1.0 if falls else 0.0)
         out[stage] = {
             "rate": round(rate, 4),
             "fallbacks_per_query": falls / n,
@@ -89,7 +103,7 @@ def fallback_warnings(block: Mapping[str, Mapping[str, Any]] | None, limit: floa
 
     Examples:
         >>> fallback_warnings({"lattice.search": {"rate": 0.4, "queries_with_fallback": 1.0}})
-        ['lattice.search fell back on 40.0% of its LLM calls (100.0% of queries): its results are not the LLM method\\'s; see the trace events of kind "fallback"']
+        ['lattice.search fell back on 40.0% of its LLM asks (100.0% of queries): its results are not the LLM method\\'s; see the trace events of kind "fallback"']
         >>> fallback_warnings({"oneshot.crop": {"rate": 0.01, "queries_with_fallback": 0.02}})
         []
     """
@@ -97,7 +111,7 @@ def fallback_warnings(block: Mapping[str, Mapping[str, Any]] | None, limit: floa
     for stage, row in (block or {}).items():
         if float(row.get("rate", 0.0)) > limit:
             lines.append(
-                f"{stage} fell back on {100 * float(row['rate']):.1f}% of its LLM calls "
+                f"{stage} fell back on {100 * float(row['rate']):.1f}% of its LLM asks "
                 f"({100 * float(row.get('queries_with_fallback', 0.0)):.1f}% of queries): its results are not the "
                 'LLM method\'s; see the trace events of kind "fallback"'
             )
