@@ -449,3 +449,11 @@ def test_complete_json_falls_back_when_output_is_cut_off(tiny) -> None:  # type:
     with pytest.raises(LLMOutputError):
         tiny.complete_json("Answer.", Flags, trace=t, max_tokens=2, retries=0)
     assert t.events[0].kind == "fallback" and "max_tokens=2" in t.events[0].message
+
+
+@pytest.mark.parametrize("retries", [-1, True, 1.5])
+def test_complete_json_refuses_bad_retries_before_any_request(tiny, retries) -> None:  # type: ignore[no-untyped-def]
+    t = Trace()
+    with pytest.raises(InvalidInputError, match="retries"):
+        tiny.complete_json("Answer.", Flags, trace=t, max_tokens=8, retries=retries)
+    assert t.llm_calls == 0

@@ -467,6 +467,8 @@ class ChatLLMBase:
             ...
             retrievekit.core.errors.LLMOutputError: LLM reply did not match the schema after 1 attempt(s): ...
         """
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise InvalidInputError(f"retries must be an int >= 0, got {retries!r}")
         return self._json(prompt, schema, max_tokens, trace, retries)
 
     def _json(

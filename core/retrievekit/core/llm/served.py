@@ -317,13 +317,11 @@ class ServedChatLLM(ChatLLMBase):
 
         Raises ``LLMOutputError`` when no reply validates after ``retries`` retries.
         """
-        if isinstance(retries, bool) or int(retries) < 0:
-            raise InvalidInputError(f"retries must be >= 0, got {retries!r}")
         mode = self.json_mode()
         if mode == "prompt":
             return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
         try:
-            return self._complete_json_structured(prompt, schema, mode, max_tokens, trace, int(retries))
+            return self._complete_json_structured(prompt, schema, mode, max_tokens, trace, retries)
         except LLMUnavailableError as e:
             if e.status not in (400, 422):
                 raise
