@@ -16,6 +16,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from retrievekit.core.errors import LLMOutputError
+from retrievekit.core.eval.fallbacks import stage_counts
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ChatLLM, ScoringLM
 from retrievekit.core.trace import Trace
@@ -102,6 +103,7 @@ def test_constrained_json_cut_at_its_limit_is_asked_again_with_the_limit_doubled
     assert isinstance(r.value, CityFact) and r.attempts >= 2 and not r.repaired
     kinds = [e.kind for e in t.events]
     assert "fallback" not in kinds  # never the prompt + repair path, which SmolLM2 fails at
+    assert not any("using prompt + repair" in e.message for e in t.events)
     retries = [e.message for e in t.events if e.kind == "json_retry"]
     assert (
         len(retries) == r.attempts - 1 and "cut off at 8 tokens" in retries[0] and "asking again with 16" in retries[0]
@@ -111,13 +113,17 @@ def test_constrained_json_cut_at_its_limit_is_asked_again_with_the_limit_doubled
     assert t.llm_calls == r.attempts
 
 
-def test_constrained_json_that_cannot_fit_falls_back_visibly_and_counts_one_call(smol: LocalLM) -> None:
+def test_constrained_json_that_cannot_fit_tries_prompt_and_repair_and_counts_one_ask(smol: LocalLM) -> None:
     t = Trace()
-    with pytest.raises(LLMOutputError):  # 2 then 4 tokens cannot hold the object, nor can prompt + repair in 2
+    with t.stage("keywords"), pytest.raises(LLMOutputError):  # 2 then 4 tokens cannot hold the object, nor 2 by repair
         smol.complete_json("Give a fact about Paris as JSON.", CityFact, max_tokens=2, retries=1, trace=t)
-    kinds = [e.kind for e in t.events]
-    assert kinds.count("fallback") == 1 and kinds.index("json_retry") < kinds.index("fallback")
+    switch = [e.message for e in t.events if e.kind == "json_retry" and "using prompt + repair" in e.message]
+    assert len(switch) == 1 and "did not validate at max_tokens=4" in switch[0]  # visible in the trace
     assert t.counters["json.calls"] == 1  # one complete_json call, however many paths it took
+    # every request after the first asked for the same answer: one ask, whose failure is the caller's one fallback
+    counts = stage_counts(t)["keywords"]
+    assert counts["llm_calls"] == t.llm_calls >= 3 and counts["llm_calls"] - counts["retries"] == 1
+    assert counts["fallbacks"] == 0
 
 
 def test_trie_constrained_beam_search_returns_valid_titles(smol: LocalLM) -> None:

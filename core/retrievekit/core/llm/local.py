@@ -249,9 +249,10 @@ class LocalLM(ChatLLMBase):
 
         A reply cut off at the limit is asked again with the limit doubled (up to ``retries`` times and
         :data:`~retrievekit.core.llm.json_output.LENGTH_GROWTH_CAP` times ``max_tokens``, as the served path does;
-        noted as ``"json_retry"``). Falls back to prompt + repair + ``retries`` retries (noted as a ``"fallback"``
-        trace event) when Outlines is not installed or fails, or no reply validated; raises ``LLMOutputError`` if
-        that fails too.
+        noted as ``"json_retry"``). Falls back to prompt + repair + ``retries`` retries when Outlines is not installed
+        or fails (noted as a ``"fallback"`` trace event), or when no constrained reply validated (noted as one more
+        ``"json_retry"``: a request for the same answer, so a stage's fallback rate counts the ask once); raises
+        ``LLMOutputError`` if that fails too.
         The first call per schema compiles an index over the vocabulary (seconds); later calls reuse it.
 
         Examples:
@@ -310,9 +311,9 @@ class LocalLM(ChatLLMBase):
                 note = f"attempt {attempt}/{retries + 1}: constrained JSON cut off at {limit} tokens ({error})"
                 trace.note("json_retry", f"{note}; asking again with {grown}")
             limit = grown
-        if trace is not None:
+        if trace is not None:  # one more request for the same answer, by other means: a retry, not a fallback
             trace.note(
-                "fallback", f"constrained JSON did not validate at max_tokens={limit}: {error}; using prompt + repair"
+                "json_retry", f"constrained JSON did not validate at max_tokens={limit}: {error}; using prompt + repair"
             )
         return self._complete_json_by_repair(
             prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries, counted=True
