@@ -443,12 +443,14 @@ def test_complete_json_falls_back_when_outlines_fails(tiny, monkeypatch: pytest.
     assert "Outlines unavailable" in t.events[0].message and t.llm_calls == 2
 
 
-def test_complete_json_falls_back_when_output_is_cut_off(tiny) -> None:  # type: ignore[no-untyped-def]
+def test_complete_json_tries_prompt_and_repair_when_output_is_cut_off(tiny) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("outlines")
     t = Trace()
     with pytest.raises(LLMOutputError):
         tiny.complete_json("Answer.", Flags, trace=t, max_tokens=2, retries=0)
-    assert t.events[0].kind == "fallback" and "max_tokens=2" in t.events[0].message
+    # the switch is one more request for the same answer (a retry), visible in the trace; the failure is the caller's
+    assert t.events[0].kind == "json_retry" and "max_tokens=2" in t.events[0].message
+    assert "using prompt + repair" in t.events[0].message and "fallback" not in [e.kind for e in t.events]
 
 
 @pytest.mark.parametrize("retries", [-1, True, 1.5])
