@@ -122,6 +122,24 @@ def test_a_server_that_refuses_the_schema_mode_gets_json_mode_then_the_prompt(ki
         assert "JSON schema" in srv.requests[-1]["messages"][-1]["content"]  # the prompt carries it now
 
 
+def _limits(requests: list[dict]) -> list[int]:
+    return [r.get("max_tokens", r.get("max_completion_tokens")) for r in requests]
+
+
+@pytest.mark.parametrize("kind", WRAPS)
+def test_a_cut_reply_is_asked_again_with_the_limit_doubled_unless_it_was_running_on(kind):
+    cut = completion('{"ok": tr', finish_reason="length")  # cut mid-word: more room would finish it
+    looping = completion('{"ok": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1', finish_reason="length")  # counting
+    with scripted_server([cut, completion('{"ok": true}')]) as srv:
+        assert _wrap(kind, srv.url).complete_json("ok?", SCHEMA, max_tokens=9, retries=1).attempts == 2
+        assert _limits(srv.requests) == [9, 18]
+    with scripted_server([looping, completion('{"ok": true}')]) as srv:
+        t = Trace()
+        assert _wrap(kind, srv.url).complete_json("ok?", SCHEMA, max_tokens=9, retries=1, trace=t).attempts == 2
+        assert _limits(srv.requests) == [9, 9]  # a larger limit would only count for longer
+        assert t.counters["json.invalid"] == 1
+
+
 @pytest.mark.parametrize("kind", WRAPS)
 def test_retries_do_not_grow_the_prompt(kind):
     with scripted_server([completion("nope"), completion("still nope"), completion('{"ok": true}')]) as srv:

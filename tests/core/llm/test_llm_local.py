@@ -6,6 +6,7 @@ Loads the GGUF once per module (~20 s on 2 cores), which also writes the safeten
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.eval.fallbacks import stage_counts
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ChatLLM, ScoringLM
+from retrievekit.core.oneshot.cropping import CROP_SCHEMA
 from retrievekit.core.trace import Trace
 
 pytest.importorskip("torch")
@@ -124,6 +126,17 @@ def test_constrained_json_that_cannot_fit_tries_prompt_and_repair_and_counts_one
     counts = stage_counts(t)["keywords"]
     assert counts["llm_calls"] == t.llm_calls >= 3 and counts["llm_calls"] - counts["retries"] == 1
     assert counts["fallbacks"] == 0
+
+
+def test_constrained_json_cut_while_counting_is_not_asked_again_with_more_room(smol: LocalLM) -> None:
+    # SmolLM2 asked to count lists 1, 2, 3, ... until the limit: a doubled limit would only count further
+    t = Trace()
+    prompt = 'Count from 1 to 100. Reply as JSON: {"keep": [1, 2, 3, ...]}'
+    with contextlib.suppress(LLMOutputError):  # the prompt path may fail too; the point is the path taken
+        smol.complete_json(prompt, CROP_SCHEMA, max_tokens=32, retries=1, trace=t)
+    assert not any("asking again with" in e.message for e in t.events)
+    switch = [e.message for e in t.events if e.kind == "json_retry" and "using prompt + repair" in e.message]
+    assert len(switch) == 1 and "at max_tokens=32 (the reply repeats itself)" in switch[0]
 
 
 def test_trie_constrained_beam_search_returns_valid_titles(smol: LocalLM) -> None:

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
+from retrievekit.core.llm.repetition import repeats_itself
 from retrievekit.core.trace import Trace
 
 __all__ = [
@@ -511,15 +512,17 @@ LENGTH_GROWTH_CAP = 4
 """A reply cut at its token limit is asked again with the limit doubled, up to this many times the call's own."""
 
 
-def grown_limit(limit: int, max_tokens: int) -> int:
+def grown_limit(limit: int, max_tokens: int, reply: str = "") -> int:
     """The token limit to ask again with after a JSON reply was cut at ``limit``: doubled (the same limit would cut
-    it again), at most :data:`LENGTH_GROWTH_CAP` times the call's own ``max_tokens``.
+    it again), at most :data:`LENGTH_GROWTH_CAP` times the call's own ``max_tokens``; ``limit`` itself when the cut
+    ``reply`` was repeating itself (:func:`~retrievekit.core.llm.repetition.repeats_itself`: a larger limit would
+    only repeat it longer).
 
     Examples:
-        >>> grown_limit(64, 64), grown_limit(128, 64), grown_limit(256, 64)
-        (128, 256, 256)
+        >>> grown_limit(64, 64), grown_limit(128, 64), grown_limit(256, 64), grown_limit(64, 64, "[" + "0, " * 30)
+        (128, 256, 256, 64)
     """
-    return min(int(limit) * 2, int(max_tokens) * LENGTH_GROWTH_CAP)
+    return int(limit) if repeats_itself(reply) else min(int(limit) * 2, int(max_tokens) * LENGTH_GROWTH_CAP)
 
 
 def count_json_call(trace: Trace | None) -> None:

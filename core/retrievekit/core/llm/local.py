@@ -36,6 +36,7 @@ from retrievekit.core.llm.json_output import (
 )
 from retrievekit.core.llm.models import DEFAULT_MODEL, cache_root, load_model_and_tokenizer
 from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
+from retrievekit.core.llm.repetition import repeats_itself
 from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 
@@ -303,8 +304,9 @@ class LocalLM(ChatLLMBase):
                 error = str(e)[:200]
             if trace is not None:
                 trace.count("json.invalid")
-            # a constrained reply that does not validate was cut off at the limit, which would cut it again
-            grown = min(grown_limit(limit, max_tokens), self._room(prompt_tokens))
+            # a constrained reply that does not validate was cut off at the limit, which would cut it again;
+            # one that was running on (repeating itself, counting) would run on for longer at a larger limit
+            grown = min(grown_limit(limit, max_tokens, raw), self._room(prompt_tokens))
             if attempt > retries or grown <= limit:
                 break
             if trace is not None:
@@ -312,8 +314,10 @@ class LocalLM(ChatLLMBase):
                 trace.note("json_retry", f"{note}; asking again with {grown}")
             limit = grown
         if trace is not None:  # one more request for the same answer, by other means: a retry, not a fallback
+            looping = " (the reply repeats itself)" if repeats_itself(raw) else ""
             trace.note(
-                "json_retry", f"constrained JSON did not validate at max_tokens={limit}: {error}; using prompt + repair"
+                "json_retry",
+                f"constrained JSON did not validate at max_tokens={limit}{looping}: {error}; using prompt + repair",
             )
         return self._complete_json_by_repair(
             prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries, counted=True

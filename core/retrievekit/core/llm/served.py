@@ -360,7 +360,7 @@ class ServedChatLLM(ChatLLMBase):
                 return JsonResult(value=checked.value, raw=done.text, repaired=bool(checked.repairs), attempts=attempt)
             last_error, last_raw = checked, done.text
             if done.finish_reason == "length":  # cut off: the same limit would cut it again
-                limit = grown_limit(limit, max_tokens)
+                limit = grown_limit(limit, max_tokens, done.text)
         raise LLMOutputError(
             f"LLM reply did not match the schema after {attempts} attempt(s) ({mode}): {last_error}", raw=last_raw
         )
