@@ -515,8 +515,8 @@ LENGTH_GROWTH_CAP = 4
 def grown_limit(limit: int, max_tokens: int, reply: str = "") -> int:
     """The token limit to ask again with after a JSON reply was cut at ``limit``: doubled (the same limit would cut
     it again), at most :data:`LENGTH_GROWTH_CAP` times the call's own ``max_tokens``; ``limit`` itself when the cut
-    ``reply`` was repeating itself (:func:`~retrievekit.core.llm.repetition.repeats_itself`: a larger limit would
-    only repeat it longer).
+    ``reply`` was running on, repeating one unit or counting up (:func:`~retrievekit.core.llm.repetition.repeats_itself`:
+    a larger limit would only let it run on longer).
 
     Examples:
         >>> grown_limit(64, 64), grown_limit(128, 64), grown_limit(256, 64), grown_limit(64, 64, "[" + "0, " * 30)
