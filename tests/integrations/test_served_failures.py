@@ -97,14 +97,17 @@ def test_other_4xx_is_not_retried(kind):
         assert len(srv.requests) == 1 and info.value.status == 404
 
 
+def _limits(requests: list[dict]) -> list[int]:
+    return [r.get("max_tokens", r.get("max_completion_tokens")) for r in requests]
+
+
 @pytest.mark.parametrize("kind", WRAPS)
 def test_limits_and_schema_reach_the_server(kind):
     with scripted_server([completion('{"ok": true}')]) as srv:
         llm = _wrap(kind, srv.url)
         assert llm.complete_json("ok?", SCHEMA, max_tokens=9).value == {"ok": True}
         sent = srv.requests[0]
-        limit = sent.get("max_tokens", sent.get("max_completion_tokens"))
-        assert limit == 9 and sent["temperature"] == 0.0
+        assert _limits(srv.requests) == [9] and sent["temperature"] == 0.0
         assert sent["response_format"]["type"] == "json_schema"
         assert sent["response_format"]["json_schema"]["schema"] == SCHEMA
         assert "JSON schema" not in sent["messages"][-1]["content"]  # the server enforces it: not in the prompt
@@ -120,10 +123,6 @@ def test_a_server_that_refuses_the_schema_mode_gets_json_mode_then_the_prompt(ki
         assert formats == ["json_schema", "json_object", None] and llm.json_mode() == "prompt"
         assert [e.kind for e in t.events].count("structured_output") == 2
         assert "JSON schema" in srv.requests[-1]["messages"][-1]["content"]  # the prompt carries it now
-
-
-def _limits(requests: list[dict]) -> list[int]:
-    return [r.get("max_tokens", r.get("max_completion_tokens")) for r in requests]
 
 
 @pytest.mark.parametrize("kind", WRAPS)
