@@ -10,6 +10,7 @@ from _tiny_lm import build_tiny_lm
 from retrievekit.core.arm import Arm, ArmConfig
 from retrievekit.core.arm.method import build_arm_no_mip
 from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, InvalidInputError
+from retrievekit.core.eval.fallbacks import stage_counts
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.llm import LocalLM
@@ -140,6 +141,9 @@ def test_broken_llm_degrades_gracefully(indexes):
     kinds = [e.message for e in trace.events if e.kind == "fallback"]
     assert any("content words" in m for m in kinds)
     assert any("verification failed for every draft" in m for m in kinds)
+    # every fallback is in a named stage (a bench run reports it per stage, never under "(none)")
+    counts = stage_counts(trace)
+    assert "(none)" not in counts and counts["arm.aggregate"] == {"llm_calls": 0, "fallbacks": 1}
 
 
 def test_no_candidates_and_bad_input(indexes):

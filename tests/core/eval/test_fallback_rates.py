@@ -89,6 +89,15 @@ def test_a_slate_asked_three_times_then_given_up_is_one_fallback_of_one_ask():
     assert fallback_warnings(block)[0].startswith("llm_rerank.score fell back on 100.0% of its LLM asks")
 
 
+def test_a_stage_without_llm_calls_is_rated_per_query():
+    # ARM's aggregation asks no LLM: one query of four falling back to the drafts' majority is 25 %, not "all asks"
+    rows = [{"arm.aggregate": {"llm_calls": 0, "fallbacks": 1}}, {}, {}, {}]
+    block = fallback_block(rows)
+    assert block is not None and block["arm.aggregate"]["rate"] == 0.25
+    (line,) = fallback_warnings(block)
+    assert line.startswith("arm.aggregate fell back on 25.0% of queries (a stage that makes no LLM call of its own)")
+
+
 def test_below_the_limit_no_warning_and_empty_runs_have_no_block():
     block = fallback_block([{"s": {"llm_calls": 100, "fallbacks": 1}}])
     assert block is not None and block["s"]["rate"] == 0.01 and fallback_warnings(block) == []

@@ -280,18 +280,19 @@ class Arm:
             )
         drafts = self._drafts(base_idx, R, comp.matrix, trace)
         verdicts, min_votes, threshold = self._verify(query, objs, drafts, comp, trace)
-        agg = aggregate(
-            verdicts,
-            logprob_weight=cfg.logprob_weight,
-            threshold=threshold,
-            min_votes=min_votes,
-            tiebreak={objs[i].id: float(R[i]) for i in range(len(objs))},
-        )
-        chosen = [a.id for a in agg][:k]
+        with trace.stage("arm.aggregate"):
+            agg = aggregate(
+                verdicts,
+                logprob_weight=cfg.logprob_weight,
+                threshold=threshold,
+                min_votes=min_votes,
+                tiebreak={objs[i].id: float(R[i]) for i in range(len(objs))},
+            )
+            chosen = [a.id for a in agg][:k]
+            if not chosen:
+                trace.note("fallback", "no object passed aggregation; returning the base objects")
+                chosen = base_ids[:k]
         info = {a.id: a for a in agg}
-        if not chosen:
-            trace.note("fallback", "no object passed aggregation; returning the base objects")
-            chosen = base_ids[:k]
         trace.count("arm.set_size", len(chosen))
         return self._hits(chosen, info, pool, objs, R, drafts, comp, k, trace)
 
@@ -366,7 +367,8 @@ class Arm:
         with trace.stage("arm.verify"):
             verdicts = self._verify_drafts(query, objs, drafts, comp, trace)
         if not verdicts:
-            trace.note("fallback", "verification failed for every draft; objects in a majority of drafts are kept")
+            with trace.stage("arm.aggregate"):  # the votes' fallback, not an LLM ask of its own
+                trace.note("fallback", "verification failed for every draft; objects in a majority of drafts are kept")
             return vote_only, majority, float("-inf")
         return verdicts, 1, cfg.threshold
 

@@ -4,8 +4,8 @@ Every method notes a ``"fallback"`` trace event where it degrades gracefully (a 
 uncropped chunk, the question's words as ARM keywords...), inside the stage it happened in. Per query,
 :func:`stage_counts` keeps each stage's LLM calls and fallbacks; :func:`fallback_block` sums them over a run into
 each stage's **rate** (fallbacks per LLM ask of the stage: its LLM calls less the retries of a reply that did not
-validate, so a slate asked three times and then scored by cosine is one fallback of one ask; 1.0 for a stage that
-fell back without calling) and
+validate, so a slate asked three times and then scored by cosine is one fallback of one ask; for a stage that asks
+no LLM itself, such as ARM's aggregation, the share of queries it fell back on) and
 :func:`fallback_warnings` names the stages above :data:`FALLBACK_WARN_RATE`, so a run that silently degraded to its
 first-stage order cannot pass for a result.
 
@@ -61,8 +61,8 @@ def fallback_block(per_query: Iterable[Mapping[str, Mapping[str, int]]]) -> dict
     """Each stage's fallback rate over a run, from the queries' :func:`stage_counts`; None when no stage called an
     LLM or fell back.
 
-    Per stage: ``rate`` (fallbacks / LLM asks, an ask being a call that was not a retry; 1.0 when it fell back
-    without a call), ``fallbacks_per_query``, ``llm_calls_per_query`` and ``queries_with_fallback`` (share of the
+    Per stage: ``rate`` (fallbacks / LLM asks, an ask being a call that was not a retry; for a stage without LLM
+    calls, the share of queries it fell back on), ``fallbacks_per_query``, ``llm_calls_per_query`` and ``queries_with_fallback`` (share of the
     queries).
 
     Examples:
@@ -88,7 +88,7 @@ def fallback_block(per_query: Iterable[Mapping[str, Mapping[str, int]]]) -> dict
     out: dict[str, dict[str, float]] = {}
     for stage, (calls, falls, queries, retries) in sorted(totals.items()):
         asks = max(calls - retries, 0)
-        rate = min(falls / asks, 1.0) if asks else (1.0 if falls else 0.0)
+        rate = min(falls / asks, 1.0) if asks else queries / n
         out[stage] = {
             "rate": round(rate, 4),
             "fallbacks_per_query": falls / n,
@@ -106,13 +106,17 @@ def fallback_warnings(block: Mapping[str, Mapping[str, Any]] | None, limit: floa
         ['lattice.search fell back on 40.0% of its LLM asks (100.0% of queries): its results are not the LLM method\\'s; see the trace events of kind "fallback"']
         >>> fallback_warnings({"oneshot.crop": {"rate": 0.01, "queries_with_fallback": 0.02}})
         []
+        >>> fallback_warnings({"arm.aggregate": {"rate": 0.25, "llm_calls_per_query": 0.0, "queries_with_fallback": 0.25}})[0][:75]
+        'arm.aggregate fell back on 25.0% of queries (a stage that makes no LLM call'
     """
     lines = []
     for stage, row in (block or {}).items():
-        if float(row.get("rate", 0.0)) > limit:
-            lines.append(
-                f"{stage} fell back on {100 * float(row['rate']):.1f}% of its LLM asks "
-                f"({100 * float(row.get('queries_with_fallback', 0.0)):.1f}% of queries): its results are not the "
-                'LLM method\'s; see the trace events of kind "fallback"'
-            )
+        if float(row.get("rate", 0.0)) <= limit:
+            continue
+        queries = f"{100 * float(row.get('queries_with_fallback', 0.0)):.1f}% of queries"
+        if float(row.get("llm_calls_per_query", 1.0)) == 0.0:  # a stage that asks no LLM itself (ARM's votes)
+            what = f"{stage} fell back on {queries} (a stage that makes no LLM call of its own)"
+        else:
+            what = f"{stage} fell back on {100 * float(row['rate']):.1f}% of its LLM asks ({queries})"
+        lines.append(f'{what}: its results are not the LLM method\'s; see the trace events of kind "fallback"')
     return lines
