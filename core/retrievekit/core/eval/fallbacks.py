@@ -62,8 +62,8 @@ def fallback_block(per_query: Iterable[Mapping[str, Mapping[str, int]]]) -> dict
     LLM or fell back.
 
     Per stage: ``rate`` (fallbacks / LLM asks, an ask being a call that was not a retry; for a stage without LLM
-    calls, the share of queries it fell back on), ``fallbacks_per_query``, ``llm_calls_per_query`` and ``queries_with_fallback`` (share of the
-    queries).
+    calls, the share of queries it fell back on), ``fallbacks_per_query``, ``llm_calls_per_query`` and
+    ``queries_with_fallback`` (share of the queries).
 
     Examples:
         >>> q1 = {"arm.keywords": {"llm_calls": 5, "fallbacks": 1}}
@@ -106,7 +106,8 @@ def fallback_warnings(block: Mapping[str, Mapping[str, Any]] | None, limit: floa
         ['lattice.search fell back on 40.0% of its LLM asks (100.0% of queries): its results are not the LLM method\\'s; see the trace events of kind "fallback"']
         >>> fallback_warnings({"oneshot.crop": {"rate": 0.01, "queries_with_fallback": 0.02}})
         []
-        >>> fallback_warnings({"arm.aggregate": {"rate": 0.25, "llm_calls_per_query": 0.0, "queries_with_fallback": 0.25}})[0][:75]
+        >>> votes = {"rate": 0.25, "llm_calls_per_query": 0.0, "queries_with_fallback": 0.25}
+        >>> fallback_warnings({"arm.aggregate": votes})[0][:75]
         'arm.aggregate fell back on 25.0% of queries (a stage that makes no LLM call'
     """
     lines = []
