@@ -2,8 +2,9 @@
 
 With a ``work_dir`` the built indexes are cached there under a fingerprint of
 the corpus, so a second run over the same corpus reopens them instead of
-re-embedding. Each factory refuses an option it does not read (``--option`` typos),
-naming the keys it knows (:data:`BM25_OPTIONS`, :data:`DENSE_OPTIONS`, :data:`HYBRID_OPTIONS`).
+re-embedding; processes started together (shards) build each one once
+(:func:`~retrievekit.core.index.build_lock.build_lock`). Each factory refuses an option it does not read (``--option``
+typos), naming the keys it knows (:data:`BM25_OPTIONS`, :data:`DENSE_OPTIONS`, :data:`HYBRID_OPTIONS`).
 
 Examples:
     >>> from retrievekit.core.registry import MethodContext
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
 from retrievekit.core.options import check_option_keys, coerce_option, option_bool
 from retrievekit.core.registry import MethodContext
@@ -79,15 +81,17 @@ def build_bm25(ctx: MethodContext) -> BM25Index:
     """
     check_option_keys(ctx.options, BM25_OPTIONS, label="bm25")
     cache = _cache_dir(ctx, "bm25")
-    if cache is not None and cache.exists():
-        try:
-            return BM25Index.load(cache)
-        except IndexFormatError:
-            pass  # stale or damaged cache: rebuild below (atomically replaces it)
-    idx = BM25Index.build(ctx.corpus)
-    if cache is not None:
+    if cache is None:
+        return BM25Index.build(ctx.corpus)
+    with build_lock(cache):  # shards started together build it once; the others load it
+        if cache.exists():
+            try:
+                return BM25Index.load(cache)
+            except IndexFormatError:
+                pass  # stale or damaged cache: rebuild below (atomically replaces it)
+        idx = BM25Index.build(ctx.corpus)
         idx.save(cache)
-    return idx
+        return idx
 
 
 def build_dense(ctx: MethodContext) -> Retriever:
@@ -106,12 +110,13 @@ def build_dense(ctx: MethodContext) -> Retriever:
     progress = option_bool("progress", ctx.options.get("progress", False))
     if cache is None:
         return DenseIndex.build(ctx.corpus, progress=progress)
-    if cache.exists():
-        try:
-            return DenseIndex.open(cache)
-        except IndexFormatError:
-            pass
-    return DenseIndex.build(ctx.corpus, path=cache, overwrite=True, progress=progress)
+    with build_lock(cache):
+        if cache.exists():
+            try:
+                return DenseIndex.open(cache)
+            except IndexFormatError:
+                pass
+        return DenseIndex.build(ctx.corpus, path=cache, overwrite=True, progress=progress)
 
 
 def build_hybrid(ctx: MethodContext) -> HybridRetriever:

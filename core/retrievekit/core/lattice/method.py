@@ -23,12 +23,14 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Collection, Sequence
+from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from retrievekit.core.checks import check_corpus, check_k, check_query
-from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.errors import IndexFormatError, InvalidInputError, RetrieveKitError
+from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
@@ -194,42 +196,69 @@ def create_lattice(
     if corpus is not None:
         corpus = check_corpus(corpus)
     path = check_folder_path(tree_dir, "tree_dir") if tree_dir is not None else None
-    if tree is None and path is not None and (path / "manifest.json").exists() and not rebuild:
-        tree = SemanticTree.load(path)
-        if corpus is not None:
-            want = {o.id for o in corpus}
-            if want != set(tree.leaf_ids()):
-                raise IndexFormatError(
-                    f"the tree in {path} covers {tree.num_leaves} objects, not this corpus of {len(want)}; "
-                    "pass rebuild=True (--option rebuild=true) or another --tree-dir"
-                )
-    if tree is None and corpus is None:
-        if path is None:
-            raise InvalidInputError("create_lattice needs a corpus, a tree, or a tree_dir holding a tree")
-        state = "the folder does not exist" if not path.exists() else "the folder has no manifest.json"
-        if rebuild and path.exists():
-            state = "rebuild=True needs the corpus to build from"
-        raise IndexFormatError(
-            f"no LATTICE tree at {path}: {state}; pass the documents to build one there (from_documents / corpus=)"
-        )
-    llm = llm or _default_llm(llm_name)
-    if tree is None:
-        assert corpus is not None  # checked above
-        embedder = embedder or _default_embedder()
-        build_dir = path.with_name(path.name + ".build") if path is not None else None
-        if rebuild and build_dir is not None:  # a rebuild rebuilds: nothing of an earlier build's journal is reused
-            shutil.rmtree(build_dir, ignore_errors=True)
-        tree = build_tree(corpus, llm, embedder, bcfg, builder=builder, build_dir=build_dir)
-        if path is not None:
-            tree.save(path)
-        if build_dir is not None:  # the tree is saved: the resume journal has done its job
-            shutil.rmtree(build_dir, ignore_errors=True)
+    may_build = path is not None and tree is None and corpus is not None
+    with build_lock(path) if may_build and path is not None else nullcontext():  # shards build a tree once
+        if tree is None and path is not None and (path / "manifest.json").exists() and not rebuild:
+            tree = _load_tree(path, corpus)
+        if tree is None and corpus is None:
+            raise _no_tree_error(path, rebuild)
+        llm = llm or _default_llm(llm_name)
+        if tree is None:
+            assert corpus is not None  # checked above
+            embedder = embedder or _default_embedder()
+            tree = _build_and_save(corpus, llm, embedder, bcfg, builder, path, rebuild)
     if embedder is None:
         try:
             embedder = _default_embedder()
         except ImportError:
             embedder = None
     return Lattice(tree, llm, scfg, embedder=embedder)
+
+
+def _load_tree(path: Path, corpus: Sequence[DataObject] | None) -> SemanticTree:
+    """The tree saved in ``path``, checked to cover ``corpus`` when one is given."""
+    tree = SemanticTree.load(path)
+    if corpus is not None:
+        want = {o.id for o in corpus}
+        if want != set(tree.leaf_ids()):
+            raise IndexFormatError(
+                f"the tree in {path} covers {tree.num_leaves} objects, not this corpus of {len(want)}; "
+                "pass rebuild=True (--option rebuild=true) or another --tree-dir"
+            )
+    return tree
+
+
+def _no_tree_error(path: Path | None, rebuild: bool) -> RetrieveKitError:
+    """Why no tree can be had without a corpus: no ``tree_dir``, or none saved in it."""
+    if path is None:
+        return InvalidInputError("create_lattice needs a corpus, a tree, or a tree_dir holding a tree")
+    state = "the folder does not exist" if not path.exists() else "the folder has no manifest.json"
+    if rebuild and path.exists():
+        state = "rebuild=True needs the corpus to build from"
+    return IndexFormatError(
+        f"no LATTICE tree at {path}: {state}; pass the documents to build one there (from_documents / corpus=)"
+    )
+
+
+def _build_and_save(
+    corpus: Sequence[DataObject],
+    llm: ChatLLM,
+    embedder: Embedder,
+    bcfg: TreeBuildConfig,
+    builder: str,
+    path: Path | None,
+    rebuild: bool,
+) -> SemanticTree:
+    """Build a tree, resuming from the journal beside ``path`` unless ``rebuild``; save it in ``path`` when given."""
+    build_dir = path.with_name(path.name + ".build") if path is not None else None
+    if rebuild and build_dir is not None:  # a rebuild rebuilds: nothing of an earlier build's journal is reused
+        shutil.rmtree(build_dir, ignore_errors=True)
+    tree = build_tree(corpus, llm, embedder, bcfg, builder=builder, build_dir=build_dir)
+    if path is not None:
+        tree.save(path)
+    if build_dir is not None:  # the tree is saved: the resume journal has done its job
+        shutil.rmtree(build_dir, ignore_errors=True)
+    return tree
 
 
 def lattice_from_tree(tree: SemanticTree | str | os.PathLike[str], **kwargs: Any) -> Lattice:
