@@ -24,9 +24,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from retrievekit.core.paths import ensure_folder
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no lock
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["build_lock", "lock_path"]
 
@@ -59,14 +64,12 @@ def build_lock(path: str | os.PathLike[str]) -> Iterator[None]:
         >>> lock_path(d).exists()
         False
     """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock
+    if fcntl is None:  # pragma: no cover - not POSIX: no lock
         yield
         return
     lock = lock_path(path)
     ensure_folder(lock.parent)
-    handle = _acquire(lock, fcntl, str(path))
+    handle = _acquire(lock, str(path))
     try:
         yield
     finally:
@@ -76,7 +79,7 @@ def build_lock(path: str | os.PathLike[str]) -> Iterator[None]:
         handle.close()
 
 
-def _acquire(lock: Path, fcntl: Any, what: str) -> BinaryIO:
+def _acquire(lock: Path, what: str) -> BinaryIO:
     """Open and lock ``lock``; retry when its holder removed it on leaving (the lock this process got is then
     on a file no other process can see any more)."""
     said = False

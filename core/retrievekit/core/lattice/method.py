@@ -196,17 +196,18 @@ def create_lattice(
     if corpus is not None:
         corpus = check_corpus(corpus)
     path = check_folder_path(tree_dir, "tree_dir") if tree_dir is not None else None
-    may_build = path is not None and tree is None and corpus is not None
-    with build_lock(path) if may_build and path is not None else nullcontext():  # shards build a tree once
+    # shards started together build a tree once: the others wait, then load it
+    with build_lock(path) if path is not None and tree is None and corpus is not None else nullcontext():
         if tree is None and path is not None and (path / "manifest.json").exists() and not rebuild:
             tree = _load_tree(path, corpus)
         if tree is None and corpus is None:
             raise _no_tree_error(path, rebuild)
-        llm = llm or _default_llm(llm_name)
         if tree is None:
             assert corpus is not None  # checked above
+            llm = llm or _default_llm(llm_name)
             embedder = embedder or _default_embedder()
             tree = _build_and_save(corpus, llm, embedder, bcfg, builder, path, rebuild)
+    llm = llm or _default_llm(llm_name)  # loaded outside the lock when the tree was only read
     if embedder is None:
         try:
             embedder = _default_embedder()
