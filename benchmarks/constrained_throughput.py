@@ -49,37 +49,48 @@ def measure(
     lm: Any, ids: Any, kinds: dict[str, dict[str, Any]], *, beams: int, steps: int, repeats: int
 ) -> list[dict[str, Any]]:
     """Beam-tokens/s of each variant of :func:`variants` for its prompt: ``[{variant, beams, steps, seconds,
-    beam_tokens_per_s, time_per_token_overhead_pct}]``; the best of ``repeats`` timings counts."""
-    plen = ids.shape[1]
+    beam_tokens_per_s, time_per_token_overhead_pct}]``; the best of ``repeats`` timings counts.
+
+    The variants take turns: one untimed round first (kernels, allocator and clocks warm up for this beam width),
+    then ``repeats`` timed rounds, each running every variant once, so that a drift of the machine during the run
+    falls on all of them alike instead of on whichever ran first."""
+    best = {name: float("inf") for name in kinds}
+    n_steps: dict[str, int] = {}
+    for timed in [False] + [True] * repeats:
+        for name, kw in kinds.items():
+            seconds, n_steps[name] = _generate_once(lm, ids, name, kw, beams=beams, steps=steps)
+            if timed:
+                best[name] = min(best[name], seconds)
     rows: list[dict[str, Any]] = []
-    for name, kw in kinds.items():
-        best, n_steps = float("inf"), 0
-        for _ in range(repeats):
-            for p in kw.get("logits_processor", []):
-                p.reset()
-            start = time.perf_counter()
-            with torch.no_grad():
-                out = lm.model.generate(
-                    ids,
-                    attention_mask=torch.ones_like(ids),
-                    num_beams=beams,
-                    num_return_sequences=1,
-                    max_new_tokens=steps,
-                    min_new_tokens=0 if name.startswith("trie") else steps,
-                    do_sample=False,
-                    early_stopping=False,
-                    pad_token_id=lm.tokenizer.pad_token_id or lm.eos_token_id,
-                    **kw,
-                )
-            if str(lm.device).startswith("cuda"):
-                torch.cuda.synchronize()
-            best = min(best, time.perf_counter() - start)
-            n_steps = int(out.shape[1]) - plen
-        tps = beams * n_steps / best
+    for name in kinds:
+        tps = beams * n_steps[name] / best[name]
         base = rows[0]["beam_tokens_per_s"] if rows else tps
-        rows.append({"variant": name, "beams": beams, "steps": n_steps, "seconds": best,
+        rows.append({"variant": name, "beams": beams, "steps": n_steps[name], "seconds": best[name],
                      "beam_tokens_per_s": tps, "time_per_token_overhead_pct": 100 * (base / tps - 1)})  # fmt: skip
     return rows
+
+
+def _generate_once(lm: Any, ids: Any, name: str, kw: dict[str, Any], *, beams: int, steps: int) -> tuple[float, int]:
+    """One timed ``generate`` of a variant: ``(seconds, new tokens)``."""
+    for p in kw.get("logits_processor", []):
+        p.reset()
+    start = time.perf_counter()
+    with torch.no_grad():
+        out = lm.model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            num_beams=beams,
+            num_return_sequences=1,
+            max_new_tokens=steps,
+            min_new_tokens=0 if name.startswith("trie") else steps,
+            do_sample=False,
+            early_stopping=False,
+            pad_token_id=lm.tokenizer.pad_token_id or lm.eos_token_id,
+            **kw,
+        )
+    if str(lm.device).startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter() - start, int(out.shape[1]) - int(ids.shape[1])
 
 
 def lookup_cost(lm: Any, corpus: list[Any], *, beams: int, steps: int, repeats: int) -> dict[str, float]:
