@@ -111,3 +111,18 @@ def test_shards_started_together_build_a_lattice_tree_once(tmp_path, monkeypatch
     assert len(calls) == 1
     assert first.tree.leaf_ids() == second.tree.leaf_ids() and first.tree.num_leaves == len(DOCS)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tree"]  # no lock file, no journal left
+
+
+def test_rebuild_given_to_every_shard_rebuilds_the_tree_once(tmp_path, monkeypatch, minilm):
+    def create(**kw):
+        return lattice_method.create_lattice(
+            DOCS, llm=KeywordLLM(), embedder=minilm, tree_dir=tmp_path / "tree", max_children=4, num_iters=4, **kw
+        )
+
+    create()  # an earlier tree, to be rebuilt
+    calls = _counting(monkeypatch, lattice_method, "build_tree")
+    first, second = _together(lambda: create(rebuild=True))
+    assert len(calls) == 1  # the shard that waited loaded the tree the other had just rebuilt
+    assert first.tree.leaf_ids() == second.tree.leaf_ids()
+    create(rebuild=True)  # asked after that tree was saved: a rebuild again
+    assert len(calls) == 2

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Collection, Sequence
 from contextlib import nullcontext
 from dataclasses import fields
@@ -197,7 +198,10 @@ def create_lattice(
         corpus = check_corpus(corpus)
     path = check_folder_path(tree_dir, "tree_dir") if tree_dir is not None else None
     # shards started together build a tree once: the others wait, then load it
+    asked = time.time_ns()
     with build_lock(path) if path is not None and tree is None and corpus is not None else nullcontext():
+        if rebuild and path is not None and _saved_since(path, asked):
+            rebuild = False  # another process rebuilt it while this one waited for the lock: load that one
         if tree is None and path is not None and (path / "manifest.json").exists() and not rebuild:
             tree = _load_tree(path, corpus)
         if tree is None and corpus is None:
@@ -214,6 +218,15 @@ def create_lattice(
         except ImportError:
             embedder = None
     return Lattice(tree, llm, scfg, embedder=embedder)
+
+
+def _saved_since(path: Path, asked_ns: int) -> bool:
+    """Whether a tree was saved in ``path`` at or after ``asked_ns`` (``time.time_ns()``): while this process waited
+    for the build lock, so a ``rebuild=True`` given to every shard rebuilds once, not once per shard."""
+    try:
+        return (path / "manifest.json").stat().st_mtime_ns >= asked_ns
+    except FileNotFoundError:
+        return False
 
 
 def _load_tree(path: Path, corpus: Sequence[DataObject] | None) -> SemanticTree:
