@@ -73,3 +73,34 @@ def test_a_judge_over_a_scoring_base_changes_verification_only_the_keywords_are_
 
     assert keywords(judged)[0] == "constrained"  # not the chat path with snapping, which a judge used before
     assert keywords(judged) == keywords(plain)
+
+
+def test_a_trained_judge_decodes_keywords_with_its_untuned_base_model(minilm):
+    """A trained judge's tuned weights score only: ARM's keywords come from the base it was trained from, as
+    without a judge, and the keyword cache is keyed by that base's name; a judge with no base left writes itself."""
+    from _tiny_lm import build_tiny_lm
+
+    from retrievekit.core.arm.method import _keyword_model
+    from retrievekit.core.judge import Judge
+    from retrievekit.core.llm import LocalLM
+    from retrievekit.core.registry import MethodContext
+
+    base = LocalLM(*build_tiny_lm(), name="tiny", use_outlines=False)
+    tuned, tok = build_tiny_lm(seed=1)  # other weights, same tokenizer: what fine-tuning leaves
+    cfg = ArmConfig(max_keywords=2, keyword_beams=2, words_per_keyword=2, verify=False, ilp_k=4, mip_time_limit=10)
+    objs = corpus()
+
+    def keywords(llm):
+        trace = Trace()
+        Arm(objs, llm, cfg, embedder=minilm).search(QUESTION, k=3, trace=trace)
+        (note,) = [e for e in trace.events if e.kind == "keywords"]
+        return note.data["mode"], note.data["keywords"], note.data["ngrams"]
+
+    loads = []
+    judge = Judge(tuned, tok, load_base=lambda: loads.append(1) or base, free_text_model="tiny")
+    assert keywords(judge) == keywords(base) and keywords(judge)[0] == "constrained"
+    assert loads == [1]  # loaded once, on the first free-text request
+    own = Judge(tuned, tok)  # merged into a model handed over in code: no base to load
+    assert own.chat_model().model is tuned and keywords(own) == keywords(LocalLM(tuned, tok, use_outlines=False))
+    ctx = MethodContext(corpus=objs, llm_name="tiny", options={"judge_dir": "judges/x"})
+    assert _keyword_model(ctx, judge) == "tiny" and _keyword_model(ctx, own) == "judge:judges/x"

@@ -55,3 +55,13 @@ def test_a_damaged_copy_is_refused(tmp_path: Path) -> None:
     (copy / "adapter.safetensors").write_bytes(bytes(data))
     with pytest.raises(IndexFormatError, match="adapter.safetensors"):
         load_judge(copy, device="cpu")
+
+
+def test_free_text_comes_from_the_untuned_base_model(judge: Judge) -> None:
+    import torch
+
+    base = judge.chat_model()
+    assert judge.free_text_model == "smollm2" and base.name == "smollm2" and base.model is not judge.model
+    tuned, untouched = dict(judge.model.named_parameters()), dict(base.model.named_parameters())
+    assert tuned.keys() == untouched.keys()
+    assert any(not torch.equal(tuned[n], untouched[n]) for n in tuned)  # the adapter is merged into the judge only

@@ -57,3 +57,16 @@ def test_lattice_judge_sees_clipped_candidates():
     judge = OverlapJudge()
     SlateScorer(judge, LatticeConfig(max_candidate_chars=10)).score("q", ["a  b", "x" * 50])
     assert judge.judge_calls[0][1] == ["a b", "x" * 7 + "..."]
+
+
+def test_a_trained_judge_without_tree_dir_uses_its_base_models_tree():
+    """A trained judge writes summaries with its untuned base, so it shares that model's default tree; a judge
+    with no base left (its own weights write) gets a tree of its own."""
+    from types import SimpleNamespace
+
+    from retrievekit.core.lattice.method import _summary_llm_tag
+    from retrievekit.core.registry import MethodContext
+
+    ctx = MethodContext(corpus=[], llm_name="smollm2", options={"judge_dir": "judges/smollm2-scifact"})
+    assert _summary_llm_tag(ctx, SimpleNamespace(free_text_model="smollm2")) == "smollm2"
+    assert _summary_llm_tag(ctx, SimpleNamespace(free_text_model=None)).startswith("judge-")

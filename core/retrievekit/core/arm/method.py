@@ -87,12 +87,14 @@ def build_arm(ctx: MethodContext) -> Arm:
 
 
 def _keyword_model(ctx: MethodContext, judge: Any) -> str:
-    """Who decodes the keywords: a trained judge's own base model, else the given or registry-named LLM (the oracle
-    and cosine judges hand free text to that LLM)."""
+    """Who decodes the keywords: a trained judge's base model (its ``free_text_model``, so the cache is shared with
+    runs of that model; the judge's own name when it writes with its tuned weights), else the given or
+    registry-named LLM (the oracle and cosine judges hand free text to that LLM)."""
     from retrievekit.core.judge.delegate import ChatDelegate
 
     if judge is not None and not isinstance(judge, ChatDelegate):
-        return f"judge:{ctx.options.get('judge_dir') or type(judge).__qualname__}"
+        base = getattr(judge, "free_text_model", None)
+        return str(base) if base else f"judge:{ctx.options.get('judge_dir') or type(judge).__qualname__}"
     if ctx.llm is not None and not isinstance(ctx.llm, str):
         return str(getattr(ctx.llm, "name", "") or type(ctx.llm).__qualname__)
     return str(ctx.llm_name or "smollm2")

@@ -206,13 +206,12 @@ class Arm:
         return out
 
     def _keyword_llm(self) -> Any:
-        """Who decodes the keywords: the LLM, or, for a judge that hands free text to a base model (the oracle and
-        cosine judges), that base model, so a judge changes verification only and the keywords are decoded as
-        without it (constrained, when the base is a scoring LM)."""
-        from retrievekit.core.judge.delegate import ChatDelegate
-
-        if isinstance(self.llm, ChatDelegate):
-            base = self.llm.chat_model()
+        """Who decodes the keywords: the LLM, or, for a judge that hands free text to a base model (a trained or
+        zero-shot judge, the oracle and cosine judges: their ``chat_model()``), that base model, so a judge changes
+        verification only and the keywords are decoded as without it (constrained, when the base is a scoring LM)."""
+        chat_model = getattr(self.llm, "chat_model", None)
+        if callable(chat_model):
+            base = chat_model()
             if base is not None and has_scoring(base):
                 return base
         return self.llm

@@ -2,8 +2,12 @@
 
 :class:`Judge` implements :class:`~retrievekit.core.llm.protocol.RelevanceJudge` (``score_relevance``: numbered
 candidates in, probabilities out, batched) and :class:`~retrievekit.core.llm.protocol.ChatLLM` (``complete`` /
-``complete_json`` delegate to a :class:`~retrievekit.core.llm.local.LocalLM` around the same weights), so it is
-accepted wherever a method takes ``llm=``.
+``complete_json`` go to :meth:`Judge.chat_model`, a :class:`~retrievekit.core.llm.local.LocalLM`), so it is accepted
+wherever a method takes ``llm=``. Free text (ARM's keywords, a LATTICE tree's summaries) comes from the model the
+judge starts from, not from weights tuned to answer yes or no: a trained judge loaded by its manifest's registry name
+loads that base model, untouched, on its first free-text request; a zero-shot judge is its base model already. Only a
+judge merged into a model handed over in code (``Judge.load(..., base=(model, tokenizer))``) writes with its own
+weights, as there is no base left to load.
 
 Score of a pair: ``p = sigmoid(a * m + b)`` with the margin ``m = logit(yes) - logit(no)`` of the next token after
 the prompt (:mod:`retrievekit.core.judge.prompt`) and Platt parameters ``(a, b)`` fitted on held-out training pairs
@@ -22,8 +26,9 @@ Examples:
 
 from __future__ import annotations
 
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +47,7 @@ from retrievekit.core.types import ensure_text
 __all__ = ["JUDGE_KIND", "Judge", "fit_platt", "load_judge", "resolve_judge", "sigmoid"]
 
 JUDGE_KIND = "judge"
+_BASE_LOCK = threading.Lock()
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -155,6 +161,10 @@ class Judge(ChatLLMBase):
         name: label for ``repr`` and traces.
         base_model: registry name (or label) of the base model, as in the manifest.
         manifest: the trained model's manifest (None for a zero-shot judge).
+        load_base: called once, on the first free-text request, for the model that answers it (default: a
+            ``LocalLM`` around ``model`` itself).
+        free_text_model: registry name of that model when it is the judge's untuned base (so a keyword cache
+            keyed by model name is shared with runs of the base model); None when it is the judge's own weights.
 
     Examples:
         >>> Judge.zero_shot("smollm2").score_relevance("aspirin pain", ["Aspirin relieves pain.", "Rome is old."])  # doctest: +SKIP
@@ -175,6 +185,8 @@ class Judge(ChatLLMBase):
         name: str | None = None,
         base_model: str | None = None,
         manifest: Any = None,
+        load_base: Callable[[], Any] | None = None,
+        free_text_model: str | None = None,
     ) -> None:
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
@@ -196,6 +208,8 @@ class Judge(ChatLLMBase):
             pad = getattr(tokenizer, "eos_token_id", None)
         self._pad = int(pad) if pad is not None else 0
         self._lm: Any = None
+        self._load_base = load_base
+        self.free_text_model = free_text_model
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -235,6 +249,7 @@ class Judge(ChatLLMBase):
             base_model=lm.name,
         )
         judge._lm = lm
+        judge.free_text_model = lm.name
         return judge
 
     @classmethod
@@ -249,7 +264,8 @@ class Judge(ChatLLMBase):
         base: tuple[Any, Any] | None = None,
     ) -> Judge:
         """Load a trained judge (see :func:`load_judge`); ``base`` is the ``(model, tokenizer)`` an adapter folder
-        is merged into (default: the registry model its manifest names)."""
+        is merged into (default: the registry model its manifest names, which also answers free text)."""
+        from retrievekit.core.llm.local import LocalLM
         from retrievekit.core.training import load_trained_model
 
         model, tokenizer, manifest = load_trained_model(
@@ -279,6 +295,8 @@ class Judge(ChatLLMBase):
             name=f"{manifest.base_model} (judge)",
             base_model=manifest.base_model,
             manifest=manifest,
+            load_base=None if base is not None else (lambda: LocalLM.load(manifest.base_model, device=device)),
+            free_text_model=None if base is not None else manifest.base_model,
         )
 
     def __repr__(self) -> str:
@@ -377,12 +395,26 @@ class Judge(ChatLLMBase):
     # ------------------------------------------------------------------ chat delegation
     @property
     def lm(self) -> Any:
-        """The :class:`~retrievekit.core.llm.local.LocalLM` over the same weights (for free-text tasks)."""
-        if self._lm is None:
-            from retrievekit.core.llm.local import LocalLM
+        """The :class:`~retrievekit.core.llm.local.LocalLM` that answers free text (see :meth:`chat_model`)."""
+        with _BASE_LOCK:  # methods score from several threads; the base model loads once
+            if self._lm is None:
+                if self._load_base is not None:
+                    self._lm = self._load_base()
+                else:
+                    from retrievekit.core.llm.local import LocalLM
 
-            self._lm = LocalLM(self.model, self.tokenizer, name=self.name)
+                    self._lm = LocalLM(self.model, self.tokenizer, name=self.name)
         return self._lm
+
+    def chat_model(self) -> Any:
+        """The model that answers ``complete`` / ``complete_json``: the base model the judge starts from (loaded on
+        first use for a trained judge), or a ``LocalLM`` around the judge's own weights when no base is known.
+
+        Examples:
+            >>> load_judge("judges/smollm2-scifact").chat_model().name  # the untuned SmolLM2  # doctest: +SKIP
+            'smollm2'
+        """
+        return self.lm
 
     def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
         """Free-text reply from the underlying model (summaries etc.), as ``LocalLM.complete``."""

@@ -347,7 +347,9 @@ def _summary_llm_tag(ctx: MethodContext, judge: Any) -> str:
     from retrievekit.core.lattice.summarize import llm_identity
 
     if judge is not None and not isinstance(judge, ChatDelegate):  # a trained judge writes through its base model
-        name = "judge-" + hashlib.sha256(str(ctx.options.get("judge_dir")).encode()).hexdigest()[:8]
+        base = getattr(judge, "free_text_model", None)  # its untuned base: the tree that model's runs use
+        digest = hashlib.sha256(str(ctx.options.get("judge_dir")).encode()).hexdigest()[:8]
+        name = str(base) if base else f"judge-{digest}"
     elif ctx.llm is not None and not isinstance(ctx.llm, str):
         ident = llm_identity(ctx.llm)
         name = ident.rsplit(":", 1)[-1] or "llm"

@@ -135,7 +135,7 @@ def llm_identity(llm: Any) -> str:
 
 def _wrapped_model(llm: Any) -> Any:
     """The model ``llm`` hands its calls to (None when it writes itself)."""
-    if isinstance(llm, ChatDelegate):
+    if isinstance(llm, ChatDelegate) or callable(getattr(llm, "chat_model", None)):  # a judge's base writes
         try:
             return llm.chat_model()  # loads a lazy base once; the build needs it for its summaries anyway
         except Exception:  # a base that fails to load: the build's own calls meet (and count) that failure
