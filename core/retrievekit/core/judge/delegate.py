@@ -1,10 +1,10 @@
 """Free text for judges that only score: :class:`ChatDelegate` hands ``complete``/``complete_json`` to a base model.
 
 A method given a judge as ``llm=`` may still need free text from it (ARM decomposes keywords, a new LATTICE tree
-needs summaries); the trained :class:`~retrievekit.core.judge.Judge` answers those with the untuned base model it was trained from. A judge
-that is not a language model (the gold-label oracle, the embedding-cosine judge) gets the same behaviour from this
-mixin: a ``base`` chat model, or a ``load_base`` callable run on the first free-text request only (so a LATTICE run
-over a saved tree never loads one).
+needs summaries); the trained :class:`~retrievekit.core.judge.Judge` answers those with the untuned base model it was
+trained from. A judge that is not a language model (the gold-label oracle, the embedding-cosine judge) gets the same
+behaviour from this mixin: a ``base`` chat model, or a ``load_base`` callable run on the first free-text request
+only (so a LATTICE run over a saved tree never loads one).
 
 Examples:
     >>> from retrievekit.core.llm.protocol import Completion
