@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from retrievekit.core.errors import LLMUnavailableError
-from retrievekit.core.judge.delegate import ChatDelegate
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.trace import Trace
@@ -110,7 +109,7 @@ _WRAP_DEPTH = 4
 def llm_identity(llm: Any) -> str:
     """A stable name for the model behind ``llm``, for keying build results: its class and its model name
     (``name``, ``model_name``, ``model`` or ``model_id``), then ``>`` and the same for the model it writes through:
-    an adapter's wrapped ``llm`` (``as_chat_llm``), a judge's base chat model (:class:`ChatDelegate`).
+    an adapter's wrapped ``llm`` (``as_chat_llm``), a judge's base chat model (its ``chat_model()``).
 
     Examples:
         >>> class LM:
@@ -135,7 +134,7 @@ def llm_identity(llm: Any) -> str:
 
 def _wrapped_model(llm: Any) -> Any:
     """The model ``llm`` hands its calls to (None when it writes itself)."""
-    if isinstance(llm, ChatDelegate) or callable(getattr(llm, "chat_model", None)):  # a judge's base writes
+    if callable(getattr(llm, "chat_model", None)):  # a judge (ChatDelegate, a trained Judge): its base writes
         try:
             return llm.chat_model()  # loads a lazy base once; the build needs it for its summaries anyway
         except Exception:  # a base that fails to load: the build's own calls meet (and count) that failure
