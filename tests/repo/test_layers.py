@@ -25,6 +25,7 @@ FOUNDATION = {
     "retriever",
     "memo",
     "renamed",
+    "descriptors",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
 MACHINERY = {"llm", "index", "registry", "training", "edge", "fakes"}

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.index.store import read_manifest, write_manifest
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
@@ -127,6 +128,7 @@ def load_snapshot(folder: str | os.PathLike[str] | None = None) -> DemoSnapshot:
         with gzip.open(path / CORPUS, "rt", encoding="utf-8") as f:
             corpus = [object_from_dict(json.loads(line)) for line in f if line.strip()]
     except (OSError, ValueError, KeyError, TypeError) as e:
+        check_descriptors(f"reading {path / CORPUS}", e)  # out of file descriptors: not a corrupt file
         raise IndexFormatError(f"{path / CORPUS} is corrupt: {e}") from e
     if len(corpus) != manifest.get("passages"):
         raise IndexFormatError(

@@ -33,8 +33,8 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
-from retrievekit.core.index.chroma_calls import check_descriptors
 
 __all__ = ["file_sha256", "folder_checksums", "sqlite_digest", "verify_checksums"]
 

@@ -19,12 +19,12 @@ Examples:
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from retrievekit.core.errors import IndexFormatError, ResourceLimitError, StoreUnavailableError
+from retrievekit.core.descriptors import FD_HEADROOM, check_descriptors, resource_unlimited
+from retrievekit.core.errors import IndexFormatError, StoreUnavailableError
 
 __all__ = [
     "DEFAULT_RETRIES",
@@ -113,57 +113,6 @@ class StoreCalls:
         if kind == "timeout":
             return f"{where} did not answer {what} within {self.timeout} s ({n}); is it overloaded or stopped?"
         return f"cannot reach {where} for {what} ({n}): {type(e).__name__}: {e}"
-
-
-FD_HEADROOM = 32
-"""File descriptors an open needs to have free, at the least (an eighth of the limit when that is more): Chroma's
-HNSW reader opens several files per segment, on several threads at once."""
-
-
-def _descriptors() -> tuple[int, int] | None:
-    """``(open file descriptors, soft limit)`` of this process, or None where that cannot be read."""
-    try:
-        import resource
-
-        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        used = len(os.listdir("/proc/self/fd"))
-    except (ImportError, OSError, ValueError):  # pragma: no cover - not Linux
-        return None
-    return used, int(limit)
-
-
-def check_descriptors(what: str, error: BaseException) -> None:
-    """Raise :class:`~retrievekit.core.errors.ResourceLimitError` (from ``error``) when the process is within
-    :data:`FD_HEADROOM` (or an eighth of the limit) of its file-descriptor limit: Chroma then reports "unable to open
-    database file" or "Error loading hnsw index", which is no damage.
-
-    Examples:
-        >>> check_descriptors("open", RuntimeError("x"))  # plenty of descriptors free: nothing to say
-    """
-    state = _descriptors()
-    if state is None or state[1] == resource_unlimited() or state[1] - state[0] >= max(FD_HEADROOM, state[1] // 8):
-        return
-    used, limit = state
-    raise ResourceLimitError(
-        f"{what} failed because the process is out of file descriptors ({used} open, limit {limit}), not because the "
-        "index is damaged: close the indexes you no longer use (index.close(), or open them in a with-block) or "
-        f"raise the limit (ulimit -n); Chroma said: {type(error).__name__}: {str(error)[:200]}"
-    ) from error
-
-
-def resource_unlimited() -> int:
-    """The value of an unlimited resource limit (``resource.RLIM_INFINITY``), or -1 where there is none.
-
-    Examples:
-        >>> isinstance(resource_unlimited(), int)
-        True
-    """
-    try:
-        import resource
-
-        return int(resource.RLIM_INFINITY)
-    except ImportError:  # pragma: no cover - not POSIX
-        return -1
 
 
 def _classify(e: Exception) -> str | None:

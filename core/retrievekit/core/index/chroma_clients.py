@@ -13,8 +13,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, MissingDependencyError, StoreUnavailableError
-from retrievekit.core.index.chroma_calls import DEFAULT_TIMEOUT_S, check_descriptors
+from retrievekit.core.index.chroma_calls import DEFAULT_TIMEOUT_S
 
 __all__ = ["http_client", "persistent_client"]
 

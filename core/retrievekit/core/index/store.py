@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, UnverifiedIndexWarning
 from retrievekit.core.index.checksums import folder_checksums, verify_checksums
 from retrievekit.core.paths import ensure_folder
@@ -244,6 +245,7 @@ def read_versioned_json(path: Path, *, want: str, max_version: int, kind: str) -
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        check_descriptors(f"reading {path}", e)  # out of file descriptors: not a corrupt manifest
         raise IndexFormatError(f"{path} is corrupt: {e}") from e
     if not isinstance(data, dict):
         raise IndexFormatError(f"{path} is corrupt: not a JSON object")
@@ -372,6 +374,9 @@ def read_objects(folder: str | os.PathLike[str], expected: int | None = None) ->
                     raise IndexFormatError(f"{path} is corrupt at line {i + 1}: {e}") from e
     except UnicodeDecodeError as e:
         raise IndexFormatError(f"{path} is corrupt: not UTF-8") from e
+    except OSError as e:
+        check_descriptors(f"reading {path}", e)  # out of file descriptors: say so, typed
+        raise
     if expected is not None and len(out) != expected:
         raise IndexFormatError(f"{path} holds {len(out)} objects but the manifest says {expected} (truncated?)")
     return out

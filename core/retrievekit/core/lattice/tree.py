@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
 from retrievekit.core.types import DataObject
@@ -429,6 +430,7 @@ class SemanticTree:
                         is_leaf=bool(d["leaf"]),
                     )
         except (OSError, ValueError, KeyError, TypeError) as e:
+            check_descriptors(f"reading {npath}", e)  # out of file descriptors: not a corrupt tree
             raise IndexFormatError(f"{npath} is corrupt: {e}") from e
         objects = {o.id: o for o in read_objects(path)}
         embeddings: dict[str, np.ndarray] = {}
@@ -439,6 +441,7 @@ class SemanticTree:
                     for i, v in zip(z["ids"].tolist(), z["vectors"], strict=True):
                         embeddings[str(i)] = v
             except (OSError, ValueError, KeyError) as e:
+                check_descriptors(f"reading {epath}", e)
                 raise IndexFormatError(f"{epath} is corrupt: {e}") from e
         if manifest.get("leaves") is not None and int(manifest["leaves"]) != sum(n.is_leaf for n in nodes.values()):
             raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")

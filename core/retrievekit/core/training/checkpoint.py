@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.store import atomic_folder, atomic_write_text, read_manifest, write_manifest
 
@@ -46,6 +47,7 @@ def _read_checkpoint_state(folder: Path) -> dict[str, Any]:
     try:
         state = json.loads((folder / _STATE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        check_descriptors(f"reading {folder / _STATE}", e)  # out of file descriptors: not a corrupt checkpoint
         raise IndexFormatError(f"training checkpoint {folder} is corrupt: {e}") from e
     if not isinstance(state, dict) or not isinstance(state.get("step"), int):
         raise IndexFormatError(f"training checkpoint {folder} is corrupt: no step in {_STATE}")

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
 from retrievekit.core.index.store import atomic_folder, atomic_write_text
 
@@ -403,6 +404,7 @@ def load_trained_model(
             str(mdir), dtype=torch_dtype, trust_remote_code=False, use_safetensors=True
         )
     except (OSError, ValueError) as e:
+        check_descriptors(f"loading the trained model in {mdir}", e)  # out of file descriptors: not damage
         raise IndexFormatError(f"could not load the trained model in {mdir}: {e}") from e
     return model.to(device).eval(), tokenizer, manifest
 

@@ -1,0 +1,82 @@
+"""Running out of file descriptors is a ResourceLimitError wherever a file would otherwise be called corrupt.
+
+The cases that used to slip through are made certain here, in a subprocess whose every descriptor is taken: an
+``OSError(EMFILE)`` reading a manifest (was "manifest.json is corrupt"), and a Chroma error that does not say why it
+failed, raised when the process cannot even list its own descriptors (was "Chroma refused count", seen in CI).
+"""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from retrievekit.core.descriptors import check_descriptors, says_out_of_descriptors
+from retrievekit.core.errors import ResourceLimitError
+
+
+def test_an_error_raised_from_emfile_is_told_through_its_chain():
+    try:
+        try:
+            raise OSError(errno.EMFILE, "Too many open files")
+        except OSError as inner:
+            raise RuntimeError("Error executing plan: Failed to apply logs to the metadata segment") from inner
+    except RuntimeError as outer:
+        assert says_out_of_descriptors(outer)
+        with pytest.raises(ResourceLimitError, match="out of file descriptors") as info:
+            check_descriptors("count", outer)
+        assert info.value.__cause__ is outer
+
+
+def test_other_errors_with_descriptors_to_spare_pass_through():
+    assert not says_out_of_descriptors(OSError(errno.ENOENT, "No such file or directory"))
+    assert not says_out_of_descriptors(ValueError("Expecting value: line 1 column 1"))
+    check_descriptors("reading manifest.json", ValueError("Expecting value: line 1 column 1"))  # returns
+
+
+_EXHAUSTED = textwrap.dedent(
+    """
+    import os, resource, sys
+    from pathlib import Path
+    from retrievekit.core.errors import IndexFormatError, ResourceLimitError
+    from retrievekit.core.descriptors import check_descriptors
+    from retrievekit.core.index.store import read_versioned_json
+
+    manifest = Path(sys.argv[1])
+    manifest.write_text('{"format": "retrievekit.bm25", "format_version": 1}')
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    held = []
+    try:
+        while True:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+    except OSError:
+        pass
+    out = []
+    try:
+        read_versioned_json(manifest, want="retrievekit.bm25", max_version=1, kind="index")
+        out.append("READ")
+    except ResourceLimitError as e:
+        out.append("LIMIT")
+    except IndexFormatError as e:
+        out.append("CORRUPT " + str(e))
+    try:
+        check_descriptors("count", RuntimeError("Failed to apply logs to the metadata segment"))
+        out.append("PASSED")
+    except ResourceLimitError as e:
+        out.append("LIMIT")
+    for fd in held:
+        os.close(fd)
+    print(" ".join(out))
+    """
+)
+
+
+def test_with_every_descriptor_taken_a_manifest_and_a_silent_chroma_error_are_resource_limits(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-c", _EXHAUSTED, str(tmp_path / "manifest.json")], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["LIMIT", "LIMIT"], run.stdout
