@@ -34,6 +34,7 @@ def test_an_error_raised_from_emfile_is_told_through_its_chain():
 def test_other_errors_with_descriptors_to_spare_pass_through():
     assert not says_out_of_descriptors(OSError(errno.ENOENT, "No such file or directory"))
     assert not says_out_of_descriptors(ValueError("Expecting value: line 1 column 1"))
+    assert not says_out_of_descriptors(RuntimeError("error returned from database: (code: 24) not a database"))
     check_descriptors("reading manifest.json", ValueError("Expecting value: line 1 column 1"))  # returns
 
 

@@ -34,7 +34,7 @@ FD_HEADROOM = 32
 HNSW reader opens several files per segment, on several threads at once."""
 
 _ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})
-_PHRASES = ("too many open files", "os error 24", "code: 24", "os error 23", "code: 23")
+_PHRASES = ("too many open files", "os error 24", "os error 23")  # EMFILE, ENFILE as Python, Rust and SQLite say them
 
 
 def says_out_of_descriptors(error: BaseException) -> bool:
