@@ -48,6 +48,8 @@ _EXHAUSTED = textwrap.dedent(
 
     manifest = Path(sys.argv[1])
     manifest.write_text('{"format": "retrievekit.bm25", "format_version": 1}')
+    broken = manifest.with_name("broken.json")
+    broken.write_text('{"format": "retrievekit.bm25", "format_ver')
     resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
     held = []
     try:
@@ -68,7 +70,16 @@ _EXHAUSTED = textwrap.dedent(
         out.append("PASSED")
     except ResourceLimitError as e:
         out.append("LIMIT")
-    for fd in held:
+    for fd in held[:4]:  # a few free, still within the headroom of the limit
+        os.close(fd)
+    try:
+        read_versioned_json(broken, want="retrievekit.bm25", max_version=1, kind="index")
+        out.append("READ")
+    except ResourceLimitError as e:
+        out.append("LIMIT")
+    except IndexFormatError as e:
+        out.append("CORRUPT")
+    for fd in held[4:]:
         os.close(fd)
     print(" ".join(out))
     """
@@ -76,8 +87,9 @@ _EXHAUSTED = textwrap.dedent(
 
 
 def test_with_every_descriptor_taken_a_manifest_and_a_silent_chroma_error_are_resource_limits(tmp_path):
+    """And a truncated manifest read near the limit, with a descriptor to read it, is still called corrupt."""
     run = subprocess.run(
         [sys.executable, "-c", _EXHAUSTED, str(tmp_path / "manifest.json")], capture_output=True, text=True, timeout=120
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.split() == ["LIMIT", "LIMIT"], run.stdout
+    assert run.stdout.split() == ["LIMIT", "LIMIT", "CORRUPT"], run.stdout

@@ -128,7 +128,7 @@ def load_snapshot(folder: str | os.PathLike[str] | None = None) -> DemoSnapshot:
         with gzip.open(path / CORPUS, "rt", encoding="utf-8") as f:
             corpus = [object_from_dict(json.loads(line)) for line in f if line.strip()]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        check_descriptors(f"reading {path / CORPUS}", e)  # out of file descriptors: not a corrupt file
+        check_descriptors(f"reading {path / CORPUS}", e, by_count=False)  # out of file descriptors: not a corrupt file
         raise IndexFormatError(f"{path / CORPUS} is corrupt: {e}") from e
     if len(corpus) != manifest.get("passages"):
         raise IndexFormatError(

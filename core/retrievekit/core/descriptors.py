@@ -80,17 +80,20 @@ def _descriptors() -> tuple[int, int] | None:
     return used, limit
 
 
-def check_descriptors(what: str, error: BaseException) -> None:
+def check_descriptors(what: str, error: BaseException, *, by_count: bool = True) -> None:
     """Raise :class:`~retrievekit.core.errors.ResourceLimitError` (from ``error``) when ``error`` came from running out
     of file descriptors (see the module's docstring for how that is told); return otherwise.
+
+    ``by_count=False`` trusts the error alone: Python's own file reads always say EMFILE, so a JSON or checksum error
+    raised while the process happens to be near its limit is still called what it is.
 
     Examples:
         >>> check_descriptors("open", RuntimeError("x"))  # plenty of descriptors free: nothing to say
     """
     state = _descriptors()
-    near = (
-        state is not None and state[1] != resource_unlimited() and state[1] - state[0] < max(FD_HEADROOM, state[1] // 8)
-    )
+    near = False
+    if by_count and state is not None and state[1] != resource_unlimited():
+        near = state[1] - state[0] < max(FD_HEADROOM, state[1] // 8)
     if not (near or says_out_of_descriptors(error)):
         return
     count = f"{state[0]} open, limit {state[1]}" if state is not None else "the limit was reached"

@@ -245,7 +245,7 @@ def read_versioned_json(path: Path, *, want: str, max_version: int, kind: str) -
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        check_descriptors(f"reading {path}", e)  # out of file descriptors: not a corrupt manifest
+        check_descriptors(f"reading {path}", e, by_count=False)  # out of file descriptors: not a corrupt manifest
         raise IndexFormatError(f"{path} is corrupt: {e}") from e
     if not isinstance(data, dict):
         raise IndexFormatError(f"{path} is corrupt: not a JSON object")
@@ -375,7 +375,7 @@ def read_objects(folder: str | os.PathLike[str], expected: int | None = None) ->
     except UnicodeDecodeError as e:
         raise IndexFormatError(f"{path} is corrupt: not UTF-8") from e
     except OSError as e:
-        check_descriptors(f"reading {path}", e)  # out of file descriptors: say so, typed
+        check_descriptors(f"reading {path}", e, by_count=False)  # out of file descriptors: say so, typed
         raise
     if expected is not None and len(out) != expected:
         raise IndexFormatError(f"{path} holds {len(out)} objects but the manifest says {expected} (truncated?)")

@@ -430,7 +430,7 @@ class SemanticTree:
                         is_leaf=bool(d["leaf"]),
                     )
         except (OSError, ValueError, KeyError, TypeError) as e:
-            check_descriptors(f"reading {npath}", e)  # out of file descriptors: not a corrupt tree
+            check_descriptors(f"reading {npath}", e, by_count=False)  # out of file descriptors: not a corrupt tree
             raise IndexFormatError(f"{npath} is corrupt: {e}") from e
         objects = {o.id: o for o in read_objects(path)}
         embeddings: dict[str, np.ndarray] = {}
@@ -441,7 +441,7 @@ class SemanticTree:
                     for i, v in zip(z["ids"].tolist(), z["vectors"], strict=True):
                         embeddings[str(i)] = v
             except (OSError, ValueError, KeyError) as e:
-                check_descriptors(f"reading {epath}", e)
+                check_descriptors(f"reading {epath}", e, by_count=False)
                 raise IndexFormatError(f"{epath} is corrupt: {e}") from e
         if manifest.get("leaves") is not None and int(manifest["leaves"]) != sum(n.is_leaf for n in nodes.values()):
             raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")

@@ -47,7 +47,8 @@ def _read_checkpoint_state(folder: Path) -> dict[str, Any]:
     try:
         state = json.loads((folder / _STATE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        check_descriptors(f"reading {folder / _STATE}", e)  # out of file descriptors: not a corrupt checkpoint
+        # out of file descriptors: not a corrupt checkpoint
+        check_descriptors(f"reading {folder / _STATE}", e, by_count=False)
         raise IndexFormatError(f"training checkpoint {folder} is corrupt: {e}") from e
     if not isinstance(state, dict) or not isinstance(state.get("step"), int):
         raise IndexFormatError(f"training checkpoint {folder} is corrupt: no step in {_STATE}")

@@ -404,7 +404,7 @@ def load_trained_model(
             str(mdir), dtype=torch_dtype, trust_remote_code=False, use_safetensors=True
         )
     except (OSError, ValueError) as e:
-        check_descriptors(f"loading the trained model in {mdir}", e)  # out of file descriptors: not damage
+        check_descriptors(f"loading the trained model in {mdir}", e, by_count=False)  # out of fds: not damage
         raise IndexFormatError(f"could not load the trained model in {mdir}: {e}") from e
     return model.to(device).eval(), tokenizer, manifest
 
