@@ -27,6 +27,13 @@ then the same command without ``--shard`` for each method:
     RETRIEVEKIT_EMBED_MEMO_SIZE=400000 python benchmarks/judge_curves.py --dataset ott_qa \
         --data-dir "$RETRIEVEKIT_DATA_DIR" --method arm --first-stage hybrid --judges cosine --limit 300 \
         --work-dir runs/cache --out-dir runs/curves/arm --shard 0/2
+
+A trained judge on One-SHOT at several budgets: ``RETRIEVEKIT_JUDGE_MEMO_DIR=runs/cache/judge-scores`` keeps its
+scores, so the chunks every budget crops are judged once (``retrievekit.core.judge.score_memo``):
+
+    RETRIEVEKIT_JUDGE_MEMO_DIR=runs/cache/judge-scores python benchmarks/judge_curves.py --dataset obliqa \
+        --data-dir "$RETRIEVEKIT_DATA_DIR" --method oneshot --option budget=4000 --noise \
+        --judges judges/smollm2-scifact --no-flat --work-dir runs/cache --out-dir runs/curves/oneshot-adapter-4000
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def says_out_of_descriptors(error: BaseException) -> bool:
         >>> import errno
         >>> says_out_of_descriptors(OSError(errno.EMFILE, "Too many open files"))
         True
-        >>> says_out_of_descriptors(RuntimeError('Os { code: 24, kind: Uncategorized, message: "Too many open files" }'))
+        >>> says_out_of_descriptors(RuntimeError('Os { code: 24, message: "Too many open files" }'))  # Rust's panic
         True
         >>> says_out_of_descriptors(OSError(errno.ENOENT, "No such file or directory"))
         False

@@ -65,3 +65,35 @@ def test_free_text_comes_from_the_untuned_base_model(judge: Judge) -> None:
     tuned, untouched = dict(judge.model.named_parameters()), dict(base.model.named_parameters())
     assert tuned.keys() == untouched.keys()
     assert any(not torch.equal(tuned[n], untouched[n]) for n in tuned)  # the adapter is merged into the judge only
+
+
+def test_a_judge_memo_returns_the_models_scores_and_cost_without_running_it_again(
+    judge: Judge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RETRIEVEKIT_JUDGE_MEMO_DIR: the second call with the same pairs reads the first one's scores (bit for bit) and
+    reports the same cost; other pairs and another prompt cut are computed."""
+    from retrievekit.core.judge.prompt import JudgePrompt
+    from retrievekit.core.trace import Trace
+
+    forwards: list[int] = []
+    real = judge._forward_margins
+    monkeypatch.setattr(judge, "_forward_margins", lambda rows: forwards.append(len(rows)) or real(rows))
+    plain = Trace()
+    without = judge.score_relevance(CLAIM, [SUPPORTING, UNRELATED], trace=plain)
+    assert not list(tmp_path.iterdir())  # no memo unless asked
+
+    monkeypatch.setenv("RETRIEVEKIT_JUDGE_MEMO_DIR", str(tmp_path / "memo"))
+    first, second = Trace(), Trace()
+    scores = [judge.score_relevance(CLAIM, [SUPPORTING, UNRELATED], trace=t) for t in (first, second)]
+    assert scores[0] == scores[1] == without
+    assert len(forwards) == 2  # the plain call and the first memo call ran the model; the second read the memo
+    for t in (first, second):
+        assert (t.llm_calls, t.prompt_tokens, t.counters["judge.pairs"]) == (
+            plain.llm_calls,
+            plain.prompt_tokens,
+            plain.counters["judge.pairs"],
+        )
+    judge.score_relevance(CLAIM, [UNRELATED, SUPPORTING])  # another order: other batches, computed
+    monkeypatch.setattr(judge, "prompt", JudgePrompt(template_id=judge.prompt.template_id, max_passage_tokens=8))
+    judge.score_relevance(CLAIM, [SUPPORTING, UNRELATED])  # another passage cut: another key
+    assert len(forwards) == 4

@@ -37,6 +37,7 @@ import numpy as np
 from retrievekit.core.checks import check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
 from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, PLAIN_TEMPLATE_ID, TEMPLATES, JudgePrompt
+from retrievekit.core.judge.score_memo import judge_identity, memoized_scores
 from retrievekit.core.llm.json_output import ChatLLMBase
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import Completion, JsonResult, JsonSchemaLike, Prompt
@@ -380,7 +381,11 @@ class Judge(ChatLLMBase):
             checked.append((check_query(q), ensure_text(p, field_name="candidate")))
         if not checked:
             return []
-        return [float(x) for x in self.calibrate(self.margins(checked, trace=trace))]
+
+        def compute(t: Trace | None) -> list[float]:
+            return [float(x) for x in self.calibrate(self.margins(checked, trace=t))]
+
+        return memoized_scores(judge_identity(self), checked, compute, trace=trace)  # RETRIEVEKIT_JUDGE_MEMO_DIR
 
     def score_relevance(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> list[float]:
         """P(relevant) in [0, 1] for each candidate, in input order (``[]`` for no candidates).
