@@ -57,28 +57,21 @@ _EXHAUSTED = textwrap.dedent(
             held.append(os.open(os.devnull, os.O_RDONLY))
     except OSError:
         pass
-    out = []
-    try:
-        read_versioned_json(manifest, want="retrievekit.bm25", max_version=1, kind="index")
-        out.append("READ")
-    except ResourceLimitError as e:
-        out.append("LIMIT")
-    except IndexFormatError as e:
-        out.append("CORRUPT " + str(e))
-    try:
-        check_descriptors("count", RuntimeError("Failed to apply logs to the metadata segment"))
-        out.append("PASSED")
-    except ResourceLimitError as e:
-        out.append("LIMIT")
+    def outcome(fn):
+        try:
+            fn()
+            return "PASSED"
+        except ResourceLimitError:
+            return "LIMIT"
+        except IndexFormatError:
+            return "CORRUPT"
+
+    read = lambda path: read_versioned_json(path, want="retrievekit.bm25", max_version=1, kind="index")
+    out = [outcome(lambda: read(manifest))]
+    out.append(outcome(lambda: check_descriptors("count", RuntimeError("Failed to apply logs to the metadata segment"))))
     for fd in held[:4]:  # a few free, still within the headroom of the limit
         os.close(fd)
-    try:
-        read_versioned_json(broken, want="retrievekit.bm25", max_version=1, kind="index")
-        out.append("READ")
-    except ResourceLimitError as e:
-        out.append("LIMIT")
-    except IndexFormatError as e:
-        out.append("CORRUPT")
+    out.append(outcome(lambda: read(broken)))
     for fd in held[4:]:
         os.close(fd)
     print(" ".join(out))
