@@ -19,7 +19,7 @@ Examples:
     ...     return [0.25, 0.75]
     >>> pairs = [("q", "a"), ("q", "b")]
     >>> first, second = Trace(), Trace()
-    >>> [memoized_scores("judge-id", pairs, compute, trace=t) for t in (first, second)]
+    >>> [memoized_scores(lambda: "judge-id", pairs, compute, trace=t) for t in (first, second)]
     [[0.25, 0.75], [0.25, 0.75]]
     >>> len(ran), second.llm_calls, second.prompt_tokens, second.counters["judge.pairs"]
     (1, 1, 12, 2)
@@ -74,29 +74,30 @@ def judge_identity(judge: Any) -> str:
 
 
 def memoized_scores(
-    identity: str,
+    identity: Callable[[], str],
     pairs: Sequence[tuple[str, str]],
     compute: Callable[[Trace | None], list[float]],
     *,
     trace: Trace | None = None,
 ) -> list[float]:
     """``compute(trace)``'s scores of ``pairs``, from the memo when it holds them; the cost is added to ``trace`` the
-    same way in both cases (see the module's docstring for a memo at work).
+    same way in both cases (see the module's docstring for a memo at work). ``identity()`` (the judge's key, see
+    :func:`judge_identity`) is called only when a memo is set, so scoring without one costs nothing more.
 
     Examples:
-        >>> memoized_scores("judge-id", [("q", "a")], lambda trace: [0.5])  # no RETRIEVEKIT_JUDGE_MEMO_DIR: computed
+        >>> memoized_scores(lambda: "judge-id", [("q", "a")], lambda trace: [0.5])  # no memo set: computed
         [0.5]
     """
     memo = _memo()
     if memo is None:
         return compute(trace)
-    key = memo_key(identity, [list(p) for p in pairs])
+    key = memo_key(identity(), [list(p) for p in pairs])
     hit = memo.get(key)
     if hit is None:
         spent = Trace()
         scores = [float(s) for s in compute(spent)]
-        hit = {"scores": scores, "calls": spent.llm_calls, "prompt_tokens": spent.prompt_tokens}
-        hit["pairs"] = spent.counters.get("judge.pairs", 0)
+        pairs_scored = spent.counters.get("judge.pairs", 0)
+        hit = {"scores": scores, "calls": spent.llm_calls, "prompt_tokens": spent.prompt_tokens, "pairs": pairs_scored}
         memo.put(key, hit)
     if trace is not None:
         for i in range(int(hit["calls"])):  # the totals the model's batches recorded

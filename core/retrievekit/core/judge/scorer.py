@@ -385,7 +385,7 @@ class Judge(ChatLLMBase):
         def compute(t: Trace | None) -> list[float]:
             return [float(x) for x in self.calibrate(self.margins(checked, trace=t))]
 
-        return memoized_scores(judge_identity(self), checked, compute, trace=trace)  # RETRIEVEKIT_JUDGE_MEMO_DIR
+        return memoized_scores(lambda: judge_identity(self), checked, compute, trace=trace)  # the memo, when set
 
     def score_relevance(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> list[float]:
         """P(relevant) in [0, 1] for each candidate, in input order (``[]`` for no candidates).
