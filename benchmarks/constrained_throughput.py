@@ -5,8 +5,9 @@ trie through ``prefix_allowed_tokens_fn`` (transformers' per-row mask) and throu
 processor; a document suffix array (the MindRef stage-2 constraint). ``min_new_tokens = max_new_tokens`` keeps the unconstrained and suffix-array
 run at the full step count (the trie runs stop when every title has ended, so their step count is read from the
 output), and tokens/s compare like for like: ``beams * steps / seconds``. Device: CUDA when available, else CPU.
-Each beam width also prints the host time per step of the trie lookups alone (:func:`lookup_cost`), with and
-without the trie remembering each prefix's node.
+Every timed run starts with the constraint's memory of asked prefixes cleared, as a new query would. Each beam width
+also prints the host time per step of the trie's and the suffix array's lookups alone (:func:`lookup_cost`), with
+and without them remembering what each asked prefix led to.
 
     python benchmarks/constrained_throughput.py --llm smollm2 --beams 1 10 50 --steps 16 --repeats 2
 """
@@ -34,10 +35,11 @@ def variants(lm: Any, corpus: list[Any], query: str) -> tuple[Any, dict[str, dic
     trie = TokenTrie.from_texts([" " + (o.title or o.id) for o in corpus], lm.encode, lm.eos_token_id)
     sa = TokenSuffixArray([lm.encode(" " + o.text) for o in corpus[:2]])
     ids = torch.tensor([lm.encode(f"Question: {query}\n\nTitle:")], device=lm.device)
-    plen = ids.shape[1]
+    by_prefix = prefix_allowed_tokens_fn(trie, ids.shape[1])
+    by_prefix.constraint = trie  # type: ignore[attr-defined]  # for _forget
     return ids, {
         "unconstrained": {},
-        "trie (prefix_allowed_tokens_fn)": {"prefix_allowed_tokens_fn": prefix_allowed_tokens_fn(trie, plen)},
+        "trie (prefix_allowed_tokens_fn)": {"prefix_allowed_tokens_fn": by_prefix},
         "trie (Outlines processor)": {"logits_processor": LogitsProcessorList([TrieLogitsProcessor(trie)])},
         "suffix array (Outlines processor)": {
             "logits_processor": LogitsProcessorList([SuffixArrayLogitsProcessor(sa, lm.eos_token_id)])
@@ -74,6 +76,9 @@ def _generate_once(lm: Any, ids: Any, name: str, kw: dict[str, Any], *, beams: i
     """One timed ``generate`` of a variant: ``(seconds, new tokens)``."""
     for p in kw.get("logits_processor", []):
         p.reset()
+        _forget(p.allowed)  # every timed run starts as a new query would: nothing remembered
+    if "prefix_allowed_tokens_fn" in kw:
+        _forget(kw["prefix_allowed_tokens_fn"].constraint)
     start = time.perf_counter()
     with torch.no_grad():
         out = lm.model.generate(
@@ -93,28 +98,45 @@ def _generate_once(lm: Any, ids: Any, name: str, kw: dict[str, Any], *, beams: i
     return time.perf_counter() - start, int(out.shape[1]) - int(ids.shape[1])
 
 
-def lookup_cost(lm: Any, corpus: list[Any], *, beams: int, steps: int, repeats: int) -> dict[str, float]:
-    """Host milliseconds per step spent finding every beam's allowed title tokens (the part of a constrained step
-    that no GPU speeds up), two ways side by side: the trie remembering the node of each prefix it was asked
-    (a beam's prefix grows one token a step, so each lookup walks one edge), and walking every prefix from the root
-    (as before it remembered; emulated by forgetting before each lookup). Beams follow ``beams`` real titles."""
+def _forget(constraint: Any) -> None:
+    """Clear what a trie or suffix array remembers of the prefixes it was asked (a new query's first lookup)."""
+    for memory in ("_nodes", "_ranges"):  # noqa: SLF001 - the benchmark measures both states
+        getattr(constraint, memory, {}).clear()
+
+
+def lookup_cost(lm: Any, corpus: list[Any], *, beams: int, steps: int, repeats: int) -> dict[str, dict[str, float]]:
+    """Host milliseconds per step spent finding every beam's allowed tokens (the part of a constrained step that no
+    GPU speeds up), for the title trie and the document suffix array of :func:`variants`, each two ways side by
+    side: remembering what each asked prefix led to (a beam's prefix grows one token a step, so each lookup takes
+    one step down from its parent's), and finding every prefix from the root (as before they remembered; emulated
+    by forgetting before each lookup). Trie beams follow ``beams`` real titles; suffix-array beams follow ``beams``
+    passages of the two documents, two tokens apart."""
     from retrievekit.core.llm.constraints import next_allowed_array
 
     titles = [" " + (o.title or o.id) for o in corpus]
-    paths = [lm.encode(t) for t in titles[:beams]]
-    out: dict[str, float] = {}
-    for name, forget in (("remembered", False), ("from the root", True)):
-        best = float("inf")
-        for _ in range(repeats):
-            trie = TokenTrie.from_texts(titles, lm.encode, lm.eos_token_id)
-            start = time.perf_counter()
-            for step in range(steps):
-                for path in paths:
-                    if forget:
-                        trie._nodes.clear()  # noqa: SLF001 - the benchmark's baseline: no remembered nodes
-                    next_allowed_array(trie, path[:step], lm.eos_token_id)
-            best = min(best, time.perf_counter() - start)
-        out[name] = 1000 * best / steps
+    docs = [lm.encode(" " + o.text) for o in corpus[:2]]
+    constraints = {
+        "trie": (
+            lambda: TokenTrie.from_texts(titles, lm.encode, lm.eos_token_id),
+            [lm.encode(t) for t in titles[:beams]],
+        ),
+        "suffix array": (lambda: TokenSuffixArray(docs), [docs[i % 2][2 * i :] for i in range(beams)]),
+    }
+    out: dict[str, dict[str, float]] = {}
+    for kind, (build, paths) in constraints.items():
+        out[kind] = {}
+        for name, forget in (("remembered", False), ("from the root", True)):
+            best = float("inf")
+            for _ in range(repeats):
+                constraint = build()
+                start = time.perf_counter()
+                for step in range(steps):
+                    for path in paths:
+                        if forget:
+                            _forget(constraint)
+                        next_allowed_array(constraint, path[:step], lm.eos_token_id)
+                best = min(best, time.perf_counter() - start)
+            out[kind][name] = 1000 * best / steps
     return out
 
 
@@ -145,9 +167,11 @@ def main() -> None:
                 f"steps in {r['seconds']:.2f} s; {r['time_per_token_overhead_pct']:+.0f}% time/token)"
             )
         cost = lookup_cost(lm, list(ds.corpus), beams=beams, steps=args.steps, repeats=args.repeats)
-        print(
-            f"beams={beams:3d} trie lookups on the host, ms/step: " + ", ".join(f"{k} {v:.2f}" for k, v in cost.items())
-        )
+        for kind, ms in cost.items():
+            print(
+                f"beams={beams:3d} {kind} lookups on the host, ms/step: "
+                + ", ".join(f"{k} {v:.2f}" for k, v in ms.items())
+            )
 
 
 if __name__ == "__main__":

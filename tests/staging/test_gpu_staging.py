@@ -374,3 +374,36 @@ def test_the_command_line_reports_missing_loads(staged: dict[str, Any], tmp_path
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((out / "results.json").read_text()) == {"loads_missing": list(range(2, len(staged["loads"]) + 1))}
+
+
+def test_a_throughput_only_staging_builds_no_cpu_results(
+    staged: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no step of that plan reads cpu/*.json, so staging it builds no SciFact index (minutes on CPU) for nothing
+    from benchmarks.gpu import cpu_side
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a throughput-only staging built the CPU baselines")
+
+    monkeypatch.setattr(cpu_side, "cpu_baselines", refuse)
+    out = tmp_path / "gpu"
+    argv = ["--data-dir", str(staged["root"] / "data"), "--out", str(out), "--profile", "throughput",
+            "--no-wheels", "--model-folder", str(staged["root"] / "tiny-model")]  # fmt: skip
+    assert stage.main(argv) == 0
+    manifest = json.loads((out / "load-1" / "stage.json").read_text())
+    assert manifest["plan"]["steps"] == ["throughput"]
+    assert {e["file"] for e in manifest["files"]} == {"model.tar", "data.tar"}
+    assert "judge-eval" in stage.CPU_READERS and "sr-eval" in stage.CPU_READERS  # the steps that do read them
+
+
+def test_again_forgets_only_the_named_finished_steps(staged: dict[str, Any], tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "state").mkdir(parents=True)
+    (work / "stage.json").write_text(json.dumps(staged["manifest"]))
+    for name in ("throughput.json", "throughput.partial.json", "judge-eval.json"):
+        (work / "state" / name).write_text("{}")
+    runner.forget_steps(work, ["throughput"])
+    assert sorted(p.name for p in (work / "state").iterdir()) == ["judge-eval.json"]
+    with pytest.raises(parts.StageError, match="not a step of the staged plan"):
+        runner.forget_steps(work, ["no-such-step"])
+    assert (work / "state" / "judge-eval.json").is_file()

@@ -51,6 +51,31 @@ def test_matches_brute_force(docs: list[list[int]], data: st.DataObject) -> None
             assert sa.count(p) == len(brute_locate(docs, p)) == sharded.count(p)
 
 
+def test_prefixes_grown_step_by_step_match_a_fresh_array_and_the_memory_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # beam search asks for each prefix one token longer than the step before: those lookups narrow the range
+    # remembered for the shorter prefix; the answers must be those of an array that has never been asked anything,
+    # also for beams that leave the documents (a found-nowhere parent) and after the memory was cleared when full
+    monkeypatch.setattr(sa_module, "_RANGE_CACHE", 16)
+    rng = np.random.default_rng(3)
+    docs = [rng.integers(0, 4, size=int(n)).tolist() for n in rng.integers(0, 40, size=6)]
+    sa = TokenSuffixArray(docs, eos_token_id=9)
+    beams = [d[i:] + [int(t)] for d in docs for i in range(0, len(d), 5) for t in rng.integers(0, 5, size=1)]
+    assert len(beams) > 16
+    for step in range(12):
+        for beam in beams:
+            prefix = beam[:step]
+            fresh = TokenSuffixArray(docs, eos_token_id=9)
+            expected = brute_allowed(docs, prefix)
+            if prefix and brute_locate(docs, prefix):  # a generation may stop after any prefix that occurs
+                expected = sorted({*expected, 9})
+            assert sa.allowed(prefix) == fresh.allowed(prefix) == expected, prefix
+            assert sa.range(prefix) == fresh.range(prefix)
+            assert len(sa._ranges) <= 16  # noqa: SLF001 - the memory is bounded
+    assert sa.allowed([5]) == [] and sa.allowed([5, 1]) == [] and sa.count([5, 1]) == 0  # off the text stays off it
+
+
 def test_documents_are_separated_and_empty_documents_kept() -> None:
     sa = TokenSuffixArray([[1, 2], [], [3, 4]])
     assert sa.num_documents == 3 and sa.num_tokens == 4

@@ -8,8 +8,10 @@ separated by a sentinel so no match crosses a document boundary) and answers, fr
 * :meth:`~TokenSuffixArray.locate` -- where ``prefix`` occurs, as ``(document, token offset)`` pairs;
 * :meth:`~TokenSuffixArray.count` -- how often it occurs.
 
-Each query is a binary search over the suffix array (``O(m log n)`` for an ``m``-token prefix) plus a vectorised
-``numpy.unique`` over the matching range. Memory is 16 bytes per token (text and suffix array as ``int64``); a
+Each query is a binary search over the suffix array (``O(m log n)`` for an ``m``-token prefix) plus one gather
+over the matching range (the next tokens there are already sorted). The array remembers the range of every prefix it
+was asked (up to 8,192 prefixes), and a prefix one token longer than a remembered one is found inside its parent's
+range by one scalar binary search on that token, so a beam, one token longer at each step, costs ``O(log n)``. Memory is 16 bytes per token (text and suffix array as ``int64``); a
 corpus above ``max_tokens`` raises :class:`SuffixArrayTooLargeError` before allocating anything, and
 :class:`ShardedTokenSuffixArray` splits a large corpus into shards that each stay under a limit, with the same
 query API.
@@ -41,6 +43,9 @@ __all__ = [
 DEFAULT_MAX_TOKENS = 20_000_000
 """Default cap on indexed tokens (about 320 MB of arrays); raise it, or shard, for bigger corpora."""
 
+#: How many asked prefixes a suffix array remembers the range of (cleared when full; 50 beams over 16 steps ask for
+#: at most 800).
+_RANGE_CACHE = 1 << 13
 _SENTINEL = 0  # tokens are stored as id + 1, so 0 separates documents and sorts before every token
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -123,6 +128,7 @@ class TokenSuffixArray:
             ) from e
         vocab = np.unique(self._text)
         self._vocab = vocab[vocab != _SENTINEL] - 1
+        self._ranges: dict[tuple[int, ...], tuple[int, int]] = {}
 
     # ------------------------------------------------------------------ basics
     @property
@@ -195,11 +201,48 @@ class TokenSuffixArray:
                 hi = mid
         return first, lo
 
-    def _pattern(self, prefix: Sequence[int]) -> np.ndarray | None:
-        pat = np.asarray(prefix, dtype=np.int64).reshape(-1)
-        if pat.size and int(pat.min()) < 0:
-            return None  # a negative id (padding) never occurs
-        return pat + 1
+    def _narrow(self, lo: int, hi: int, depth: int, token: int) -> tuple[int, int]:
+        """The part of ``[lo, hi)`` (suffixes sharing their first ``depth`` tokens) whose next token is ``token``
+        (stored id): the next tokens are sorted within the range, so two scalar binary searches find it."""
+        text, sa = self._text, self._sa
+        a, b = lo, hi
+        while a < b:  # first suffix whose next token >= token
+            mid = (a + b) // 2
+            if int(text[int(sa[mid]) + depth]) < token:
+                a = mid + 1
+            else:
+                b = mid
+        first, b = a, hi
+        while a < b:  # first suffix whose next token > token
+            mid = (a + b) // 2
+            if int(text[int(sa[mid]) + depth]) <= token:
+                a = mid + 1
+            else:
+                b = mid
+        return first, a
+
+    def _find(self, prefix: Sequence[int]) -> tuple[int, int]:
+        """Interval of ``prefix`` (ids as given), narrowed from its parent's when that one is remembered."""
+        key = tuple(map(int, prefix))
+        found = self._ranges.get(key)
+        if found is not None:
+            return found
+        if not key:
+            found = 0, int(self._sa.size)
+        elif min(key) < 0:
+            found = 0, 0  # a negative id (padding) never occurs
+        else:
+            parent = self._ranges.get(key[:-1])
+            if parent is None:
+                found = self._range(np.asarray(key, dtype=np.int64) + 1)
+            elif parent[0] == parent[1]:
+                found = parent
+            else:
+                found = self._narrow(parent[0], parent[1], len(key) - 1, key[-1] + 1)
+        if len(self._ranges) >= _RANGE_CACHE:
+            self._ranges.clear()
+        self._ranges[key] = found
+        return found
 
     def range(self, prefix: Sequence[int]) -> tuple[int, int]:
         """Half-open suffix-array interval of the suffixes starting with ``prefix``.
@@ -209,12 +252,7 @@ class TokenSuffixArray:
             >>> hi - lo
             2
         """
-        pat = self._pattern(prefix)
-        if pat is None:
-            return 0, 0
-        if not pat.size:
-            return 0, int(self._sa.size)
-        return self._range(pat)
+        return self._find(prefix)
 
     def count(self, prefix: Sequence[int]) -> int:
         """Number of occurrences of ``prefix`` (0 for the empty prefix).
@@ -237,18 +275,16 @@ class TokenSuffixArray:
             >>> TokenSuffixArray([[1, 2], [1, 3]]).allowed_array([1]).tolist()
             [2, 3]
         """
-        pat = self._pattern(prefix)
-        if pat is None:
-            return _EMPTY
-        if not pat.size:
-            return self._vocab
-        lo, hi = self._range(pat)
+        lo, hi = self._find(prefix)
         if lo == hi:
             return _EMPTY
-        nxt = self._sa[lo:hi] + pat.size
-        nxt = nxt[nxt < self._text.size]
-        toks = np.unique(self._text[nxt])
-        toks = toks[toks != _SENTINEL] - 1
+        depth = len(prefix)
+        if depth == 0:
+            return self._vocab
+        nxt = self._text[self._sa[lo:hi] + depth]  # sorted: the suffixes share their first `depth` tokens
+        if nxt.size > 1:
+            nxt = nxt[np.concatenate(([True], nxt[1:] != nxt[:-1]))]
+        toks = (nxt[1:] if nxt[0] == _SENTINEL else nxt) - 1  # the sentinel (a document's end) sorts first
         if self.eos_token_id is not None:
             toks = np.union1d(toks, np.asarray([self.eos_token_id], dtype=np.int64))
         return toks
