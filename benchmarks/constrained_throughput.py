@@ -100,7 +100,7 @@ def _generate_once(lm: Any, ids: Any, name: str, kw: dict[str, Any], *, beams: i
 
 def _forget(constraint: Any) -> None:
     """Clear what a trie or suffix array remembers of the prefixes it was asked (a new query's first lookup)."""
-    for memory in ("_nodes", "_ranges"):  # noqa: SLF001 - the benchmark measures both states
+    for memory in ("_nodes", "_ranges"):  # private on purpose: the benchmark measures both states
         getattr(constraint, memory, {}).clear()
 
 

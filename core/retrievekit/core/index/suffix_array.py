@@ -11,10 +11,10 @@ separated by a sentinel so no match crosses a document boundary) and answers, fr
 Each query is a binary search over the suffix array (``O(m log n)`` for an ``m``-token prefix) plus one gather
 over the matching range (the next tokens there are already sorted). The array remembers the range of every prefix it
 was asked (up to 8,192 prefixes), and a prefix one token longer than a remembered one is found inside its parent's
-range by one scalar binary search on that token, so a beam, one token longer at each step, costs ``O(log n)``. Memory is 16 bytes per token (text and suffix array as ``int64``); a
-corpus above ``max_tokens`` raises :class:`SuffixArrayTooLargeError` before allocating anything, and
-:class:`ShardedTokenSuffixArray` splits a large corpus into shards that each stay under a limit, with the same
-query API.
+range by two scalar binary searches on that token, so a beam, one token longer at each step, costs ``O(log n)`` a
+step. Memory is 16 bytes per token (text and suffix array as ``int64``); a corpus above ``max_tokens`` raises
+:class:`SuffixArrayTooLargeError` before allocating anything, and :class:`ShardedTokenSuffixArray` splits a large
+corpus into shards that each stay under a limit, with the same query API.
 
 Examples:
     >>> sa = TokenSuffixArray([[5, 6, 7, 6, 8], [6, 9]])
