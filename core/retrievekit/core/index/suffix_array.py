@@ -26,6 +26,7 @@ Examples:
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -204,22 +205,13 @@ class TokenSuffixArray:
     def _narrow(self, lo: int, hi: int, depth: int, token: int) -> tuple[int, int]:
         """The part of ``[lo, hi)`` (suffixes sharing their first ``depth`` tokens) whose next token is ``token``
         (stored id): the next tokens are sorted within the range, so two scalar binary searches find it."""
-        text, sa = self._text, self._sa
-        a, b = lo, hi
-        while a < b:  # first suffix whose next token >= token
-            mid = (a + b) // 2
-            if int(text[int(sa[mid]) + depth]) < token:
-                a = mid + 1
-            else:
-                b = mid
-        first, b = a, hi
-        while a < b:  # first suffix whose next token > token
-            mid = (a + b) // 2
-            if int(text[int(sa[mid]) + depth]) <= token:
-                a = mid + 1
-            else:
-                b = mid
-        return first, a
+        text = self._text
+
+        def next_token(pos: Any) -> int:
+            return int(text[int(pos) + depth])
+
+        first = bisect_left(self._sa, token, lo, hi, key=next_token)
+        return first, bisect_right(self._sa, token, first, hi, key=next_token)
 
     def _find(self, prefix: Sequence[int]) -> tuple[int, int]:
         """Interval of ``prefix`` (ids as given), narrowed from its parent's when that one is remembered."""
