@@ -6,7 +6,10 @@ the method spent with that judge. Judges are the gold-label oracle at several no
 (``oracle:S``, S from 0 = oracle to 1 = chance) and any real judges (``cosine``, ``zero-shot``, a trained judge
 folder). Each run keeps resumable per-query records in ``--out-dir`` (``<run>.jsonl``), so a stopped sweep picks up
 where it stopped, and ``--shard K/N`` splits every run over N processes. Run the command without ``--shard`` last:
-it aggregates. The figure and table come from ``retrievekit report --curves``.
+it aggregates. A flat rerank's size comes from its method's aggregated run, so shards split the methods only; to
+split the flat reranks too, aggregate the methods first (the command without ``--shard``, with ``--no-flat``), then
+run the shards again: each runs its share of every flat rerank whose method is aggregated. The figure and table
+come from ``retrievekit report --curves``.
 
     python benchmarks/judge_curves.py --dataset scifact --data-dir "$RETRIEVEKIT_DATA_DIR" --method lattice \\
         --option tree_dir=runs/trees/scifact-bottom_up-smollm2 --noise 0 0.2 0.4 0.6 0.8 1 --judges cosine \\
@@ -57,7 +60,7 @@ def _name(judge: str) -> str:
 
 def _run(ds: Any, method: str, judge: str | None, options: dict[str, Any], args: argparse.Namespace, stem: str) -> Any:
     out = Path(args.out_dir) / f"{stem}.json"
-    if out.is_file() and not args.shard and not args.force:
+    if out.is_file() and not args.force:  # aggregated: every query has run (a shard goes on to its flat rerank)
         return out
     result = run_benchmark(
         ds,
@@ -130,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         stem = f"judge-rerank-{args.first_stage}-k{flat['candidates']}--{_name(judge)}"
         written += [path, _run(ds, "judge-rerank", judge, flat, args, stem)]
     done = [w for w in written if w is not None]
-    if done:
+    if done and not args.shard:
         print(curves_markdown(done))
     return 0
 
