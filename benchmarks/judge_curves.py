@@ -42,6 +42,7 @@ scores, so the chunks every budget crops are judged once (``retrievekit.core.jud
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
@@ -58,9 +59,14 @@ def _name(judge: str) -> str:
     return judge.replace(":", "-").replace("/", "_")
 
 
+def _aggregated(out: Path, ds: Any) -> bool:
+    """Whether ``out`` is a run aggregated over these questions (one made with another ``--limit`` is not)."""
+    return out.is_file() and json.loads(out.read_text(encoding="utf-8")).get("n_queries") == len(ds.queries)
+
+
 def _run(ds: Any, method: str, judge: str | None, options: dict[str, Any], args: argparse.Namespace, stem: str) -> Any:
     out = Path(args.out_dir) / f"{stem}.json"
-    if out.is_file() and not args.force:  # aggregated: every query has run (a shard goes on to its flat rerank)
+    if _aggregated(out, ds) and not args.force:  # every query has run: a shard goes on to its flat rerank
         return out
     result = run_benchmark(
         ds,
@@ -124,8 +130,6 @@ def main(argv: list[str] | None = None) -> int:
         if path is None or args.no_flat:
             written.append(path)
             continue
-        import json
-
         per_query = json.loads(Path(path).read_text(encoding="utf-8"))["judge"]["pairs_per_query"]
         flat = {"first_stage": args.first_stage, "candidates": max(1, math.ceil(per_query))}
         # named by its judged items too: two methods in one folder (arm, arm-no-mip) share a flat rerank only when it

@@ -70,3 +70,13 @@ def test_shards_split_the_flat_rerank_once_the_method_is_aggregated(data_dir, tm
     assert flat["options"]["candidates"] == 2 and flat["metrics"]["hit@1"] == 1.0
     rows = [line for line in capsys.readouterr().out.splitlines() if "oracle:0" in line]
     assert len(rows) == 2  # the method and its flat rerank
+
+
+def test_a_run_aggregated_over_fewer_questions_is_not_taken_as_done(data_dir, tmp_path, capsys):
+    out = tmp_path / "curves"
+    assert _curves(data_dir, out, "--limit", "2", "--no-flat") == 0
+    assert json.loads((out / f"{METHOD}.json").read_text())["n_queries"] == 2
+    assert _curves(data_dir, out, "--shard", "0/2") == 0  # the third question is shard 0's: it runs, no flat yet
+    assert _qids(out / f"{METHOD}.jsonl") == ["1", "2", "3"] and not (out / f"{FLAT}.jsonl").exists()
+    assert _curves(data_dir, out, "--no-flat") == 0
+    assert json.loads((out / f"{METHOD}.json").read_text())["n_queries"] == 3
