@@ -22,3 +22,8 @@ def write_mini_scifact(root: Path, docs: Sequence[tuple[str, str]], claims: Sequ
     qrels = "".join(f"{i}\t{99 + i}\t1\n" for i in range(1, len(claims) + 1))
     (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n" + qrels)
     return root / "data"
+
+
+FEVER_DOCS = [("Aspirin", "aspirin reduces fever"), ("Statins", "statins lower cholesterol and fever")]
+FEVER_DOCS += [("Sun", "vitamin d from sunlight and fever")]
+FEVER_CLAIMS = ["fever aspirin", "fever cholesterol", "fever sunlight"]  # claim i is relevant to FEVER_DOCS[i - 1]

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _mini_scifact import write_mini_scifact
+from _mini_scifact import FEVER_CLAIMS, FEVER_DOCS, write_mini_scifact
 from _paths import REPO
 
 if str(REPO) not in sys.path:
@@ -25,10 +25,8 @@ METHOD, FLAT = "judge-rerank--oracle-0", "judge-rerank-bm25-k2--oracle-0"
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    docs = [("Aspirin", "aspirin reduces fever"), ("Statins", "statins lower cholesterol and fever")]
-    docs += [("Sun", "vitamin d from sunlight and fever")]
-    return write_mini_scifact(tmp_path, docs, ["fever aspirin", "fever cholesterol", "fever sunlight"])
+def mini_data(tmp_path: Path) -> Path:
+    return write_mini_scifact(tmp_path, FEVER_DOCS, FEVER_CLAIMS)
 
 
 def _curves(data_dir: Path, out_dir: Path, *extra: str) -> int:
@@ -44,27 +42,27 @@ def _qids(records: Path) -> list[str]:
     return sorted(json.loads(line)["qid"] for line in lines)
 
 
-def test_shards_split_the_flat_rerank_once_the_method_is_aggregated(data_dir, tmp_path, capsys):
+def test_shards_split_the_flat_rerank_once_the_method_is_aggregated(mini_data, tmp_path, capsys):
     out = tmp_path / "curves"
     for shard in ("0/2", "1/2"):  # 1. the method, split; the flat rerank's size is not known yet
-        assert _curves(data_dir, out, "--shard", shard) == 0
+        assert _curves(mini_data, out, "--shard", shard) == 0
     assert _qids(out / f"{METHOD}.jsonl") == ["1", "2", "3"]
     assert not (out / f"{FLAT}.jsonl").exists() and not list(out.glob("*.json"))
     assert capsys.readouterr().out == ""  # a shard prints no table
 
-    assert _curves(data_dir, out, "--no-flat") == 0  # 2. aggregates the method: 2 judged items a query
+    assert _curves(mini_data, out, "--no-flat") == 0  # 2. aggregates the method: 2 judged items a query
     assert json.loads((out / f"{METHOD}.json").read_text())["judge"]["pairs_per_query"] == 2
     assert not (out / f"{FLAT}.jsonl").exists()
     capsys.readouterr()
 
-    assert _curves(data_dir, out, "--shard", "0/2") == 0  # 3. each shard runs its share of the flat rerank
+    assert _curves(mini_data, out, "--shard", "0/2") == 0  # 3. each shard runs its share of the flat rerank
     assert _qids(out / f"{FLAT}.jsonl") == ["1", "3"]
-    assert _curves(data_dir, out, "--shard", "1/2") == 0
+    assert _curves(mini_data, out, "--shard", "1/2") == 0
     assert _qids(out / f"{FLAT}.jsonl") == ["1", "2", "3"] and not (out / f"{FLAT}.json").exists()
     assert capsys.readouterr().out == ""
 
     before = {p.name: p.read_bytes() for p in out.glob("*.jsonl")}
-    assert _curves(data_dir, out) == 0  # 4. aggregates the flat rerank from its records, runs no query again
+    assert _curves(mini_data, out) == 0  # 4. aggregates the flat rerank from its records, runs no query again
     assert {p.name: p.read_bytes() for p in out.glob("*.jsonl")} == before
     flat = json.loads((out / f"{FLAT}.json").read_text())
     assert flat["options"]["candidates"] == 2 and flat["metrics"]["hit@1"] == 1.0
@@ -72,11 +70,11 @@ def test_shards_split_the_flat_rerank_once_the_method_is_aggregated(data_dir, tm
     assert len(rows) == 2  # the method and its flat rerank
 
 
-def test_a_run_aggregated_over_fewer_questions_is_not_taken_as_done(data_dir, tmp_path, capsys):
+def test_a_run_aggregated_over_fewer_questions_is_not_taken_as_done(mini_data, tmp_path, capsys):
     out = tmp_path / "curves"
-    assert _curves(data_dir, out, "--limit", "2", "--no-flat") == 0
+    assert _curves(mini_data, out, "--limit", "2", "--no-flat") == 0
     assert json.loads((out / f"{METHOD}.json").read_text())["n_queries"] == 2
-    assert _curves(data_dir, out, "--shard", "0/2") == 0  # the third question is shard 0's: it runs, no flat yet
+    assert _curves(mini_data, out, "--shard", "0/2") == 0  # the third question is shard 0's: it runs, no flat yet
     assert _qids(out / f"{METHOD}.jsonl") == ["1", "2", "3"] and not (out / f"{FLAT}.jsonl").exists()
-    assert _curves(data_dir, out, "--no-flat") == 0
+    assert _curves(mini_data, out, "--no-flat") == 0
     assert json.loads((out / f"{METHOD}.json").read_text())["n_queries"] == 3

@@ -10,16 +10,14 @@ import json
 from pathlib import Path
 
 import pytest
-from _mini_scifact import write_mini_scifact
+from _mini_scifact import FEVER_CLAIMS, FEVER_DOCS, write_mini_scifact
 
 from retrievekit.core.cli import main
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    docs = [("Aspirin", "aspirin reduces fever"), ("Statins", "statins lower cholesterol and fever")]
-    docs += [("Sun", "vitamin d from sunlight and fever")]
-    return write_mini_scifact(tmp_path, docs, ["fever aspirin", "fever cholesterol", "fever sunlight"])
+    return write_mini_scifact(tmp_path, FEVER_DOCS, FEVER_CLAIMS)
 
 
 def _bench(data_dir: Path, out: Path, judge: str) -> int:
