@@ -29,8 +29,9 @@ from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.judge_accuracy import pairwise_accuracy, roc_auc
 from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard, shard
 from retrievekit.core.lattice.config import LatticeConfig
-from retrievekit.core.lattice.scoring import _clip
+from retrievekit.core.lattice.scoring import clip_candidate
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
+from retrievekit.core.llm.protocol import RelevanceJudge
 
 
 def groups(tree: SemanticTree) -> dict[str, list[str]]:
@@ -43,10 +44,12 @@ def groups(tree: SemanticTree) -> dict[str, list[str]]:
     return {g: sorted(ids) for g, ids in sorted(out.items())}
 
 
-def query_pairs(tree: SemanticTree, by_group: dict[str, list[str]], qid: str, gold: set[str], negatives: int):
+def query_pairs(
+    tree: SemanticTree, by_group: dict[str, list[str]], qid: str, gold: set[str], negatives: int
+) -> dict[str, tuple[list[str], list[int]]]:
     """``{group: (node ids, labels)}`` for one query: every relevant node of the group and ``negatives`` drawn others;
     ``siblings@D``: the slates on the gold paths (:func:`sibling_slates`), each node labelled by its subtree."""
-    out = {}
+    out: dict[str, tuple[list[str], list[int]]] = {}
     for g, ids in by_group.items():
         pos = [n for n in ids if tree.leaf_set(n) & gold]
         if not pos:
@@ -74,12 +77,14 @@ def sibling_slates(tree: SemanticTree, gold: set[str]) -> dict[int, list[str]]:
     return out
 
 
-def score_pairs(judge, tree: SemanticTree, query: str, pairs: dict, clip: int) -> dict:
+def score_pairs(
+    judge: RelevanceJudge, tree: SemanticTree, query: str, pairs: dict[str, tuple[list[str], list[int]]], clip: int
+) -> dict[str, tuple[list[float], list[int]]]:
     """``{group: (scores, labels)}``: one ``judge.score_relevance`` call per group, on the node texts clipped as
     LATTICE clips a candidate (``clip`` characters)."""
     out = {}
     for g, (ids, labels) in pairs.items():
-        scores = judge.score_relevance(query, [_clip(tree.text(n), clip) for n in ids])
+        scores = judge.score_relevance(query, [clip_candidate(tree.text(n), clip) for n in ids])
         out[g] = ([round(float(s), 6) for s in scores], labels)
     return out
 

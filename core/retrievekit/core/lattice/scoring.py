@@ -48,7 +48,7 @@ from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, unpredictable_order
 from retrievekit.core.trace import Trace
 
-__all__ = ["SlateScorer", "SlateScores", "build_prompt", "cosine_fallback", "reply_schema"]
+__all__ = ["SlateScorer", "SlateScores", "build_prompt", "clip_candidate", "cosine_fallback", "reply_schema"]
 
 INTERNAL_TASK = (
     "You navigate a tree of topics to find documents relevant to a search query. Each numbered data block below is "
@@ -94,7 +94,7 @@ def build_prompt(query: str, texts: Sequence[str], *, leaf: bool, config: Lattic
         lines.append("Relevance: " + config.relevance_definition)
     lines.append(f"Query: {query}")
     lines.append(DATA_RULE)
-    lines.append(fence([_clip(t, config.max_candidate_chars) for t in texts], start=1))
+    lines.append(fence([clip_candidate(t, config.max_candidate_chars) for t in texts], start=1))
     if config.reply_format == "list":
         lines.append(f'Answer {{"scores": [...]}} with {len(texts)} integers, one per block in id order.')
     else:
@@ -102,7 +102,16 @@ def build_prompt(query: str, texts: Sequence[str], *, leaf: bool, config: Lattic
     return "\n".join(lines)
 
 
-def _clip(text: str, n: int) -> str:
+def clip_candidate(text: str, n: int) -> str:
+    """A candidate's text as LATTICE shows it to the LLM or the judge: whitespace collapsed, at most ``n`` characters
+    (``LatticeConfig.max_candidate_chars``), ``"..."`` marking a cut.
+
+    Examples:
+        >>> clip_candidate("Aspirin   reduces  fever in adults.", 20)
+        'Aspirin reduces...'
+        >>> clip_candidate("short", 20)
+        'short'
+    """
     t = " ".join(text.split())
     return t if len(t) <= n else t[: max(0, n - 3)].rstrip() + "..."
 
@@ -211,7 +220,7 @@ class SlateScorer:
     def _judge(
         self, query: str, texts: Sequence[str], trace: Trace | None, refs: Sequence[Collection[str]] | None
     ) -> SlateScores:
-        clipped = [_clip(t, self.config.max_candidate_chars) for t in texts]
+        clipped = [clip_candidate(t, self.config.max_candidate_chars) for t in texts]
         try:
             scores = judge_relevance(self.llm, query, clipped, trace=trace, refs=refs)
         except (LLMOutputError, ValueError) as e:
