@@ -22,6 +22,7 @@ import hashlib
 import random
 import time
 from collections import defaultdict
+from collections.abc import Collection
 from pathlib import Path
 from typing import NamedTuple
 
@@ -32,6 +33,9 @@ from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.lattice.scoring import clip_candidate
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
 from retrievekit.core.llm.protocol import RelevanceJudge
+
+KINDS = ("summary", "leaf", "siblings")
+"""The groups' kinds: summaries by depth, leaves, and the slates on the gold paths by depth."""
 
 
 def groups(tree: SemanticTree) -> dict[str, list[str]]:
@@ -45,20 +49,29 @@ def groups(tree: SemanticTree) -> dict[str, list[str]]:
 
 
 def query_pairs(
-    tree: SemanticTree, by_group: dict[str, list[str]], qid: str, gold: set[str], negatives: int
+    tree: SemanticTree,
+    by_group: dict[str, list[str]],
+    qid: str,
+    gold: set[str],
+    negatives: int,
+    kinds: Collection[str] = KINDS,
 ) -> dict[str, tuple[list[str], list[int]]]:
-    """``{group: (node ids, labels)}`` for one query: every relevant node of the group and ``negatives`` drawn others;
-    ``siblings@D``: the slates on the gold paths (:func:`sibling_slates`), each node labelled by its subtree."""
+    """``{group: (node ids, labels)}`` for one query and the groups of ``kinds``: every relevant node of a group and
+    ``negatives`` drawn others; ``siblings@D``: the slates on the gold paths (:func:`sibling_slates`), each node
+    labelled by its subtree."""
     out: dict[str, tuple[list[str], list[int]]] = {}
     for g, ids in by_group.items():
-        pos = [n for n in ids if tree.leaf_set(n) & gold]
-        if not pos:
+        if g.split("@")[0] not in kinds:
             continue
-        others = [n for n in ids if not tree.leaf_set(n) & gold]
-        neg = random.Random(f"{qid}/{g}").sample(others, min(negatives, len(others)))
-        out[g] = (pos + neg, [1] * len(pos) + [0] * len(neg))
-    for depth, ids in sorted(sibling_slates(tree, gold).items()):
-        out[f"siblings@{depth}"] = (ids, [int(bool(tree.leaf_set(n) & gold)) for n in ids])
+        relevant = {n: bool(tree.leaf_set(n) & gold) for n in ids}
+        pos = [n for n in ids if relevant[n]]
+        if pos:
+            others = [n for n in ids if not relevant[n]]
+            neg = random.Random(f"{qid}/{g}").sample(others, min(negatives, len(others)))
+            out[g] = (pos + neg, [1] * len(pos) + [0] * len(neg))
+    if "siblings" in kinds:
+        for depth, ids in sorted(sibling_slates(tree, gold).items()):
+            out[f"siblings@{depth}"] = (ids, [int(bool(tree.leaf_set(n) & gold)) for n in ids])
     return out
 
 
@@ -140,7 +153,8 @@ def run(args: argparse.Namespace, records: RecordFile) -> None:
     from retrievekit.core.judge import load_judge  # loads torch: only when there is work
 
     ds = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit)
-    todo = [q for q in shard(ds.queries, args.shard) if q.id not in records.done()]
+    done = records.done()
+    todo = [q for q in shard(ds.queries, args.shard) if q.id not in done]
     if not todo:
         return
     tree = SemanticTree.load(args.tree_dir)
@@ -149,8 +163,7 @@ def run(args: argparse.Namespace, records: RecordFile) -> None:
         for q in todo:
             t0 = time.perf_counter()
             gold = {d for d, rel in ds.qrels.get(q.id, {}).items() if rel > 0}
-            pairs = query_pairs(tree, by_group, q.id, gold, args.negatives)
-            pairs = {g: p for g, p in pairs.items() if g.split("@")[0] in args.kinds}
+            pairs = query_pairs(tree, by_group, q.id, gold, args.negatives, args.kinds)
             scored = score_pairs(judge, tree, q.text, pairs, args.max_chars)
             records.append(QueryRecord(qid=q.id, seconds=time.perf_counter() - t0, extra={"groups": scored}))
 
@@ -166,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--negatives", type=int, default=10, help="drawn non-relevant nodes per query and group (10)")
     ap.add_argument("--max-chars", type=int, default=LatticeConfig().max_candidate_chars,
                     help="characters of a node's text the judge reads (LATTICE's max_candidate_chars, 200)")  # fmt: skip
-    ap.add_argument("--kinds", nargs="+", default=["summary", "leaf", "siblings"], help="groups to score")
+    ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="groups to score (all three)")
     ap.add_argument("--records", type=Path, required=True, help="the per-query records (resumed when they exist)")
     ap.add_argument("--shard", default=None, help="K/N: this process scores every N-th query from the K-th")
     ap.add_argument("--limit", type=int, default=None)

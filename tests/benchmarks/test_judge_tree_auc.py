@@ -43,6 +43,7 @@ def test_relevant_nodes_are_the_gold_leaves_ancestors_and_negatives_are_drawn_on
     assert pairs["siblings@1"] == (["t0", "t1", "t2"], [0, 1, 0])
     assert pairs["siblings@3"] == (["t1s2l0", "t1s2l1", "t1s2l2"], [1, 0, 0])
     assert jta.query_pairs(tree, jta.groups(tree), "q1", set(), negatives=4) == {}  # no gold: nothing to order
+    assert jta.query_pairs(tree, jta.groups(tree), "q1", GOLD, 4, kinds=("leaf",)) == {"leaf": pairs["leaf"]}
 
 
 def test_a_judge_that_reads_the_summaries_orders_every_slate_and_the_table_pools_queries():
