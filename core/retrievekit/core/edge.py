@@ -112,9 +112,11 @@ def build_for_edge(
     work_dir: str | os.PathLike[str] | None,
     llm: Any,
     options: dict[str, Any],
+    store: Any = None,
 ) -> Retriever:
     """A registered method built over ``corpus`` (checked) for an edge's ``from_documents``; ``llm`` is already the
-    framework model wrapped, ``work_dir`` caches the built indexes.
+    framework model wrapped, ``work_dir`` caches the built indexes, ``store`` is the user's vector store as the dense
+    side (``MethodContext.store``; an edge's ``from_vector_store``).
 
     Examples:
         >>> docs = [Passage(id="a", text="red apples"), Passage(id="b", text="green pears")]
@@ -122,7 +124,11 @@ def build_for_edge(
         'b'
     """
     ctx = MethodContext(
-        corpus=check_corpus(corpus), work_dir=Path(work_dir) if work_dir else None, options=options, llm=llm
+        corpus=check_corpus(corpus),
+        work_dir=Path(work_dir) if work_dir else None,
+        options=options,
+        llm=llm,
+        store=store,
     )
     return build_method(method, ctx)
 

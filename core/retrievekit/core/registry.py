@@ -59,6 +59,11 @@ class MethodContext:
         judge: a ready :class:`~retrievekit.core.llm.protocol.RelevanceJudge` that the factories' judge lookup
             (``retrievekit.core.judge.hooks.judge_from_options``) returns instead of loading option ``judge_dir``;
             the benchmark harness puts the gold-label oracle of ``--judge oracle`` here.
+        store: the user's vector store as the dense side of the methods that embed (``dense``, ``hybrid``, ARM,
+            One-SHOT's candidates, the first stage of ``llm-rerank`` and ``judge-rerank``): a
+            :class:`~retrievekit.core.index.store_retriever.StoreRetriever` (a store and the model that wrote it),
+            or a :class:`~retrievekit.core.index.vector_store.VectorStore` (searched through all-MiniLM-L6-v2).
+            None: the methods build their own Chroma index over ``corpus``.
 
     Examples:
         >>> MethodContext(corpus=[], llm_name="smollm2").llm_name
@@ -77,6 +82,7 @@ class MethodContext:
     options: dict[str, Any] = field(default_factory=dict)
     llm: Any = None
     judge: Any = None
+    store: Any = None
 
     def __post_init__(self) -> None:
         if self.work_dir is not None:

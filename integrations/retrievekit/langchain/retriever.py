@@ -175,6 +175,54 @@ class RetrieveKitRetriever(BaseRetriever):
         core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options)
         return cls(retriever=core, k=k, documents=documents)
 
+    @classmethod
+    def from_vector_store(
+        cls,
+        vector_store: Any,
+        *,
+        embedder: Any = None,
+        documents: Sequence[Document] | None = None,
+        method: str = "dense",
+        where: dict[str, Any] | None = None,
+        timeout: float | None = 60.0,
+        work_dir: str | os.PathLike[str] | None = None,
+        k: int = 4,
+        llm: Any = None,
+        **options: Any,
+    ) -> RetrieveKitRetriever:
+        """A registered method whose dense side is the user's LangChain ``VectorStore`` (``PGVector``, ...):
+        ``dense``, ``hybrid``, ``oneshot``, ``arm``, ``llm-rerank``, ``judge-rerank`` (its ``first_stage=dense`` or
+        ``hybrid``).
+
+        ``embedder`` is the model that wrote the store's vectors (default: all-MiniLM-L6-v2); a store written by
+        another model is refused with :class:`~retrievekit.core.errors.IndexFormatError`. ``documents`` is the
+        corpus the methods that also read texts need (BM25, ARM); by default the store's own documents (``PGVector``;
+        other stores: pass them). Hits are the store's documents (their ids and metadata). ``where`` filters every
+        search on metadata; each call into the store ends within ``timeout`` seconds
+        (:class:`~retrievekit.core.errors.StoreUnavailableError`).
+
+        Examples:
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> from langchain_core.vectorstores import InMemoryVectorStore
+            >>> from retrievekit.core.fakes import OnesEmbedder
+            >>> lc = InMemoryVectorStore(DeterministicFakeEmbedding(size=2))
+            >>> docs = [Document(id="a", page_content="x")]
+            >>> _ = lc.add_documents(docs)
+            >>> r = RetrieveKitRetriever.from_vector_store(lc, embedder=OnesEmbedder(), documents=docs, k=1)
+            >>> [d.id for d in r.invoke("x")]
+            ['a']
+        """
+        from retrievekit.core.index.store_retriever import StoreRetriever
+        from retrievekit.langchain.llm import as_chat_llm
+        from retrievekit.langchain.vector_store import LangChainStore
+
+        store = LangChainStore(vector_store, timeout=timeout)
+        dense = StoreRetriever(store, embedder, where=where)
+        docs = list(documents) if documents is not None else store.documents()
+        corpus = documents_to_objects(docs)
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, store=dense)
+        return cls(retriever=core, k=k, documents=docs)
+
     def invoke_with_trace(
         self, input: str, config: RunnableConfig | None = None, **kwargs: Any
     ) -> tuple[list[Document], Trace]:

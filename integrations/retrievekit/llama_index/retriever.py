@@ -160,6 +160,51 @@ class RetrieveKitRetriever(BaseRetriever):
         core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options)
         return cls(core, similarity_top_k=similarity_top_k, nodes=documents)
 
+    @classmethod
+    def from_vector_store(
+        cls,
+        vector_store: Any,
+        *,
+        embedder: Any = None,
+        documents: Sequence[BaseNode] | None = None,
+        method: str = "dense",
+        where: dict[str, Any] | None = None,
+        timeout: float | None = 60.0,
+        work_dir: str | os.PathLike[str] | None = None,
+        similarity_top_k: int = 10,
+        llm: Any = None,
+        **options: Any,
+    ) -> RetrieveKitRetriever:
+        """A registered method whose dense side is the user's LlamaIndex vector store (a ``BasePydanticVectorStore``
+        such as ``PGVectorStore``, or a ``VectorStoreIndex``): ``dense``, ``hybrid``, ``oneshot``, ``arm``,
+        ``llm-rerank``, ``judge-rerank`` (its ``first_stage=dense`` or ``hybrid``).
+
+        ``embedder`` is the model that wrote the store's vectors (default: all-MiniLM-L6-v2); a store written by
+        another model is refused with :class:`~retrievekit.core.errors.IndexFormatError`. ``documents`` is the
+        corpus the methods that also read texts need (BM25, ARM); by default the store's own nodes. Hits are the
+        store's nodes (their ids and metadata). ``where`` filters every search on metadata; each call into the
+        store ends within ``timeout`` seconds (:class:`~retrievekit.core.errors.StoreUnavailableError`).
+
+        Examples:
+            >>> from llama_index.core import VectorStoreIndex
+            >>> from llama_index.core.embeddings import MockEmbedding
+            >>> from retrievekit.core.fakes import OnesEmbedder
+            >>> index = VectorStoreIndex([TextNode(id_="a", text="x")], embed_model=MockEmbedding(embed_dim=2))
+            >>> r = RetrieveKitRetriever.from_vector_store(index, embedder=OnesEmbedder(), similarity_top_k=1)
+            >>> r.retrieve("x")[0].node.node_id
+            'a'
+        """
+        from retrievekit.core.index.store_retriever import StoreRetriever
+        from retrievekit.llama_index.llm import as_chat_llm
+        from retrievekit.llama_index.vector_store import LlamaIndexStore
+
+        store = LlamaIndexStore(vector_store, timeout=timeout)
+        dense = StoreRetriever(store, embedder, where=where)
+        nodes = list(documents) if documents is not None else store.nodes()
+        corpus = nodes_to_objects(nodes)
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, store=dense)
+        return cls(core, similarity_top_k=similarity_top_k, nodes=nodes)
+
     def retrieve_with_trace(self, query: QueryType) -> tuple[list[NodeWithScore], Trace]:
         """``retrieve(query)`` and the trace of this very call: race-free, whatever other threads or tasks do.
 

@@ -95,7 +95,9 @@ def build_bm25(ctx: MethodContext) -> BM25Index:
 
 
 def build_dense(ctx: MethodContext) -> Retriever:
-    """Dense (Chroma + all-MiniLM-L6-v2) over the corpus (cached in ``ctx.work_dir`` when given).
+    """Dense (Chroma + all-MiniLM-L6-v2) over the corpus (cached in ``ctx.work_dir`` when given), or the user's
+    vector store when ``ctx.store`` is set (:func:`~retrievekit.core.index.store_retriever.as_store_retriever`; the
+    store is searched as it is, nothing is built).
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -106,6 +108,10 @@ def build_dense(ctx: MethodContext) -> Retriever:
     from retrievekit.core.index.dense import DenseIndex
 
     check_option_keys(ctx.options, DENSE_OPTIONS, label="dense")
+    if ctx.store is not None:
+        from retrievekit.core.index.store_retriever import as_store_retriever
+
+        return as_store_retriever(ctx.store)
     cache = _cache_dir(ctx, "dense")
     progress = option_bool("progress", ctx.options.get("progress", False))
     if cache is None:
@@ -123,7 +129,7 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     """BM25 + dense fused by RRF (default) or weighted max-normalised scores.
 
     Options (``ctx.options``): ``fusion`` ("rrf" | "weighted"), ``dense_weight`` (0.5), ``bm25_weight`` (0.5),
-    ``rrf_k`` (60), ``candidate_k`` (100).
+    ``rrf_k`` (60), ``candidate_k`` (100). ``ctx.store`` (the user's vector store) is the dense side when set.
 
     Examples:
         >>> from retrievekit.core.types import Passage

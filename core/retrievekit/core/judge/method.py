@@ -212,11 +212,13 @@ def create_judge_rerank(
     work_dir: str | Path | None = None,
     batch_size: int = 32,
     max_passage_tokens: int | None = None,
+    store: Any = None,
     **options: Any,
 ) -> JudgeRerankRetriever:
     """A :class:`JudgeRerankRetriever` over ``corpus``: ``judge`` as given, else loaded from ``judge_dir``, else the
     zero-shot judge of ``llm`` (a loaded ``LocalLM``) or of the model named ``llm_name`` (default ``smollm2``);
-    ``first_stage`` a method name (``bm25`` | ``dense`` | ``hybrid``) or a retriever; ``options`` are
+    ``first_stage`` a method name (``bm25`` | ``dense`` | ``hybrid``) or a retriever; ``store`` the user's vector
+    store as the dense side of a ``dense`` or ``hybrid`` first stage (``MethodContext.store``); ``options`` are
     :class:`JudgeRerankConfig` fields. ``llm="smollm2"`` (a name) is the former spelling of ``llm_name``: it still
     works for one release, with a :class:`DeprecationWarning`.
 
@@ -233,7 +235,8 @@ def create_judge_rerank(
     config = JudgeRerankConfig.from_options(options)
     if isinstance(first_stage, str):
         base = build_method(
-            first_stage, MethodContext(corpus=corpus, work_dir=Path(work_dir) if work_dir is not None else None)
+            first_stage,
+            MethodContext(corpus=corpus, work_dir=Path(work_dir) if work_dir is not None else None, store=store),
         )
     else:
         base = first_stage
@@ -285,6 +288,7 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
         llm=ctx.llm,
         first_stage=first,
         work_dir=ctx.work_dir,
+        store=ctx.store,
         batch_size=batch_size,
         max_passage_tokens=int(mpt) if mpt is not None else None,
         **opts,

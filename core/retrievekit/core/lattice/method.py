@@ -456,7 +456,7 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
     calls = int(opts.pop("calls", 40))
     first = str(opts.pop("first_stage", "dense"))
     opts.pop("progress", None)
-    base = build_method(first, MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir))
+    base = build_method(first, MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, store=ctx.store))
     llm = judge if judge is not None else ctx.load_llm()
     opts.setdefault("max_concurrency", 4)  # slates of a flat rerank are all independent (LATTICE's own default: B)
     return FlatLLMReranker(base, llm, LatticeConfig.from_options(opts), candidates=candidates, calls=calls)

@@ -122,7 +122,9 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
     hybrid_opts = {k: v for k, v in opts.items() if k not in _CONFIG_KEYS | {"pool", "documents_meta"}}
     hybrid_opts.setdefault("candidate_k", max(100, pool))
     base = build_hybrid(
-        MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, llm_name=ctx.llm_name, options=hybrid_opts)
+        MethodContext(
+            corpus=ctx.corpus, work_dir=ctx.work_dir, llm_name=ctx.llm_name, options=hybrid_opts, store=ctx.store
+        )
     )
     selector = OneShotSelector(
         cfg,

@@ -1,0 +1,93 @@
+"""The registry of vector store kinds: one name per kind of store, and the function that opens one.
+
+Core registers ``chroma`` (an embedded Chroma folder: ``path=``), ``chroma-server`` (``host=``, ``port=``) and
+``chroma-memory``; each framework edge registers its own when its ``vector_store`` module is imported (``llama-index``: a LlamaIndex
+``BasePydanticVectorStore`` or ``VectorStoreIndex``, ``langchain``: a LangChain ``VectorStore``, both as
+``store=``).
+
+Examples:
+    >>> "chroma" in store_kinds()
+    True
+    >>> open_store("chroma-memory").kind
+    'chroma'
+    >>> open_store("qdrant")
+    Traceback (most recent call last):
+    ...
+    retrievekit.core.errors.InvalidInputError: unknown vector store kind 'qdrant'; known: chroma, chroma-memory, chroma-server (the edges add theirs: import retrievekit.llama_index.vector_store or retrievekit.langchain.vector_store)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.index.vector_store import VectorStore
+
+__all__ = ["open_store", "register_store_kind", "store_kinds"]
+
+_KINDS: dict[str, Callable[..., VectorStore]] = {}
+
+
+def register_store_kind(kind: str, opener: Callable[..., VectorStore]) -> None:
+    """Register ``opener(**kwargs) -> VectorStore`` under ``kind`` (registering the same kind again replaces it).
+
+    Examples:
+        >>> from retrievekit.core.index.chroma_store import ChromaStore
+        >>> register_store_kind("my-chroma", lambda **kw: ChromaStore.in_memory(**kw))
+        >>> open_store("my-chroma").kind
+        'chroma'
+    """
+    if not isinstance(kind, str) or not kind:
+        raise InvalidInputError(f"a store kind must be a non-empty string, got {kind!r}")
+    _KINDS[kind] = opener
+
+
+def store_kinds() -> list[str]:
+    """The registered kinds, sorted.
+
+    Examples:
+        >>> store_kinds()[:3]
+        ['chroma', 'chroma-memory', 'chroma-server']
+    """
+    return sorted(_KINDS)
+
+
+def open_store(kind: str, **kwargs: Any) -> VectorStore:
+    """Open a store of a registered kind with that kind's arguments.
+
+    Examples:
+        >>> open_store("chroma-memory").count()
+        0
+    """
+    opener = _KINDS.get(kind)
+    if opener is None:
+        raise InvalidInputError(
+            f"unknown vector store kind {kind!r}; known: {', '.join(store_kinds())} "
+            "(the edges add theirs: import retrievekit.llama_index.vector_store or retrievekit.langchain.vector_store)"
+        )
+    return opener(**kwargs)
+
+
+def _chroma(**kwargs: Any) -> VectorStore:
+    from retrievekit.core.index.chroma_store import ChromaStore
+
+    return ChromaStore.open(**kwargs)
+
+
+def _chroma_server(*, host: str, port: int, timeout: float = 60.0, **kwargs: Any) -> VectorStore:
+    from retrievekit.core.index.chroma_clients import http_client
+    from retrievekit.core.index.chroma_store import ChromaStore
+
+    return ChromaStore.open(client=http_client(host, port, timeout=timeout), timeout=timeout, **kwargs)
+
+
+def _chroma_memory(**kwargs: Any) -> VectorStore:
+    from retrievekit.core.index.chroma_store import ChromaStore
+
+    return ChromaStore.in_memory(**kwargs)
+
+
+register_store_kind("chroma", _chroma)
+register_store_kind("chroma-server", _chroma_server)
+register_store_kind("chroma-memory", _chroma_memory)

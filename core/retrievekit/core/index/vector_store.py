@@ -1,0 +1,206 @@
+"""One interface to the vector stores retrievekit searches: the embedded Chroma, a Chroma server, or a framework's
+store (any LlamaIndex ``BasePydanticVectorStore`` / ``VectorStoreIndex``, any LangChain ``VectorStore``: pgvector,
+Qdrant, Elasticsearch...), wrapped by the edges.
+
+A :class:`VectorStore` holds vectors with the objects they embed. It adds, deletes, searches by vector (with an
+equality filter on metadata), counts and closes; it never embeds (the :class:`~retrievekit.core.index.store_retriever.
+StoreRetriever` over it does). A store answers with the objects as the store keeps them: the store's own ids, text
+and metadata. Objects that retrievekit wrote carry a record of the embedding model that wrote them
+(:func:`embedder_record`), and a store written by another model is refused (:func:`check_recorded_embedder`).
+
+Examples:
+    >>> from retrievekit.core.fakes import OnesEmbedder
+    >>> embedder_record(OnesEmbedder())
+    {'retrievekit_embedder': 'ones', 'retrievekit_dim': 2}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.store import object_json
+from retrievekit.core.types import DataObject, Passage, ScoredHit, object_from_dict
+
+__all__ = [
+    "RECORD_KEYS",
+    "EMBEDDER_KEY",
+    "DIM_KEY",
+    "OBJECT_KEY",
+    "VectorStore",
+    "check_recorded_embedder",
+    "check_vectors",
+    "check_where",
+    "embedder_record",
+    "object_from_stored",
+    "stored_metadata",
+]
+
+EMBEDDER_KEY = "retrievekit_embedder"
+"""Metadata key: the name of the embedding model that wrote an object (or a Chroma collection)."""
+DIM_KEY = "retrievekit_dim"
+"""Metadata key: that model's dimension."""
+RECORD_KEYS = (EMBEDDER_KEY, DIM_KEY)
+"""The keys of an :func:`embedder_record`."""
+OBJECT_KEY = "retrievekit_object"
+"""Metadata key: the whole object retrievekit wrote, as JSON (a table keeps its rows)."""
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """What retrievekit needs from a vector store. ``kind`` names the implementation (``chroma``, ``llama-index``,
+    ``langchain``); ``label`` names the store (a collection, a table) in messages.
+
+    Calls to a server end within the store's timeout: a server that is down or paused raises
+    :class:`~retrievekit.core.errors.StoreUnavailableError`.
+
+    Examples:
+        >>> from retrievekit.core.index.chroma_store import ChromaStore
+        >>> isinstance(ChromaStore.in_memory(), VectorStore)
+        True
+    """
+
+    kind: str
+    label: str
+
+    def add(self, objects: Sequence[DataObject], vectors: np.ndarray, *, record: Mapping[str, Any]) -> None:
+        """Store ``objects`` with their ``vectors`` (one row each); ``record`` is :func:`embedder_record`."""
+        ...
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove the objects with these ids (ids not in the store are ignored)."""
+        ...
+
+    def search(self, vector: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None) -> list[ScoredHit]:
+        """The ``k`` nearest objects to ``vector`` (cosine similarity, best first), among those whose metadata
+        equals every ``where`` item."""
+        ...
+
+    def count(self) -> int:
+        """How many objects the store holds."""
+        ...
+
+    def recorded_embedder(self) -> dict[str, Any] | None:
+        """The embedding model recorded for the whole store (a Chroma collection's metadata), or None."""
+        ...
+
+    def close(self) -> None:
+        """Release what retrievekit opened for this store (never the caller's own client or engine)."""
+        ...
+
+
+def embedder_record(embedder: Any) -> dict[str, Any]:
+    """What retrievekit records of the embedding model that wrote a store: its ``name`` and ``dim``.
+
+    Examples:
+        >>> class E:
+        ...     name, dim = "minilm", 384
+        >>> embedder_record(E())
+        {'retrievekit_embedder': 'minilm', 'retrievekit_dim': 384}
+    """
+    return {EMBEDDER_KEY: str(embedder.name), DIM_KEY: int(embedder.dim)}
+
+
+def check_recorded_embedder(recorded: Mapping[str, Any] | None, embedder: Any, *, where: str) -> None:
+    """Refuse to search a store through another embedding model than the one recorded as having written it.
+
+    ``recorded`` is an :func:`embedder_record` (or an object's metadata holding one); None or a mapping without the
+    keys (a store written by another tool) passes. Raises :class:`IndexFormatError` naming both models.
+
+    Examples:
+        >>> class E:
+        ...     name, dim = "minilm", 384
+        >>> check_recorded_embedder({"retrievekit_embedder": "minilm", "retrievekit_dim": 384}, E(), where="t")
+        >>> check_recorded_embedder({"retrievekit_embedder": "bge", "retrievekit_dim": 384}, E(), where="table docs")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: table docs was written with the embedding model 'bge' (dim 384), but the one given is 'minilm' (dim 384); pass the model that wrote it, or write the store again
+    """
+    if not recorded or EMBEDDER_KEY not in recorded:
+        return
+    name, dim = recorded.get(EMBEDDER_KEY), recorded.get(DIM_KEY)
+    if name != embedder.name or (dim is not None and int(dim) != int(embedder.dim)):
+        raise IndexFormatError(
+            f"{where} was written with the embedding model {name!r} (dim {dim}), but the one given is "
+            f"{embedder.name!r} (dim {embedder.dim}); pass the model that wrote it, or write the store again"
+        )
+
+
+def check_vectors(objects: Sequence[DataObject], vectors: Any, dim: int | None = None) -> np.ndarray:
+    """``vectors`` as a float32 array with one finite row per object (of ``dim`` columns when given).
+
+    Examples:
+        >>> check_vectors([Passage(id="a", text="x")], [[1.0, 0.0]]).shape
+        (1, 2)
+        >>> check_vectors([Passage(id="a", text="x")], [[1.0, 0.0]], dim=3)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: vectors must have shape (1, 3), got (1, 2)
+    """
+    arr = np.asarray(vectors, dtype=np.float32)
+    want = (len(objects), arr.shape[-1] if dim is None and arr.ndim == 2 else dim)
+    if arr.ndim != 2 or arr.shape != want:
+        raise InvalidInputError(f"vectors must have shape {want}, got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise InvalidInputError("vectors must be finite numbers")
+    return arr
+
+
+def check_where(where: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A metadata filter: keys are strings, values are str, int, float or bool (every item must match).
+
+    Examples:
+        >>> check_where({"year": 2020})
+        {'year': 2020}
+        >>> check_where({"tags": ["a"]})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: a metadata filter value must be a str, int, float or bool; 'tags' is ['a']
+    """
+    out: dict[str, Any] = {}
+    for key, value in (where or {}).items():
+        if not isinstance(key, str) or not key:
+            raise InvalidInputError(f"a metadata filter key must be a non-empty string, got {key!r}")
+        if not isinstance(value, str | int | float | bool):
+            raise InvalidInputError(f"a metadata filter value must be a str, int, float or bool; {key!r} is {value!r}")
+        out[key] = value
+    return out
+
+
+def stored_metadata(obj: DataObject, record: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata retrievekit writes beside an object's vector: the object's own metadata (values a store can
+    filter on: str, int, float, bool), the embedder record, and the whole object as JSON.
+
+    Examples:
+        >>> sorted(stored_metadata(Passage(id="a", text="x", metadata={"year": 2020}), {"retrievekit_dim": 2}))
+        ['retrievekit_dim', 'retrievekit_object', 'year']
+    """
+    own = {k: v for k, v in obj.metadata.items() if isinstance(v, str | int | float | bool) and v is not None}
+    return {**own, **record, OBJECT_KEY: object_json(obj)}
+
+
+def object_from_stored(oid: str, text: str | None, metadata: Mapping[str, Any] | None) -> DataObject:
+    """The object behind one stored row: the object retrievekit wrote (its JSON, with the embedder record in its
+    metadata for :class:`~retrievekit.core.index.store_retriever.StoreRetriever` to check and remove), else a
+    passage with the store's own id, text and metadata (a row written by another tool).
+
+    Examples:
+        >>> object_from_stored("n1", "Cats purr.", {"source": "wiki"})
+        Passage(id='n1', text='Cats purr.', title='', metadata={'source': 'wiki'}, kind='passage')
+    """
+    meta = dict(metadata or {})
+    raw = meta.get(OBJECT_KEY)
+    if isinstance(raw, str):
+        try:
+            obj = object_from_dict(json.loads(raw))
+        except (ValueError, TypeError, KeyError) as e:
+            raise IndexFormatError(f"stored object {oid!r} has an unreadable {OBJECT_KEY} ({e})") from e
+        record = {k: meta[k] for k in (EMBEDDER_KEY, DIM_KEY) if k in meta}
+        return dataclasses.replace(obj, metadata={**obj.metadata, **record}) if record else obj
+    title = meta.get("title")
+    return Passage(id=str(oid), text=text or "", title=title if isinstance(title, str) else "", metadata=meta)
