@@ -1,0 +1,174 @@
+"""The store interface (#51 part 3) over Chroma, without a server: ChromaStore's calls, a DenseIndex's collection as a
+store, the embedder check, the registry of kinds, the deadline on store calls, and the store as the dense side of
+every method that embeds (hybrid, One-SHOT, ARM, llm-rerank, judge-rerank)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from _corpora import FRUIT
+
+from retrievekit.core.errors import IndexFormatError, InvalidInputError, StoreUnavailableError
+from retrievekit.core.fakes import WordJudge, WordScoreLLM
+from retrievekit.core.index.chroma_store import ChromaStore
+from retrievekit.core.index.dense import DenseIndex
+from retrievekit.core.index.store_deadline import StoreDeadline
+from retrievekit.core.index.store_kinds import open_store
+from retrievekit.core.index.store_retriever import StoreRetriever
+from retrievekit.core.index.vector_store import VectorStore, embedder_record
+from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.types import Passage
+
+Q = "What is the highest mountain?"
+
+
+class Spy:
+    """A store that counts the searches and writes that reach the Chroma store it wraps."""
+
+    def __init__(self, inner):
+        self.inner, self.kind, self.label = inner, inner.kind, inner.label
+        self.searches = self.writes = 0
+
+    def add(self, objects, vectors, *, record):
+        self.writes += 1
+        self.inner.add(objects, vectors, record=record)
+
+    def delete(self, ids):
+        self.writes += 1
+        self.inner.delete(ids)
+
+    def search(self, vector, k, *, where=None):
+        self.searches += 1
+        return self.inner.search(vector, k, where=where)
+
+    def count(self):
+        return self.inner.count()
+
+    def recorded_embedder(self):
+        return self.inner.recorded_embedder()
+
+    def close(self):
+        self.inner.close()
+
+
+@pytest.fixture
+def filled(minilm):
+    """A store holding FRUIT, written through retrievekit with MiniLM."""
+    store = ChromaStore.in_memory()
+    StoreRetriever(store, minilm).add(FRUIT)
+    yield store
+    store.close()
+
+
+def test_chroma_store_adds_searches_filters_deletes_and_counts(minilm):
+    store = ChromaStore.in_memory()
+    assert isinstance(store, VectorStore)
+    docs = [Passage(id=p.id, text=p.text, title=p.title, metadata={"n": i}) for i, p in enumerate(FRUIT)]
+    r = StoreRetriever(store, minilm)
+    r.add(docs)
+    assert store.count() == len(docs)
+    hit = r.search(Q, k=1)[0]
+    assert hit.id == "everest" and hit.obj == docs[4]  # the object as written, record taken out
+    vec = minilm.embed_query(Q)
+    assert [h.id for h in store.search(vec, 3, where={"n": 1})] == ["banana"]
+    store.delete(["everest"])
+    assert store.count() == len(docs) - 1 and r.search(Q, k=1)[0].id != "everest"
+    store.close()
+
+
+def test_a_dense_index_collection_searched_as_a_store_ranks_as_the_index(minilm):
+    idx = DenseIndex.build(FRUIT, embedder=minilm)
+    via_store = StoreRetriever(ChromaStore.from_index(idx), minilm)
+    for q in (Q, "memory safety", "tropical fruit"):
+        assert [(h.id, round(h.score, 5)) for h in via_store.search(q, k=6)] == [
+            (h.id, round(h.score, 5)) for h in idx.search(q, k=6)
+        ]
+    idx.close()
+
+
+def test_a_store_written_by_another_model_is_refused(filled, minilm):
+    class Other:
+        name, dim = "bge-small-en-v1.5", 384
+
+        def embed_query(self, text):
+            return minilm.embed_query(text)
+
+    with pytest.raises(IndexFormatError, match="'all-MiniLM-L6-v2'.*'bge-small-en-v1.5'"):
+        StoreRetriever(filled, Other())
+
+
+def test_a_chroma_collection_written_by_another_tool_is_searched_with_its_own_ids_and_metadata(minilm):
+    store = ChromaStore.in_memory()
+    vecs = minilm.embed_documents([p.text for p in FRUIT]).tolist()
+    store.collection.add(
+        ids=[f"doc-{p.id}" for p in FRUIT],
+        embeddings=vecs,
+        documents=[p.text for p in FRUIT],
+        metadatas=[{"source": "wiki"} for _ in FRUIT],
+    )
+    hit = StoreRetriever(store, minilm).search(Q, k=1)[0]
+    assert (hit.id, hit.obj.text, dict(hit.obj.metadata)) == ("doc-everest", FRUIT[4].text, {"source": "wiki"})
+    store.close()
+
+
+def test_store_kinds_open_by_name_and_refuse_unknown_ones(tmp_path):
+    store = open_store("chroma", path=tmp_path / "c", collection_name="mine", create=True)
+    store.add(
+        [Passage(id="a", text="x")], np.ones((1, 2)), record=embedder_record(type("E", (), {"name": "e", "dim": 2}))
+    )
+    store.close()
+    again = open_store("chroma", path=tmp_path / "c", collection_name="mine")
+    assert again.count() == 1 and again.recorded_embedder() == {"retrievekit_embedder": "e", "retrievekit_dim": 2}
+    again.close()
+    with pytest.raises(IndexFormatError, match="no Chroma collection 'other'"):
+        open_store("chroma", path=tmp_path / "c", collection_name="other")
+    with pytest.raises(InvalidInputError, match="unknown vector store kind"):
+        open_store("nope")
+
+
+def test_a_store_call_that_hangs_ends_at_the_deadline_and_connection_errors_are_typed():
+    release = threading.Event()
+    start = time.monotonic()
+    with pytest.raises(StoreUnavailableError, match="table t did not answer query within 0.3 s"):
+        StoreDeadline(0.3, where="table t").run("query", lambda: release.wait(30))
+    assert time.monotonic() - start < 2.0
+    release.set()
+
+    class OperationalError(Exception):  # the class name every SQL driver uses for a lost server
+        pass
+
+    def lost():
+        raise OperationalError("server closed the connection unexpectedly")
+
+    with pytest.raises(StoreUnavailableError, match="cannot reach table t for count"):
+        StoreDeadline(5.0, where="table t").run("count", lost)
+    with pytest.raises(KeyError):  # anything else is the caller's bug, raised as it is
+        StoreDeadline(5.0, where="table t").run("count", lambda: {}["x"])
+
+
+def _methods(store, minilm):
+    ctx = {"corpus": FRUIT, "store": StoreRetriever(store, minilm)}
+    return {
+        "hybrid": build_method("hybrid", MethodContext(**ctx)),
+        "oneshot": build_method("oneshot", MethodContext(**ctx, options={"budget": 60})),
+        "arm": build_method("arm", MethodContext(**ctx, llm_name="none")),
+        "llm-rerank": build_method(
+            "llm-rerank", MethodContext(**ctx, llm=WordScoreLLM("mountain"), options={"calls": "1"})
+        ),
+        "judge-rerank": build_method(
+            "judge-rerank", MethodContext(**ctx, judge=WordJudge("mountain"), options={"first_stage": "dense"})
+        ),
+    }
+
+
+def test_the_store_is_the_dense_side_of_every_method_that_embeds_and_is_never_written(filled, minilm):
+    spy = Spy(filled)
+    for name, method in _methods(spy, minilm).items():
+        before = spy.searches
+        hits = method.search(Q, k=3)
+        assert spy.searches > before, f"{name} did not search the store"
+        assert hits and hits[0].id == "everest", name
+    assert spy.writes == 0 and filled.count() == len(FRUIT)
