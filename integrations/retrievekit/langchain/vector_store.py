@@ -12,11 +12,12 @@ Examples:
     >>> import numpy as np
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
     >>> from langchain_core.vectorstores import InMemoryVectorStore
-    >>> from retrievekit.core.types import Passage
-    >>> lc = InMemoryVectorStore(DeterministicFakeEmbedding(size=2))
+    >>> from langchain_core.documents import Document
+    >>> fake = DeterministicFakeEmbedding(size=8)  # stands in for the user's embedding model
+    >>> lc = InMemoryVectorStore(fake)
+    >>> _ = lc.add_documents([Document(id="a", page_content="cats"), Document(id="b", page_content="stocks")])
     >>> store = LangChainStore(lc, count=lambda: len(lc.store))
-    >>> store.add([Passage(id="a", text="cats"), Passage(id="b", text="stocks")], np.eye(2), record={})
-    >>> store.count(), store.search(np.array([1.0, 0.1]), k=1)[0].id
+    >>> store.count(), store.search(np.array(fake.embed_query("cats")), k=1)[0].id
     (2, 'a')
 """
 
@@ -97,7 +98,8 @@ class LangChainStore:
         return None
 
     def add(self, objects: Sequence[DataObject], vectors: np.ndarray, *, record: Mapping[str, Any]) -> None:
-        """Add the objects with their vectors through the store's ``add_embeddings`` (ids and metadata kept).
+        """Add the objects with their vectors through the store's ``add_embeddings`` (ids and metadata kept); a
+        store without it (it embeds texts itself) is written through LangChain instead.
 
         Examples:
             >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -105,28 +107,18 @@ class LangChainStore:
             >>> from retrievekit.core.types import Passage
             >>> s = LangChainStore(InMemoryVectorStore(DeterministicFakeEmbedding(size=2)))
             >>> s.add([Passage(id="a", text="x")], np.ones((1, 2)), record={})
-            >>> s.search(np.ones(2), k=1)[0].id
-            'a'
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: InMemoryVectorStore has no add_embeddings: write its vectors through LangChain
         """
         vecs = check_vectors(objects, vectors, record.get(RECORD_KEYS[1]))
+        store = self.vector_store
+        if not hasattr(store, "add_embeddings"):
+            raise InvalidInputError(f"{self.label} has no add_embeddings: write its vectors through LangChain")
         texts = [o.index_text() for o in objects]
         metas = [stored_metadata(o, record) for o in objects]
         ids = [o.id for o in objects]
-        store = self.vector_store
-        if hasattr(store, "add_embeddings"):
-            self._calls.run("add", lambda: store.add_embeddings(texts, vecs.tolist(), metadatas=metas, ids=ids))
-            return
-        if hasattr(store, "add_documents") and hasattr(store, "store") and isinstance(store.store, dict):
-            docs = [Document(id=i, page_content=t, metadata=m) for i, t, m in zip(ids, texts, metas, strict=True)]
-            for d, v in zip(docs, vecs, strict=True):  # InMemoryVectorStore: its own dict of rows
-                store.store[str(d.id)] = {
-                    "id": d.id,
-                    "vector": v.tolist(),
-                    "text": d.page_content,
-                    "metadata": d.metadata,
-                }
-            return
-        raise InvalidInputError(f"{self.label} has no add_embeddings: write its vectors through LangChain")
+        self._calls.run("add", lambda: store.add_embeddings(texts, vecs.tolist(), metadatas=metas, ids=ids))
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove the documents with these ids.
@@ -140,7 +132,14 @@ class LangChainStore:
         self._calls.run("delete", lambda: self.vector_store.delete(ids=doc_ids))
 
     def count(self) -> int:
-        """How many documents the store holds (``PGVector``: its collection's rows; others: ``count=``)."""
+        """How many documents the store holds (``PGVector``: its collection's rows; others: ``count=``).
+
+        Examples:
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> from langchain_core.vectorstores import InMemoryVectorStore
+            >>> LangChainStore(InMemoryVectorStore(DeterministicFakeEmbedding(size=2)), count=lambda: 0).count()
+            0
+        """
         if self._count is not None:
             return int(self._calls.run("count", self._count))
         if _is_pgvector(self.vector_store):
@@ -176,6 +175,10 @@ class LangChainStore:
             >>> from langchain_core.vectorstores import InMemoryVectorStore
             >>> LangChainStore(InMemoryVectorStore(DeterministicFakeEmbedding(size=2))).search(np.ones(2), k=2)
             []
+            >>> LangChainStore(InMemoryVectorStore(DeterministicFakeEmbedding(size=2))).search(np.ones(2), k=2, where={"a": [1]})
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: a metadata filter value must be a str, int, float or bool; 'a' is [1]
         """
         check_k(k)
         filt = check_where(where) or None
