@@ -4,6 +4,7 @@ every method that embeds (hybrid, One-SHOT, ARM, llm-rerank, judge-rerank)."""
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 
@@ -172,3 +173,26 @@ def test_the_store_is_the_dense_side_of_every_method_that_embeds_and_is_never_wr
         assert spy.searches > before, f"{name} did not search the store"
         assert hits and hits[0].id == "everest", name
     assert spy.writes == 0 and filled.count() == len(FRUIT)
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+@pytest.mark.timeout(300)
+def test_a_chroma_server_behind_the_interface_ranks_as_the_index_and_fails_typed_when_paused(tmp_path, minilm):
+    from _chroma_server import chroma_server
+
+    with chroma_server(tmp_path / "srv") as (proc, client, port):
+        idx = DenseIndex.build(FRUIT, client=client, collection_name="rk-live", embedder=minilm)
+        store = open_store("chroma-server", host="127.0.0.1", port=port, timeout=2.0, collection_name="rk-live")
+        dense = StoreRetriever(store, minilm)
+        assert [h.id for h in dense.search(Q, k=6)] == [h.id for h in idx.search(Q, k=6)]
+        proc.send_signal(signal.SIGSTOP)  # paused: accepts connections, never answers
+        try:
+            start = time.monotonic()
+            with pytest.raises(StoreUnavailableError, match="did not answer"):
+                dense.search(Q, k=1)
+            assert time.monotonic() - start < 3 * 2.0 + 1.5 + 5.0  # three tries of 2 s, 1.5 s of backoff, slack
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        assert dense.search(Q, k=1)[0].id == "everest"
+        store.close()
