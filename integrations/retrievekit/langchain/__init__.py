@@ -17,6 +17,7 @@ from retrievekit.core.edge import lazy_exports
 
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
+    "LangChainStore": "retrievekit.langchain.vector_store",
     "as_chat_llm": "retrievekit.langchain.llm",
     "ArmRetriever": "retrievekit.langchain.arm",
     "JudgeCompressor": "retrievekit.langchain.judge",
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from retrievekit.langchain.mindref import MindRefRetriever
     from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects, object_to_document
     from retrievekit.langchain.self_retrieval import SelfRetrievalRetriever
+    from retrievekit.langchain.vector_store import LangChainStore
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

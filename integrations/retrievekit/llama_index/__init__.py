@@ -17,6 +17,7 @@ from retrievekit.core.edge import lazy_exports
 
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
+    "LlamaIndexStore": "retrievekit.llama_index.vector_store",
     "as_chat_llm": "retrievekit.llama_index.llm",
     "ArmRetriever": "retrievekit.llama_index.arm",
     "IterativeAgentRetriever": "retrievekit.llama_index.agent_retriever",
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         object_to_node,
     )
     from retrievekit.llama_index.self_retrieval import SelfRetrievalRetriever
+    from retrievekit.llama_index.vector_store import LlamaIndexStore
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
