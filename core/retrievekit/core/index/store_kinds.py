@@ -13,7 +13,7 @@ Examples:
     >>> open_store("qdrant")
     Traceback (most recent call last):
     ...
-    retrievekit.core.errors.InvalidInputError: unknown vector store kind 'qdrant'; known: chroma, chroma-memory, chroma-server (the edges add theirs: import retrievekit.llama_index.vector_store or retrievekit.langchain.vector_store)
+    retrievekit.core.errors.InvalidInputError: unknown vector store kind 'qdrant'; known: chroma, chroma-memory, chroma-server... (the edges add theirs: ...)
 """
 
 from __future__ import annotations
