@@ -181,17 +181,16 @@ class LangChainStore:
             retrievekit.core.errors.InvalidInputError: a metadata filter value must be a str, int, float or bool; 'a' is [1]
         """
         check_k(k)
-        filt = check_where(where) or None
+        filt = check_where(where)
+        extra = {"filter": filt} if filt else {}  # only when set: not every store takes filter=
         emb = np.asarray(vector, dtype=np.float32).tolist()
         store = self.vector_store
         if hasattr(store, "similarity_search_with_score_by_vector"):
-            pairs = self._calls.run(
-                "query", lambda: store.similarity_search_with_score_by_vector(emb, k=k, filter=filt)
-            )
+            pairs = self._calls.run("query", lambda: store.similarity_search_with_score_by_vector(emb, k=k, **extra))
             relevance = _relevance_fn(store)
             scored = [(d, relevance(float(s))) for d, s in pairs]
         else:
-            docs = self._calls.run("query", lambda: store.similarity_search_by_vector(emb, k=k, filter=filt))
+            docs = self._calls.run("query", lambda: store.similarity_search_by_vector(emb, k=k, **extra))
             scored = [(d, 1.0 / (r + 1)) for r, d in enumerate(docs)]  # the store's order; it gives no scores
         scored.sort(key=lambda p: -p[1])
         return [ScoredHit(obj=_object(d), score=s, rank=r) for r, (d, s) in enumerate(scored[:k])]
