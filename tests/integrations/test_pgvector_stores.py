@@ -172,6 +172,26 @@ def test_langchain_pgvector_is_the_dense_side_of_hybrid_and_oneshot_in_a_chain(s
     reference.close()
 
 
+def test_langchain_postgres_pgvectorstore_is_the_dense_side_of_hybrid_in_a_chain(server, minilm):
+    from langchain_postgres import Column, PGEngine, PGVectorStore
+
+    engine = PGEngine.from_connection_string(url=server.url("psycopg", server.new_database()))
+    engine.init_vectorstore_table(table_name="docs", vector_size=384, id_column=Column("langchain_id", "TEXT"))
+    pg = PGVectorStore.create_sync(engine=engine, table_name="docs", embedding_service=_LangChainMiniLM(minilm))
+    _user_langchain_rows(pg, minilm)
+    store = LangChainStore(pg)
+    assert store.count() == len(FRUIT) and [d.id for d in store.documents()] == sorted(p.id for p in FRUIT)
+    dense = StoreRetriever(store, minilm)
+    reference = DenseIndex.build(FRUIT, embedder=minilm)
+    for q in QUERIES:
+        assert [h.id for h in dense.search(q, k=6)] == [h.id for h in reference.search(q, k=6)]
+    retriever = LCRetriever.from_vector_store(pg, embedder=minilm, method="hybrid", k=3)
+    answer, seen = run_rag_chain(retriever, QUERIES[0], reply="Everest.")
+    assert seen[0].id == "everest" and seen[0].metadata["deck"] == "fruit"
+    assert store.count() == len(FRUIT)
+    reference.close()
+
+
 def test_a_metadata_filter_reaches_the_store(server, minilm):
     pg = _pg_llama(server, _table())
     pg.add(_user_nodes(minilm))

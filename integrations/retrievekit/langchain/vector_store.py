@@ -5,7 +5,8 @@ Hits keep the store's own document ids and metadata; scores are the store's rele
 ``_select_relevance_score_fn``: ``1 - cosine distance`` for a cosine store). Every call ends within ``timeout``
 seconds (:class:`~retrievekit.core.index.store_deadline.StoreDeadline`): a server that is down or paused raises
 :class:`~retrievekit.core.errors.StoreUnavailableError`. LangChain's interface has no count and no listing:
-``PGVector`` gets both from its own tables, any other store from the ``count=`` and ``documents=`` callables given.
+``PGVector`` gets both from its own tables, ``PGVectorStore`` (langchain-postgres's newer store) and langchain-chroma's
+``Chroma`` from their ``get()``, any other store from the ``count=`` and ``documents=`` callables given.
 Importing this module registers the store kind ``langchain``.
 
 Examples:
@@ -132,7 +133,8 @@ class LangChainStore:
         self._calls.run("delete", lambda: self.vector_store.delete(ids=doc_ids))
 
     def count(self) -> int:
-        """How many documents the store holds (``PGVector``: its collection's rows; others: ``count=``).
+        """How many documents the store holds (``PGVector``: its collection's rows; ``PGVectorStore`` and ``Chroma``:
+        their ``get()``; others: ``count=``).
 
         Examples:
             >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -144,6 +146,8 @@ class LangChainStore:
             return int(self._calls.run("count", self._count))
         if _is_pgvector(self.vector_store):
             return int(self._calls.run("count", lambda: _pgvector_count(self.vector_store)))
+        if _has_get(self.vector_store):
+            return len(self._calls.run("count", lambda: self.vector_store.get(include=[]))["ids"])
         raise InvalidInputError(
             f"{type(self.vector_store).__name__} cannot count its documents through LangChain's interface; "
             "pass count= (a function returning the number)"
@@ -162,6 +166,10 @@ class LangChainStore:
             return list(self._calls.run("list documents", self._documents))
         if _is_pgvector(self.vector_store):
             return self._calls.run("list documents", lambda: _pgvector_documents(self.vector_store))
+        if _has_get(self.vector_store):
+            got = self._calls.run("list documents", lambda: self.vector_store.get(include=["documents", "metadatas"]))
+            rows = sorted(zip(got["ids"], got["documents"], got["metadatas"], strict=True), key=lambda r: str(r[0]))
+            return [Document(id=str(i), page_content=text or "", metadata=meta or {}) for i, text, meta in rows]
         raise InvalidInputError(
             f"{type(self.vector_store).__name__} cannot list its documents through LangChain's interface; "
             "pass documents= yourself"
@@ -224,6 +232,12 @@ def _object(doc: Document) -> DataObject:
 
 def _is_pgvector(store: Any) -> bool:
     return all(hasattr(store, a) for a in ("get_collection", "EmbeddingStore", "_make_sync_session"))
+
+
+def _has_get(store: Any) -> bool:
+    """A store with a Chroma-style ``get()`` returning ``{"ids", "documents", "metadatas"}`` (langchain-postgres's
+    ``PGVectorStore``, langchain-chroma's ``Chroma``)."""
+    return callable(getattr(store, "get", None)) and type(store).__name__ in {"PGVectorStore", "Chroma"}
 
 
 def _pgvector_rows(store: Any) -> Any:
