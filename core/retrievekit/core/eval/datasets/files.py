@@ -41,6 +41,7 @@ class _Files:
         self.name = name
         self.root = root
         self.used: list[str] = []
+        self._first: dict[tuple[Path, str], str] = {}
 
     def folder(self, sub: str) -> Path:
         folder = self.root / sub
@@ -65,6 +66,18 @@ class _Files:
     def bad(self, path: Path, problem: str, *, line: int | None = None, item: int | None = None) -> DatasetFormatError:
         where = f" line {line}" if line is not None else f" item {item}" if item is not None else ""
         return DatasetFormatError(f"{self.name}: {path}{where}: {problem}; {_SEE}", path=path, line=line)
+
+    def query_id(self, path: Path, qid: str, *, line: int | None = None, item: int | None = None) -> str:
+        """``qid``, refused when an earlier line (or item) of ``path`` holds the same id: the later question would
+        silently replace the earlier one in the qrels and the records."""
+        where = f"line {line}" if line is not None else f"item {item}"
+        first = self._first.setdefault((path, qid), where)
+        if first != where:
+            again = f"first on {first}" if line is not None else f"first as {first}"
+            raise self.bad(
+                path, f"query id {qid!r} appears again ({again}); query ids must be unique", line=line, item=item
+            )
+        return qid
 
     @contextmanager
     def record(self, path: Path, *, line: int | None = None, item: int | None = None) -> Iterator[None]:

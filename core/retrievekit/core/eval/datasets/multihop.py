@@ -67,7 +67,7 @@ def _hotpot_distractor(files: _Files, pool_path: Path, qpath: Path) -> _HotpotPa
     for item, q in files.json_list(qpath, ("_id", "question"), "question"):
         with files.record(qpath, item=item):
             gold = _hotpot_gold_titles(q)
-            qid = str(q["_id"])
+            qid = files.query_id(qpath, str(q["_id"]), item=item)
             qrels[qid] = dict.fromkeys(gold, 1)
             queries.append(_hotpot_query(q, qid, gold))
     return corpus, queries, qrels
@@ -89,7 +89,7 @@ def _hotpot_fullwiki(files: _Files, path: Path) -> _HotpotParts:
                     seen.add(title)
                     corpus.append(_hotpot_passage(str(title), sents))
             gold = _hotpot_gold_titles(q)
-            qid = str(q["_id"])
+            qid = files.query_id(path, str(q["_id"]), item=item)
             qrels[qid] = dict.fromkeys(gold, 1)
             queries.append(_hotpot_query(q, qid, gold))
     return corpus, queries, qrels
@@ -120,7 +120,7 @@ def _hotpot_dpr(files: _Files, path: Path) -> tuple[list[DataObject], list[Query
                     seen.add(pid)
                     corpus.append(Passage(id=pid, title=dpr.get("title") or "", text=dpr.get("text") or ""))
                 gold_ids.append(pid)
-            qid = str(q["_id"])
+            qid = files.query_id(path, str(q["_id"]), item=item)
             qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
             query = _hotpot_query(q, qid, _ordered_unique(titles))
             queries.append(Query(query.id, query.text, {**query.metadata, "gold_dpr_ids": _ordered_unique(gold_ids)}))
@@ -147,7 +147,7 @@ def _hotpot_hard(files: _Files, path: Path) -> _HotpotParts:
                     corpus.append(Passage(id=pid, title=title, text=sentence))
                 gold_ids.append(pid)
                 titles.append(title)
-            qid = str(q.get("_id", q.get("idx", item - 1)))
+            qid = files.query_id(path, str(q.get("_id", q.get("idx", item - 1))), item=item)
             qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
             query = _hotpot_query(q, qid, _ordered_unique(titles))
             queries.append(
@@ -204,7 +204,7 @@ def _load_musique(root: Path, split: str, limit: int | None) -> Dataset:
                     # a gold paragraph missing from the pool is added, so the gold stays retrievable and consistent
                     gold.append(_musique_id(by_content, title, text, corpus))
                     titles.append(title)
-            qid = str(q["id"])
+            qid = files.query_id(qpath, str(q["id"]), item=item)
             qrels[qid] = dict.fromkeys(_ordered_unique(gold), 1)
             meta: dict[str, Any] = {
                 k: q[k] for k in ("answer", "answer_aliases", "answerable", "question_decomposition") if k in q

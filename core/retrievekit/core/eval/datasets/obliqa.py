@@ -90,5 +90,7 @@ def _load_obliqa(root: Path, split: str, limit: int | None) -> Dataset:
                 if isinstance(p, dict)
             ]
             meta = {"group": q.get("Group"), "gold_passages": gold}
-            queries.append(Query(id=str(q["QuestionID"]), text=str(q["Question"]), metadata=meta))
+            queries.append(
+                Query(id=files.query_id(qpath, str(q["QuestionID"]), item=item), text=str(q["Question"]), metadata=meta)
+            )
     return _finish(files, split, corpus, queries, qrels, limit, {"n_documents": len(doc_meta)})

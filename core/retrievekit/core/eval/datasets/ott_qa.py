@@ -82,7 +82,7 @@ def _load_ott_qa(root: Path, split: str, limit: int | None) -> Dataset:
     qrels: dict[str, dict[str, int]] = {}
     for item, q in files.json_list(qpath, ("question_id", "question"), "question"):
         with files.record(qpath, item=item):
-            qid = str(q["question_id"])
+            qid = files.query_id(qpath, str(q["question_id"]), item=item)
             nodes = q.get("answer-node") or []
             gold_passages = []
             for node in nodes:

@@ -46,7 +46,7 @@ def _load_scifact(root: Path, split: str, limit: int | None) -> Dataset:
     queries: list[Query] = []
     for line, row in files.jsonl(queries_path, ("_id", "text"), "query line"):
         with files.record(queries_path, line=line):
-            qid = str(row["_id"])
+            qid = files.query_id(queries_path, str(row["_id"]), line=line)
             meta = row.get("metadata") or {}
             # BEIR files for other splits may carry no scifact_split: then membership in the qrels decides.
             qsplit = meta.get("scifact_split") if isinstance(meta, dict) else None
