@@ -77,6 +77,9 @@ def test_demo_keeps_its_indexes_in_one_cache_folder_and_no_temp_folder(capsys, t
     from retrievekit.core.demo import demo_cache_dir
 
     monkeypatch.setenv("RETRIEVEKIT_CACHE", str(tmp_path / "cache"))
+    # a temp folder of this process alone: other processes sharing /tmp (a parallel test run's doctests) make theirs
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     temp = Path(tempfile.gettempdir())
     before = {p.name for p in temp.iterdir()}
     for _ in range(2):

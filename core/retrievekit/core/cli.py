@@ -125,10 +125,10 @@ def _data_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_bench_arguments(bench: argparse.ArgumentParser) -> None:
-    from retrievekit.core.eval.datasets import DATASETS
+    from retrievekit.core.eval.datasets import available_datasets
     from retrievekit.core.registry import available_methods
 
-    bench.add_argument("--dataset", required=True, choices=DATASETS)
+    bench.add_argument("--dataset", required=True, choices=available_datasets())
     _data_dir_argument(bench)
     bench.add_argument("--split", default="dev", help="which questions (default: dev)")
     bench.add_argument("--method", required=True, choices=available_methods())
@@ -216,14 +216,16 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
 
 
 def _add_data_arguments(data: argparse.ArgumentParser) -> None:
-    from retrievekit.core.eval.datasets import DATASETS
+    from retrievekit.core.eval.datasets import available_datasets
 
     data_sub = data.add_subparsers(dest="data_command", required=True, metavar="{check}")
     check = data_sub.add_parser(
         "check",
         help="read a data folder as `bench` would and print what it holds (first missing or malformed file: exit 2)",
     )
-    check.add_argument("--dataset", choices=DATASETS, default=None, help="one dataset (default: every one present)")
+    check.add_argument(
+        "--dataset", choices=available_datasets(), default=None, help="one dataset (default: every one present)"
+    )
     _data_dir_argument(check)
     check.add_argument("--split", default=None, help="one split (default: every split the files provide)")
 
@@ -361,36 +363,9 @@ def _report_curves(args: argparse.Namespace, results: list[dict[str, Any]]) -> i
     return 0
 
 
-def _present(name: str, root: Path) -> bool:
-    """Whether ``root`` holds any file of dataset ``name`` (its folder, or its files in ``multihop_qa/``)."""
-    if name == "hotpotqa":
-        return any((root / "multihop_qa").glob("hotpotqa_*"))
-    if name == "musique":
-        return any((root / "multihop_qa").glob("musique_*"))
-    return (root / name).is_dir()
-
-
-def _check_splits(name: str, root: Path) -> list[str]:
-    """The splits ``data check`` reads by default: every one the files provide (``dev`` when none is found)."""
-    from retrievekit.core.eval.datasets import supported_splits
-
-    if name == "hotpotqa":  # one split per file variant; dev when only some variants are there
-        variants = {
-            "dev": "hotpotqa_train100_distractor_",
-            "fullwiki": "hotpotqa_dev_fullwiki500",
-            "dpr": "hotpotqa_dev100_gold_dpr",
-            "hard": "hotpotqa_dev_hard1000",
-        }
-        found = [s for s, prefix in variants.items() if any((root / "multihop_qa").glob(prefix + "*"))]
-        return found or ["dev"]
-    if name == "musique":
-        return ["dev"]
-    return supported_splits(name, root) or ["dev"]
-
-
 def _cmd_data(args: argparse.Namespace) -> int:
     from retrievekit.core.errors import DatasetNotFoundError
-    from retrievekit.core.eval.datasets import DATASETS, load_dataset
+    from retrievekit.core.eval.datasets import available_datasets, dataset_spec, load_dataset
 
     if not args.data_dir:
         raise DatasetNotFoundError(
@@ -401,7 +376,8 @@ def _cmd_data(args: argparse.Namespace) -> int:
         raise DatasetNotFoundError(
             f"data folder {root} does not exist (set --data-dir or {DATA_DIR_ENV}; see docs/datasets.md)", path=root
         )
-    names = [args.dataset] if args.dataset else [n for n in DATASETS if _present(n, root)]
+    everyone = available_datasets()
+    names = [args.dataset] if args.dataset else [n for n in everyone if dataset_spec(n).is_present(root)]
     if not names:
         raise InvalidInputError(
             f"no dataset found in {root}: expected scifact/, ott_qa/, obliqa/ or multihop_qa/ (see docs/datasets.md)"
@@ -409,7 +385,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
     print(f"checking {root}")
     failed = 0
     for name in names:
-        for split in [args.split] if args.split else _check_splits(name, root):
+        for split in [args.split] if args.split else dataset_spec(name).default_splits(root):
             try:
                 ds = load_dataset(name, root, split=split)
             except RetrieveKitError as e:
@@ -430,7 +406,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
                     f"  note: {ds.metadata['qrels_missing_from_corpus']} judged ids are not in the corpus (e.g. {examples})"
                 )
     if not args.dataset:
-        absent = [n for n in DATASETS if n not in names]
+        absent = [n for n in everyone if n not in names]
         if absent:
             print(f"not present: {', '.join(absent)}")
     return 2 if failed else 0

@@ -4,7 +4,9 @@
 formats and where to get each dataset: ``docs/datasets.md``), so other parts with the same names load unchanged.
 Nothing here hard-codes ids or counts. A missing file raises :class:`DatasetNotFoundError`, a malformed one
 :class:`DatasetFormatError`; both name the file (and the line or list item) and are checked before any work
-(``retrievekit data check`` runs the same checks and prints what it found).
+(``retrievekit data check`` runs the same checks and prints what it found). Each dataset is one
+:class:`DatasetSpec` in the registry (:mod:`retrievekit.core.eval.datasets.registry`); a new one is added as
+``docs/adding-a-dataset.md`` describes.
 
 =============  ============================================================  =========================================
 dataset        files (under ``DATA_DIR/<folder>/``)                          splits
@@ -35,21 +37,33 @@ Examples:
 
 from retrievekit.core.errors import DatasetError, DatasetFormatError, DatasetNotFoundError
 from retrievekit.core.eval.datasets.dataset import Dataset, Query, restrict_objects, stable_id
-from retrievekit.core.eval.datasets.files import LAYOUTS
-from retrievekit.core.eval.datasets.loader import DATASETS, load_dataset, supported_splits
+from retrievekit.core.eval.datasets.loader import DATASETS, LAYOUTS, load_dataset, supported_splits
 from retrievekit.core.eval.datasets.obliqa import rebuild_documents
+from retrievekit.core.eval.datasets.registry import (
+    DATASET_ENTRY_POINT_GROUP,
+    available_datasets,
+    dataset_spec,
+    register_dataset,
+)
+from retrievekit.core.eval.datasets.spec import DatasetLoader, DatasetSpec
 from retrievekit.core.types import Passage  # noqa: F401  (the examples use it)
 
 __all__ = [
     "DATASETS",
+    "DATASET_ENTRY_POINT_GROUP",
     "LAYOUTS",
     "Dataset",
+    "DatasetLoader",
+    "DatasetSpec",
     "Query",
     "DatasetError",
     "DatasetFormatError",
     "DatasetNotFoundError",
+    "available_datasets",
+    "dataset_spec",
     "restrict_objects",
     "load_dataset",
+    "register_dataset",
     "rebuild_documents",
     "stable_id",
     "supported_splits",

@@ -15,38 +15,30 @@ from retrievekit.core.errors import DatasetError, DatasetFormatError, DatasetNot
 from retrievekit.core.eval.datasets.dataset import Dataset, Query
 from retrievekit.core.types import DataObject
 
-LAYOUTS: dict[str, str] = {
-    "scifact": "scifact/corpus.jsonl.gz (or corpus.jsonl), scifact/queries.jsonl and scifact/qrels/<split>.tsv",
-    "ott_qa": "ott_qa/tables_*.jsonl.gz, ott_qa/passages_linked_from_*.jsonl.gz and "
-    "ott_qa/<split>.traced.json (or ott_qa/<split>.json)",
-    "obliqa": "obliqa/passages.jsonl.gz, obliqa/<split>.json.gz and obliqa/qrels_<split>.tsv "
-    "(obliqa/documents_meta.json optional)",
-    "hotpotqa": "multihop_qa/hotpotqa_train100_distractor_corpus.json.gz and "
-    "multihop_qa/hotpotqa_train100_distractor_questions.json.gz (dev, train, distractor), "
-    "multihop_qa/hotpotqa_dev_fullwiki500.json.gz (fullwiki), multihop_qa/hotpotqa_dev100_gold_dpr_passages.json.gz "
-    "(dpr), multihop_qa/hotpotqa_dev_hard1000_gold_evidence.json.gz (hard)",
-    "musique": "multihop_qa/musique_train100_corpus.json.gz and multihop_qa/musique_train100_questions.json.gz",
-}
-"""The files each dataset needs, relative to the data folder (the details: ``docs/datasets.md``)."""
-
 _SEE = "see docs/datasets.md"
 
-__all__ = ["LAYOUTS"]
+__all__ = []
 
 
 class _Files:
-    """The files one load reads: checks they exist (in layout order) before any is parsed, and names them."""
+    """The files one load reads: checks they exist (in layout order) before any is parsed, and names them.
 
-    def __init__(self, name: str, root: Path) -> None:
+    ``layout`` is the dataset's one-line list of files (its ``DatasetSpec.layout``), quoted by every missing-file
+    error.
+    """
+
+    def __init__(self, name: str, root: Path, layout: str) -> None:
         self.name = name
         self.root = root
+        self.layout = layout
         self.used: list[str] = []
+        self._first: dict[tuple[Path, str], str] = {}
 
     def folder(self, sub: str) -> Path:
         folder = self.root / sub
         if not folder.is_dir():
             raise DatasetNotFoundError(
-                f"{self.name}: missing folder {folder} ({self.name} expects {LAYOUTS[self.name]} under {self.root}; "
+                f"{self.name}: missing folder {folder} ({self.name} expects {self.layout} under {self.root}; "
                 f"is --data-dir the folder that holds '{sub}/'? {_SEE})",
                 path=folder,
             )
@@ -55,7 +47,7 @@ class _Files:
     def need(self, path: Path, what: str) -> Path:
         if not path.is_file():
             raise DatasetNotFoundError(
-                f"{self.name}: missing file {path} (the {what}; {self.name} expects {LAYOUTS[self.name]} "
+                f"{self.name}: missing file {path} (the {what}; {self.name} expects {self.layout} "
                 f"under {self.root}; {_SEE})",
                 path=path,
             )
@@ -65,6 +57,18 @@ class _Files:
     def bad(self, path: Path, problem: str, *, line: int | None = None, item: int | None = None) -> DatasetFormatError:
         where = f" line {line}" if line is not None else f" item {item}" if item is not None else ""
         return DatasetFormatError(f"{self.name}: {path}{where}: {problem}; {_SEE}", path=path, line=line)
+
+    def query_id(self, path: Path, qid: str, *, line: int | None = None, item: int | None = None) -> str:
+        """``qid``, refused when an earlier line (or item) of ``path`` holds the same id: the later question would
+        silently replace the earlier one in the qrels and the records."""
+        where = f"line {line}" if line is not None else f"item {item}"
+        first = self._first.setdefault((path, qid), where)
+        if first != where:
+            again = f"first on {first}" if line is not None else f"first as {first}"
+            raise self.bad(
+                path, f"query id {qid!r} appears again ({again}); query ids must be unique", line=line, item=item
+            )
+        return qid
 
     @contextmanager
     def record(self, path: Path, *, line: int | None = None, item: int | None = None) -> Iterator[None]:

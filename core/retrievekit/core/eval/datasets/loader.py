@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from retrievekit.core.errors import DatasetNotFoundError, InvalidInputError
+from retrievekit.core.errors import DatasetFormatError, DatasetNotFoundError, InvalidInputError
 from retrievekit.core.eval.datasets.dataset import Dataset
 from retrievekit.core.eval.datasets.files import _SEE
-from retrievekit.core.eval.datasets.multihop import _HOTPOT_SPLITS, _MUSIQUE_SPLITS, _load_hotpotqa, _load_musique
-from retrievekit.core.eval.datasets.obliqa import _load_obliqa, _obliqa_splits
-from retrievekit.core.eval.datasets.ott_qa import _load_ott_qa, _ott_qa_splits
-from retrievekit.core.eval.datasets.scifact import _load_scifact, _scifact_splits
+from retrievekit.core.eval.datasets.registry import DATASETS, LAYOUTS, dataset_spec
 
-DATASETS: tuple[str, ...] = ("scifact", "ott_qa", "obliqa", "hotpotqa", "musique")
-"""Names :func:`load_dataset` accepts."""
-
-__all__ = ["DATASETS", "load_dataset", "supported_splits"]
-
-
-_LOADERS = {
-    "scifact": _load_scifact,
-    "ott_qa": _load_ott_qa,
-    "obliqa": _load_obliqa,
-    "hotpotqa": _load_hotpotqa,
-    "musique": _load_musique,
-}
+__all__ = ["DATASETS", "LAYOUTS", "load_dataset", "supported_splits"]
 
 
 def supported_splits(name: str, data_dir: str | Path) -> list[str]:
@@ -34,18 +21,27 @@ def supported_splits(name: str, data_dir: str | Path) -> list[str]:
         >>> supported_splits("musique", "/anywhere")
         ['dev', 'train']
     """
-    root = Path(data_dir)
-    if name == "scifact":
-        return _scifact_splits(root / "scifact")
-    if name == "ott_qa":
-        return _ott_qa_splits(root / "ott_qa")
-    if name == "obliqa":
-        return _obliqa_splits(root / "obliqa")
-    if name == "hotpotqa":
-        return list(_HOTPOT_SPLITS)
-    if name == "musique":
-        return list(_MUSIQUE_SPLITS)
-    raise InvalidInputError(f"unknown dataset {name!r}; choose one of: {', '.join(DATASETS)}")
+    return list(dataset_spec(name).splits(Path(data_dir)))
+
+
+def _checked(dataset: Dataset, name: str, root: Path) -> Dataset:
+    """What ``name``'s loader returned, refused when two queries share an id, with the notes ``data check`` prints
+    (``files``, ``n_corpus``, ``qrels_missing_from_corpus``) filled in where a loader left them out."""
+    if not isinstance(dataset, Dataset):
+        raise InvalidInputError(f"the loader of dataset {name!r} returned a {type(dataset).__name__}, not a Dataset")
+    repeated = sorted(qid for qid, n in Counter(q.id for q in dataset.queries).items() if n > 1)
+    if repeated:
+        raise DatasetFormatError(
+            f"{name}: {len(repeated)} query id(s) appear more than once under {root} (e.g. {repeated[0]!r}); "
+            f"query ids must be unique; {_SEE}",
+            path=root,
+        )
+    if {"files", "n_corpus", "qrels_missing_from_corpus"} <= set(dataset.metadata):
+        return dataset
+    ids = {o.id for o in dataset.corpus}
+    missing = {d for docs in dataset.qrels.values() for d, grade in docs.items() if grade > 0 and d not in ids}
+    notes = {"files": [], "n_corpus": len(dataset.corpus), "qrels_missing_from_corpus": len(missing)}
+    return replace(dataset, metadata={**notes, **dataset.metadata})
 
 
 def load_dataset(
@@ -63,7 +59,8 @@ def load_dataset(
     first missing one is named at once.
 
     Args:
-        name: one of :data:`DATASETS`.
+        name: one of :data:`DATASETS`, or a dataset registered with
+            :func:`~retrievekit.core.eval.datasets.registry.register_dataset` or installed as an entry point.
         data_dir: the folder holding ``scifact/``, ``ott_qa/``, ``obliqa/``, ``multihop_qa/`` (``~`` expanded).
         split: which questions (see the module table for each dataset's splits).
         limit: keep only the first ``limit`` queries in file order (qrels follow).
@@ -82,15 +79,13 @@ def load_dataset(
         >>> load_dataset("nope", "/tmp")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: unknown dataset 'nope'; choose one of: scifact, ott_qa, obliqa, hotpotqa, musique
+        retrievekit.core.errors.InvalidInputError: unknown dataset 'nope'; choose one of: scifact, ott_qa, obliqa, hotpotqa, musique...
         >>> load_dataset("scifact", "/nonexistent/data")
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.DatasetNotFoundError: data folder /nonexistent/data does not exist (set --data-dir or RETRIEVEKIT_DATA_DIR; see docs/datasets.md)
     """
-    loader = _LOADERS.get(name)
-    if loader is None:
-        raise InvalidInputError(f"unknown dataset {name!r}; choose one of: {', '.join(DATASETS)}")
+    spec = dataset_spec(name)
     if data_dir is None or str(data_dir) == "":
         raise DatasetNotFoundError(f"no data folder given (pass --data-dir or set RETRIEVEKIT_DATA_DIR; {_SEE})")
     root = Path(data_dir).expanduser()
@@ -102,4 +97,4 @@ def load_dataset(
         raise InvalidInputError(f"split must be a non-empty string, got {split!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidInputError(f"limit must be a non-negative integer or None, got {limit!r}")
-    return loader(root, split, limit).restrict_corpus(corpus_size, seed=seed)
+    return _checked(spec.load(root, split, limit), name, root).restrict_corpus(corpus_size, seed=seed)

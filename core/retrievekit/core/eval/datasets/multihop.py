@@ -8,6 +8,7 @@ from typing import Any
 
 from retrievekit.core.eval.datasets.dataset import Dataset, Query, stable_id
 from retrievekit.core.eval.datasets.files import _bad_split, _Files, _finish
+from retrievekit.core.eval.datasets.spec import DatasetSpec
 from retrievekit.core.types import DataObject, Passage
 
 _HOTPOT_SPLITS: dict[str, str] = {
@@ -20,7 +21,15 @@ _HOTPOT_SPLITS: dict[str, str] = {
 }
 _MUSIQUE_SPLITS: tuple[str, ...] = ("dev", "train")
 
-__all__ = []
+__all__ = ["HOTPOTQA", "MUSIQUE"]
+
+_HOTPOT_LAYOUT = (
+    "multihop_qa/hotpotqa_train100_distractor_corpus.json.gz and "
+    "multihop_qa/hotpotqa_train100_distractor_questions.json.gz (dev, train, distractor), "
+    "multihop_qa/hotpotqa_dev_fullwiki500.json.gz (fullwiki), multihop_qa/hotpotqa_dev100_gold_dpr_passages.json.gz "
+    "(dpr), multihop_qa/hotpotqa_dev_hard1000_gold_evidence.json.gz (hard)"
+)
+_MUSIQUE_LAYOUT = "multihop_qa/musique_train100_corpus.json.gz and multihop_qa/musique_train100_questions.json.gz"
 
 
 def _hotpot_passage(title: str, sentences: Any) -> Passage:
@@ -67,7 +76,7 @@ def _hotpot_distractor(files: _Files, pool_path: Path, qpath: Path) -> _HotpotPa
     for item, q in files.json_list(qpath, ("_id", "question"), "question"):
         with files.record(qpath, item=item):
             gold = _hotpot_gold_titles(q)
-            qid = str(q["_id"])
+            qid = files.query_id(qpath, str(q["_id"]), item=item)
             qrels[qid] = dict.fromkeys(gold, 1)
             queries.append(_hotpot_query(q, qid, gold))
     return corpus, queries, qrels
@@ -89,7 +98,7 @@ def _hotpot_fullwiki(files: _Files, path: Path) -> _HotpotParts:
                     seen.add(title)
                     corpus.append(_hotpot_passage(str(title), sents))
             gold = _hotpot_gold_titles(q)
-            qid = str(q["_id"])
+            qid = files.query_id(path, str(q["_id"]), item=item)
             qrels[qid] = dict.fromkeys(gold, 1)
             queries.append(_hotpot_query(q, qid, gold))
     return corpus, queries, qrels
@@ -120,7 +129,7 @@ def _hotpot_dpr(files: _Files, path: Path) -> tuple[list[DataObject], list[Query
                     seen.add(pid)
                     corpus.append(Passage(id=pid, title=dpr.get("title") or "", text=dpr.get("text") or ""))
                 gold_ids.append(pid)
-            qid = str(q["_id"])
+            qid = files.query_id(path, str(q["_id"]), item=item)
             qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
             query = _hotpot_query(q, qid, _ordered_unique(titles))
             queries.append(Query(query.id, query.text, {**query.metadata, "gold_dpr_ids": _ordered_unique(gold_ids)}))
@@ -147,7 +156,7 @@ def _hotpot_hard(files: _Files, path: Path) -> _HotpotParts:
                     corpus.append(Passage(id=pid, title=title, text=sentence))
                 gold_ids.append(pid)
                 titles.append(title)
-            qid = str(q.get("_id", q.get("idx", item - 1)))
+            qid = files.query_id(path, str(q.get("_id", q.get("idx", item - 1))), item=item)
             qrels[qid] = dict.fromkeys(_ordered_unique(gold_ids), 1)
             query = _hotpot_query(q, qid, _ordered_unique(titles))
             queries.append(
@@ -160,7 +169,7 @@ def _load_hotpotqa(root: Path, split: str, limit: int | None) -> Dataset:
     if split not in _HOTPOT_SPLITS:
         raise _bad_split("hotpotqa", split, list(_HOTPOT_SPLITS))
     variant = _HOTPOT_SPLITS[split]
-    files = _Files("hotpotqa", root)
+    files = _Files("hotpotqa", root, _HOTPOT_LAYOUT)
     folder = files.folder("multihop_qa")
     paths = [files.need(folder / f, f"{variant} questions") for f in _HOTPOT_FILES[variant]]
     meta: dict[str, Any] = {"variant": variant}
@@ -180,7 +189,7 @@ def _load_hotpotqa(root: Path, split: str, limit: int | None) -> Dataset:
 def _load_musique(root: Path, split: str, limit: int | None) -> Dataset:
     if split not in _MUSIQUE_SPLITS:
         raise _bad_split("musique", split, list(_MUSIQUE_SPLITS))
-    files = _Files("musique", root)
+    files = _Files("musique", root, _MUSIQUE_LAYOUT)
     folder = files.folder("multihop_qa")
     pool_path = files.need(folder / "musique_train100_corpus.json.gz", "paragraph pool: a JSON list of {title, text}")
     qpath = files.need(
@@ -204,7 +213,7 @@ def _load_musique(root: Path, split: str, limit: int | None) -> Dataset:
                     # a gold paragraph missing from the pool is added, so the gold stays retrievable and consistent
                     gold.append(_musique_id(by_content, title, text, corpus))
                     titles.append(title)
-            qid = str(q["id"])
+            qid = files.query_id(qpath, str(q["id"]), item=item)
             qrels[qid] = dict.fromkeys(_ordered_unique(gold), 1)
             meta: dict[str, Any] = {
                 k: q[k] for k in ("answer", "answer_aliases", "answerable", "question_decomposition") if k in q
@@ -227,3 +236,35 @@ def _musique_id(by_content: dict[tuple[str, str], str], title: str, text: str, c
     by_content[key] = pid
     corpus.append(Passage(id=pid, title=title, text=text))
     return pid
+
+
+def _hotpot_found_splits(root: Path) -> list[str]:
+    """One split per HotpotQA variant whose files are in ``multihop_qa/`` (what ``data check`` reads)."""
+    prefixes = {
+        "dev": "hotpotqa_train100_distractor_",
+        "fullwiki": "hotpotqa_dev_fullwiki500",
+        "dpr": "hotpotqa_dev100_gold_dpr",
+        "hard": "hotpotqa_dev_hard1000",
+    }
+    return [split for split, prefix in prefixes.items() if any((root / "multihop_qa").glob(prefix + "*"))]
+
+
+HOTPOTQA = DatasetSpec(
+    name="hotpotqa",
+    load=_load_hotpotqa,
+    layout=_HOTPOT_LAYOUT,
+    splits=lambda root: list(_HOTPOT_SPLITS),
+    checked_splits=_hotpot_found_splits,
+    present=lambda root: any((root / "multihop_qa").glob("hotpotqa_*")),
+)
+"""HotpotQA: ``dev`` (= ``train``, ``distractor``), ``fullwiki``, ``dpr`` and ``hard``, from ``multihop_qa/``."""
+
+MUSIQUE = DatasetSpec(
+    name="musique",
+    load=_load_musique,
+    layout=_MUSIQUE_LAYOUT,
+    splits=lambda root: list(_MUSIQUE_SPLITS),
+    checked_splits=lambda root: ["dev"],
+    present=lambda root: any((root / "multihop_qa").glob("musique_*")),
+)
+"""MuSiQue: ``dev`` (= ``train``), from ``multihop_qa/``."""

@@ -8,9 +8,12 @@ from typing import Any
 
 from retrievekit.core.eval.datasets.dataset import Dataset, Query
 from retrievekit.core.eval.datasets.files import _bad_split, _Files, _finish, _splits_from_glob
+from retrievekit.core.eval.datasets.spec import DatasetSpec
 from retrievekit.core.types import DataObject, Passage
 
-__all__ = ["rebuild_documents"]
+__all__ = ["OBLIQA", "rebuild_documents"]
+
+_LAYOUT = "obliqa/passages.jsonl.gz, obliqa/<split>.json.gz and obliqa/qrels_<split>.tsv (obliqa/documents_meta.json optional)"
 
 
 def _obliqa_splits(folder: Path) -> list[str]:
@@ -40,7 +43,7 @@ def rebuild_documents(corpus: Sequence[DataObject]) -> dict[Any, list[Passage]]:
 
 
 def _load_obliqa(root: Path, split: str, limit: int | None) -> Dataset:
-    files = _Files("obliqa", root)
+    files = _Files("obliqa", root, _LAYOUT)
     folder = files.folder("obliqa")
     qrels_path = folder / f"qrels_{split}.tsv"
     if not qrels_path.is_file():
@@ -90,5 +93,13 @@ def _load_obliqa(root: Path, split: str, limit: int | None) -> Dataset:
                 if isinstance(p, dict)
             ]
             meta = {"group": q.get("Group"), "gold_passages": gold}
-            queries.append(Query(id=str(q["QuestionID"]), text=str(q["Question"]), metadata=meta))
+            queries.append(
+                Query(id=files.query_id(qpath, str(q["QuestionID"]), item=item), text=str(q["Question"]), metadata=meta)
+            )
     return _finish(files, split, corpus, queries, qrels, limit, {"n_documents": len(doc_meta)})
+
+
+OBLIQA = DatasetSpec(
+    name="obliqa", load=_load_obliqa, layout=_LAYOUT, splits=lambda root: _obliqa_splits(root / "obliqa")
+)
+"""ObliQA: every ``qrels_{split}.tsv`` is a split (``dev``)."""

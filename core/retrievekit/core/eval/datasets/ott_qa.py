@@ -7,9 +7,15 @@ from typing import Any
 
 from retrievekit.core.eval.datasets.dataset import Dataset, Query
 from retrievekit.core.eval.datasets.files import _bad_split, _Files, _finish, _maybe_literal
+from retrievekit.core.eval.datasets.spec import DatasetSpec
 from retrievekit.core.types import DataObject, Passage, Table
 
-__all__ = []
+__all__ = ["OTT_QA"]
+
+_LAYOUT = (
+    "ott_qa/tables_*.jsonl.gz, ott_qa/passages_linked_from_*.jsonl.gz and "
+    "ott_qa/<split>.traced.json (or ott_qa/<split>.json)"
+)
 
 
 def _ott_qa_splits(folder: Path) -> list[str]:
@@ -47,7 +53,7 @@ def _ott_table(row: dict[str, Any]) -> Table:
 
 
 def _load_ott_qa(root: Path, split: str, limit: int | None) -> Dataset:
-    files = _Files("ott_qa", root)
+    files = _Files("ott_qa", root, _LAYOUT)
     folder = files.folder("ott_qa")
     qpath = folder / f"{split}.traced.json"
     if not qpath.is_file():
@@ -82,7 +88,7 @@ def _load_ott_qa(root: Path, split: str, limit: int | None) -> Dataset:
     qrels: dict[str, dict[str, int]] = {}
     for item, q in files.json_list(qpath, ("question_id", "question"), "question"):
         with files.record(qpath, item=item):
-            qid = str(q["question_id"])
+            qid = files.query_id(qpath, str(q["question_id"]), item=item)
             nodes = q.get("answer-node") or []
             gold_passages = []
             for node in nodes:
@@ -104,3 +110,9 @@ def _load_ott_qa(root: Path, split: str, limit: int | None) -> Dataset:
             }
             queries.append(Query(id=qid, text=str(q["question"]), metadata=meta))
     return _finish(files, split, corpus, queries, qrels, limit, {"questions_file": qpath.name})
+
+
+OTT_QA = DatasetSpec(
+    name="ott_qa", load=_load_ott_qa, layout=_LAYOUT, splits=lambda root: _ott_qa_splits(root / "ott_qa")
+)
+"""OTT-QA: every ``{split}.traced.json`` / ``{split}.json`` is a split (``dev``)."""

@@ -6,9 +6,12 @@ from pathlib import Path
 
 from retrievekit.core.eval.datasets.dataset import Dataset, Query
 from retrievekit.core.eval.datasets.files import _bad_split, _Files, _finish, _maybe_literal, _splits_from_glob
+from retrievekit.core.eval.datasets.spec import DatasetSpec
 from retrievekit.core.types import DataObject, Passage
 
-__all__ = []
+__all__ = ["SCIFACT"]
+
+_LAYOUT = "scifact/corpus.jsonl.gz (or corpus.jsonl), scifact/queries.jsonl and scifact/qrels/<split>.tsv"
 
 
 def _scifact_splits(folder: Path) -> list[str]:
@@ -17,7 +20,7 @@ def _scifact_splits(folder: Path) -> list[str]:
 
 
 def _load_scifact(root: Path, split: str, limit: int | None) -> Dataset:
-    files = _Files("scifact", root)
+    files = _Files("scifact", root, _LAYOUT)
     folder = files.folder("scifact")
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
@@ -46,7 +49,7 @@ def _load_scifact(root: Path, split: str, limit: int | None) -> Dataset:
     queries: list[Query] = []
     for line, row in files.jsonl(queries_path, ("_id", "text"), "query line"):
         with files.record(queries_path, line=line):
-            qid = str(row["_id"])
+            qid = files.query_id(queries_path, str(row["_id"]), line=line)
             meta = row.get("metadata") or {}
             # BEIR files for other splits may carry no scifact_split: then membership in the qrels decides.
             qsplit = meta.get("scifact_split") if isinstance(meta, dict) else None
@@ -55,3 +58,9 @@ def _load_scifact(root: Path, split: str, limit: int | None) -> Dataset:
                     Query(id=qid, text=str(row["text"]), metadata=dict(meta) if isinstance(meta, dict) else {})
                 )
     return _finish(files, split, corpus, queries, qrels, limit)
+
+
+SCIFACT = DatasetSpec(
+    name="scifact", load=_load_scifact, layout=_LAYOUT, splits=lambda root: _scifact_splits(root / "scifact")
+)
+"""SciFact: every ``qrels/*.tsv`` is a split (``dev``, ``train``)."""

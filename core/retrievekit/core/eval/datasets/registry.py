@@ -1,0 +1,128 @@
+"""The dataset registry that :func:`~retrievekit.core.eval.datasets.load_dataset`, ``retrievekit bench`` and
+``retrievekit data check`` read: :func:`register_dataset`, :func:`available_datasets` and :func:`dataset_spec`.
+
+A dataset is one :class:`~retrievekit.core.eval.datasets.spec.DatasetSpec` (its loader, splits and layout). The
+built-in ones are listed in ``_BUILTIN``; code registers more at run time with :func:`register_dataset`; installed
+packages declare theirs as entry points of the group ``retrievekit.datasets`` (``name = "module:SPEC"``, the
+standard plugin mechanism of ``importlib.metadata``), imported only when a dataset of that name is loaded.
+
+Examples:
+    >>> available_datasets()[:5]
+    ['scifact', 'ott_qa', 'obliqa', 'hotpotqa', 'musique']
+    >>> dataset_spec("musique").layout.startswith("multihop_qa/")
+    True
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.eval.datasets.multihop import HOTPOTQA, MUSIQUE
+from retrievekit.core.eval.datasets.obliqa import OBLIQA
+from retrievekit.core.eval.datasets.ott_qa import OTT_QA
+from retrievekit.core.eval.datasets.scifact import SCIFACT
+from retrievekit.core.eval.datasets.spec import DatasetSpec
+
+__all__ = [
+    "DATASETS",
+    "DATASET_ENTRY_POINT_GROUP",
+    "LAYOUTS",
+    "available_datasets",
+    "dataset_spec",
+    "register_dataset",
+]
+
+DATASET_ENTRY_POINT_GROUP = "retrievekit.datasets"
+"""Entry-point group of datasets in installed packages (``[project.entry-points."retrievekit.datasets"]``): each
+entry names a :class:`~retrievekit.core.eval.datasets.spec.DatasetSpec` object, ``name = "module:SPEC"``."""
+
+_BUILTIN: tuple[DatasetSpec, ...] = (SCIFACT, OTT_QA, OBLIQA, HOTPOTQA, MUSIQUE)
+_REGISTRY: dict[str, DatasetSpec] = {spec.name: spec for spec in _BUILTIN}
+
+DATASETS: tuple[str, ...] = tuple(spec.name for spec in _BUILTIN)
+"""The built-in datasets' names (:func:`available_datasets` adds the registered and installed ones)."""
+
+LAYOUTS: dict[str, str] = {spec.name: spec.layout for spec in _BUILTIN}
+"""The files each built-in dataset needs, relative to the data folder (the details: ``docs/datasets.md``)."""
+
+
+def _plugin_datasets() -> dict[str, importlib.metadata.EntryPoint]:
+    """Datasets that installed packages declare as entry points (read from their metadata; nothing is imported)."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=DATASET_ENTRY_POINT_GROUP)}
+
+
+def _load_plugin(entry: importlib.metadata.EntryPoint) -> DatasetSpec:
+    """The :class:`DatasetSpec` an entry point names, checked to be one and to carry the entry point's name."""
+    where = f"entry point {entry.name} = {entry.value!r} (group {DATASET_ENTRY_POINT_GROUP})"
+    try:
+        spec = entry.load()
+    except ImportError as e:
+        raise MissingDependencyError(
+            entry.value.split(":")[0], "reinstall the package that declares it", f"{where}: {e}"
+        ) from e
+    except AttributeError as e:
+        raise InvalidInputError(f"{where} names nothing: {e}") from e
+    if not isinstance(spec, DatasetSpec):
+        raise InvalidInputError(f"{where} is a {type(spec).__name__}, not a DatasetSpec")
+    if spec.name != entry.name:
+        raise InvalidInputError(f"{where} declares the dataset {spec.name!r}; the two names must be the same")
+    return spec
+
+
+def register_dataset(spec: DatasetSpec) -> None:
+    """Make ``spec`` loadable by its name (a later registration of the same name replaces it; a built-in is kept).
+
+    Examples:
+        >>> from pathlib import Path
+        >>> from retrievekit.core.eval.datasets import Dataset
+        >>> register_dataset(DatasetSpec("toy", lambda root, split, limit: Dataset("toy", split, [], [], {}),
+        ...                              "toy/", splits=lambda root: ["dev"]))
+        >>> "toy" in available_datasets()
+        True
+        >>> _ = _REGISTRY.pop("toy")  # leave the registry as the example found it
+        >>> register_dataset(DatasetSpec("scifact", print, "x", splits=lambda root: []))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: 'scifact' is a built-in dataset; register yours under another name
+    """
+    if not isinstance(spec, DatasetSpec):
+        raise InvalidInputError(f"register_dataset takes a DatasetSpec, got {type(spec).__name__}")
+    if any(spec.name == builtin.name for builtin in _BUILTIN):
+        raise InvalidInputError(f"{spec.name!r} is a built-in dataset; register yours under another name")
+    _REGISTRY[spec.name] = spec
+
+
+def available_datasets() -> list[str]:
+    """Names of every dataset: the built-in ones in their order, then those registered with
+    :func:`register_dataset` and those declared as entry points of :data:`DATASET_ENTRY_POINT_GROUP` by an installed
+    package (listed without importing it), sorted.
+
+    Examples:
+        >>> available_datasets()[0]
+        'scifact'
+    """
+    builtin = [spec.name for spec in _BUILTIN]
+    return builtin + sorted((set(_REGISTRY) | set(_plugin_datasets())) - set(builtin))
+
+
+def dataset_spec(name: str) -> DatasetSpec:
+    """The :class:`DatasetSpec` registered as ``name`` (an entry point is imported on first use).
+
+    Examples:
+        >>> dataset_spec("scifact").name
+        'scifact'
+        >>> dataset_spec("nope")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown dataset 'nope'; choose one of: scifact, ott_qa, obliqa, hotpotqa, musique...
+    """
+    spec = _REGISTRY.get(name)
+    if spec is not None:
+        return spec
+    entry = _plugin_datasets().get(name)
+    if entry is None:
+        raise InvalidInputError(f"unknown dataset {name!r}; choose one of: {', '.join(available_datasets())}")
+    spec = _load_plugin(entry)
+    _REGISTRY[name] = spec
+    return spec
