@@ -119,7 +119,9 @@ def scifact_vectors(data_dir: str, work_dir: Path) -> Path:
         corpus = load_dataset("scifact", data_dir).corpus
         x = embed_texts(MiniLMEmbedder.default(), [o.index_text()[:LEAF_EMBED_CHARS] for o in corpus])
         work_dir.mkdir(parents=True, exist_ok=True)
-        np.save(path, x)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, x)
+        os.replace(tmp, path)  # whole or absent: a reader never sees half a file
     return path
 
 

@@ -66,3 +66,17 @@ def test_centroid_summary_is_cut_at_a_word_and_never_empty():
     vecs = np.eye(3)
     assert centroid_summary(["alpha beta gamma", "delta", "epsilon"], vecs, 12) == "alpha beta"
     assert centroid_summary(["", " "], np.ones((2, 2)), 50) == "misc"
+
+
+def test_the_exact_oracle_finds_every_gold_leaf_of_a_tree_built_without_an_llm(tmp_path, minilm):
+    from retrievekit.core.eval.datasets import Dataset, Query
+    from retrievekit.core.eval.runner import run_benchmark
+
+    queries = [Query(f"q{i}", f"which passage is variant {i}?") for i in range(0, 14, 3)]
+    qrels = {q.id: {f"d{q.id[1:]}": 1} for q in queries}
+    ds = Dataset("fruit", "dev", DOCS, queries, qrels)
+    options = {"judge_dir": "oracle", "tree_dir": str(tmp_path / "t"), "summaries": "extractive", "max_children": 3}
+    result = run_benchmark(ds, "lattice", k=10, options=options, progress=False)
+    assert result["metrics"]["recall@10"] == 1.0 and result["judge"]["auc"] == 1.0
+    manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    assert manifest["meta"]["config"]["summaries"] == "extractive" and manifest["meta"]["llm_calls"] == 0
