@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.lattice.clustering import SAMPLE_PER_CENTRE, balanced_groups, split_labels
+from retrievekit.core.lattice import clustering
+from retrievekit.core.lattice.clustering import SPLIT_BRANCHING, balanced_groups, split_labels
 
 
 def _planted(clusters: int, size: int, dim: int = 16, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -24,9 +25,10 @@ def test_planted_clusters_of_at_most_m_come_back_whole():
     assert sorted(tuple(sorted(np.flatnonzero(truth == c).tolist())) for c in range(60)) == sorted(map(tuple, groups))
 
 
-def test_large_sets_fit_centres_on_a_sample_and_stay_deterministic():
-    x, truth = _planted(clusters=40, size=100, dim=8)  # 4,000 points > SAMPLE_PER_CENTRE * 10: the sampled path
-    assert len(x) > SAMPLE_PER_CENTRE * 10
+def test_large_sets_split_over_levels_on_samples_and_stay_deterministic(monkeypatch):
+    x, truth = _planted(clusters=40, size=100, dim=8)  # 4,000 points > B * M: more than one level of splits
+    assert len(x) > SPLIT_BRANCHING * 10
+    monkeypatch.setattr(clustering, "SAMPLE_PER_CENTRE", 4)  # the top split fits its centres on 800 sampled rows
     groups = balanced_groups(x, 10, seed=5)
     assert sorted(i for g in groups for i in g) == list(range(len(x))) and max(map(len, groups)) <= 10
     assert all(len(set(truth[g].tolist())) == 1 for g in groups)  # no group mixes two planted clusters
