@@ -67,8 +67,8 @@ class HashedWords:
             for word in _WORD.findall(text.lower()):
                 j, sign = self._slot(word)
                 out[i, j] += sign
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-12)
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)  # in place: a million rows are 1.5 GB
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
