@@ -11,6 +11,9 @@ on log n over the sizes that finished.
 
 With ``--data-dir``, both versions also group the whole SciFact corpus (5,183 abstracts, all-MiniLM-L6-v2 vectors
 of the text the tree build embeds, cached in ``--work-dir``), as the build's first level does (seed 1).
+``--branching B`` sets the new version's most centres per split (``SPLIT_BRANCHING``), to compare choices of B:
+
+    python benchmarks/lattice_grouping.py --sizes --old-sizes --data-dir "$RETRIEVEKIT_DATA_DIR" --branching 10
 
     python benchmarks/lattice_grouping.py --sizes 8000 32000 100000 1000000 --old-sizes 8000 32000 \\
         --data-dir "$RETRIEVEKIT_DATA_DIR" --work-dir runs/cache --out runs/lattice-grouping.json
@@ -75,9 +78,14 @@ def _rss_kb() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
-def child(source: str, seed: int) -> dict[str, Any]:
-    """Group one set of vectors with the importable ``balanced_groups``; ``source`` is a size or a ``.npy`` path."""
+def child(source: str, seed: int, branching: int | None = None) -> dict[str, Any]:
+    """Group one set of vectors with the importable ``balanced_groups``; ``source`` is a size or a ``.npy`` path;
+    ``branching`` overrides the version's ``SPLIT_BRANCHING`` where it has one."""
+    from retrievekit.core.lattice import clustering
     from retrievekit.core.lattice.clustering import balanced_groups
+
+    if branching is not None and hasattr(clustering, "SPLIT_BRANCHING"):
+        clustering.SPLIT_BRANCHING = branching
 
     before_kb = _rss_kb()
     x = np.load(source) if source.endswith(".npy") else clustered_vectors(int(source))
@@ -99,10 +107,13 @@ def child(source: str, seed: int) -> dict[str, Any]:
     }
 
 
-def _run_child(pythonpath: str, source: str, seed: int, timeout: float) -> dict[str, Any] | None:
+def _run_child(
+    pythonpath: str, source: str, seed: int, timeout: float, branching: int | None = None
+) -> dict[str, Any] | None:
     """One child run (one thread); None when it ran past ``timeout`` seconds."""
     env = {**os.environ, "PYTHONPATH": pythonpath, **dict.fromkeys(_THREADS, "1")}
     cmd = [sys.executable, __file__, "--child", source, "--seed", str(seed)]
+    cmd += ["--branching", str(branching)] if branching is not None else []
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=True)
     except subprocess.TimeoutExpired:
@@ -157,9 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None)
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--branching", type=int, default=None, help="B of the new version's splits (default: its own)")
     args = p.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(child(args.child, args.seed)))
+        print(json.dumps(child(args.child, args.seed, args.branching)))
         return 0
     new_path = os.pathsep.join(str(Path(__file__).resolve().parents[1] / d) for d in ("core", "integrations"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -170,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         for n in sorted(set(args.sizes) | set(args.old_sizes)):
             for label, path, run in (("before", old_path, n in args.old_sizes), ("after", new_path, n in args.sizes)):
                 if run:
-                    r = _run_child(path, str(n), args.seed, args.old_timeout if label == "before" else 3600.0)
+                    timeout = args.old_timeout if label == "before" else 3600.0
+                    r = _run_child(path, str(n), args.seed, timeout, args.branching)
                     result["synthetic"].append({"version": label, "n": n, **(r or {"finished": False})})
                     print(_line(label, r, n), flush=True)
         for label in ("before", "after"):
@@ -180,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.data_dir:
             vectors = str(scifact_vectors(args.data_dir, Path(args.work_dir)))
             for label, path in (("before", old_path), ("after", new_path)):
-                r = _run_child(path, vectors, args.seed, args.old_timeout)
+                r = _run_child(path, vectors, args.seed, args.old_timeout, args.branching)
                 result["scifact"][label] = r
                 print(_line(f"{label} (SciFact)", r, r["n"] if r else 5183), flush=True)
     if args.out:
