@@ -2,7 +2,9 @@
 
 Embed the leaves; group them into clusters of at most M (balanced k-means, or by source document with
 ``first_layer="metadata"``); summarise every group with the LLM; embed the summaries; group again; repeat until at
-most M nodes remain, which become the root's children. A corpus of at most M objects gets a flat tree.
+most M nodes remain, which become the root's children. A corpus of at most M objects gets a flat tree. With
+``summaries="extractive"`` no LLM is called: each node's text is its children's short texts nearest the group's
+centroid (:func:`~retrievekit.core.lattice.summarize.centroid_summary`), so ``llm`` may be None.
 
 LLM calls run on a bounded thread pool with a progress bar; every finished summary is journaled in ``build_dir``
 (see :class:`~retrievekit.core.lattice.summarize.BuildJournal`), so a restarted build only does the missing work.
@@ -35,7 +37,9 @@ from retrievekit.core.lattice.build import BuildRun, embed_texts, start_build
 from retrievekit.core.lattice.clustering import balanced_groups
 from retrievekit.core.lattice.config import TreeBuildConfig
 from retrievekit.core.lattice.summarize import (
+    CHARS_PER_TOKEN,
     SUMMARY_PROMPT,
+    centroid_summary,
     extractive_label,
     object_short_text,
     run_bounded,
@@ -149,13 +153,20 @@ def _level_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int) -> 
     """The new nodes' texts: their summaries (concurrent LLM calls), with child titles appended if configured."""
     cfg = lv.run.config
     lv.run.bump("summaries", len(jobs))
-    texts = run_bounded(
-        lambda job: _node_summary(lv, job),
-        jobs,
-        max_concurrency=llm_concurrency(lv.llm, cfg.max_concurrency),
-        progress=cfg.progress,
-        desc=f"level {level}",
-    )
+    if cfg.summaries == "extractive":  # no LLM: the children nearest the group's centroid
+        limit = cfg.summary_max_tokens * CHARS_PER_TOKEN
+        texts = [
+            centroid_summary([lv.short[c] for c in kids], np.stack([lv.embeddings[c] for c in kids]), limit)
+            for _, kids in jobs
+        ]
+    else:
+        texts = run_bounded(
+            lambda job: _node_summary(lv, job),
+            jobs,
+            max_concurrency=llm_concurrency(lv.llm, cfg.max_concurrency),
+            progress=cfg.progress,
+            desc=f"level {level}",
+        )
     if cfg.append_child_titles:
         texts = [
             f"{t} [{extractive_label([lv.short[c] for c in kids], 160)}]"
@@ -187,7 +198,7 @@ def build_bottom_up(
 
     Args:
         corpus: the leaves (unique ids; duplicate texts are fine).
-        llm: writes the summaries (``complete``).
+        llm: writes the summaries (``complete``); unused (may be None) with ``summaries="extractive"``.
         embedder: embeds leaves and summaries (``embed_documents``).
         config: :class:`~retrievekit.core.lattice.config.TreeBuildConfig`.
         build_dir: folder of the resumable journal (None: no journal).

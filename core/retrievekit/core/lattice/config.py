@@ -38,6 +38,11 @@ class TreeBuildConfig:
         group_key: metadata key for ``first_layer="metadata"`` (*ours*: ``"document_id"``).
         seed: seed of clustering and of anything random in the build (*ours*).
         summary_max_tokens: token cap of one node summary (*ours*: 40, short enough for CPU builds).
+        summaries: how a bottom-up build writes its internal nodes' texts: ``"llm"`` (one LLM call per node, the
+            paper's §3.1) or ``"extractive"`` (no LLM: the children's short texts nearest the group's centroid
+            first, cut to 4 characters per token of ``summary_max_tokens``, :func:`~retrievekit.core.lattice.
+            summarize.centroid_summary`; *ours*, for corpora too large to summarise with an LLM). Recorded in the
+            tree's manifest (``meta.config``); the top-down builder needs the LLM and refuses ``"extractive"``.
         child_chars: characters of each child's text shown to the summariser (*ours*: its title or first sentence,
             cut to 100 characters).
         append_child_titles: append the children's short texts (``"[A; B; C]"``, cut to 160 characters) to each
@@ -65,6 +70,7 @@ class TreeBuildConfig:
     group_key: str = "document_id"
     seed: int = 0
     summary_max_tokens: int = 40
+    summaries: Literal["llm", "extractive"] = "llm"
     child_chars: int = 100
     append_child_titles: bool = False
     max_concurrency: int = 4
@@ -79,6 +85,8 @@ class TreeBuildConfig:
             raise InvalidInputError(f"max_children must be >= 2, got {self.max_children}")
         if self.first_layer not in ("cluster", "metadata"):
             raise InvalidInputError(f"first_layer must be 'cluster' or 'metadata', got {self.first_layer!r}")
+        if self.summaries not in ("llm", "extractive"):
+            raise InvalidInputError(f"summaries must be 'llm' or 'extractive', got {self.summaries!r}")
         for name in ("summary_max_tokens", "child_chars", "max_concurrency", "partition_max_chars"):
             if int(getattr(self, name)) < 1:
                 raise InvalidInputError(f"TreeBuildConfig.{name} must be >= 1, got {getattr(self, name)}")

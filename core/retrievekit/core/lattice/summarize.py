@@ -7,6 +7,8 @@
   entry's inputs (the children's texts, the document's text), so a build with another LLM, prompt, setting or
   corpus never reuses it. Lines of another journal format are ignored, with a warning.
 * :func:`run_bounded` runs jobs on a thread pool with at most ``max_concurrency`` in flight and a tqdm bar.
+* :func:`centroid_summary` is the LLM-free summary (``TreeBuildConfig(summaries="extractive")``): the children's
+  short texts nearest the group's centroid first, cut to the length of an LLM summary.
 * :func:`summarize_children` writes one short node summary from its children's titles / first sentences; when the
   LLM fails or answers nothing usable, an extractive label (the children's leading words) is used and counted.
 
@@ -35,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 from retrievekit.core.errors import LLMUnavailableError
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.paths import ensure_folder
@@ -44,6 +48,7 @@ from retrievekit.core.types import DataObject
 __all__ = [
     "BuildJournal",
     "build_scope",
+    "centroid_summary",
     "llm_identity",
     "extractive_label",
     "object_short_text",
@@ -99,6 +104,34 @@ def extractive_label(texts: Sequence[str], max_chars: int = 120) -> str:
         'Apples; Bananas'
     """
     return short_text("; ".join(short_text(t, 40) for t in texts if t.strip()), max_chars) or "misc"
+
+
+CHARS_PER_TOKEN = 4
+"""Characters an extractive summary may take per token of ``summary_max_tokens`` (*ours*: about one English
+token's worth, so it is as long as the LLM summary it stands in for)."""
+
+
+def centroid_summary(texts: Sequence[str], vectors: np.ndarray, max_chars: int) -> str:
+    """An extractive summary of a group: its members' short ``texts`` ordered by cosine to the centroid of their
+    ``vectors`` (nearest first; ties by position), joined with ``"; "`` and cut at a word to ``max_chars``.
+
+    Examples:
+        >>> import numpy as np
+        >>> vecs = np.array([[1.0, 0.0], [0.8, 0.6], [0.6, 0.8]])
+        >>> centroid_summary(["Apples grow on trees", "Fruit is sweet", "Bananas are yellow"], vecs, 40)
+        'Fruit is sweet; Bananas are yellow'
+    """
+    x = np.asarray(vectors, dtype=np.float64)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    centre = x.mean(0)
+    near = np.round(x @ centre, 9)
+    order = sorted(range(len(texts)), key=lambda i: (-near[i], i))
+    joined = "; ".join(t for t in (" ".join(texts[i].split()) for i in order) if t)
+    if len(joined) <= max_chars:
+        return joined or "misc"
+    cut = joined[: max_chars + 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut[:max_chars]).rstrip(" ;") or "misc"
 
 
 # Where a model keeps its name, in order; how deep adapters of adapters are followed.

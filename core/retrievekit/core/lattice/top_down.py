@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from retrievekit.core.errors import LLMOutputError
+from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.build import BuildRun, embed_texts, start_build
 from retrievekit.core.lattice.clustering import kmeans
@@ -264,6 +264,8 @@ def build_top_down(
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
+    if config is not None and config.summaries != "llm":
+        raise InvalidInputError("the top-down build partitions with the LLM: summaries='extractive' is bottom-up only")
     run = start_build(corpus, embedder, config, build_dir, trace, llm=llm, prompts=[SUMMARY_PROMPT, PARTITION_PROMPT])
     by_id = {o.id: o for o in run.objects}
     vec = dict(zip(by_id, run.leaf_vectors, strict=True))

@@ -1,0 +1,191 @@
+"""Builds and searches from 10k to 1M documents: build seconds, peak RSS, ms per query, the fitted exponent.
+
+Issue #53, part 4. The corpus of size n is SciFact's 5,183 abstracts followed by generated documents of the same
+length (each: the sentences of one seeded abstract, shuffled, plus two sentences of another, and a numbered title),
+so a million documents read like SciFact. Vectors come from :class:`HashedWords`, a bag-of-words
+feature-hashing embedder (384 dimensions, unit rows, numpy only): a real text embedding a CPU can afford for a
+million documents (MiniLM here embeds about 13 abstracts a second; see docs/benchmarks.md), so the sizes are
+compared on the same footing; its retrieval quality is not what is measured.
+
+Methods (rows; each (method, n) runs in its own child process with one BLAS / OpenMP thread):
+
+* ``lattice``: LATTICE's bottom-up build with LLM-free summaries (``summaries="extractive"``, M = 10), then its
+  search (beam 2, 20 iterations) with a scripted judge (word overlap, :class:`OverlapJudge`) over the first
+  ``--queries`` SciFact dev claims. LLM time is excluded by construction: the judge is a few lines of Python.
+
+Each finished (method, n) is a line of ``<out-dir>/records.jsonl``; a rerun skips what is recorded (the 1M rows
+take long), then prints the table and each method's fitted exponent (least-squares slope of log build CPU seconds
+on log n) and the ratio of its search time at the largest n to the smallest. Times are CPU seconds of the child
+(``time.process_time``: what a busy shared machine inflates least), wall seconds beside the build's.
+
+    python benchmarks/scale.py --data-dir "$RETRIEVEKIT_DATA_DIR" --sizes 10000 100000 1000000 --out-dir runs/scale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DIM = 384
+_WORD = re.compile(r"[a-z0-9]+")
+_SENT = re.compile(r"(?<=[.!?])\s+")
+_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+class HashedWords:
+    """Bag-of-words feature hashing into ``dim`` signed buckets (crc32 of each word: the same in every process),
+    unit rows."""
+
+    def __init__(self, dim: int = DIM) -> None:
+        self.dim = dim
+        self.name = f"hashed-words-{dim}"
+        self._vocab: dict[str, tuple[int, float]] = {}
+
+    def _slot(self, word: str) -> tuple[int, float]:
+        slot = self._vocab.get(word)
+        if slot is None:  # a word's bucket and sign, from its crc32 (kept: the corpus repeats its words)
+            h = zlib.crc32(word.encode("utf-8"))
+            slot = self._vocab[word] = (h % self.dim, 1.0 if (h >> 16) & 1 else -1.0)
+        return slot
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                j, sign = self._slot(word)
+                out[i, j] += sign
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)  # in place: a million rows are 1.5 GB
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+class OverlapJudge:
+    """A scripted relevance judge: the share of the query's words in the candidate (no model)."""
+
+    def score_relevance(self, query: str, candidates: Sequence[str], *, trace: Any = None) -> list[float]:
+        q = set(_WORD.findall(query.lower()))
+        return [len(q & set(_WORD.findall(c.lower()))) / max(len(q), 1) for c in candidates]
+
+
+def scale_corpus(data_dir: str, n: int, seed: int = 0) -> list[Any]:
+    """SciFact's abstracts, then seeded generated documents of the same length, ``n`` in all."""
+    from retrievekit.core.eval.datasets import load_dataset
+    from retrievekit.core.types import Passage
+
+    real = list(load_dataset("scifact", data_dir).corpus)[:n]
+    sentences = [_SENT.split(" ".join(o.text.split())) for o in real]
+    rng = np.random.default_rng(seed)
+    out = list(real)
+    for j in range(n - len(real)):
+        a, b = rng.integers(len(real), size=2)
+        body = [sentences[a][i] for i in rng.permutation(len(sentences[a]))] + sentences[b][:2]
+        out.append(Passage(id=f"gen{j}", text=" ".join(body), title=f"{real[a].title} ({j})"))
+    return out
+
+
+def _run_lattice(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
+    from retrievekit.core.lattice import Lattice
+    from retrievekit.core.lattice.bottom_up import build_bottom_up
+    from retrievekit.core.lattice.config import TreeBuildConfig
+
+    started, cpu = time.perf_counter(), time.process_time()
+    tree = build_bottom_up(corpus, None, HashedWords(), TreeBuildConfig(summaries="extractive"))
+    build, build_cpu = time.perf_counter() - started, time.process_time() - cpu
+    lattice = Lattice(tree, OverlapJudge())
+    cpu = time.process_time()
+    for q in queries:
+        lattice.search(q, k=10)
+    search = time.process_time() - cpu
+    return {
+        "build_seconds": round(build_cpu, 2),
+        "build_wall_seconds": round(build, 2),
+        "ms_per_query": round(1000 * search / max(len(queries), 1), 1),
+        "tree_nodes": len(tree.nodes),
+        "tree_height": tree.height,
+    }
+
+
+def child(method: str, data_dir: str, n: int, queries: int) -> dict[str, Any]:
+    """One (method, n): build and search in this process; peak RSS measured after both."""
+    from retrievekit.core.eval.datasets import load_dataset
+
+    claims = [q.text for q in load_dataset("scifact", data_dir, split="dev", limit=queries).queries]
+    corpus = scale_corpus(data_dir, n)
+    row = {"method": method, "n": n, "queries": len(claims)}
+    row.update(_run_lattice(corpus, claims))
+    row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return row
+
+
+def fitted_exponent(rows: list[dict[str, Any]]) -> float | None:
+    """Least-squares slope of log build seconds on log n (None with fewer than two sizes)."""
+    if len(rows) < 2:
+        return None
+    xs = [math.log(r["n"]) for r in rows]
+    return float(np.polyfit(xs, [math.log(r["build_seconds"]) for r in rows], 1)[0])
+
+
+def _recorded(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run what is not recorded yet, then print the table (see the module docstring)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data-dir", required=True)
+    p.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
+    p.add_argument("--methods", nargs="*", default=["lattice"], choices=["lattice"])
+    p.add_argument("--queries", type=int, default=20, help="SciFact dev claims searched per (method, n)")
+    p.add_argument("--out-dir", default="runs/scale")
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child is not None:
+        method, n = args.child.split(":")
+        print(json.dumps(child(method, args.data_dir, int(n), args.queries)))
+        return 0
+    records = Path(args.out_dir) / "records.jsonl"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **dict.fromkeys(_THREADS, "1")}
+    for method in args.methods:
+        for n in sorted(args.sizes):
+            if any(r["method"] == method and r["n"] == n for r in _recorded(records)):
+                continue
+            cmd = [sys.executable, __file__, "--child", f"{method}:{n}", "--data-dir", args.data_dir]
+            out = subprocess.run([*cmd, "--queries", str(args.queries)], env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                print(f"{method} at {n:,} failed:\n{out.stderr[-2000:]}", file=sys.stderr)
+                return 1
+            with open(records, "a", encoding="utf-8") as f:
+                f.write(out.stdout.strip().splitlines()[-1] + "\n")
+    print("| method | n | build CPU s | build wall s | peak RSS MB | CPU ms per query (scripted judge) |")
+    print("|---|---|---|---|---|---|")
+    rows = _recorded(records)
+    for r in sorted(rows, key=lambda r: (r["method"], r["n"])):
+        cells = f"{r['build_seconds']:,.1f} | {r['build_wall_seconds']:,.1f} | {r['peak_rss_mb']:,.0f} | {r['ms_per_query']}"
+        print(f"| {r['method']} | {r['n']:,} | {cells} |")
+    for method in sorted({r["method"] for r in rows}):
+        mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["n"])
+        ratio = mine[-1]["ms_per_query"] / mine[0]["ms_per_query"] if len(mine) > 1 else None
+        print(f"{method}: build exponent {fitted_exponent(mine)}, search at the largest n / smallest n: {ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
