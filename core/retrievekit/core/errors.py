@@ -37,6 +37,7 @@ __all__ = [
     "StoreUnavailableError",
     "ToolCallError",
     "DegradedTreeWarning",
+    "FallbackWarning",
     "RecordIntegrityWarning",
     "ResourceLimitError",
     "UnverifiedIndexWarning",
@@ -169,6 +170,17 @@ class DegradedTreeWarning(UserWarning):
 
     Examples:
         >>> issubclass(DegradedTreeWarning, UserWarning)
+        True
+    """
+
+
+class FallbackWarning(UserWarning):
+    """A retriever whose LLM-dependent steps fell back (slates scored by embedding cosine, ...) on more than
+    :data:`~retrievekit.core.fallbacks.FALLBACK_WARN_RATE` of its LLM asks: its results are not the LLM method's.
+    Said once per retriever, with the same rule and words as ``retrievekit bench``'s warnings.
+
+    Examples:
+        >>> issubclass(FallbackWarning, UserWarning)
         True
     """
 

@@ -156,6 +156,7 @@ def _level_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int) -> 
         progress=cfg.progress,
         desc=f"level {level}",
     )
+    lv.run.bump("repeated_summaries", len(texts) - len({" ".join(t.lower().split()) for t in texts}))
     if cfg.append_child_titles:
         texts = [
             f"{t} [{extractive_label([lv.short[c] for c in kids], 160)}]"

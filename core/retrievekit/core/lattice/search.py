@@ -4,7 +4,9 @@ Per query (the reference code's behaviour, ``nilesh2797/llm-guided-retrieval`` `
 :class:`LatticeConfig` field says otherwise):
 
 1. The frontier starts as the root (path relevance 1.0). Each of ``num_iters`` iterations takes the top
-   ``beam_size`` frontier nodes by path relevance (ties by id) and expands them.
+   ``beam_size`` frontier nodes by path relevance (ties by id) and expands them. The search always reaches the
+   leaves: it runs at least the tree's height in iterations, then more while no leaf was reached (ours; the
+   reference code returns nothing when ``num_iters`` is below the height).
 2. The slate of an expanded node is its children plus anchors: the best already-scored node at the expanded
    node's depth (internal slates; it may be the node itself), or ``num_leaf_anchors`` leaves drawn from the leaves
    predicted so far (leaf slates; all of them when there are at most that many).
@@ -265,16 +267,30 @@ class LatticeSearcher:
         trace = trace if trace is not None else Trace()
         run = _SearchRun(query, frozenset(excluded_ids), trace, self._rng(query))
         with trace.stage("lattice.search"):
-            for _it in range(self.config.num_iters):
-                if not run.frontier:
-                    break
-                self._iterate(run)
+            self._run_iterations(run)
             final = self._final_scores(run.state)
         run.state.final_scores = final
         self.last_state = run.state
         self._record_search(trace, run.state)
         ranked = sorted(final, key=lambda n: (-final[n], n))[:k]
         return [ScoredHit(obj=self.tree.objects[n], score=final[n], rank=i) for i, n in enumerate(ranked)]
+
+    def _run_iterations(self, run: _SearchRun) -> None:
+        """``num_iters`` iterations, extended so that the search reaches the leaves: at least the tree's height, then
+        more while no leaf was reached and the frontier is not empty (a ``lattice.iters_extended`` note says so)."""
+        asked = self.config.num_iters
+        budget = max(asked, self.tree.height)
+        done = 0
+        while run.frontier and (done < budget or not run.state.predicted):
+            self._iterate(run)
+            done += 1
+        if done > asked:
+            run.trace.count("lattice.iters_extended", done - asked)
+            run.trace.note(
+                "lattice.iters_extended",
+                f"num_iters={asked} is below what reaching the leaves of this tree (height {self.tree.height}) takes: "
+                f"ran {done} iterations",
+            )
 
     def _chain(self, s: float, parent_p: float) -> float:
         """Path relevance of a node with score ``s`` under a parent of path relevance ``parent_p``."""
