@@ -34,6 +34,7 @@ __all__ = [
     "ModelIntegrityError",
     "ModelMismatchError",
     "RetrieveKitError",
+    "StorageWriteError",
     "StoreUnavailableError",
     "ToolCallError",
     "DegradedTreeWarning",
@@ -151,6 +152,26 @@ class ResourceLimitError(RetrieveKitError, OSError):
         >>> issubclass(ResourceLimitError, OSError)
         True
     """
+
+
+class StorageWriteError(RetrieveKitError, OSError):
+    """A folder retrievekit writes (an index, a tree, a model) could not be written: the disk is full (``ENOSPC``,
+    ``EDQUOT``) or permission is denied (``EACCES``, ``EPERM``, ``EROFS``). The message says "disk full" or
+    "permission denied" and names the folder; what was at that path before is intact. ``errno`` is the OS's.
+
+    Examples:
+        >>> import errno
+        >>> e = StorageWriteError(errno.ENOSPC, "disk full: the index in /data/idx cannot be written")
+        >>> isinstance(e, OSError), e.errno == errno.ENOSPC, str(e)
+        (True, True, 'disk full: the index in /data/idx cannot be written')
+    """
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class UnverifiedIndexWarning(UserWarning):

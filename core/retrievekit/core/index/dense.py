@@ -331,7 +331,8 @@ class DenseIndex:
             try:
                 idx = cls._open_collection(
                     client, collection_name or manifest.get("collection", "retrievekit"), embedder,
-                    path=folder, owns_client=True, calls=StoreCalls(client, timeout=None), verify=verify,
+                    path=folder, owns_client=True, verify=verify,
+                    calls=StoreCalls(client, timeout=None, where=str(folder)),
                 )  # fmt: skip
                 expected = manifest.get("n_objects")
                 if verify and "checksums" in manifest and isinstance(expected, int) and len(idx) != expected:

@@ -21,6 +21,7 @@ Examples:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -36,8 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.descriptors import check_descriptors
-from retrievekit.core.errors import IndexFormatError, InvalidInputError, UnverifiedIndexWarning
+from retrievekit.core.errors import (
+    IndexFormatError,
+    InvalidInputError,
+    StorageWriteError,
+    UnverifiedIndexWarning,
+)
 from retrievekit.core.index.checksums import folder_checksums, verify_checksums
+from retrievekit.core.index.folder_swap import restore_interrupted_swap, storage_error, swap_folder
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
@@ -155,6 +162,9 @@ def sweep_stale_temp_folders(path: str | os.PathLike[str]) -> list[Path]:
             continue
         if not entry.is_dir() or entry.is_symlink() or not _is_stale(entry.name[len(prefix) :], now - info.st_mtime):
             continue
+        if not path.exists() and _OLD_SWAP.fullmatch(entry.name[len(prefix) :]):
+            continue  # the only copy: restore_interrupted_swap puts it back
+
         shutil.rmtree(entry, ignore_errors=True)
         if not entry.exists():
             removed.append(entry)
@@ -165,8 +175,10 @@ def sweep_stale_temp_folders(path: str | os.PathLike[str]) -> list[Path]:
 def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temp folder beside ``path``; on success it replaces ``path`` in one rename.
 
-    On an exception the temp folder is removed and ``path`` is untouched. A ``path`` under a regular file raises
-    :class:`~retrievekit.core.errors.InvalidPathError` naming it. The temp folder's name carries this process's id,
+    On an exception the temp folder is removed and ``path`` is untouched; a full disk or a denied write is a
+    :class:`~retrievekit.core.errors.StorageWriteError` naming ``path`` ("disk full" / "permission denied"). A kill
+    between the swap's two renames is undone by the next write or open (:func:`restore_interrupted_swap`). A ``path``
+    under a regular file raises :class:`~retrievekit.core.errors.InvalidPathError` naming it. The temp folder's name carries this process's id,
     and the stale ones that killed writes left beside ``path`` are removed first (:func:`sweep_stale_temp_folders`).
 
     Examples:
@@ -179,21 +191,44 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     path = Path(path)
     ensure_folder(path.parent)
+    restore_interrupted_swap(path)  # a kill between the two renames of an earlier write: its old copy goes back
     sweep_stale_temp_folders(path)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.p{os.getpid()}-{_host_id()}.", suffix=".tmp", dir=path.parent))
+    try:
+        tmp = Path(
+            tempfile.mkdtemp(prefix=f".{path.name}.p{os.getpid()}-{_host_id()}.", suffix=".tmp", dir=path.parent)
+        )
+    except OSError as e:
+        raise (storage_error(path, e) or e) from e
     try:
         yield tmp
-    except BaseException:
+        swap_folder(tmp, path)
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        typed = storage_error(path, e) or _disk_full_error(path, e)
+        if typed is not None and typed is not e:
+            raise typed from e
         raise
-    old: Path | None = None
-    if path.exists():
-        old = path.with_name(f".{path.name}.old-{os.getpid()}")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(path, old)
-    os.replace(tmp, path)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+
+
+def _disk_full_error(path: Path, exc: BaseException) -> StorageWriteError | None:
+    """A third-party write error (Chroma's "Error in compaction") on a disk with no space left, as "disk full"."""
+    if not isinstance(exc, Exception) or isinstance(exc, (OSError, InvalidInputError)):
+        return None
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+    if free >= _FULL_BELOW:
+        return None
+    return StorageWriteError(
+        errno.ENOSPC,
+        f"disk full: {path} cannot be written ({free} bytes free; {type(exc).__name__}: {str(exc)[:200]}); what was "
+        "there before is intact",
+    )
+
+
+_FULL_BELOW = 1 << 20
+"""Free bytes below which a write's failure is taken for a full disk (1 MiB)."""
 
 
 def write_manifest(
@@ -277,6 +312,7 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int, *,
         retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
     """
     folder = Path(folder)
+    restore_interrupted_swap(folder)  # a write killed between its two renames left the old copy beside it
     if not folder.is_dir():
         raise IndexFormatError(f"index folder {folder} does not exist")
     mpath = folder / MANIFEST
