@@ -72,8 +72,9 @@ class Lattice:
         excluded_ids: ids never returned (a dynamic corpus); per call ``search(..., excluded_ids=...)`` adds more.
 
     Attributes:
-        last_state: the :class:`~retrievekit.core.lattice.search.SearchState` of the latest search (explored
-            nodes, slates, scores), e.g. for :func:`~retrievekit.core.lattice.draw.draw_search`.
+        last_state: the :class:`~retrievekit.core.lattice.search.SearchState` of the latest search made from the
+            current thread or asyncio task (explored nodes, slates, scores; concurrent callers each read their own),
+            e.g. for :func:`~retrievekit.core.lattice.draw.draw_search`.
         fallbacks: the :class:`~retrievekit.core.fallbacks.FallbackMonitor` of its searches: a
             :class:`~retrievekit.core.errors.FallbackWarning` once when slates fall back to cosine scores on more than
             5 % of the LLM asks (a server answering garbage), the rule ``retrievekit bench`` warns by.
@@ -107,7 +108,7 @@ class Lattice:
 
     @property
     def last_state(self) -> SearchState | None:
-        """State of the latest search."""
+        """State of the latest search made from the current thread or asyncio task."""
         return self.searcher.last_state
 
     def search(

@@ -33,7 +33,7 @@ import hashlib
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from retrievekit.core.lattice.scoring import SlateScorer, SlateScores
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
 from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.protocol import ChatLLM
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, recall, remember
 from retrievekit.core.types import ScoredHit
 
 __all__ = ["LatticeSearcher", "SearchState", "gmm_threshold", "sample_anchors"]
@@ -123,6 +123,7 @@ class SearchState:
     """Everything one search did: for the trace, the drawing and tests.
 
     Attributes:
+        query: the query searched.
         expanded: expanded node ids, in order.
         slates: ``(expanded node, slate ids, observed 0..1 scores, source)`` per slate.
         path_relevance: path relevance of every scored node.
@@ -144,6 +145,7 @@ class SearchState:
     predicted: list[str] = field(default_factory=list)
     anchors: dict[str, list[str]] = field(default_factory=dict)
     final_scores: dict[str, float] = field(default_factory=dict)
+    query: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary.
@@ -179,6 +181,10 @@ class _SearchRun:
     hidden: dict[str, bool] = field(default_factory=dict)
 
 
+class _StateSlot:
+    """The key a searcher's last state is kept under, per thread and asyncio task (``retrievekit.core.trace``)."""
+
+
 class LatticeSearcher:
     """Best-first beam search over a :class:`~retrievekit.core.lattice.tree.SemanticTree` with an LLM scorer.
 
@@ -190,7 +196,7 @@ class LatticeSearcher:
         fallback: embedding fallback for failed slates (see ``SlateScorer``).
 
     Attributes:
-        last_state: the :class:`SearchState` of the latest search.
+        last_state: the :class:`SearchState` of the latest search made from the current thread or asyncio task.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -220,7 +226,17 @@ class LatticeSearcher:
                 raise ValueError("LatticeSearcher needs an llm or a scorer")
             scorer = SlateScorer(llm, self.config, fallback=fallback)
         self.scorer = scorer
-        self.last_state: SearchState | None = None
+        self._states = _StateSlot()  # last_state is kept per thread and asyncio task, as last_trace is
+
+    @property
+    def last_state(self) -> SearchState | None:
+        """The :class:`SearchState` of the latest search made from the current thread or asyncio task (concurrent
+        callers each read their own; a thread or task that made none reads the latest from anywhere)."""
+        return cast("SearchState | None", recall(self._states))
+
+    @last_state.setter
+    def last_state(self, state: SearchState | None) -> None:
+        remember(self._states, cast(Any, state))
 
     # ------------------------------------------------------------------ helpers
     def _visible(self, node_id: str, excluded: Collection[str], hidden: dict[str, bool]) -> bool:
@@ -266,6 +282,7 @@ class LatticeSearcher:
         k = check_k(k)
         trace = trace if trace is not None else Trace()
         run = _SearchRun(query, frozenset(excluded_ids), trace, self._rng(query))
+        run.state.query = query
         with trace.stage("lattice.search"):
             self._run_iterations(run)
             final = self._final_scores(run.state)
