@@ -48,7 +48,8 @@ def storage_error(path: str | os.PathLike[str], exc: BaseException) -> StorageWr
             if str(path) in exc.message
             else StorageWriteError(exc.errno or errno.EIO, f"{exc.message} (writing {path})")
         )
-    if "readonly database" in str(exc):  # SQLite's words (through Chroma) for a folder it may not write
+    if "readonly database" in str(exc) and "1032" not in str(exc):  # SQLite's words for a folder it may not write
+        # (code 1032, SQLITE_READONLY_DBMOVED, is a database moved away while open: not a permission)
         return StorageWriteError(
             errno.EACCES, f"permission denied: {path} cannot be written ({type(exc).__name__}: {str(exc)[:200]})"
         )

@@ -13,8 +13,8 @@ Examples:
     >>> from retrievekit.core.types import Passage
     >>> d = pathlib.Path(tempfile.mkdtemp()) / "idx"
     >>> with atomic_folder(d) as tmp:
-    ...     write_manifest(tmp, "demo", 1, {"n": 1})
     ...     _ = write_objects(tmp, [Passage(id="a", text="x")])
+    ...     write_manifest(tmp, "demo", 1, {"n": 1})  # last: it seals the files written before it
     >>> read_manifest(d, "demo", 1)["n"], [o.id for o in read_objects(d)]
     (1, ['a'])
 """
@@ -43,7 +43,7 @@ from retrievekit.core.errors import (
     StorageWriteError,
     UnverifiedIndexWarning,
 )
-from retrievekit.core.index.checksums import folder_checksums, verify_checksums
+from retrievekit.core.index.checksums import MANIFEST_CHECK, folder_checksums, manifest_check, verify_checksums
 from retrievekit.core.index.folder_swap import restore_interrupted_swap, storage_error, swap_folder
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
@@ -239,14 +239,15 @@ def write_manifest(
 
     Call it last, once every file of the folder is written. ``exclude`` lists relative paths not to checksum (a
     database whose engine rewrites its bytes on open and that the caller hashes by content instead);
-    ``checksums=False`` records none (a folder that is being changed in place and is sealed again later).
+    ``checksums=False`` records none (a folder that is being changed in place and is sealed again later). With
+    checksums, the manifest covers itself too (``manifest_check``, verified by :func:`read_versioned_json`).
 
     Examples:
         >>> import tempfile, pathlib
         >>> d = pathlib.Path(tempfile.mkdtemp())
         >>> _ = (d / "objects.jsonl").write_text("")
         >>> write_manifest(d, "bm25", 1, {}); sorted(json.loads((d / MANIFEST).read_text()))
-        ['checksums', 'format', 'format_version', 'retrievekit_version']
+        ['checksums', 'format', 'format_version', 'manifest_check', 'retrievekit_version']
     """
     data = {
         "format": f"retrievekit.{fmt}",
@@ -254,8 +255,10 @@ def write_manifest(
         "retrievekit_version": _package_version(),
         **fields,
     }
+    data.pop(MANIFEST_CHECK, None)  # fields carried over from an older manifest: its own check is recomputed
     if checksums:
         data["checksums"] = folder_checksums(folder, exclude=[MANIFEST, *exclude])
+        data[MANIFEST_CHECK] = manifest_check(data)  # the manifest covers itself
     atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
 
 
@@ -284,6 +287,10 @@ def read_versioned_json(path: Path, *, want: str, max_version: int, kind: str) -
         raise IndexFormatError(f"{path} is corrupt: {e}") from e
     if not isinstance(data, dict):
         raise IndexFormatError(f"{path} is corrupt: not a JSON object")
+    if MANIFEST_CHECK in data and data[MANIFEST_CHECK] != manifest_check(data):
+        raise IndexFormatError(
+            f"{path} is damaged: its content does not match its {MANIFEST_CHECK} (changed since it was written)"
+        )
     if data.get("format") != want:
         raise IndexFormatError(f"{folder} holds a {data.get('format')!r} {kind}, not {want!r}")
     version = data.get("format_version")
