@@ -26,7 +26,7 @@ from pathlib import Path
 
 from retrievekit.core.errors import StorageWriteError
 
-__all__ = ["restore_interrupted_swap", "storage_error", "swap_folder"]
+__all__ = ["pid_alive", "restore_interrupted_swap", "storage_error", "swap_folder"]
 
 _DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 _DENIED = {errno.EACCES, errno.EPERM, errno.EROFS}
@@ -65,9 +65,14 @@ def storage_error(path: str | os.PathLike[str], exc: BaseException) -> StorageWr
     return StorageWriteError(exc.errno, f"{what}: {path} cannot be written ({reason}); what was there before is intact")
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs on this machine (True when that cannot be told)."""
-    if os.name == "nt":
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (True when that cannot be told).
+
+    Examples:
+        >>> pid_alive(os.getpid())
+        True
+    """
+    if os.name == "nt":  # os.kill(pid, 0) would end the process on Windows
         return True
     try:
         os.kill(pid, 0)
@@ -99,7 +104,7 @@ def restore_interrupted_swap(path: str | os.PathLike[str]) -> bool:
             for e in path.parent.iterdir()
             if e.name.startswith(prefix)
             and (m := _OLD.fullmatch(e.name[len(prefix) :])) is not None
-            and not _pid_alive(int(m.group(1)))
+            and not pid_alive(int(m.group(1)))
             and e.is_dir()
             and not e.is_symlink()
         ]

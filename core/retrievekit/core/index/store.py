@@ -44,7 +44,7 @@ from retrievekit.core.errors import (
     UnverifiedIndexWarning,
 )
 from retrievekit.core.index.checksums import MANIFEST_CHECK, folder_checksums, manifest_check, verify_checksums
-from retrievekit.core.index.folder_swap import restore_interrupted_swap, storage_error, swap_folder
+from retrievekit.core.index.folder_swap import pid_alive, restore_interrupted_swap, storage_error, swap_folder
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
@@ -107,29 +107,16 @@ def _host_id() -> str:
     return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs on this machine (True when that cannot be told)."""
-    if os.name == "nt":  # os.kill(pid, 0) would end the process on Windows
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: it exists, under another user
-        return True
-    return True
-
-
 def _is_stale(rest: str, age: float) -> bool:
     """Whether ``.<name>.<rest>`` is a temp folder that no running write owns (``age`` in seconds)."""
     tagged = _TAGGED_TMP.fullmatch(rest)
     if tagged is not None:
         if tagged.group(2) == _host_id():
-            return not _pid_alive(int(tagged.group(1)))
+            return not pid_alive(int(tagged.group(1)))
         return age > STALE_AFTER_S
     old = _OLD_SWAP.fullmatch(rest)
     if old is not None:
-        return not _pid_alive(int(old.group(1))) and age > 60.0
+        return not pid_alive(int(old.group(1))) and age > 60.0
     return _UNTAGGED_TMP.fullmatch(rest) is not None and age > STALE_AFTER_S
 
 
