@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from _corpora import FRUIT
 from _http_replies import completion, scripted_server
+from _lattice import KeywordLLM
 
 from retrievekit.core.errors import DegradedTreeWarning, LLMUnavailableError
 from retrievekit.core.lattice import create_lattice
@@ -44,3 +45,30 @@ def test_empty_replies_give_a_tree_marked_degraded_that_says_so_on_load(tmp_path
     assert meta["extractive_summaries"] == meta["summaries"] > 0 and "degraded" in meta
     with pytest.warns(DegradedTreeWarning, match="is degraded"):
         SemanticTree.load(tmp_path / "t")
+
+
+def test_canned_lorem_ipsum_summaries_give_a_tree_marked_degraded(tmp_path, minilm):
+    """A server answering the same non-JSON text to everything: each summary is well formed, all are one text."""
+    with scripted_server([completion("Lorem ipsum dolor sit amet.")]) as srv:
+        with pytest.warns(DegradedTreeWarning, match="repeat another one word for word"):
+            lat = create_lattice(
+                list(FRUIT), llm=_llm(srv.url), embedder=minilm, tree_dir=tmp_path / "t", max_children=2
+            )
+    assert lat.tree.meta["repeated_summaries"] > 0 and "degraded" in lat.tree.meta
+    with pytest.warns(DegradedTreeWarning, match="is degraded"):
+        SemanticTree.load(tmp_path / "t")
+
+
+def test_garbage_slate_replies_warn_once_per_retriever(tmp_path, minilm):
+    """Every slate reply unusable: the ranking is cosine-only, and the retriever says so once (bench's 5 % rule)."""
+    from retrievekit.core.errors import FallbackWarning
+    from retrievekit.core.lattice import Lattice, LatticeConfig
+
+    tree = create_lattice(list(FRUIT), llm=KeywordLLM(), embedder=minilm, max_children=2).tree
+    with scripted_server([completion("<html>lorem ipsum</html>")]) as srv:
+        lat = Lattice(tree, _llm(srv.url), LatticeConfig(num_iters=2, retries=0), embedder=minilm)
+        with pytest.warns(FallbackWarning, match=r"lattice.search fell back on 100.0% of its LLM asks") as got:
+            hits = lat.search("a yellow fruit", k=3)
+            lat.search("a red fruit", k=3)
+    assert hits and len([w for w in got if w.category is FallbackWarning]) == 1
+    assert lat.fallbacks.warned

@@ -26,6 +26,7 @@ FOUNDATION = {
     "memo",
     "renamed",
     "descriptors",
+    "fallbacks",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
 MACHINERY = {"llm", "index", "registry", "training", "edge", "fakes"}

@@ -34,9 +34,11 @@ __all__ = [
     "ModelIntegrityError",
     "ModelMismatchError",
     "RetrieveKitError",
+    "StorageWriteError",
     "StoreUnavailableError",
     "ToolCallError",
     "DegradedTreeWarning",
+    "FallbackWarning",
     "RecordIntegrityWarning",
     "ResourceLimitError",
     "UnverifiedIndexWarning",
@@ -152,6 +154,26 @@ class ResourceLimitError(RetrieveKitError, OSError):
     """
 
 
+class StorageWriteError(RetrieveKitError, OSError):
+    """A folder retrievekit writes (an index, a tree, a model) could not be written: the disk is full (``ENOSPC``,
+    ``EDQUOT``) or permission is denied (``EACCES``, ``EPERM``, ``EROFS``). The message says "disk full" or
+    "permission denied" and names the folder; what was at that path before is intact. ``errno`` is the OS's.
+
+    Examples:
+        >>> import errno
+        >>> e = StorageWriteError(errno.ENOSPC, "disk full: the index in /data/idx cannot be written")
+        >>> isinstance(e, OSError), e.errno == errno.ENOSPC, str(e)
+        (True, True, 'disk full: the index in /data/idx cannot be written')
+    """
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class UnverifiedIndexWarning(UserWarning):
     """An index folder (or Chroma collection) read without an integrity check: it was written by a retrievekit that
     did not record checksums, or by another chromadb version. Building or saving it again adds the checks.
@@ -169,6 +191,17 @@ class DegradedTreeWarning(UserWarning):
 
     Examples:
         >>> issubclass(DegradedTreeWarning, UserWarning)
+        True
+    """
+
+
+class FallbackWarning(UserWarning):
+    """A retriever whose LLM-dependent steps fell back (slates scored by embedding cosine, ...) on more than
+    :data:`~retrievekit.core.fallbacks.FALLBACK_WARN_RATE` of its LLM asks: its results are not the LLM method's.
+    Said once per retriever, with the same rule and words as ``retrievekit bench``'s warnings.
+
+    Examples:
+        >>> issubclass(FallbackWarning, UserWarning)
         True
     """
 

@@ -17,7 +17,6 @@ Examples:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
@@ -47,8 +46,8 @@ _CONFIG_FIELDS = frozenset(f.name for f in fields(OneShotConfig))
 def _score(meta: dict[str, Any]) -> float | None:
     for key in ("score", "relevance_score"):
         v = meta.get(key)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-            return float(v)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)  # NaN and infinities too: the selector ranks them last, by its stated rule
     return None
 
 

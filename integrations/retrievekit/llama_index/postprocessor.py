@@ -162,7 +162,7 @@ class OneShotPostprocessor(TracedPostprocessor):
                 node: BaseNode
                 if src is not None:
                     node = src.node
-                    score = src.score if src.score is not None else ch.relevance
+                    score = ch.score if ch.score is not None else ch.relevance  # merged copies: the best score
                 else:  # added from the corpus (a neighbour)
                     node = self._corpus_nodes.get(ch.id) or object_to_node(ch.obj)
                     score = ch.relevance

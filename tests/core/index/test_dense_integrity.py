@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from retrievekit.core.errors import IndexFormatError, UnverifiedIndexWarning
+from retrievekit.core.index.checksums import manifest_check
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.types import Passage
 
@@ -110,6 +111,7 @@ def test_count_is_checked_against_the_manifest(built, minilm):
     mpath = built / "manifest.json"
     manifest = json.loads(mpath.read_text())
     manifest["n_objects"] += 1
+    manifest["manifest_check"] = manifest_check(manifest)  # a consistent manifest with a wrong count (a writer's bug)
     mpath.write_text(json.dumps(manifest))
     with pytest.raises(IndexFormatError, match="objects but its manifest says"):
         DenseIndex.open(built, embedder=minilm)
@@ -135,7 +137,7 @@ def test_add_unseals_until_close_then_seals_again(built, minilm):
 def test_folder_without_checksums_opens_with_a_warning(built, minilm):
     mpath = built / "manifest.json"
     manifest = json.loads(mpath.read_text())
-    del manifest["checksums"], manifest["sqlite_digest"]
+    del manifest["checksums"], manifest["sqlite_digest"], manifest["manifest_check"]  # as written before checksums
     mpath.write_text(json.dumps(manifest))
     with pytest.warns(UnverifiedIndexWarning, match="before checksums"):
         DenseIndex.open(built, embedder=minilm).close()

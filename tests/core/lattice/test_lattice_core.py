@@ -15,6 +15,7 @@ from _corpora import FRUIT
 from _lattice import Crash, KeywordLLM, crashing_keyword_llm, planted_tree
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.checksums import manifest_check
 from retrievekit.core.lattice import (
     FlatLLMReranker,
     Lattice,
@@ -172,6 +173,7 @@ def test_tree_from_another_version_or_corrupt_is_refused(tmp_path):
     mpath = tmp_path / "t" / "manifest.json"
     data = json.loads(mpath.read_text())
     data["format_version"] = 2
+    data["manifest_check"] = manifest_check(data)  # as a newer retrievekit would seal it
     mpath.write_text(json.dumps(data))
     with pytest.raises(IndexFormatError, match="version 2"):
         SemanticTree.load(tmp_path / "t")

@@ -31,6 +31,7 @@ Examples:
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import importlib.metadata
 import json
@@ -43,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from retrievekit.core.errors import InvalidInputError, RecordIntegrityWarning
+from retrievekit.core.errors import InvalidInputError, RecordIntegrityWarning, StorageWriteError
 from retrievekit.core.paths import ensure_folder
 
 __all__ = ["FORMAT_VERSION", "QueryRecord", "RecordFile", "parse_shard", "shard"]
@@ -201,39 +202,26 @@ class RecordFile:
         if len(complete) != len(raw):
             with open(self.path, "r+b") as f:
                 f.truncate(len(complete))
-        lines = complete.decode("utf-8", errors="strict").splitlines()
+        lines = complete.split(b"\n")[:-1]
         if not lines:
             return
-        try:
-            header = json.loads(lines[0])
-        except ValueError:
-            raise InvalidInputError(f"{self.path} is not a retrievekit record file (bad header line)") from None
-        if not isinstance(header, dict) or "retrievekit_records" not in header:
-            raise InvalidInputError(f"{self.path} is not a retrievekit record file (no header)")
-        if int(header["retrievekit_records"]) > FORMAT_VERSION:
-            raise InvalidInputError(f"{self.path} has record format {header['retrievekit_records']}, newer than this")
-        self.version = int(header["retrievekit_records"])
-        self._header_written = True
-        theirs = header.get("settings", {})
-        if theirs != self.settings:
-            keys = sorted(set(theirs) | set(self.settings))
-            diff = [
-                f"{k}: {theirs.get(k)} != {self.settings.get(k)}" for k in keys if theirs.get(k) != self.settings.get(k)
-            ]
-            raise InvalidInputError(
-                f"{self.path} was written by a run with other settings ({'; '.join(diff)}); "
-                "use another file or the same settings"
-            )
-        for n, line in enumerate(lines[1:], start=2):
-            try:
-                data = json.loads(line)
-                why = self._unsigned_why(data) if isinstance(data, dict) else None
-                if why is not None:
-                    self.rejected.append(f"line {n} ({why})")
-                    continue
-                rec = QueryRecord.from_dict(data)
-            except (ValueError, TypeError, InvalidInputError) as e:
-                raise InvalidInputError(f"{self.path} line {n}: not a query record ({e})") from None
+        self._read_header(_text(self.path, lines[0], 1))
+        seen: dict[str, int] = {}
+        for n, raw_line in enumerate(lines[1:], start=2):
+            torn, rest = _split_torn(_text(self.path, raw_line, n))
+            if torn:
+                self.rejected.append(f"line {n} (cut short by an interrupted write)")
+            if rest is None:
+                continue
+            rec = self._record(rest, n)
+            if rec is None:
+                continue
+            if rec.qid in seen:
+                raise InvalidInputError(
+                    f"{self.path} line {n}: a second record of query {rec.qid!r} (the first is on line "
+                    f"{seen[rec.qid]}); a run writes one line per query, so the file was edited or merged by hand"
+                )
+            seen[rec.qid] = n
             self._done[rec.qid] = rec
         if self.rejected:
             shown = ", ".join(self.rejected[:5]) + (
@@ -245,6 +233,56 @@ class RecordFile:
                 ),
                 stacklevel=3,
             )
+
+    def _read_header(self, line: str) -> None:
+        """Check the header line (line 1): a record file of a format this reads, with this run's settings."""
+        try:
+            header = json.loads(line)
+        except ValueError:
+            raise InvalidInputError(f"{self.path} line 1: not a retrievekit record file (bad header line)") from None
+        if not isinstance(header, dict) or "retrievekit_records" not in header:
+            raise InvalidInputError(f"{self.path} line 1: not a retrievekit record file (no header)")
+        version, theirs = header["retrievekit_records"], header.get("settings", {})
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InvalidInputError(f"{self.path} line 1: the header's record format {version!r} is not a version")
+        if version > FORMAT_VERSION:
+            raise InvalidInputError(f"{self.path} line 1: record format {version}, newer than this retrievekit reads")
+        if not isinstance(theirs, dict):
+            raise InvalidInputError(f"{self.path} line 1: the header's settings are a {type(theirs).__name__}")
+        self.version = version
+        self._header_written = True
+        if theirs != self.settings:
+            keys = sorted(set(theirs) | set(self.settings))
+            diff = [
+                f"{k}: {theirs.get(k)} != {self.settings.get(k)}" for k in keys if theirs.get(k) != self.settings.get(k)
+            ]
+            raise InvalidInputError(
+                f"{self.path} was written by a run with other settings ({'; '.join(diff)}); "
+                "use another file or the same settings"
+            )
+        if version < _SIGNED_FROM:
+            warnings.warn(
+                RecordIntegrityWarning(
+                    f"{self.path} has record format {version}: its lines are unsigned and cannot be checked"
+                ),
+                stacklevel=4,
+            )
+
+    def _record(self, line: str, n: int) -> QueryRecord | None:
+        """The record on line ``n`` (None when it is not this run's, noted in :attr:`rejected`)."""
+        try:
+            data = json.loads(line)
+            if isinstance(data, dict) and self.version < _SIGNED_FROM and ("run" in data or "check" in data):
+                raise InvalidInputError(
+                    f"it is signed but the header says format {self.version}: the header was downgraded"
+                )
+            why = self._unsigned_why(data) if isinstance(data, dict) else None
+            if why is not None:
+                self.rejected.append(f"line {n} ({why})")
+                return None
+            return QueryRecord.from_dict(data)
+        except (ValueError, TypeError, InvalidInputError) as e:
+            raise InvalidInputError(f"{self.path} line {n}: not a query record ({e})") from None
 
     def _unsigned_why(self, data: dict[str, Any]) -> str | None:
         """Why a line of a signed file is not this run's (its signature fields are taken off ``data``), or None."""
@@ -283,12 +321,7 @@ class RecordFile:
         with self._lock:
             ensure_folder(self.path.parent, "record folder")
             self._ensure_header()
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            try:
-                os.write(fd, line.encode("utf-8"))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _append_line(self.path, line.encode("utf-8"), record.qid)
             self._done[record.qid] = record
 
     @contextlib.contextmanager
@@ -312,12 +345,13 @@ class RecordFile:
             yield
             return
         ensure_folder(self.path.parent, "record folder")
-        names = [(self.path.name + ".lock", fcntl.LOCK_EX if part is None else fcntl.LOCK_SH)]
+        target = self.path.resolve()  # the file itself: a second run through a symlink meets the same lock
+        names = [(target.name + ".lock", fcntl.LOCK_EX if part is None else fcntl.LOCK_SH)]
         if part is not None:
-            names.append((f"{self.path.name}.lock.{part[0]}-{part[1]}", fcntl.LOCK_EX))
+            names.append((f"{target.name}.lock.{part[0]}-{part[1]}", fcntl.LOCK_EX))
         with contextlib.ExitStack() as stack:
             for name, mode in names:
-                handle = stack.enter_context(open(self.path.with_name("." + name), "a+b"))  # noqa: SIM115
+                handle = stack.enter_context(open(target.with_name("." + name), "a+b"))  # noqa: SIM115
                 try:
                     fcntl.flock(handle.fileno(), mode | fcntl.LOCK_NB)
                 except BlockingIOError:
@@ -351,6 +385,59 @@ class RecordFile:
             finally:
                 os.close(fd)
         self._header_written = True
+
+
+def _text(path: Path, raw: bytes, n: int) -> str:
+    """Line ``n`` of ``path`` as text; :class:`InvalidInputError` naming the line and the byte when not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidInputError(
+            f"{path} line {n}: not UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); the file was damaged"
+        ) from None
+
+
+_RECORD_START = '{"qid": '
+"""How every record line starts (``QueryRecord``'s first field, written by ``json.dumps``)."""
+
+
+def _split_torn(line: str) -> tuple[bool, str | None]:
+    """``(torn, rest)``: whether ``line`` starts with a record cut short by an interrupted write (a short write, then
+    the next record appended after it on the same line), and the complete record after it (None: none)."""
+    try:
+        json.loads(line)
+        return False, line
+    except json.JSONDecodeError as e:
+        at = line.rfind(_RECORD_START)
+        if at > 0:  # a torn record, then a whole one appended after it
+            return True, line[at:]
+        if line.startswith(_RECORD_START) and e.pos >= len(line.rstrip()) - 1:  # cut off: JSON ended too early
+            return True, None
+        return False, line  # damage of another kind: refused, naming the line
+
+
+def _append_line(path: Path, data: bytes, qid: str) -> None:
+    """Append one record line in one write, fsynced; a write cut short (a file-size limit, a full disk) is a
+    :class:`StorageWriteError` at once, its line ended so that a reader drops it and the query runs again."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        try:
+            written = os.write(fd, data)
+        except OSError as e:
+            raise StorageWriteError(
+                e.errno or errno.EIO, f"the record of query {qid!r} could not be written to {path}: {e.strerror or e}"
+            ) from e
+        if written != len(data):
+            with contextlib.suppress(OSError):
+                os.write(fd, b"\n")  # end the torn line: the next record starts a line of its own
+            raise StorageWriteError(
+                errno.EFBIG,
+                f"the record of query {qid!r} was cut short in {path} ({written} of {len(data)} bytes: a file-size "
+                "limit or a full disk); it is not counted as done and runs again on resume",
+            )
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def parse_shard(text: str | tuple[int, int] | None) -> tuple[int, int] | None:

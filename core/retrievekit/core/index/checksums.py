@@ -28,6 +28,7 @@ Examples:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping
@@ -36,13 +37,30 @@ from pathlib import Path
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
 
-__all__ = ["file_sha256", "folder_checksums", "sqlite_digest", "verify_checksums"]
+__all__ = ["MANIFEST_CHECK", "file_sha256", "folder_checksums", "manifest_check", "sqlite_digest", "verify_checksums"]
 
 _CHUNK = 1 << 20
 SKIPPED_SUFFIXES = ("-wal", "-shm", "-journal")
 """SQLite's transient side files: not content, never checksummed."""
 VOLATILE_TABLES = frozenset({"acquire_write", "maintenance_log"})
 """Chroma's bookkeeping tables, written on every open: left out of :func:`sqlite_digest`."""
+
+
+MANIFEST_CHECK = "manifest_check"
+"""The manifest field holding :func:`manifest_check` of the rest of the manifest."""
+
+
+def manifest_check(data: Mapping[str, object]) -> str:
+    """The sha256 of a manifest's content (every field but :data:`MANIFEST_CHECK`, in canonical JSON): the manifest
+    covers itself, so a changed byte in a field a load reads (a judge's ``platt_a``) is damage like any other file's.
+
+    Examples:
+        >>> manifest_check({"a": 1, "b": [2]}) == manifest_check({"b": [2], "a": 1, MANIFEST_CHECK: "x"})
+        True
+    """
+    body = {k: v for k, v in data.items() if k != MANIFEST_CHECK}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def file_sha256(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> str:
@@ -84,9 +102,15 @@ def folder_checksums(folder: str | os.PathLike[str], *, exclude: Iterable[str] =
     return out
 
 
-def verify_checksums(folder: str | os.PathLike[str], recorded: Mapping[str, str]) -> None:
-    """Check every file ``recorded`` lists against its checksum; :class:`IndexFormatError` naming the first file
-    that is missing or differs. Files not listed are ignored (what the engine writes later, e.g. SQLite's WAL).
+def verify_checksums(
+    folder: str | os.PathLike[str], recorded: Mapping[str, str], *, exclude: Iterable[str] = ("manifest.json",)
+) -> None:
+    """Check every file ``recorded`` lists against its checksum, and that the list covers the folder;
+    :class:`IndexFormatError` naming the first file that is missing, differs, or is not covered.
+
+    An empty list is damage (a folder is never written empty), and so is a file the list leaves out (a partial list:
+    what a load would read unchecked). Not covered by design: ``exclude`` (the manifest, a database hashed by
+    content), SQLite's transient side files, and documentation (``*.md``), which no load reads.
 
     Examples:
         >>> import tempfile
@@ -94,10 +118,16 @@ def verify_checksums(folder: str | os.PathLike[str], recorded: Mapping[str, str]
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.IndexFormatError: ... is damaged: objects.jsonl is missing ...
+        >>> verify_checksums(tempfile.mkdtemp(), {})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ... is damaged: its manifest's checksum list is empty; rebuild it
     """
     root = Path(folder)
     if not isinstance(recorded, Mapping):
         raise IndexFormatError(f"{root}: the manifest's checksums are corrupt (not a mapping)")
+    if not recorded:
+        raise IndexFormatError(f"{root} is damaged: its manifest's checksum list is empty; rebuild it")
     for rel, want in sorted(recorded.items()):
         path = root / rel
         if not path.is_file():
@@ -107,6 +137,14 @@ def verify_checksums(folder: str | os.PathLike[str], recorded: Mapping[str, str]
                 f"{root} is damaged: {rel} does not match its recorded checksum (changed or corrupted on disk "
                 "since it was written); rebuild the index"
             )
+    skip = set(exclude)
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if rel in recorded or rel in skip or rel.endswith((*SKIPPED_SUFFIXES, ".md")) or not p.is_file():
+            continue
+        raise IndexFormatError(
+            f"{root} is damaged: {rel} is not covered by its manifest's checksums (a partial list); rebuild it"
+        )
 
 
 def sqlite_digest(path: str | os.PathLike[str], *, volatile: Iterable[str] = VOLATILE_TABLES) -> str:

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from retrievekit.core.descriptors import FD_HEADROOM, check_descriptors, resource_unlimited
 from retrievekit.core.errors import IndexFormatError, StoreUnavailableError
+from retrievekit.core.index.folder_swap import storage_error
 
 __all__ = [
     "DEFAULT_RETRIES",
@@ -62,13 +63,17 @@ class StoreCalls:
         client: the Chroma client (``HttpClient`` for a server; an embedded client has no timeout to set).
         timeout: seconds per server request; None leaves the client's own setting.
         retries: further tries of a read that timed out or could not connect.
+        where: the folder of an embedded client, named when a write fails for a full disk or a denied permission.
 
     Examples:
         >>> StoreCalls(None, timeout=5.0).server is None
         True
     """
 
-    def __init__(self, client: Any, *, timeout: float | None = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES):
+    def __init__(
+        self, client: Any, *, timeout: float | None = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES, where: str = ""
+    ):
+        self.where = where  # the folder of an embedded client, named by a disk-full or permission error
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds or None, not {timeout!r}")
         if retries < 0:
@@ -100,6 +105,9 @@ class StoreCalls:
                     raise
                 if kind == "chroma":
                     check_descriptors(what, e)  # out of file descriptors: not a damaged index
+                    typed = storage_error(self.where or "the Chroma database", e)  # read-only or full: say so
+                    if typed is not None:
+                        raise typed from e
                     raise IndexFormatError(f"Chroma refused {what}: {type(e).__name__}: {e}") from e
                 if attempt + 1 < tries:
                     time.sleep(_BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)])

@@ -16,6 +16,7 @@ from typing import Any
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, MissingDependencyError, StoreUnavailableError
 from retrievekit.core.index.chroma_calls import DEFAULT_TIMEOUT_S
+from retrievekit.core.index.folder_swap import storage_error
 
 __all__ = ["http_client", "persistent_client"]
 
@@ -44,6 +45,9 @@ def persistent_client(path: str | os.PathLike[str]) -> Any:
         raise
     except BaseException as e:  # Chroma's Rust core panics (pyo3's PanicException is no Exception) when out of fds
         check_descriptors(f"opening the Chroma database in {path}", e)  # out of file descriptors: say so
+        typed = storage_error(path, e)  # a read-only folder, another user's, or a full disk: say so
+        if typed is not None:
+            raise typed from e
         raise IndexFormatError(f"Chroma cannot open the database in {path}: {type(e).__name__}: {e}") from e
 
 

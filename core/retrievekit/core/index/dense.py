@@ -58,7 +58,8 @@ from retrievekit.core.index.collection_swap import BUILT_AT as _BUILT_AT
 from retrievekit.core.index.collection_swap import STATE as _STATE
 from retrievekit.core.index.collection_swap import recover_swap, swap_in, sweep_leftovers
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
-from retrievekit.core.index.store import atomic_folder, object_json, read_manifest, write_manifest
+from retrievekit.core.index.open_folders import folder_identity, open_handles
+from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit, object_from_dict
 
@@ -108,6 +109,7 @@ class DenseIndex:
         self._closed = False
         self._calls = calls if calls is not None else StoreCalls(client, timeout=None)
         self._modified = False  # a folder index changed in place since its manifest was sealed: close() seals it
+        self._folder_id = folder_identity(path)  # the folder this handle reads: close() seals that one only
         # What close() releases, also run when the index is garbage-collected: the collection of an in-memory
         # index (its own) and a client this index opened itself. A client passed in is the caller's.
         drop = collection.name if drop_on_close else None
@@ -142,7 +144,14 @@ class DenseIndex:
         self._closed = True
         self._release()
         if n is not None and self.path is not None:
-            _seal(self.path, self.collection.name, self.embedder, n)
+            if folder_identity(self.path) != self._folder_id:  # rebuilt or replaced since: not this handle's folder
+                warnings.warn(
+                    f"{self.path} was replaced while this DenseIndex was open; close() leaves its seal alone",
+                    UnverifiedIndexWarning,
+                    stacklevel=2,
+                )
+            else:
+                _seal(self.path, self.collection.name, self.embedder, n)
             self._modified = False
 
     def __enter__(self) -> DenseIndex:
@@ -222,6 +231,11 @@ class DenseIndex:
         final = Path(path)
         if final.exists() and any(final.iterdir()) and not overwrite:
             raise InvalidInputError(f"{final} exists and is not empty (pass overwrite=True to replace it)")
+        if any(not h._closed for h in open_handles(final)):
+            raise InvalidInputError(
+                f"a DenseIndex is open on {final} in this process: close() it before building there again (its "
+                "Chroma client would keep reading the old index)"
+            )
         with atomic_folder(final) as tmp:
             tmp_client = persistent_client(tmp / "chroma")
             try:
@@ -331,7 +345,8 @@ class DenseIndex:
             try:
                 idx = cls._open_collection(
                     client, collection_name or manifest.get("collection", "retrievekit"), embedder,
-                    path=folder, owns_client=True, calls=StoreCalls(client, timeout=None), verify=verify,
+                    path=folder, owns_client=True, verify=verify,
+                    calls=StoreCalls(client, timeout=None, where=str(folder)),
                 )  # fmt: skip
                 expected = manifest.get("n_objects")
                 if verify and "checksums" in manifest and isinstance(expected, int) and len(idx) != expected:
@@ -340,6 +355,7 @@ class DenseIndex:
                 _close_client(client)
                 raise
             idx._modified = reseal
+            open_handles(folder).add(idx)  # a build there refuses while it is open
             return idx
         if client is None:
             raise InvalidInputError("pass path= or client=")
@@ -423,6 +439,10 @@ class DenseIndex:
 
     def _begin_change(self) -> None:
         """Mark the collection (and a folder's manifest) as being changed, so an interrupted add is never trusted."""
+        if self.path is not None and folder_identity(self.path) != self._folder_id:
+            raise InvalidInputError(
+                f"{self.path} was replaced (rebuilt) while this DenseIndex was open; open it again to add to it"
+            )
         if self.path is not None and not self._modified:
             manifest = read_manifest(self.path, FORMAT, FORMAT_VERSION, verify=False)
             fields = {k: v for k, v in manifest.items() if k not in _MANIFEST_OWN}
@@ -530,15 +550,13 @@ def _verify_folder(folder: Path, manifest: dict[str, Any]) -> bool:
         )
         sqlite_digest(folder / _SQLITE)  # still refuse a database SQLite itself reports as damaged
         return bool(manifest.get("modified"))
-    verify_checksums(folder, manifest["checksums"])
-    digest = sqlite_digest(folder / _SQLITE)
-    if manifest.get("chromadb_version") != _chromadb().__version__:
-        return True  # another chromadb may migrate the database: structure checked, content sealed again at close
-    if digest != manifest.get("sqlite_digest"):
+    verify_checksums(folder, manifest["checksums"], exclude=[MANIFEST, _SQLITE])
+    if sqlite_digest(folder / _SQLITE) != manifest.get("sqlite_digest"):  # before any chromadb touched it
         raise IndexFormatError(
             f"{folder} is damaged: the content of {_SQLITE} does not match its recorded digest; rebuild the index"
         )
-    return False
+    # another chromadb may migrate the database once it opens it: checked above, sealed again at close
+    return manifest.get("chromadb_version") != _chromadb().__version__
 
 
 class _NoBar:
@@ -566,6 +584,6 @@ def remove_index(path: str | os.PathLike[str]) -> None:
         ...
         retrievekit.core.errors.IndexFormatError: index folder /nonexistent does not exist
     """
-    read_manifest(path, FORMAT, FORMAT_VERSION)
+    read_manifest(path, FORMAT, FORMAT_VERSION, verify=False)  # a dense index folder, whatever its state
     _stop_chroma_system(Path(path) / "chroma")
     shutil.rmtree(path)

@@ -13,14 +13,15 @@ Examples:
     >>> from retrievekit.core.types import Passage
     >>> d = pathlib.Path(tempfile.mkdtemp()) / "idx"
     >>> with atomic_folder(d) as tmp:
-    ...     write_manifest(tmp, "demo", 1, {"n": 1})
     ...     _ = write_objects(tmp, [Passage(id="a", text="x")])
+    ...     write_manifest(tmp, "demo", 1, {"n": 1})  # last: it seals the files written before it
     >>> read_manifest(d, "demo", 1)["n"], [o.id for o in read_objects(d)]
     (1, ['a'])
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -36,8 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.descriptors import check_descriptors
-from retrievekit.core.errors import IndexFormatError, InvalidInputError, UnverifiedIndexWarning
-from retrievekit.core.index.checksums import folder_checksums, verify_checksums
+from retrievekit.core.errors import (
+    IndexFormatError,
+    InvalidInputError,
+    StorageWriteError,
+    UnverifiedIndexWarning,
+)
+from retrievekit.core.index.checksums import MANIFEST_CHECK, folder_checksums, manifest_check, verify_checksums
+from retrievekit.core.index.folder_swap import pid_alive, restore_interrupted_swap, storage_error, swap_folder
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
@@ -100,29 +107,16 @@ def _host_id() -> str:
     return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs on this machine (True when that cannot be told)."""
-    if os.name == "nt":  # os.kill(pid, 0) would end the process on Windows
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: it exists, under another user
-        return True
-    return True
-
-
 def _is_stale(rest: str, age: float) -> bool:
     """Whether ``.<name>.<rest>`` is a temp folder that no running write owns (``age`` in seconds)."""
     tagged = _TAGGED_TMP.fullmatch(rest)
     if tagged is not None:
         if tagged.group(2) == _host_id():
-            return not _pid_alive(int(tagged.group(1)))
+            return not pid_alive(int(tagged.group(1)))
         return age > STALE_AFTER_S
     old = _OLD_SWAP.fullmatch(rest)
     if old is not None:
-        return not _pid_alive(int(old.group(1))) and age > 60.0
+        return not pid_alive(int(old.group(1))) and age > 60.0
     return _UNTAGGED_TMP.fullmatch(rest) is not None and age > STALE_AFTER_S
 
 
@@ -155,6 +149,9 @@ def sweep_stale_temp_folders(path: str | os.PathLike[str]) -> list[Path]:
             continue
         if not entry.is_dir() or entry.is_symlink() or not _is_stale(entry.name[len(prefix) :], now - info.st_mtime):
             continue
+        if not path.exists() and _OLD_SWAP.fullmatch(entry.name[len(prefix) :]):
+            continue  # the only copy: restore_interrupted_swap puts it back
+
         shutil.rmtree(entry, ignore_errors=True)
         if not entry.exists():
             removed.append(entry)
@@ -165,8 +162,10 @@ def sweep_stale_temp_folders(path: str | os.PathLike[str]) -> list[Path]:
 def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temp folder beside ``path``; on success it replaces ``path`` in one rename.
 
-    On an exception the temp folder is removed and ``path`` is untouched. A ``path`` under a regular file raises
-    :class:`~retrievekit.core.errors.InvalidPathError` naming it. The temp folder's name carries this process's id,
+    On an exception the temp folder is removed and ``path`` is untouched; a full disk or a denied write is a
+    :class:`~retrievekit.core.errors.StorageWriteError` naming ``path`` ("disk full" / "permission denied"). A kill
+    between the swap's two renames is undone by the next write or open (:func:`restore_interrupted_swap`). A ``path``
+    under a regular file raises :class:`~retrievekit.core.errors.InvalidPathError` naming it. The temp folder's name carries this process's id,
     and the stale ones that killed writes left beside ``path`` are removed first (:func:`sweep_stale_temp_folders`).
 
     Examples:
@@ -179,21 +178,44 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     path = Path(path)
     ensure_folder(path.parent)
+    restore_interrupted_swap(path)  # a kill between the two renames of an earlier write: its old copy goes back
     sweep_stale_temp_folders(path)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.p{os.getpid()}-{_host_id()}.", suffix=".tmp", dir=path.parent))
+    try:
+        tmp = Path(
+            tempfile.mkdtemp(prefix=f".{path.name}.p{os.getpid()}-{_host_id()}.", suffix=".tmp", dir=path.parent)
+        )
+    except OSError as e:
+        raise (storage_error(path, e) or e) from e
     try:
         yield tmp
-    except BaseException:
+        swap_folder(tmp, path)
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        typed = storage_error(path, e) or _disk_full_error(path, e)
+        if typed is not None and typed is not e:
+            raise typed from e
         raise
-    old: Path | None = None
-    if path.exists():
-        old = path.with_name(f".{path.name}.old-{os.getpid()}")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(path, old)
-    os.replace(tmp, path)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+
+
+def _disk_full_error(path: Path, exc: BaseException) -> StorageWriteError | None:
+    """A third-party write error (Chroma's "Error in compaction") on a disk with no space left, as "disk full"."""
+    if not isinstance(exc, Exception) or isinstance(exc, (OSError, InvalidInputError)):
+        return None
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+    if free >= _FULL_BELOW:
+        return None
+    return StorageWriteError(
+        errno.ENOSPC,
+        f"disk full: {path} cannot be written ({free} bytes free; {type(exc).__name__}: {str(exc)[:200]}); what was "
+        "there before is intact",
+    )
+
+
+_FULL_BELOW = 1 << 20
+"""Free bytes below which a write's failure is taken for a full disk (1 MiB)."""
 
 
 def write_manifest(
@@ -204,14 +226,15 @@ def write_manifest(
 
     Call it last, once every file of the folder is written. ``exclude`` lists relative paths not to checksum (a
     database whose engine rewrites its bytes on open and that the caller hashes by content instead);
-    ``checksums=False`` records none (a folder that is being changed in place and is sealed again later).
+    ``checksums=False`` records none (a folder that is being changed in place and is sealed again later). With
+    checksums, the manifest covers itself too (``manifest_check``, verified by :func:`read_versioned_json`).
 
     Examples:
         >>> import tempfile, pathlib
         >>> d = pathlib.Path(tempfile.mkdtemp())
         >>> _ = (d / "objects.jsonl").write_text("")
         >>> write_manifest(d, "bm25", 1, {}); sorted(json.loads((d / MANIFEST).read_text()))
-        ['checksums', 'format', 'format_version', 'retrievekit_version']
+        ['checksums', 'format', 'format_version', 'manifest_check', 'retrievekit_version']
     """
     data = {
         "format": f"retrievekit.{fmt}",
@@ -219,8 +242,10 @@ def write_manifest(
         "retrievekit_version": _package_version(),
         **fields,
     }
+    data.pop(MANIFEST_CHECK, None)  # fields carried over from an older manifest: its own check is recomputed
     if checksums:
         data["checksums"] = folder_checksums(folder, exclude=[MANIFEST, *exclude])
+        data[MANIFEST_CHECK] = manifest_check(data)  # the manifest covers itself
     atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
 
 
@@ -249,6 +274,10 @@ def read_versioned_json(path: Path, *, want: str, max_version: int, kind: str) -
         raise IndexFormatError(f"{path} is corrupt: {e}") from e
     if not isinstance(data, dict):
         raise IndexFormatError(f"{path} is corrupt: not a JSON object")
+    if MANIFEST_CHECK in data and data[MANIFEST_CHECK] != manifest_check(data):
+        raise IndexFormatError(
+            f"{path} is damaged: its content does not match its {MANIFEST_CHECK} (changed since it was written)"
+        )
     if data.get("format") != want:
         raise IndexFormatError(f"{folder} holds a {data.get('format')!r} {kind}, not {want!r}")
     version = data.get("format_version")
@@ -277,6 +306,7 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int, *,
         retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
     """
     folder = Path(folder)
+    restore_interrupted_swap(folder)  # a write killed between its two renames left the old copy beside it
     if not folder.is_dir():
         raise IndexFormatError(f"index folder {folder} does not exist")
     mpath = folder / MANIFEST

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.untrusted import control_strings, defuse_control_tokens
 
 __all__ = [
     "ANSWER_NO",
@@ -146,15 +147,17 @@ class JudgePrompt:
         return self.template_id == CHAT_TEMPLATE_ID
 
     def render(self, query: str, passage: str, tokenizer: Any) -> str:
-        """The prompt text for one pair (before answer tokens), with query and passage truncated.
+        """The prompt text for one pair (before answer tokens), with query and passage truncated and their chat
+        control strings broken (:func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`).
 
         Examples:
             >>> from retrievekit.core.fakes import CharTokenizer as Chars
             >>> JudgePrompt(max_passage_tokens=4).render("q", "abcdefgh", Chars())
             'Query: q\\nDocument: abcd\\nRelevant:'
         """
-        q = truncate_tokens(query.strip(), tokenizer, self.max_query_tokens)
-        p = truncate_tokens(passage.strip(), tokenizer, self.max_passage_tokens)
+        specials = control_strings(tokenizer)  # neither text may become a special token (`<|im_end|>`, `</s>`...)
+        q = truncate_tokens(defuse_control_tokens(query.strip(), specials), tokenizer, self.max_query_tokens)
+        p = truncate_tokens(defuse_control_tokens(passage.strip(), specials), tokenizer, self.max_passage_tokens)
         if not self.is_chat:
             return PLAIN_TEMPLATE.format(query=q, passage=p)
         content = CHAT_INSTRUCTION.format(query=q, passage=p)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,7 @@ class _Levels:
     embeddings: dict[str, np.ndarray]
     short: dict[str, str]
     leaves_of: dict[str, list[str]]
+    summaries: dict[str, tuple[str, ...]] = field(default_factory=dict)  # summary -> the children it summarised
 
 
 def _start_levels(run: BuildRun, llm: ChatLLM, embedder: Embedder) -> _Levels:
@@ -167,12 +168,23 @@ def _level_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int) -> 
             progress=cfg.progress,
             desc=f"level {level}",
         )
+        lv.run.bump("repeated_summaries", _repeats(lv, jobs, texts))
     if cfg.append_child_titles:
         texts = [
             f"{t} [{extractive_label([lv.short[c] for c in kids], 160)}]"
             for t, (_, kids) in zip(texts, jobs, strict=True)
         ]
     return texts
+
+
+def _repeats(lv: _Levels, jobs: list[tuple[str, list[str]]], texts: list[str]) -> int:
+    """How many of the new summaries repeat, word for word, one written earlier in the build for other children."""
+    n = 0
+    for (_, kids), text in zip(jobs, texts, strict=True):
+        key, inputs = " ".join(text.lower().split()), tuple(lv.short[c] for c in kids)
+        if lv.summaries.setdefault(key, inputs) != inputs:
+            n += 1
+    return n
 
 
 def _set_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], texts: list[str]) -> None:

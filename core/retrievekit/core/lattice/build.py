@@ -114,22 +114,34 @@ DEGRADED_SHARE = 0.2
 """A build whose share of extractive (fallback) summaries is above this is marked degraded (ours: 20 %)."""
 
 
+REPEATED_SHARE = 0.5
+"""A build more than this share of whose summaries repeat an earlier one written for other children is marked
+degraded: a server answering one canned text to every request (ours: 50 %; a small model repeats a few)."""
+
+
 def degraded_summaries(stats: dict[str, int]) -> str | None:
-    """Why a build's summaries are degraded (more than :data:`DEGRADED_SHARE` of them extractive), or None.
+    """Why a build's summaries are degraded (more than :data:`DEGRADED_SHARE` of them extractive, or more than
+    :data:`REPEATED_SHARE` the same text as an earlier summary of other children: a server answering one canned text
+    such as "lorem ipsum"), or None.
 
     Examples:
         >>> degraded_summaries({"summaries": 18, "extractive_summaries": 18})
         '18 of 18 summaries fell back to extractive labels (the LLM replies were unusable); rebuild with a working LLM'
         >>> degraded_summaries({"summaries": 18, "extractive_summaries": 1}) is None
         True
+        >>> degraded_summaries({"summaries": 4, "repeated_summaries": 3})[:74]
+        '0 of 4 summaries fell back to extractive labels and 3 repeat another one w'
+
     """
     total, fell = int(stats.get("summaries", 0)), int(stats.get("extractive_summaries", 0))
-    if not total or fell / total <= DEGRADED_SHARE:
+    repeated = int(stats.get("repeated_summaries", 0))
+    if not total or (fell / total <= DEGRADED_SHARE and repeated / total <= REPEATED_SHARE):
         return None
-    return (
-        f"{fell} of {total} summaries fell back to extractive labels (the LLM replies were unusable); rebuild with a "
-        "working LLM"
-    )
+    if not repeated:
+        what = f"{fell} of {total} summaries fell back to extractive labels"
+    else:
+        what = f"{fell} of {total} summaries fell back to extractive labels and {repeated} repeat another one word for word"
+    return f"{what} (the LLM replies were unusable); rebuild with a working LLM"
 
 
 def start_build(

@@ -31,6 +31,7 @@ from typing import Any
 
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, RetrieveKitError
+from retrievekit.core.fallbacks import FallbackMonitor
 from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
@@ -71,8 +72,12 @@ class Lattice:
         excluded_ids: ids never returned (a dynamic corpus); per call ``search(..., excluded_ids=...)`` adds more.
 
     Attributes:
-        last_state: the :class:`~retrievekit.core.lattice.search.SearchState` of the latest search (explored
-            nodes, slates, scores), e.g. for :func:`~retrievekit.core.lattice.draw.draw_search`.
+        last_state: the :class:`~retrievekit.core.lattice.search.SearchState` of the latest search made from the
+            current thread or asyncio task (explored nodes, slates, scores; concurrent callers each read their own),
+            e.g. for :func:`~retrievekit.core.lattice.draw.draw_search`.
+        fallbacks: the :class:`~retrievekit.core.fallbacks.FallbackMonitor` of its searches: a
+            :class:`~retrievekit.core.errors.FallbackWarning` once when slates fall back to cosine scores on more than
+            5 % of the LLM asks (a server answering garbage), the rule ``retrievekit bench`` warns by.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -99,10 +104,11 @@ class Lattice:
             fallback = cosine_fallback(embedder.embed_query, embedder.embed_documents)
         self.scorer = SlateScorer(llm, self.config, fallback=fallback)
         self.searcher = LatticeSearcher(tree, config=self.config, scorer=self.scorer)
+        self.fallbacks = FallbackMonitor("LATTICE")
 
     @property
     def last_state(self) -> SearchState | None:
-        """State of the latest search."""
+        """State of the latest search made from the current thread or asyncio task."""
         return self.searcher.last_state
 
     def search(
@@ -110,7 +116,13 @@ class Lattice:
     ) -> list[ScoredHit]:
         """Beam search for ``query``; at most ``k`` leaves (only leaves the search reached), best first."""
         excluded = self.excluded_ids | frozenset(excluded_ids)
-        return self.searcher.search(query, k, trace=trace, excluded_ids=excluded)
+        sub = Trace()  # this query's own counts, for the fallback rate; merged into the caller's trace
+        try:
+            return self.searcher.search(query, k, trace=sub, excluded_ids=excluded)
+        finally:
+            if trace is not None:
+                trace.merge(sub)
+            self.fallbacks.observe(sub)
 
     def __repr__(self) -> str:
         return f"Lattice({self.tree!r}, llm={self.llm!r})"
@@ -236,10 +248,29 @@ def _load_tree(path: Path, corpus: Sequence[DataObject] | None) -> SemanticTree:
         want = {o.id for o in corpus}
         if want != set(tree.leaf_ids()):
             raise IndexFormatError(
-                f"the tree in {path} covers {tree.num_leaves} objects, not this corpus of {len(want)}; "
-                "pass rebuild=True (--option rebuild=true) or another --tree-dir"
+                f"the tree in {path} covers {tree.num_leaves} objects, not this corpus of {len(want)}: "
+                f"{pool_difference(want, tree.leaf_ids())}; a bench pool (--corpus-size) depends on the queries asked "
+                "(--limit), so another --limit is another pool; pass rebuild=True (--option rebuild=true) or another "
+                "--tree-dir"
             )
     return tree
+
+
+def pool_difference(corpus_ids: Collection[str], tree_ids: Collection[str]) -> str:
+    """How a corpus and a tree's leaves differ: how many ids each lacks, with the first of each (sorted).
+
+    Examples:
+        >>> pool_difference({"a", "b", "c"}, {"a", "b", "z"})
+        "1 of the corpus's objects are not in the tree (e.g. 'c'), 1 of the tree's are not in the corpus (e.g. 'z')"
+    """
+    missing = sorted(set(corpus_ids) - set(tree_ids))
+    extra = sorted(set(tree_ids) - set(corpus_ids))
+    parts = []
+    if missing:
+        parts.append(f"{len(missing)} of the corpus's objects are not in the tree (e.g. {missing[0]!r})")
+    if extra:
+        parts.append(f"{len(extra)} of the tree's are not in the corpus (e.g. {extra[0]!r})")
+    return ", ".join(parts) or "the same ids"
 
 
 def _no_tree_error(path: Path | None, rebuild: bool) -> RetrieveKitError:

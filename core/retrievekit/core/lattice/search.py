@@ -4,7 +4,9 @@ Per query (the reference code's behaviour, ``nilesh2797/llm-guided-retrieval`` `
 :class:`LatticeConfig` field says otherwise):
 
 1. The frontier starts as the root (path relevance 1.0). Each of ``num_iters`` iterations takes the top
-   ``beam_size`` frontier nodes by path relevance (ties by id) and expands them.
+   ``beam_size`` frontier nodes by path relevance (ties by id) and expands them. The search always reaches the
+   leaves: it runs at least the tree's height in iterations, then more while no leaf was reached (ours; the
+   reference code returns nothing when ``num_iters`` is below the height).
 2. The slate of an expanded node is its children plus anchors: the best already-scored node at the expanded
    node's depth (internal slates; it may be the node itself), or ``num_leaf_anchors`` leaves drawn from the leaves
    predicted so far (leaf slates; all of them when there are at most that many).
@@ -31,7 +33,7 @@ import hashlib
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -42,7 +44,7 @@ from retrievekit.core.lattice.scoring import SlateScorer, SlateScores
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
 from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.protocol import ChatLLM
-from retrievekit.core.trace import Trace
+from retrievekit.core.trace import Trace, recall, remember
 from retrievekit.core.types import ScoredHit
 
 __all__ = ["LatticeSearcher", "SearchState", "gmm_threshold", "sample_anchors"]
@@ -121,6 +123,7 @@ class SearchState:
     """Everything one search did: for the trace, the drawing and tests.
 
     Attributes:
+        query: the query searched.
         expanded: expanded node ids, in order.
         slates: ``(expanded node, slate ids, observed 0..1 scores, source)`` per slate.
         path_relevance: path relevance of every scored node.
@@ -142,6 +145,7 @@ class SearchState:
     predicted: list[str] = field(default_factory=list)
     anchors: dict[str, list[str]] = field(default_factory=dict)
     final_scores: dict[str, float] = field(default_factory=dict)
+    query: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary.
@@ -177,6 +181,10 @@ class _SearchRun:
     hidden: dict[str, bool] = field(default_factory=dict)
 
 
+class _StateSlot:
+    """The key a searcher's last state is kept under, per thread and asyncio task (``retrievekit.core.trace``)."""
+
+
 class LatticeSearcher:
     """Best-first beam search over a :class:`~retrievekit.core.lattice.tree.SemanticTree` with an LLM scorer.
 
@@ -188,7 +196,7 @@ class LatticeSearcher:
         fallback: embedding fallback for failed slates (see ``SlateScorer``).
 
     Attributes:
-        last_state: the :class:`SearchState` of the latest search.
+        last_state: the :class:`SearchState` of the latest search made from the current thread or asyncio task.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -218,7 +226,17 @@ class LatticeSearcher:
                 raise ValueError("LatticeSearcher needs an llm or a scorer")
             scorer = SlateScorer(llm, self.config, fallback=fallback)
         self.scorer = scorer
-        self.last_state: SearchState | None = None
+        self._states = _StateSlot()  # last_state is kept per thread and asyncio task, as last_trace is
+
+    @property
+    def last_state(self) -> SearchState | None:
+        """The :class:`SearchState` of the latest search made from the current thread or asyncio task (concurrent
+        callers each read their own; a thread or task that made none reads the latest from anywhere)."""
+        return cast("SearchState | None", recall(self._states))
+
+    @last_state.setter
+    def last_state(self, state: SearchState | None) -> None:
+        remember(self._states, cast(Any, state))
 
     # ------------------------------------------------------------------ helpers
     def _visible(self, node_id: str, excluded: Collection[str], hidden: dict[str, bool]) -> bool:
@@ -264,17 +282,32 @@ class LatticeSearcher:
         k = check_k(k)
         trace = trace if trace is not None else Trace()
         run = _SearchRun(query, frozenset(excluded_ids), trace, self._rng(query))
+        run.state.query = query
         with trace.stage("lattice.search"):
-            for _it in range(self.config.num_iters):
-                if not run.frontier:
-                    break
-                self._iterate(run)
+            self._run_iterations(run)
             final = self._final_scores(run.state)
         run.state.final_scores = final
         self.last_state = run.state
         self._record_search(trace, run.state)
         ranked = sorted(final, key=lambda n: (-final[n], n))[:k]
         return [ScoredHit(obj=self.tree.objects[n], score=final[n], rank=i) for i, n in enumerate(ranked)]
+
+    def _run_iterations(self, run: _SearchRun) -> None:
+        """``num_iters`` iterations, extended so that the search reaches the leaves: at least the tree's height, then
+        more while no leaf was reached and the frontier is not empty (a ``lattice.iters_extended`` note says so)."""
+        asked = self.config.num_iters
+        budget = max(asked, self.tree.height)
+        done = 0
+        while run.frontier and (done < budget or not run.state.predicted):
+            self._iterate(run)
+            done += 1
+        if done > asked:
+            run.trace.count("lattice.iters_extended", done - asked)
+            run.trace.note(
+                "lattice.iters_extended",
+                f"num_iters={asked} is below what reaching the leaves of this tree (height {self.tree.height}) takes: "
+                f"ran {done} iterations",
+            )
 
     def _chain(self, s: float, parent_p: float) -> float:
         """Path relevance of a node with score ``s`` under a parent of path relevance ``parent_p``."""

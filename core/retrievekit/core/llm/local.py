@@ -37,6 +37,7 @@ from retrievekit.core.llm.json_output import (
 from retrievekit.core.llm.models import DEFAULT_MODEL, cache_root, load_model_and_tokenizer
 from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.llm.repetition import repeats_itself
+from retrievekit.core.llm.untrusted import control_strings, defuse_control_tokens
 from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 
@@ -165,9 +166,13 @@ class LocalLM(ChatLLMBase):
     def format_chat(self, prompt: str | Sequence[ChatMessage]) -> str:
         """Render a chat prompt with the tokenizer's chat template, ready for the assistant's reply.
 
-        Tokenizers without a template get a plain ``"Role: content"`` transcript ending in ``"Assistant:"``.
+        Tokenizers without a template get a plain ``"Role: content"`` transcript ending in ``"Assistant:"``. Chat
+        control strings inside the messages (``<|im_end|>``, the tokenizer's special and added tokens) are broken
+        first (:func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`): only the template's own markers
+        become special tokens.
         """
-        msgs = as_messages(prompt)
+        specials = control_strings(self.tokenizer)  # no text in a message may become one of its special tokens
+        msgs = [ChatMessage(m.role, defuse_control_tokens(m.content, specials)) for m in as_messages(prompt)]
         if getattr(self.tokenizer, "chat_template", None):
             rendered = self.tokenizer.apply_chat_template(
                 [{"role": m.role, "content": m.content} for m in msgs], add_generation_prompt=True, tokenize=False

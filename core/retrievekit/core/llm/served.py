@@ -63,6 +63,7 @@ from retrievekit.core.llm.json_output import (
     schema_to_json,
 )
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
+from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace
 
 __all__ = ["STRUCTURED_OUTPUT_MODES", "SendRequest", "ServedChatLLM", "response_format_for"]
@@ -263,6 +264,9 @@ class ServedChatLLM(ChatLLMBase):
     ) -> Completion:
         if isinstance(max_tokens, bool) or int(max_tokens) < 1:
             raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
+
+        # no text in a message may become a control token of the server's chat template (`<|im_end|>`, `</s>`...)
+        messages = [ChatMessage(m.role, defuse_control_tokens(m.content)) for m in messages]
 
         def send(timeout: float) -> Completion:
             return self._send(SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format))

@@ -10,8 +10,10 @@ Input is a ranked candidate pool: :class:`~retrievekit.core.types.ScoredHit` obj
 bare objects (score ``None``). Output is a :class:`OneShotResult`: the selected chunks **in relevance order**
 (best first), the tokens they use (always <= the budget) and a trace of every decision.
 
-Bad input is handled, never silently: an empty pool returns an empty result (noted); duplicate ids are merged (first
-wins) and duplicate texts dropped, both noted; missing/NaN scores switch the pool to rank-based relevance (noted);
+Bad input is handled, never silently: an empty pool returns an empty result (noted); copies of one id with one text
+are merged (at the first copy's rank, with the best finite score), one id with two texts is refused, duplicate texts
+under other ids are dropped, all noted; missing scores switch the pool to rank-based relevance of the input order
+(noted), and a NaN or infinite score ranks after every other candidate (noted);
 a budget below the smallest chunk returns nothing (noted) or raises with ``if_nothing_fits="raise"``; unparseable
 dates are kept by the date rule (noted).
 
@@ -77,26 +79,43 @@ def _by_relevance(pool: Iterable[_Pool]) -> list[_Pool]:
 def _merge_duplicates(
     cands: Sequence[Candidate], *, dedupe_text: bool
 ) -> tuple[list[Candidate], list[tuple[str, str]]]:
-    """Stage 1: merge duplicate ids, then drop duplicate texts; the first (best-ranked) copy wins.
+    """Stage 1: merge duplicate ids, then drop duplicate texts.
 
-    Returns the unique candidates (input order) and ``(id, reason)`` for each one removed.
+    Copies of one id with one text (whitespace aside) are one candidate: at the first copy's rank, with the best
+    finite score of the copies (the first's when none is better). One id with two different texts is refused
+    (``InvalidInputError`` naming the id): keeping either would silently lose the other. A duplicate text under
+    another id is dropped; the first copy wins. Returns the unique candidates (input order) and ``(id, reason)`` for
+    each one removed.
     """
     uniq: list[Candidate] = []
     dropped: list[tuple[str, str]] = []
-    seen_ids: set[str] = set()
+    at: dict[str, int] = {}
     seen_text: dict[str, str] = {}
     for c in cands:
-        if c.obj.id in seen_ids:
+        key = " ".join(c.obj.text.split())
+        if c.obj.id in at:
+            i = at[c.obj.id]
+            if key != " ".join(uniq[i].obj.text.split()):
+                raise InvalidInputError(
+                    f"two candidates have the id {c.obj.id!r} but different texts: give each chunk its own id"
+                )
+            if _finite(c.score) and (not _finite(uniq[i].score) or float(c.score) > float(uniq[i].score)):  # type: ignore[arg-type]
+                uniq[i] = replace(uniq[i], score=c.score)
             dropped.append((c.obj.id, "duplicate id"))
             continue
-        key = " ".join(c.obj.text.split())
-        seen_ids.add(c.obj.id)
         if dedupe_text and key and key in seen_text:
+            at[c.obj.id] = -1
             dropped.append((c.obj.id, f"same text as {seen_text[key]}"))
             continue
         seen_text.setdefault(key, c.obj.id)
+        at[c.obj.id] = len(uniq)
         uniq.append(c)
     return uniq, dropped
+
+
+def _finite(score: float | None) -> bool:
+    """Whether ``score`` is a finite number (not None, NaN or infinite)."""
+    return score is not None and math.isfinite(score)
 
 
 def _entity_vocabulary(ranked: Iterable[DataObject], key: str) -> list[str]:
@@ -281,7 +300,8 @@ class OneShotSelector:
         if dropped:
             trace.note(
                 "oneshot.dedupe",
-                f"merged {len(dropped)} duplicate candidate(s) (first, best-ranked copy kept)",
+                f"merged {len(dropped)} duplicate candidate(s) (one id, one text: the first copy's rank with the best "
+                "score; one text, another id: the first copy)",
                 ids=[d[0] for d in dropped],
             )
         return uniq, dropped
@@ -296,7 +316,8 @@ class OneShotSelector:
     def _relevances(self, cands: Sequence[Candidate], trace: Trace) -> list[float]:
         cfg = self.config
         scores = [c.score for c in cands]
-        missing = sum(1 for s in scores if s is None or not math.isfinite(s))
+        bad = [i for i, s in enumerate(scores) if s is not None and not math.isfinite(s)]
+        missing = sum(1 for s in scores if s is None) + len(bad)
         mode = cfg.score_normalization
         if missing:
             trace.note(
@@ -306,9 +327,20 @@ class OneShotSelector:
                 missing=missing,
             )
             mode = "rank"
+        if bad:
+            trace.note(
+                "oneshot.scores",
+                f"{len(bad)} candidate(s) scored NaN or infinite: ranked last (after every other candidate, in input "
+                "order)",
+                ids=[cands[i].obj.id for i in bad],
+            )
         if mode == "rank":
             if missing:
-                return [1.0 / (1 + i) for i in range(len(cands))]
+                order = [i for i in range(len(cands)) if i not in set(bad)] + bad  # non-finite scores rank last
+                rel = [0.0] * len(cands)
+                for r, i in enumerate(order):
+                    rel[i] = 1.0 / (1 + r)
+                return rel
             order = sorted(range(len(cands)), key=lambda i: (-float(scores[i] or 0.0), i))
             rel = [0.0] * len(cands)
             for r, i in enumerate(order):

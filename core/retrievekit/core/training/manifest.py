@@ -268,10 +268,11 @@ def write_model_manifest(folder: str | os.PathLike[str], manifest: ModelManifest
     """
     if not isinstance(manifest, ModelManifest):
         raise InvalidInputError(f"manifest must be a ModelManifest, got {type(manifest).__name__}")
-    from retrievekit.core.index.checksums import folder_checksums
+    from retrievekit.core.index.checksums import MANIFEST_CHECK, folder_checksums, manifest_check
 
     path = Path(folder) / MANIFEST_NAME
     data = {**manifest.to_dict(), "checksums": folder_checksums(folder, exclude=[MANIFEST_NAME])}
+    data[MANIFEST_CHECK] = manifest_check(data)  # the manifest (a judge's Platt parameters) covers itself
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
     return path
 
@@ -339,7 +340,7 @@ def _verify_model_files(mdir: Path, data: Mapping[str, Any]) -> None:
     from retrievekit.core.index.checksums import verify_checksums
 
     if "checksums" in data:
-        verify_checksums(mdir, data["checksums"])
+        verify_checksums(mdir, data["checksums"], exclude=[MANIFEST_NAME])
         return
     warnings.warn(
         f"{mdir} was saved without checksums (retrievekit {data.get('retrievekit_version')}): its files cannot be "

@@ -1,0 +1,146 @@
+"""The last step of an atomic folder write, and what its failures leave: the swap of a finished temp folder into
+place, a disk-full or permission error said as such, and the restore of a swap a kill interrupted.
+
+* :func:`swap_folder` -- ``path`` to ``.<name>.old-<pid>``, the temp folder to ``path``, the old copy removed; a
+  failed second rename puts the old copy back, so ``path`` always holds one complete folder.
+* :func:`restore_interrupted_swap` -- a process killed between the two renames left nothing at ``path`` and the old
+  copy in ``.<name>.old-<pid>``: the next write or open (its process gone) renames it back.
+* :func:`storage_error` -- an ``OSError`` of a full disk (``ENOSPC``, ``EDQUOT``) or a denied write (``EACCES``,
+  ``EPERM``, ``EROFS``) as a :class:`~retrievekit.core.errors.StorageWriteError` naming the folder.
+
+Examples:
+    >>> import errno
+    >>> str(storage_error("/data/idx", OSError(errno.ENOSPC, "No space left on device")))
+    'disk full: /data/idx cannot be written (No space left on device); what was there before is intact'
+    >>> storage_error("/data/idx", OSError(errno.ENOENT, "gone")) is None
+    True
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shutil
+from pathlib import Path
+
+from retrievekit.core.errors import StorageWriteError
+
+__all__ = ["pid_alive", "restore_interrupted_swap", "storage_error", "swap_folder"]
+
+_DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+_DENIED = {errno.EACCES, errno.EPERM, errno.EROFS}
+_OLD = re.compile(r"old-(\d+)")
+
+
+def storage_error(path: str | os.PathLike[str], exc: BaseException) -> StorageWriteError | None:
+    """``exc`` as a :class:`StorageWriteError` naming ``path`` when it is a full disk or a denied write (an errno,
+    or SQLite's "attempt to write a readonly database"), else None.
+
+    Examples:
+        >>> import errno
+        >>> storage_error("/ro/idx", PermissionError(errno.EACCES, "Permission denied")).errno == errno.EACCES
+        True
+    """
+    if isinstance(exc, StorageWriteError):  # said deeper down: name this folder too when it does not
+        return (
+            exc
+            if str(path) in exc.message
+            else StorageWriteError(exc.errno or errno.EIO, f"{exc.message} (writing {path})")
+        )
+    if "readonly database" in str(exc) and "1032" not in str(exc):  # SQLite's words for a folder it may not write
+        # (code 1032, SQLITE_READONLY_DBMOVED, is a database moved away while open: not a permission)
+        return StorageWriteError(
+            errno.EACCES, f"permission denied: {path} cannot be written ({type(exc).__name__}: {str(exc)[:200]})"
+        )
+    if not isinstance(exc, OSError) or exc.errno is None:
+        return None
+    if exc.errno in _DISK_FULL:
+        what = "disk full"
+    elif exc.errno in _DENIED:
+        what = "permission denied"
+    else:
+        return None
+    reason = exc.strerror or str(exc)
+    return StorageWriteError(exc.errno, f"{what}: {path} cannot be written ({reason}); what was there before is intact")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (True when that cannot be told).
+
+    Examples:
+        >>> pid_alive(os.getpid())
+        True
+    """
+    if os.name == "nt":  # os.kill(pid, 0) would end the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def restore_interrupted_swap(path: str | os.PathLike[str]) -> bool:
+    """Rename the old copy a killed swap left (``.<name>.old-<pid>``, its process gone) back to ``path`` when nothing
+    is at ``path``; returns whether it did. The newest such copy wins.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> parent = pathlib.Path(tempfile.mkdtemp())
+        >>> (parent / ".idx.old-999999999").mkdir()  # a pid no process has
+        >>> restore_interrupted_swap(parent / "idx"), (parent / "idx").is_dir()
+        (True, True)
+    """
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        return False
+    prefix = f".{path.name}."
+    try:
+        olds = [
+            e
+            for e in path.parent.iterdir()
+            if e.name.startswith(prefix)
+            and (m := _OLD.fullmatch(e.name[len(prefix) :])) is not None
+            and not pid_alive(int(m.group(1)))
+            and e.is_dir()
+            and not e.is_symlink()
+        ]
+    except OSError:
+        return False
+    if not olds:
+        return False
+    newest = max(olds, key=lambda e: (e.stat().st_mtime_ns, e.name))
+    try:
+        os.replace(newest, path)
+    except OSError:
+        return False
+    return True
+
+
+def swap_folder(tmp: Path, path: Path) -> None:
+    """Put the finished ``tmp`` at ``path``: the old folder aside, ``tmp`` in, the old one removed. When the second
+    rename fails the old folder goes back, so ``path`` holds the old or the new folder, whole, whatever fails.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> parent = pathlib.Path(tempfile.mkdtemp())
+        >>> (parent / "new").mkdir(); (parent / "idx").mkdir()
+        >>> swap_folder(parent / "new", parent / "idx"); sorted(p.name for p in parent.iterdir())
+        ['idx']
+    """
+    old: Path | None = None
+    if path.exists():
+        old = path.with_name(f".{path.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(path, old)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        if old is not None and not path.exists():
+            os.replace(old, path)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
