@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
 from retrievekit.core.checks import check_corpus, check_k
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever, search_with_trace
@@ -112,9 +113,11 @@ def build_for_edge(
     work_dir: str | os.PathLike[str] | None,
     llm: Any,
     options: dict[str, Any],
+    embedder: Any = None,
 ) -> Retriever:
     """A registered method built over ``corpus`` (checked) for an edge's ``from_documents``; ``llm`` is already the
-    framework model wrapped, ``work_dir`` caches the built indexes.
+    framework model wrapped, ``work_dir`` caches the built indexes, ``embedder`` is the embedding model of the
+    methods that embed (a framework's is wrapped by :func:`~retrievekit.core.index.as_embedder.as_embedder`).
 
     Examples:
         >>> docs = [Passage(id="a", text="red apples"), Passage(id="b", text="green pears")]
@@ -122,7 +125,11 @@ def build_for_edge(
         'b'
     """
     ctx = MethodContext(
-        corpus=check_corpus(corpus), work_dir=Path(work_dir) if work_dir else None, options=options, llm=llm
+        corpus=check_corpus(corpus),
+        work_dir=Path(work_dir) if work_dir else None,
+        options=options,
+        llm=llm,
+        embedder=as_embedder(embedder, where="from_documents"),
     )
     return build_method(method, ctx)
 

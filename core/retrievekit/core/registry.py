@@ -59,6 +59,9 @@ class MethodContext:
         judge: a ready :class:`~retrievekit.core.llm.protocol.RelevanceJudge` that the factories' judge lookup
             (``retrievekit.core.judge.hooks.judge_from_options``) returns instead of loading option ``judge_dir``;
             the benchmark harness puts the gold-label oracle of ``--judge oracle`` here.
+        embedder: the embedding model of the methods that embed (anything
+            :func:`~retrievekit.core.index.as_embedder.as_embedder` takes; ``retrievekit bench --embedder``); None:
+            all-MiniLM-L6-v2.
 
     Examples:
         >>> MethodContext(corpus=[], llm_name="smollm2").llm_name
@@ -77,6 +80,7 @@ class MethodContext:
     options: dict[str, Any] = field(default_factory=dict)
     llm: Any = None
     judge: Any = None
+    embedder: Any = None
 
     def __post_init__(self) -> None:
         if self.work_dir is not None:
