@@ -7,7 +7,8 @@ default's, and the seconds spent building (embedding the 5,183 abstracts) and se
 
     HF_HUB_OFFLINE=1 python benchmarks/embedders_scifact.py --data-dir /work/shared/data --out runs/embedders.json
 
-``--limit N`` keeps the first N claims and ``--corpus-size N`` restricts the corpus (a smoke run).
+``--limit N`` keeps the first N claims and ``--corpus-size N`` restricts the corpus (a smoke run); ``--routes`` picks
+some (the share of equal top 10s is then against the first one given); ``--out`` also keeps every ranking.
 """
 
 from __future__ import annotations
@@ -68,10 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     ds = load_dataset("scifact", args.data_dir, args.split, args.limit, corpus_size=args.corpus_size)
     print(f"scifact {args.split}: {len(ds.queries)} claims, {len(ds.corpus)} abstracts", flush=True)
     table: dict[str, Any] = {}
+    rankings: dict[str, dict[str, list[str]]] = {}
     first: dict[str, list[str]] | None = None
     for name in args.routes.split(","):
         ranked, built, searched = run_route(routes()[name], ds, args.k)
         first = first if first is not None else ranked
+        rankings[name] = ranked
         ndcg = sum(ndcg_at_k(ranked[q.id], ds.qrels.get(q.id, {}), args.k) for q in ds.queries) / len(ds.queries)
         same = sum(ranked[q.id] == first[q.id] for q in ds.queries) / len(ds.queries)
         table[name] = {"ndcg@10": round(ndcg, 4), "same_top10": round(same, 4), "build_s": round(built, 1),
@@ -80,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
               f"build {built:.0f} s  search {searched:.1f} s", flush=True)  # fmt: skip
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
-            json.dump({"split": args.split, "queries": len(ds.queries), "corpus": len(ds.corpus), "routes": table}, f,
-                      indent=2)  # fmt: skip
+            json.dump({"split": args.split, "queries": len(ds.queries), "corpus": len(ds.corpus), "routes": table,
+                       "rankings": rankings}, f, indent=1)  # fmt: skip
     return 0
 
 

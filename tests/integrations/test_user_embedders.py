@@ -133,3 +133,17 @@ def test_llama_index_components_use_settings_embed_model_only_when_set(routes):
         assert explicit._core.embedder is routes["default"]  # a model passed wins over Settings
     finally:
         Settings._embed_model = None  # unset again without building the default (see ECOSYSTEM: reading it may)
+
+
+def test_the_entry_points_name_each_edge_s_adapter():
+    import importlib
+    import tomllib
+
+    from _paths import REPO
+
+    eps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]["retrievekit.embedders"]
+    assert set(eps) == {"llama-index", "langchain"}
+    for value in eps.values():
+        module, func = value.split(":")
+        adapt = getattr(importlib.import_module(module), func)
+        assert adapt(object()) is None  # not its framework's: passed on to the next adapter

@@ -29,6 +29,7 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import threading
 from collections.abc import Callable
@@ -73,13 +74,18 @@ def register_embedder_adapter(name: str, adapt: Adapter) -> None:
 
 
 def _adapters() -> dict[str, Adapter]:
-    """The registered adapters, then the entry points' (an entry point whose module cannot be imported is skipped:
-    its framework is not installed, so no object can be of its type)."""
+    """The registered adapters, then the entry points' (loaded once per process)."""
     with _LOCK:
         found = dict(_REGISTERED)
+    return {**_entry_point_adapters(), **found}
+
+
+@functools.cache
+def _entry_point_adapters() -> dict[str, Adapter]:
+    """The entry points' adapters; one whose module cannot be imported is skipped (its framework is not installed, so
+    no object can be of its type)."""
+    found: dict[str, Adapter] = {}
     for ep in importlib.metadata.entry_points(group=EMBEDDER_ENTRY_POINT_GROUP):
-        if ep.name in found:
-            continue
         try:
             found[ep.name] = ep.load()
         except ImportError:
@@ -114,12 +120,14 @@ def as_embedder(obj: Any, *, where: str = "embedder") -> Any:
         return obj
     if isinstance(obj, str):
         return _from_name(obj, where)
+    if isinstance(obj, Embedder):
+        return obj
     for adapt in _adapters().values():
         wrapped = adapt(obj)
         if wrapped is not None:
             return wrapped
-    if isinstance(obj, Embedder) or all(callable(getattr(obj, m, None)) for m in ("embed_documents", "embed_query")):
-        return obj  # a retrievekit Embedder, or a duck-typed stand-in (a step that reads no ``name`` / ``dim``)
+    if all(callable(getattr(obj, m, None)) for m in ("embed_documents", "embed_query")):
+        return obj  # a duck-typed stand-in (for a step that reads no ``name`` / ``dim``, e.g. the cosine judge)
     raise InvalidInputError(
         f"{where}: embedder= takes a retrievekit Embedder, a LlamaIndex BaseEmbedding, a LangChain Embeddings (with "
         "retrievekit[llama-index] / retrievekit[langchain] installed), 'all-MiniLM-L6-v2' or 'openai:MODEL@URL'; "
