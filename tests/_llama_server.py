@@ -19,8 +19,9 @@ MODEL = "smollm2"
 
 
 @contextlib.contextmanager
-def llama_server(parallel: int = 2) -> Iterator[LlamaCppServer]:
-    """Start the server (``parallel`` slots), yield it, stop it by its PID on exit."""
+def llama_server(parallel: int = 2, *, embedding: bool = False) -> Iterator[LlamaCppServer]:
+    """Start the server (``parallel`` slots; ``embedding``: serving ``/v1/embeddings``), yield it, stop it by its PID
+    on exit."""
     if importlib.util.find_spec("xllamacpp") is None:
         pytest.skip("xllamacpp is not installed (pip install xllamacpp)")
     try:
@@ -29,7 +30,7 @@ def llama_server(parallel: int = 2) -> Iterator[LlamaCppServer]:
         gguf = locate_gguf(MODEL)
     except MissingDependencyError as e:
         pytest.skip(str(e))
-    server = LlamaCppServer.start(gguf, parallel=parallel, threads=1)
+    server = LlamaCppServer.start(gguf, parallel=parallel, threads=1, embedding=embedding)
     try:
         yield server
     finally:

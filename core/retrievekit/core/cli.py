@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, InvalidPathError, RetrieveKitError
+from retrievekit.core.index.as_embedder import add_embedder_argument
 from retrievekit.core.llm.arguments import add_llm_arguments, llm_argument, resolve_llm, served_settings
 from retrievekit.core.paths import ensure_folder
 
@@ -141,6 +142,7 @@ def _add_bench_arguments(bench: argparse.ArgumentParser) -> None:
     )
     bench.add_argument("--seed", type=int, default=0, help="seed of --corpus-size's distractors (default: 0)")
     add_llm_arguments(bench, default=None, help="LLM of the LLM-based methods (default: smollm2, in-process)")
+    add_embedder_argument(bench)
     bench.add_argument("--k", type=int, default=100, help="hits per query (default: 100)")
     bench.add_argument("--work-dir", default=None, help="folder for cached indexes")
     bench.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="method option (repeatable)")
@@ -201,6 +203,7 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
         demo, default="smollm2", help="LLM of the LLM-driven methods and of the closing answer (default: smollm2)"
     )
     demo.add_argument("--no-llm", dest="llm", action="store_const", const=None, help="skip the LLM answer")
+    add_embedder_argument(demo)
     demo.add_argument(
         "--work-dir",
         default=None,
@@ -308,6 +311,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         records=args.records,
         shard=args.shard,
         settings=_run_settings(args),
+        embedder=args.embedder,
     )
     if args.label:
         result["label"] = args.label

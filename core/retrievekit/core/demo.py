@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 from retrievekit.core.demo_snapshot import DemoSnapshot, build_snapshot, load_snapshot, seed_embedder
 from retrievekit.core.errors import IndexFormatError, MissingDependencyError
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.llm.arguments import resolve_llm
 from retrievekit.core.registry import MethodContext, available_methods, build_method
 from retrievekit.core.trace import Trace
@@ -300,12 +301,15 @@ def _build(
     served: Any,
     llm: str,
     work_dir: Path,
+    embedder: Any = None,
 ) -> tuple[Any, float]:
     """Build one method (LATTICE over the snapshot's tree when it is the one the demo would build) and say how long
     it took, and what came prebuilt."""
     shipped = method == "lattice" and snapshot is not None and snapshot.tree_fits(llm, served is not None, options)
     run_options = {**options, "tree_dir": str(snapshot.tree_dir)} if shipped and snapshot is not None else options
-    ctx = MethodContext(corpus, work_dir=work_dir, llm_name=llm, llm=served, options=dict(run_options))
+    ctx = MethodContext(
+        corpus, work_dir=work_dir, llm_name=llm, llm=served, options=dict(run_options), embedder=embedder
+    )
     with _Ticker(f"{method}: building") as tick:
         retriever = build_method(method, ctx)
     note = ""
@@ -367,6 +371,7 @@ def main(args: argparse.Namespace | None = None) -> int:
     k = int(getattr(args, "k", 3) or 3)
     llm = getattr(args, "llm", "smollm2")
     served = resolve_llm(args) if args is not None else None  # --llm CLIENT:MODEL@URL: a served LLM
+    embedder = as_embedder(getattr(args, "embedder", None), where="--embedder")  # None: all-MiniLM-L6-v2
     questions = list(getattr(args, "questions", None) or DEMO_QUESTIONS)
     work = getattr(args, "work_dir", None)
     work_dir = Path(work) if work else demo_cache_dir()
@@ -394,7 +399,9 @@ def main(args: argparse.Namespace | None = None) -> int:
         options = DEMO_OPTIONS.get(method, {})
         setting = f"  [{', '.join(f'{k_}={v}' for k_, v in options.items())}]" if options else ""
         print(f"=== [{n}/{len(methods)}] {method}{setting}", flush=True)
-        retriever, build_s = _build(method, corpus, dict(options), snapshot, served, llm or "smollm2", work_dir)
+        retriever, build_s = _build(
+            method, corpus, dict(options), snapshot, served, llm or "smollm2", work_dir, embedder
+        )
         query_s, calls, contexts[method] = _ask(method, retriever, asked, k, served)
         rows.append((method, build_s, query_s, len(asked), calls))
         print(flush=True)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
 from retrievekit.core.checks import check_corpus, check_k
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever, search_with_trace
@@ -113,10 +114,12 @@ def build_for_edge(
     llm: Any,
     options: dict[str, Any],
     store: Any = None,
+    embedder: Any = None,
 ) -> Retriever:
     """A registered method built over ``corpus`` (checked) for an edge's ``from_documents``; ``llm`` is already the
     framework model wrapped, ``work_dir`` caches the built indexes, ``store`` is the user's vector store as the dense
-    side (``MethodContext.store``; an edge's ``from_vector_store``).
+    side (``MethodContext.store``; an edge's ``from_vector_store``), ``embedder`` is the embedding model of the
+    methods that embed (a framework's is wrapped by :func:`~retrievekit.core.index.as_embedder.as_embedder`).
 
     Examples:
         >>> docs = [Passage(id="a", text="red apples"), Passage(id="b", text="green pears")]
@@ -129,6 +132,7 @@ def build_for_edge(
         options=options,
         llm=llm,
         store=store,
+        embedder=as_embedder(embedder, where="from_documents"),
     )
     return build_method(method, ctx)
 

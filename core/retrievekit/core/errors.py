@@ -23,6 +23,9 @@ __all__ = [
     "DatasetNotFoundError",
     "EmptyCorpusError",
     "EmptyQueryError",
+    "EmbedderMismatchError",
+    "EmbedderTimeoutError",
+    "EmbedderUnavailableError",
     "IndexFormatError",
     "InvalidInputError",
     "InvalidPathError",
@@ -130,6 +133,44 @@ class IndexFormatError(RetrieveKitError, ValueError):
 
     Examples:
         >>> isinstance(IndexFormatError("not a retrievekit index"), ValueError)
+        True
+    """
+
+
+class EmbedderMismatchError(IndexFormatError):
+    """An index searched (or added to) through an embedding model other than the one that built it: another vector
+    size, or vectors that differ from the probe vectors recorded at build (a swapped model, even under the same name).
+    The message names both models and the index.
+
+    Examples:
+        >>> issubclass(EmbedderMismatchError, IndexFormatError)
+        True
+    """
+
+
+class EmbedderUnavailableError(RetrieveKitError, ConnectionError):
+    """An embedding model that could not embed: a served endpoint that refused the connection, kept answering 429 /
+    5xx after the bounded retries, refused the request, or sent a reply that is not an embeddings response; or a
+    framework embedding model that raised. The message names the endpoint (``endpoint``).
+
+    Examples:
+        >>> e = EmbedderUnavailableError("cannot reach", endpoint="http://127.0.0.1:9/v1", attempts=3)
+        >>> isinstance(e, ConnectionError), e.endpoint, e.attempts, e.status
+        (True, 'http://127.0.0.1:9/v1', 3, None)
+    """
+
+    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None, attempts: int = 1) -> None:
+        self.endpoint = endpoint
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class EmbedderTimeoutError(EmbedderUnavailableError, TimeoutError):
+    """A served embedding model that sent no reply within the per-request timeout (never retried).
+
+    Examples:
+        >>> issubclass(EmbedderTimeoutError, (EmbedderUnavailableError, TimeoutError))
         True
     """
 

@@ -64,6 +64,9 @@ class MethodContext:
             :class:`~retrievekit.core.index.store_retriever.StoreRetriever` (a store and the model that wrote it),
             or a :class:`~retrievekit.core.index.vector_store.VectorStore` (searched through all-MiniLM-L6-v2).
             None: the methods build their own Chroma index over ``corpus``.
+        embedder: the embedding model of the methods that embed (anything
+            :func:`~retrievekit.core.index.as_embedder.as_embedder` takes; ``retrievekit bench --embedder``); None:
+            all-MiniLM-L6-v2.
 
     Examples:
         >>> MethodContext(corpus=[], llm_name="smollm2").llm_name
@@ -83,6 +86,7 @@ class MethodContext:
     llm: Any = None
     judge: Any = None
     store: Any = None
+    embedder: Any = None
 
     def __post_init__(self) -> None:
         if self.work_dir is not None:

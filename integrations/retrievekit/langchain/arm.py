@@ -56,6 +56,7 @@ class ArmRetriever(RetrieveKitRetriever):
         llm_name: str | None = "smollm2",
         config: ArmConfig | None = None,
         k: int = 10,
+        embedder: Any = None,
         **options: Any,
     ) -> ArmRetriever:
         """Build ARM over LangChain documents (or retrievekit ``Passage``/``Table`` objects, which keep their
@@ -65,9 +66,12 @@ class ArmRetriever(RetrieveKitRetriever):
         :func:`~retrievekit.langchain.llm.as_chat_llm`); ``llm="smollm2"`` (a name) is the deprecated spelling of
         ``llm_name``. Hits on the given documents return copies of them with the ``arm_*`` metadata.
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
+        ``embedder``: a LangChain ``Embeddings`` (or anything ``as_embedder`` takes; default all-MiniLM-L6-v2).
         """
         llm, llm_name = edge_llm(llm, llm_name, where="ArmRetriever.from_documents", wrap=as_chat_llm)
         docs, corpus = split_corpus(documents, Document, documents_to_objects)
         return cls(
-            retriever=create_arm(corpus, llm=llm, llm_name=llm_name, config=config, **options), k=k, documents=docs
+            retriever=create_arm(corpus, llm=llm, llm_name=llm_name, config=config, embedder=embedder, **options),
+            k=k,
+            documents=docs,
         )

@@ -30,7 +30,6 @@ from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.edge import CoreAlias, edge_llm
-from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import SemanticTree
@@ -71,7 +70,7 @@ class LatticeRetriever(RetrieveKitRetriever):
         *,
         llm: Any = None,
         llm_name: str = "smollm2",
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         tree_dir: str | os.PathLike[str] | None = None,
         builder: str = "bottom_up",
         k: int = 10,
@@ -97,7 +96,7 @@ class LatticeRetriever(RetrieveKitRetriever):
         *,
         llm: Any = None,
         llm_name: str = "smollm2",
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         k: int = 10,
         **options: Any,
     ) -> LatticeRetriever:

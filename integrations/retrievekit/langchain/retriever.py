@@ -159,11 +159,14 @@ class RetrieveKitRetriever(BaseRetriever):
         work_dir: str | os.PathLike[str] | None = None,
         k: int = 4,
         llm: Any = None,
+        embedder: Any = None,
         **options: Any,
     ) -> RetrieveKitRetriever:
         """Build a registered method (``bm25``, ``dense``, ``hybrid``, ``llm-rerank``...) over LangChain documents;
         ``llm`` (a LangChain chat model such as ``ChatOpenAI``, or a retrievekit model) is the LLM of an LLM-based
-        method (default: its local model).
+        method (default: its local model). ``embedder`` (a LangChain ``Embeddings``, a retrievekit ``Embedder`` or
+        ``"openai:MODEL@URL"``) is the embedding model of ``dense`` / ``hybrid`` / ARM / LATTICE (default:
+        all-MiniLM-L6-v2).
 
         Examples:
             >>> RetrieveKitRetriever.from_documents([Document(page_content="x")], method="bm25").k
@@ -172,7 +175,9 @@ class RetrieveKitRetriever(BaseRetriever):
         from retrievekit.langchain.llm import as_chat_llm
 
         corpus = documents_to_objects(documents)
-        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options)
+        core = build_for_edge(
+            method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, embedder=embedder
+        )
         return cls(retriever=core, k=k, documents=documents)
 
     @classmethod

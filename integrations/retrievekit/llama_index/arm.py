@@ -17,6 +17,7 @@ from llama_index.core.schema import BaseNode
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
 from retrievekit.core.edge import CoreAlias, edge_llm, split_corpus
 from retrievekit.core.types import DataObject
+from retrievekit.llama_index.embeddings import user_embed_model
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
@@ -57,6 +58,7 @@ class ArmRetriever(RetrieveKitRetriever):
         llm_name: str | None = "smollm2",
         config: ArmConfig | None = None,
         similarity_top_k: int = 10,
+        embedder: Any = None,
         **options: Any,
     ) -> ArmRetriever:
         """Build ARM over LlamaIndex nodes/documents (or retrievekit ``Passage``/``Table`` objects, which keep
@@ -66,8 +68,11 @@ class ArmRetriever(RetrieveKitRetriever):
         :func:`~retrievekit.llama_index.llm.as_chat_llm`); ``llm="smollm2"`` (a name) is the deprecated spelling of
         ``llm_name``. Hits on the given nodes return those nodes (copies carrying the ``arm_*`` metadata).
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
+        ``embedder``: a LlamaIndex ``BaseEmbedding`` (or anything ``as_embedder`` takes); default
+        ``Settings.embed_model`` when you set it, else all-MiniLM-L6-v2.
         """
         llm, llm_name = edge_llm(llm, llm_name, where="ArmRetriever.from_documents", wrap=as_chat_llm)
         nodes, corpus = split_corpus(documents, BaseNode, nodes_to_objects)
-        arm = create_arm(corpus, llm=llm, llm_name=llm_name, config=config, **options)
+        embedder = user_embed_model(embedder)
+        arm = create_arm(corpus, llm=llm, llm_name=llm_name, config=config, embedder=embedder, **options)
         return cls(arm, similarity_top_k=similarity_top_k, nodes=nodes)

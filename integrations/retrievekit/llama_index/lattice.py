@@ -20,10 +20,10 @@ from llama_index.core.schema import BaseNode
 
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.edge import CoreAlias, edge_llm
-from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
 from retrievekit.core.lattice.search import SearchState
 from retrievekit.core.lattice.tree import SemanticTree
+from retrievekit.llama_index.embeddings import user_embed_model
 from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
@@ -65,7 +65,7 @@ class LatticeRetriever(RetrieveKitRetriever):
         *,
         llm: Any = None,
         llm_name: str = "smollm2",
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         tree_dir: str | os.PathLike[str] | None = None,
         builder: str = "bottom_up",
         similarity_top_k: int = 10,
@@ -76,10 +76,12 @@ class LatticeRetriever(RetrieveKitRetriever):
         ``llm`` is a retrievekit ``ChatLLM`` or any LlamaIndex ``LLM`` (wrapped by
         :func:`~retrievekit.llama_index.llm.as_chat_llm`); default ``LocalLM.load(llm_name)``. The retrieved nodes are
         the given ones. ``options`` are :class:`~retrievekit.core.lattice.config.TreeBuildConfig` /
-        :class:`~retrievekit.core.lattice.config.LatticeConfig` fields.
+        :class:`~retrievekit.core.lattice.config.LatticeConfig` fields. ``embedder``: a LlamaIndex ``BaseEmbedding``
+        (or anything ``as_embedder`` takes); default ``Settings.embed_model`` when you set it, else all-MiniLM-L6-v2.
         """
         llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_documents", wrap=as_chat_llm)
         corpus = check_corpus(nodes_to_objects(documents))  # before the LLM and embedder are loaded
+        embedder = user_embed_model(embedder)
         lattice = create_lattice(
             corpus, llm=llm, llm_name=llm_name, embedder=embedder, tree_dir=tree_dir, builder=builder, **options
         )
@@ -92,11 +94,12 @@ class LatticeRetriever(RetrieveKitRetriever):
         *,
         llm: Any = None,
         llm_name: str = "smollm2",
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         similarity_top_k: int = 10,
         **options: Any,
     ) -> LatticeRetriever:
         """Search a persisted tree (a folder) or a tree object."""
         llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_tree", wrap=as_chat_llm)
+        embedder = user_embed_model(embedder)
         lattice = lattice_from_tree(tree, llm=llm, llm_name=llm_name, embedder=embedder, **options)
         return cls(lattice, similarity_top_k=similarity_top_k)

@@ -140,6 +140,7 @@ class RetrieveKitRetriever(BaseRetriever):
         work_dir: str | os.PathLike[str] | None = None,
         similarity_top_k: int = 10,
         llm: Any = None,
+        embedder: Any = None,
         **options: Any,
     ) -> RetrieveKitRetriever:
         """Build a registered method (``bm25``, ``dense``, ``hybrid``, ``llm-rerank``...) over LlamaIndex
@@ -147,17 +148,23 @@ class RetrieveKitRetriever(BaseRetriever):
 
         ``work_dir`` caches the built indexes on disk (reopened when the corpus is unchanged). ``llm`` (a LlamaIndex
         ``LLM`` such as ``OpenAILike``, or a retrievekit model) is the LLM of an LLM-based method (default: its local
-        model).
+        model). ``embedder`` (a LlamaIndex ``BaseEmbedding``, a retrievekit ``Embedder`` or ``"openai:MODEL@URL"``) is
+        the embedding model of ``dense`` / ``hybrid`` / ARM / LATTICE; default: ``Settings.embed_model`` when you set
+        it, else all-MiniLM-L6-v2.
 
         Examples:
             >>> from llama_index.core import Document
             >>> RetrieveKitRetriever.from_documents([Document(text="x")], method="bm25").similarity_top_k
             10
         """
+        from retrievekit.llama_index.embeddings import user_embed_model
         from retrievekit.llama_index.llm import as_chat_llm
 
         corpus = nodes_to_objects(documents)
-        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options)
+        embedder = user_embed_model(embedder)
+        core = build_for_edge(
+            method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, embedder=embedder
+        )
         return cls(core, similarity_top_k=similarity_top_k, nodes=documents)
 
     @classmethod

@@ -78,7 +78,9 @@ def build_arm(ctx: MethodContext) -> Arm:
     cache_dir = cache_folder_option("keyword_cache", options.pop("keyword_cache", None), ctx.work_dir, "arm-keywords",
                                     default_on=True)  # fmt: skip
     config = ArmConfig.from_options(options)
-    index_ctx = MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, options={"progress": progress}, store=ctx.store)
+    index_ctx = MethodContext(
+        corpus=ctx.corpus, work_dir=ctx.work_dir, options={"progress": progress}, store=ctx.store, embedder=ctx.embedder
+    )
     llm = judge if judge is not None else ctx.load_llm()
     cache = None
     if llm is not None and cache_dir is not None:
@@ -132,13 +134,15 @@ def create_arm(
     config: ArmConfig | None = None,
     dense: Retriever | None = None,
     bm25: BM25Index | None = None,
+    embedder: Any = None,
     **options: Any,
 ) -> Arm:
     """ARM over ``corpus`` with ``llm`` (default: ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM).
 
     ``options`` are :class:`ArmConfig` fields, ignored when ``config`` is given. The framework retrievers'
     ``from_documents`` use this. The corpus and the options are checked before the LLM is loaded. ``llm`` is a model
-    object; a name there (``llm="smollm2"``) is the deprecated spelling of ``llm_name``.
+    object; a name there (``llm="smollm2"``) is the deprecated spelling of ``llm_name``. ``embedder`` is any embedding
+    model :func:`~retrievekit.core.index.as_embedder.as_embedder` takes (default: all-MiniLM-L6-v2).
 
     Examples:
         >>> from retrievekit.core.index.dense import DenseIndex
@@ -157,7 +161,7 @@ def create_arm(
     config = config or ArmConfig.from_options(options)
     if llm is None and llm_name is not None:
         llm = MethodContext(corpus=[], llm_name=llm_name).load_llm()
-    return Arm(corpus, llm, config, dense=dense, bm25=bm25)
+    return Arm(corpus, llm, config, dense=dense, bm25=bm25, embedder=embedder)
 
 
 # The public home of these names stays this module (docs, the demo corpus's ids, pickles), as before the split.

@@ -23,6 +23,7 @@ from retrievekit.core.arm.ngrams import NGramIndex
 from retrievekit.core.arm.serialize import serialize_object, unique_names
 from retrievekit.core.arm.verify import verify_draft
 from retrievekit.core.checks import check_corpus, check_k, check_query
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.bm25 import BM25Index, top_k_indices
 from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.retriever import Retriever
@@ -102,6 +103,7 @@ class Arm:
         self.by_id = {o.id: o for o in self.corpus}
         self.bm25 = bm25 if bm25 is not None else BM25Index.build(self.corpus)
         self._bm25_pos = {o.id: i for i, o in enumerate(self.bm25.objects)}
+        embedder = as_embedder(embedder, where="Arm")
         if dense is None:
             from retrievekit.core.index.dense import DenseIndex
 

@@ -43,6 +43,7 @@ from retrievekit.core.eval.fallbacks import fallback_block, fallback_warnings, s
 from retrievekit.core.eval.judge_accuracy import judge_block, query_pairs
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets, evaluate_table_recall
 from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.judge.hooks import describe_judge
 from retrievekit.core.judge.oracle import OracleJudge, parse_oracle
 from retrievekit.core.llm.names import split_llm_argument
@@ -220,6 +221,7 @@ def run_benchmark(
     settings: Mapping[str, Any] | None = None,
     llm: Any = None,
     shard_spec: str | tuple[int, int] | None = None,
+    embedder: Any = None,
 ) -> dict[str, Any]:
     """Run every query of ``dataset`` through ``method`` (built once over ``dataset.corpus``) and score the rankings.
 
@@ -229,8 +231,7 @@ def run_benchmark(
             a model object; ``work_dir`` and ``options``) or a ready retriever (anything with
             ``search(query, k, trace=...)``; then ``label`` names it in the result). ``llm="smollm2"`` (a name) is
             the deprecated spelling of ``llm_name``.
-        k: hits per query; metrics are computed at every cut-off in ``ks`` on those hits, so a cut-off above ``k``
-            equals the value at ``k``.
+        k: hits per query; metrics at every cut-off in ``ks`` on those hits (one above ``k`` equals the value at k).
         keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
         records: a JSONL file of per-query records (:class:`~retrievekit.core.eval.records.RecordFile`): appended
             as queries finish, skipped on a rerun (lines it does not use are listed in ``records_rejected``).
@@ -238,6 +239,7 @@ def run_benchmark(
             covers the shard; a last run without it aggregates and runs what is missing). Formerly ``shard_spec``.
         extra: a per-query hook whose JSON-safe fields land in each record's ``extra`` (numbers: ``extra_means``).
         settings: more JSON-safe settings that identify the run in the records file (e.g. a diagnosis switch).
+        embedder: the embedding model of the methods that embed (``as_embedder``'s input; None: all-MiniLM-L6-v2).
 
     Returns a JSON-safe dict: ``dataset``, ``split``, ``method``, ``n_queries``, ``metrics`` (``ndcg@10``,
     ``recall@100``, ``mrr@5``, ``hit@1``, ...), ``cost`` (:data:`COST_KEYS`), ``build_seconds``, ``k``,
@@ -261,13 +263,12 @@ def run_benchmark(
         raise InvalidInputError(f"dataset {dataset.name}/{dataset.split} has no queries to run")
     name = method if isinstance(method, str) else (label or type(method).__name__)
     shard = _shard_argument(shard, shard_spec)
-    run_settings = _run_settings(dataset, name, k, llm_name, options, settings)
+    embedder = as_embedder(embedder, where="run_benchmark")  # its name identifies the run in the records
+    run_settings = _run_settings(dataset, name, k, llm_name, options, settings, embedder)
     log = RecordFile(records, run_settings) if records is not None else None
     done = log.done() if log is not None else {}
     todo = [q for q in rec.shard(dataset.queries, shard) if q.id not in done]
-    t0 = time.perf_counter()
-    retriever, oracle = _build(method, dataset, llm_name, llm, work_dir, options)  # also when resuming
-    build_seconds = time.perf_counter() - t0
+    retriever, oracle, build_seconds = _timed_build(method, dataset, llm_name, llm, work_dir, options, embedder)
     desc, show = f"{name}@{dataset.name}", progress and sys.stderr.isatty()
     with log.writing(shard) if log else contextlib.nullcontext():  # a second unsharded writer is refused
         fresh = _run_queries(retriever, todo, k, extra, log, desc=desc, progress=show, qrels=dataset.qrels)
@@ -326,8 +327,12 @@ def _run_settings(
     llm_name: str | None,
     options: Mapping[str, Any] | None,
     settings: Mapping[str, Any] | None,
+    embedder: Any = None,
 ) -> dict[str, Any]:
-    """What identifies a run in its records file (``llm`` is the registry name, as in earlier record files)."""
+    """What identifies a run in its records file (``llm`` is the registry name, as in earlier record files; an
+    embedding model other than the default adds ``embedder``, its name)."""
+    if embedder is not None:
+        settings = {**(settings or {}), "embedder": embedder.name}
     return {
         "dataset": dataset.name,
         "split": dataset.split,
@@ -340,6 +345,13 @@ def _run_settings(
     }
 
 
+def _timed_build(*args: Any) -> tuple[Retriever, dict[str, Any] | None, float]:
+    """:func:`_build` and the seconds it took."""
+    t0 = time.perf_counter()
+    retriever, oracle = _build(*args)
+    return retriever, oracle, time.perf_counter() - t0
+
+
 def _build(
     method: str | Retriever,
     dataset: Dataset,
@@ -347,6 +359,7 @@ def _build(
     llm: Any,
     work_dir: str | Path | None,
     options: Mapping[str, Any] | None,
+    embedder: Any = None,
 ) -> tuple[Retriever, dict[str, Any] | None]:
     """The retriever, and the description of the gold-label oracle it was given (option ``judge_dir``
     ``oracle[:S[:SEED]]``: built here from the dataset's qrels and handed over as ``MethodContext.judge``)."""
@@ -358,6 +371,7 @@ def _build(
         llm_name=llm_name,
         options=method_options(method, options or {}),  # the option ``candidates`` in the factory's words
         llm=llm,
+        embedder=embedder,
     )
     spec = parse_oracle(ctx.options.get("judge_dir"))
     if spec is None:

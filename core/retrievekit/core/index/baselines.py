@@ -115,14 +115,14 @@ def build_dense(ctx: MethodContext) -> Retriever:
     cache = _cache_dir(ctx, "dense")
     progress = option_bool("progress", ctx.options.get("progress", False))
     if cache is None:
-        return DenseIndex.build(ctx.corpus, progress=progress)
+        return DenseIndex.build(ctx.corpus, embedder=ctx.embedder, progress=progress)
     with build_lock(cache):
         if cache.exists():
-            try:
-                return DenseIndex.open(cache)
+            try:  # a cache built by another embedding model is refused (EmbedderMismatchError) and rebuilt
+                return DenseIndex.open(cache, embedder=ctx.embedder)
             except IndexFormatError:
                 pass
-        return DenseIndex.build(ctx.corpus, path=cache, overwrite=True, progress=progress)
+        return DenseIndex.build(ctx.corpus, path=cache, overwrite=True, embedder=ctx.embedder, progress=progress)
 
 
 def build_hybrid(ctx: MethodContext) -> HybridRetriever:

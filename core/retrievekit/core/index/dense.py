@@ -42,6 +42,7 @@ from retrievekit.core.errors import (
     InvalidInputError,
     UnverifiedIndexWarning,
 )
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.checksums import sqlite_digest, verify_checksums
 from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
 from retrievekit.core.index.chroma_clients import (
@@ -58,6 +59,7 @@ from retrievekit.core.index.collection_swap import BUILT_AT as _BUILT_AT
 from retrievekit.core.index.collection_swap import STATE as _STATE
 from retrievekit.core.index.collection_swap import recover_swap, swap_in, sweep_leftovers
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
+from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint
 from retrievekit.core.index.open_folders import folder_identity, open_handles
 from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
@@ -175,7 +177,7 @@ class DenseIndex:
         *,
         client: Any = None,
         collection_name: str = "retrievekit",
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         batch_size: int = 256,
         overwrite: bool = False,
         progress: bool = False,
@@ -192,7 +194,8 @@ class DenseIndex:
                 in a collection of this index's own (``collection_name`` plus a unique suffix).
             client: an existing Chroma client (e.g. ``chromadb.HttpClient(host, port)`` for a server).
             collection_name: Chroma collection name (3–512 characters).
-            embedder: defaults to all-MiniLM-L6-v2 from its wheel.
+            embedder: defaults to all-MiniLM-L6-v2 from its wheel; also a LlamaIndex ``BaseEmbedding``, a LangChain
+                ``Embeddings`` or ``"openai:MODEL@URL"`` (:func:`~retrievekit.core.index.as_embedder.as_embedder`).
             batch_size: objects embedded and added per batch.
             overwrite: replace an existing index/collection of that name (only once the new one is complete).
             progress: show a progress bar while embedding.
@@ -209,7 +212,7 @@ class DenseIndex:
         objs = check_corpus(objects)
         if not 3 <= len(collection_name) <= 512:
             raise InvalidInputError("collection_name must be 3-512 characters (a Chroma rule)")
-        emb = embedder or MiniLMEmbedder.default()
+        emb = as_embedder(embedder, where="DenseIndex.build") or MiniLMEmbedder.default()
         if client is not None and path is not None:
             raise InvalidInputError("pass either path= (embedded Chroma) or client= (e.g. a Chroma server), not both")
         if client is not None:
@@ -310,7 +313,7 @@ class DenseIndex:
         *,
         client: Any = None,
         collection_name: str | None = None,
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         verify: bool = True,
         timeout: float | None = DEFAULT_TIMEOUT_S,
         retries: int = DEFAULT_RETRIES,
@@ -324,9 +327,11 @@ class DenseIndex:
         collection whose build never finished is refused, and so are (unless ``verify=False``) one with no
         completion mark and one whose ``add()`` did not finish.
 
-        Raises :class:`IndexFormatError` for a missing, foreign, damaged, incomplete or newer-version index, or an
-        embedder mismatch; :class:`~retrievekit.core.errors.StoreUnavailableError` for a server that cannot be
-        reached or does not answer within ``timeout`` seconds after ``retries`` further tries.
+        Raises :class:`IndexFormatError` for a missing, foreign, damaged, incomplete or newer-version index, and its
+        subclass :class:`~retrievekit.core.errors.EmbedderMismatchError` for another embedding model (another
+        dimension, or probe vectors unlike the recorded ones: :mod:`~retrievekit.core.index.fingerprint`);
+        :class:`~retrievekit.core.errors.StoreUnavailableError` for a server that cannot be reached or does not answer
+        within ``timeout`` seconds after ``retries`` further tries.
 
         Examples:
             >>> import tempfile
@@ -369,7 +374,7 @@ class DenseIndex:
         cls,
         client: Any,
         collection_name: str | None,
-        embedder: Embedder | None,
+        embedder: Any,
         *,
         path: Path | None,
         owns_client: bool,
@@ -394,12 +399,8 @@ class DenseIndex:
             raise IndexFormatError(
                 f"collection {name!r} has format version {version!r}; this retrievekit reads up to {FORMAT_VERSION}"
             )
-        emb = embedder or MiniLMEmbedder.default()
-        if meta.get("embedder") != emb.name or meta.get("dim") != emb.dim:
-            raise IndexFormatError(
-                f"collection {name!r} was embedded with {meta.get('embedder')!r} (dim {meta.get('dim')}), "
-                f"but the embedder given is {emb.name!r} (dim {emb.dim}); pass the matching embedder or rebuild"
-            )
+        emb = as_embedder(embedder, where="DenseIndex.open") or MiniLMEmbedder.default()
+        check_embedder(_recorded_embedder(meta), emb, where=f"collection {name!r}")
         idx = cls(col, emb, client=client, path=path, owns_client=owns_client, calls=calls)
         _check_complete(idx, name, meta, strict=verify)
         return idx
@@ -481,16 +482,34 @@ class DenseIndex:
         return hits
 
 
+_FINGERPRINT = "embedder_fingerprint"
+
+
+def _recorded_embedder(meta: dict[str, Any]) -> dict[str, Any]:
+    """The embedder a collection's metadata records (no ``probes`` for one built before fingerprints)."""
+    recorded: dict[str, Any] = {"name": meta.get("embedder"), "dim": meta.get("dim")}
+    raw = meta.get(_FINGERPRINT)
+    if isinstance(raw, str) and raw:
+        try:
+            recorded["probes"] = json.loads(raw)
+        except ValueError as e:
+            raise IndexFormatError(f"the embedder fingerprint recorded in the collection is damaged ({e})") from e
+    return recorded
+
+
 _MANIFEST_OWN = frozenset({"format", "format_version", "retrievekit_version", "checksums", "sqlite_digest"})
 
 
 def _meta(emb: Embedder, state: str, n: int) -> dict[str, Any]:
-    """A collection's metadata: retrievekit's format, the embedder, the build state and the object count."""
+    """A collection's metadata: retrievekit's format, the embedder (its name, dimension and probe fingerprint,
+    :mod:`~retrievekit.core.index.fingerprint`), the build state and the object count."""
+    fingerprint = embedder_fingerprint(emb)
     return {
         "retrievekit_format": FORMAT,
         "retrievekit_format_version": FORMAT_VERSION,
         "embedder": emb.name,
         "dim": emb.dim,
+        _FINGERPRINT: json.dumps(fingerprint["probes"]),
         _STATE: state,
         "n_objects": n,
     }

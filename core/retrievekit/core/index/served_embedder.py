@@ -1,0 +1,220 @@
+"""A served OpenAI-compatible embeddings endpoint (``POST {base_url}/embeddings``) as an
+:class:`~retrievekit.core.index.embeddings.Embedder`: vLLM, Ollama, llama.cpp's server (``--embedding``), TEI,
+a hosted API.
+
+Written on the command line ``openai:MODEL@URL`` (``--embedder openai:nomic-embed@http://127.0.0.1:8080/v1``).
+Each request goes through the project's :class:`~retrievekit.core.llm.call_policy.CallPolicy`: a per-request
+timeout (a watchdog ends the wait ``deadline_grace`` seconds later), bounded retries with backoff after a refused
+connection, HTTP 429 or 5xx, and typed errors that name the endpoint:
+:class:`~retrievekit.core.errors.EmbedderTimeoutError` (never retried) and
+:class:`~retrievekit.core.errors.EmbedderUnavailableError`. It uses only the standard library's HTTP client. The API
+key is ``OPENAI_API_KEY`` (``"-"`` when unset: local servers take any key).
+
+Examples:
+    >>> e = ServedEmbedder("nomic-embed", "http://127.0.0.1:8080/v1/", dim=768)
+    >>> e.name, e.dim, e.endpoint
+    ('nomic-embed', 768, 'http://127.0.0.1:8080/v1/embeddings (model nomic-embed)')
+    >>> parse_embedder_spec("openai:nomic-embed@http://127.0.0.1:8080/v1").base_url
+    'http://127.0.0.1:8080/v1'
+    >>> parse_embedder_spec("all-MiniLM-L6-v2") is None
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import EmbedderTimeoutError, EmbedderUnavailableError, InvalidInputError
+from retrievekit.core.llm.call_policy import CallPolicy, run_with_deadline
+
+__all__ = ["ServedEmbedder", "parse_embedder_spec"]
+
+_SPEC_RE = re.compile(r"^openai:(?P<model>[^@\s]+)@(?P<url>https?://\S+)$")
+_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def parse_embedder_spec(text: str, *, policy: CallPolicy | None = None) -> ServedEmbedder | None:
+    """The :class:`ServedEmbedder` ``text`` names (``openai:MODEL@URL``), or None when ``text`` is no such spec.
+
+    Examples:
+        >>> parse_embedder_spec("openai:m@ftp://x")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: a served embedding model is written openai:MODEL@URL with an http(s) URL, e.g. openai:nomic-embed@http://127.0.0.1:8080/v1; got 'openai:m@ftp://x'
+    """
+    if not text.startswith("openai:") or "@" not in text:
+        return None
+    m = _SPEC_RE.match(text.strip())
+    if m is None:
+        raise InvalidInputError(
+            "a served embedding model is written openai:MODEL@URL with an http(s) URL, e.g. "
+            f"openai:nomic-embed@http://127.0.0.1:8080/v1; got {text!r}"
+        )
+    return ServedEmbedder(m.group("model"), m.group("url"), policy=policy)
+
+
+class ServedEmbedder:
+    """An OpenAI-compatible embeddings endpoint: ``name`` is the model, vectors are L2-normalised float32.
+
+    Args:
+        model: the model name the server expects (also the name an index records).
+        base_url: the OpenAI-compatible base URL (``http://host:port/v1``).
+        api_key: sent as a bearer token (default: ``OPENAI_API_KEY``, else ``"-"``).
+        policy: timeout and retries of one request (default: :class:`CallPolicy`'s).
+        batch_size: texts per request.
+        dim: the vector size when known; otherwise the first use asks the server (one probe request).
+
+    Examples:
+        >>> e = ServedEmbedder("m", "http://127.0.0.1:8080/v1", policy=CallPolicy(timeout=5, max_retries=1))
+        >>> e.embed_query("hello").shape  # needs a server at that URL  # doctest: +SKIP
+        (768,)
+        >>> ServedEmbedder("m", "127.0.0.1:8080")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: ServedEmbedder needs a model name and an http(s) base URL; got 'm', '127.0.0.1:8080'
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        policy: CallPolicy | None = None,
+        batch_size: int = 64,
+        dim: int | None = None,
+    ) -> None:
+        if not model or not re.match(r"^https?://", base_url or ""):
+            raise InvalidInputError(
+                f"ServedEmbedder needs a model name and an http(s) base URL; got {model!r}, {base_url!r}"
+            )
+        self.name = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "-"
+        self.policy = policy if policy is not None else CallPolicy()
+        self.batch_size = max(1, int(batch_size))
+        self._dim = int(dim) if dim is not None else None
+
+    @property
+    def endpoint(self) -> str:
+        """The URL requests go to, and the model (as errors name it)."""
+        return f"{self.base_url}/embeddings (model {self.name})"
+
+    @property
+    def dim(self) -> int:
+        """The vector size (asked of the server once, with a one-text request, when not given)."""
+        if self._dim is None:
+            self._dim = int(self._request(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed_documents(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        """Embed texts, :attr:`batch_size` per request: shape ``(len(texts), dim)``."""
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self._request(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        out = np.concatenate(parts, axis=0)
+        if self._dim is None:
+            self._dim = int(out.shape[1])
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query: shape ``(dim,)``."""
+        return self.embed_documents([text])[0]
+
+    # ------------------------------------------------------------------ one request, under the policy
+    def _request(self, texts: list[str]) -> np.ndarray:
+        """One batch through :meth:`_send_once` under :attr:`policy` (retries, timeout, typed errors)."""
+        attempts = int(self.policy.max_retries) + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                body = run_with_deadline(
+                    lambda: self._send_once(texts), self.policy.timeout + self.policy.deadline_grace
+                )
+                return _vectors(body, len(texts), self.endpoint)
+            except EmbedderUnavailableError:
+                raise
+            except Exception as e:
+                status = getattr(e, "code", None) if isinstance(e, urllib.error.HTTPError) else None
+                if _is_timeout(e):
+                    raise EmbedderTimeoutError(
+                        f"the embedding model at {self.endpoint} sent no reply within {self.policy.timeout:g} s "
+                        "(not retried); raise the timeout or lower the batch size",
+                        endpoint=self.endpoint,
+                        attempts=attempt,
+                    ) from e
+                if status is not None and status not in _RETRY_STATUS:
+                    raise EmbedderUnavailableError(
+                        f"the embedding model at {self.endpoint} refused the request (HTTP {status}): {_detail(e)}",
+                        endpoint=self.endpoint,
+                        status=status,
+                        attempts=attempt,
+                    ) from e
+                if attempt == attempts:
+                    raise EmbedderUnavailableError(
+                        f"the embedding model at {self.endpoint} did not answer after {attempt} request(s): "
+                        f"{type(e).__name__}: {str(e)[:200]}",
+                        endpoint=self.endpoint,
+                        status=status,
+                        attempts=attempt,
+                    ) from e
+                time.sleep(self.policy.wait_before(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send_once(self, texts: list[str]) -> Any:
+        """POST one embeddings request; the decoded JSON body."""
+        payload = json.dumps({"model": self.name, "input": texts, "encoding_format": "float"}).encode("utf-8")
+        req = urllib.request.Request(
+            f"{self.base_url}/embeddings",
+            data=payload,
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"},
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=self.policy.timeout) as resp:  # noqa: S310 - http(s) checked above
+            raw = resp.read()
+        try:
+            return json.loads(raw)
+        except ValueError as e:
+            raise EmbedderUnavailableError(
+                f"the embedding model at {self.endpoint} sent a reply that is not JSON: {raw[:200]!r}",
+                endpoint=self.endpoint,
+            ) from e
+
+
+def _is_timeout(e: BaseException) -> bool:
+    reason = getattr(e, "reason", None)
+    return isinstance(e, TimeoutError) or isinstance(reason, TimeoutError)
+
+
+def _detail(e: BaseException) -> str:
+    try:
+        return str(e.read()[:300].decode("utf-8", "replace"))  # type: ignore[attr-defined]
+    except Exception:
+        return str(e)[:300]
+
+
+def _vectors(body: Any, n: int, endpoint: str) -> np.ndarray:
+    """The ``data[*].embedding`` of an embeddings reply, in input order and L2-normalised; a typed error otherwise."""
+    try:
+        rows = sorted(body["data"], key=lambda r: int(r.get("index", 0)))
+        x = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise EmbedderUnavailableError(
+            f"the reply of the embedding model at {endpoint} is not an embeddings response ({type(e).__name__}: {e})",
+            endpoint=endpoint,
+        ) from e
+    if x.ndim != 2 or len(x) != n or x.shape[1] == 0:
+        raise EmbedderUnavailableError(
+            f"the embedding model at {endpoint} sent {len(x)} vector(s) of shape {x.shape[1:]} for {n} text(s)",
+            endpoint=endpoint,
+        )
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)

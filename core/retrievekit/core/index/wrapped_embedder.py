@@ -1,0 +1,138 @@
+"""An embedding model reached through two functions (many texts, one query) as an
+:class:`~retrievekit.core.index.embeddings.Embedder`: what the framework edges wrap a LlamaIndex ``BaseEmbedding`` or
+a LangChain ``Embeddings`` in.
+
+Vectors come back as float32 rows, L2-normalised (every retrievekit index and method compares by cosine), in batches
+of ``batch_size`` texts. The vector size is asked of the model once, with one short text, when it is first needed. An
+exception the model raises becomes :class:`~retrievekit.core.errors.EmbedderUnavailableError` naming the model (a
+framework client's own timeout and retries apply: set them on the client).
+
+Examples:
+    >>> import numpy as np
+    >>> e = WrappedEmbedder("words", lambda ts: [[t.count("a"), 1.0] for t in ts], lambda t: [t.count("a"), 1.0],
+    ...                     source="a function")
+    >>> e.dim, e.embed_documents(["a", "b"]).astype(float).round(3).tolist(), e.embed_query("aa").shape
+    (2, [[0.707, 0.707], [0.0, 1.0]], (2,))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import EmbedderUnavailableError, RetrieveKitError
+from retrievekit.core.threads import model_threads
+
+__all__ = ["WrappedEmbedder", "loaded_class"]
+
+
+def loaded_class(module: str, name: str) -> type | None:
+    """The class ``module.name`` when ``module`` is already imported, else None: an object can only be an instance of
+    a class whose module is loaded, so an edge's adapter checks a framework type without importing the framework.
+
+    Examples:
+        >>> loaded_class("collections", "OrderedDict").__name__, loaded_class("no_such_module", "X")
+        ('OrderedDict', None)
+    """
+    cls = getattr(sys.modules.get(module), name, None)
+    return cls if isinstance(cls, type) else None
+
+
+class WrappedEmbedder:
+    """An :class:`~retrievekit.core.index.embeddings.Embedder` over ``embed_many(texts)`` and ``embed_one(text)``.
+
+    Args:
+        name: what an index records (the model's name).
+        embed_many: texts to one vector each (any nested sequence of numbers).
+        embed_one: a query to its vector.
+        source: how errors name the model (``"LlamaIndex HuggingFaceEmbedding (model ...)"``).
+        batch_size: texts per call of ``embed_many``.
+        dim: the vector size when known (otherwise asked once).
+        wrapped: the framework object, kept for the caller (``.wrapped``).
+
+    Examples:
+        >>> def broken(texts):
+        ...     raise RuntimeError("CUDA out of memory")
+        >>> WrappedEmbedder("m", broken, lambda t: [1.0], source="model m").embed_documents(["x"])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.EmbedderUnavailableError: the embedding model model m failed: RuntimeError: CUDA out of memory
+    """
+
+    def __init__(
+        self,
+        name: str,
+        embed_many: Callable[[list[str]], Any],
+        embed_one: Callable[[str], Any],
+        *,
+        source: str,
+        batch_size: int = 64,
+        dim: int | None = None,
+        wrapped: Any = None,
+    ) -> None:
+        self.name = str(name)
+        self.source = source
+        self.batch_size = max(1, int(batch_size))
+        self.wrapped = wrapped
+        self._many = embed_many
+        self._one = embed_one
+        self._dim = int(dim) if dim is not None else None
+
+    def __repr__(self) -> str:
+        return f"WrappedEmbedder({self.name!r}, {self.source})"
+
+    @property
+    def dim(self) -> int:
+        """The vector size (one text embedded on first use when not given)."""
+        if self._dim is None:
+            self._dim = int(self._rows(self._call(self._many, ["dimension probe"]), 1).shape[1])
+        return self._dim
+
+    def embed_documents(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        """Embed texts in batches: shape ``(len(texts), dim)``, rows L2-normalised."""
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = []
+        for i in range(0, len(texts), self.batch_size):
+            batch = texts[i : i + self.batch_size]
+            parts.append(self._rows(self._call(self._many, batch), len(batch)))
+        out = np.concatenate(parts, axis=0)
+        self._dim = int(out.shape[1]) if self._dim is None else self._dim
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query: shape ``(dim,)``, L2-normalised."""
+        return self._rows([self._call(self._one, str(text))], 1)[0]
+
+    def _call(self, fn: Callable[[Any], Any], arg: Any) -> Any:
+        # A model that runs torch in this process gets retrievekit's bounded thread count (core.threads); a client
+        # of a served model (torch never imported) is called as it is.
+        threads = model_threads() if "torch" in sys.modules else contextlib.nullcontext()
+        try:
+            with threads:
+                return fn(arg)
+        except RetrieveKitError:
+            raise
+        except Exception as e:
+            raise EmbedderUnavailableError(
+                f"the embedding model {self.source} failed: {type(e).__name__}: {str(e)[:300]}", endpoint=self.source
+            ) from e
+
+    def _rows(self, raw: Any, n: int) -> np.ndarray:
+        try:
+            x = np.asarray(raw, dtype=np.float32)
+        except (TypeError, ValueError) as e:
+            raise EmbedderUnavailableError(
+                f"the embedding model {self.source} returned something that is not vectors ({e})", endpoint=self.source
+            ) from e
+        if x.ndim != 2 or len(x) != n or x.shape[1] == 0 or (self._dim is not None and x.shape[1] != self._dim):
+            raise EmbedderUnavailableError(
+                f"the embedding model {self.source} returned an array of shape {x.shape} for {n} text(s)",
+                endpoint=self.source,
+            )
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)

@@ -1,0 +1,79 @@
+"""Adapter: any LlamaIndex ``BaseEmbedding`` as a retrievekit
+:class:`~retrievekit.core.index.embeddings.Embedder` (``HuggingFaceEmbedding``, ``OpenAIEmbedding``,
+``OllamaEmbedding``...), and the ``Settings.embed_model`` the user set.
+
+Pass the model wherever retrievekit takes ``embedder=``; :func:`~retrievekit.core.index.as_embedder.as_embedder`
+finds this adapter through the ``retrievekit.embedders`` entry point (or the registration below, made when this
+module is imported). Documents go through ``get_text_embedding_batch``, queries through ``get_query_embedding``.
+
+Examples:
+    >>> from llama_index.core.embeddings import MockEmbedding
+    >>> e = as_embedder(MockEmbedding(embed_dim=4))
+    >>> e.name, e.dim, e.embed_documents(["a", "b"]).shape
+    ('MockEmbedding', 4, (2, 4))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from retrievekit.core.index.as_embedder import register_embedder_adapter
+from retrievekit.core.index.wrapped_embedder import WrappedEmbedder, loaded_class
+
+__all__ = ["as_embedder", "embedder_from", "user_embed_model"]
+
+
+def embedder_from(embed_model: Any) -> WrappedEmbedder | None:
+    """``embed_model`` wrapped as an ``Embedder`` when it is a LlamaIndex ``BaseEmbedding``, else None.
+
+    Examples:
+        >>> embedder_from("not a model") is None
+        True
+    """
+    base = loaded_class("llama_index.core.base.embeddings.base", "BaseEmbedding")
+    if base is None or not isinstance(embed_model, base):
+        return None
+    model = str(getattr(embed_model, "model_name", "") or "")
+    name = model if model and model != "unknown" else type(embed_model).__name__
+    source = f"LlamaIndex {type(embed_model).__name__} (model {name})"
+    return WrappedEmbedder(
+        name,
+        embed_model.get_text_embedding_batch,
+        embed_model.get_query_embedding,
+        source=source,
+        batch_size=max(64, int(getattr(embed_model, "embed_batch_size", 10) or 10)),
+        wrapped=embed_model,
+    )
+
+
+def as_embedder(embed_model: Any) -> Any:
+    """Any ``embedder=`` value as an ``Embedder`` (a ``BaseEmbedding`` wrapped; see
+    :func:`retrievekit.core.index.as_embedder.as_embedder` for the rest).
+
+    Examples:
+        >>> as_embedder(None) is None
+        True
+    """
+    from retrievekit.core.index.as_embedder import as_embedder as core_as_embedder
+
+    return core_as_embedder(embed_model)
+
+
+def user_embed_model(embed_model: Any) -> Any:
+    """``embed_model`` when given; else ``Settings.embed_model`` when the user set it; else None (the embedded
+    default). Reading an unset ``Settings.embed_model`` would try to build OpenAI's model (an ``ImportError`` or a
+    printed notice), so "set by the user" is read from the private slot ``Settings`` keeps it in, never by reading
+    the property; nothing touches ``Settings`` at import time.
+
+    Examples:
+        >>> user_embed_model(None) is None  # Settings.embed_model never set
+        True
+    """
+    if embed_model is not None:
+        return embed_model
+    from llama_index.core import Settings
+
+    return getattr(Settings, "_embed_model", None)
+
+
+register_embedder_adapter("llama-index", embedder_from)
