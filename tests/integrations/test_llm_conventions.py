@@ -17,7 +17,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.generative.mindref import create_mindref
 from retrievekit.core.judge.scorer import Judge, resolve_judge
 from retrievekit.core.llm import LocalLM
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.registry import MethodContext

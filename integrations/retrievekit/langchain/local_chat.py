@@ -11,7 +11,7 @@ Without bound tools it is a plain chat model (greedy ``LocalLM.complete``).
 
 Examples:
     >>> from langchain_core.tools import tool
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.base import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
     >>> @tool
     ... def lookup(word: str) -> str:

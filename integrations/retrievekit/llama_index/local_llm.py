@@ -235,7 +235,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         """Reply to ``prompt`` (one user turn, rendered with the chat template).
 
         Examples:
-            >>> from retrievekit.core.llm.json_output import ChatLLMBase
+            >>> from retrievekit.core.llm.base import ChatLLMBase
             >>> from retrievekit.core.llm.protocol import Completion
             >>> class Hi(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2")
             ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
@@ -262,7 +262,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         """Reply to a conversation rendered with the tokenizer's chat template.
 
         Examples:
-            >>> from retrievekit.core.llm.json_output import ChatLLMBase
+            >>> from retrievekit.core.llm.base import ChatLLMBase
             >>> from retrievekit.core.llm.protocol import Completion
             >>> class Echo(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2"): repeats the last message
             ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):

@@ -14,7 +14,7 @@ from retrievekit.core.eval.fallbacks import stage_counts
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.llm import LocalLM
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.registry import MethodContext, available_methods
 from retrievekit.core.trace import Trace

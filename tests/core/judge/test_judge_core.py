@@ -15,8 +15,8 @@ from retrievekit.core.judge.method import JudgeRerankRetriever, build_judge_rera
 from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, answer_token_ids
 from retrievekit.core.judge.scorer import sigmoid
 from retrievekit.core.judge.train import roc_auc, train_judge
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.concurrency import llm_concurrency
-from retrievekit.core.llm.json_output import ChatLLMBase
 from retrievekit.core.llm.protocol import ChatLLM, Completion, RelevanceJudge
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace

@@ -19,7 +19,7 @@ from retrievekit.core.lattice.method import build_lattice, create_lattice
 from retrievekit.core.lattice.summarize import llm_identity
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import ROOT
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.types import Passage

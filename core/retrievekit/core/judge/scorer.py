@@ -38,7 +38,7 @@ from retrievekit.core.checks import check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
 from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, PLAIN_TEMPLATE_ID, TEMPLATES, JudgePrompt
 from retrievekit.core.judge.score_memo import judge_identity, memoized_scores
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import Completion, JsonResult, JsonSchemaLike, Prompt
 from retrievekit.core.threads import model_threads

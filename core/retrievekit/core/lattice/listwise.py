@@ -8,7 +8,7 @@ prompt, schema and reply checks of :class:`~retrievekit.core.lattice.scoring.Sla
 unusable scores 0 for its candidates, noted as a ``"fallback"``.
 
 Examples:
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.base import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
     >>> class Fruit(ChatLLMBase):  # a stand-in LLM: blocks that mention fruit score 90 of 100
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
@@ -91,7 +91,7 @@ def resolve_reranking_judge(
     :func:`~retrievekit.core.judge.scorer.resolve_judge` (a trained judge, or the zero-shot judge of a local model).
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.base import ChatLLMBase
         >>> class Served(ChatLLMBase):
         ...     pass
         >>> type(resolve_reranking_judge(llm=Served())).__name__

@@ -145,7 +145,7 @@ class SlateScorer:
             None gives every item ``omitted_score``.
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.base import ChatLLMBase
         >>> from retrievekit.core.llm.protocol import Completion
         >>> class Pairs(ChatLLMBase):
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):

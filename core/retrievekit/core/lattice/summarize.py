@@ -316,7 +316,7 @@ def summarize_children(
     """One short summary of a group from its children's short ``texts`` (extractive label on failure).
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.base import ChatLLMBase
         >>> from retrievekit.core.llm.protocol import Completion
         >>> class Echo(ChatLLMBase):
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):

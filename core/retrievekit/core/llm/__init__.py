@@ -13,7 +13,8 @@ Examples:
     'user'
 """
 
-from retrievekit.core.llm.json_output import ChatLLMBase, parse_json_lenient, validate_json
+from retrievekit.core.llm.base import ChatLLMBase
+from retrievekit.core.llm.json_output import parse_json_lenient, validate_json
 from retrievekit.core.llm.local import LocalLM
 from retrievekit.core.llm.models import (
     DEFAULT_MODEL,

@@ -3,7 +3,7 @@
 * :class:`~retrievekit.core.llm.protocol.ChatLLM` -- ``complete`` (greedy by default, chat template applied)
   and ``complete_json`` through Outlines schema-constrained generation, so the output always matches the
   schema; if Outlines is missing or fails, the prompt/repair/retry path of
-  :class:`~retrievekit.core.llm.json_output.ChatLLMBase` takes over and the trace says so.
+  :class:`~retrievekit.core.llm.base.ChatLLMBase` takes over and the trace says so.
 * :class:`~retrievekit.core.llm.protocol.ScoringLM` -- ``constrained_beam_search`` (``generate`` with
   ``prefix_allowed_tokens_fn``), ``sequence_logprob`` / ``token_logprobs`` (one forward pass) and
   ``next_token_logprobs``.
@@ -25,15 +25,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from retrievekit.core.errors import ConstraintError, InvalidInputError, LLMOutputError
+from retrievekit.core.llm.base import ChatLLMBase, build_json_messages, count_json_call, grown_limit
 from retrievekit.core.llm.constraints import allowed_token_ids, next_allowed_tokens
-from retrievekit.core.llm.json_output import (
-    ChatLLMBase,
-    build_json_messages,
-    count_json_call,
-    grown_limit,
-    schema_to_json,
-    validate_json,
-)
+from retrievekit.core.llm.json_output import schema_to_json, validate_json
 from retrievekit.core.llm.models import DEFAULT_MODEL, cache_root, load_model_and_tokenizer
 from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.llm.repetition import repeats_itself
@@ -249,7 +243,7 @@ class LocalLM(ChatLLMBase):
         """Schema-constrained JSON via Outlines (always valid unless cut off by ``max_tokens``).
 
         A reply cut off at the limit is asked again with the limit doubled (up to ``retries`` times and
-        :data:`~retrievekit.core.llm.json_output.LENGTH_GROWTH_CAP` times ``max_tokens``, as the served path does;
+        :data:`~retrievekit.core.llm.base.LENGTH_GROWTH_CAP` times ``max_tokens``, as the served path does;
         noted as ``"json_retry"``). Falls back to prompt + repair + ``retries`` retries when Outlines is not installed
         or fails (noted as a ``"fallback"`` trace event), or when no constrained reply validated (noted as one more
         ``"json_retry"``: a request for the same answer, so a stage's fallback rate counts the ask once); raises
