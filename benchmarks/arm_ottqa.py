@@ -118,7 +118,7 @@ def main() -> None:
             ds,
             method,
             k=args.k,
-            llm_name=args.llm if is_arm else None,
+            llm=args.llm if is_arm else None,
             work_dir=args.work_dir,
             options=options if is_arm else {},
             extra=scores,

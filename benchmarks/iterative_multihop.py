@@ -120,7 +120,7 @@ def run_dataset(name: str, split: str, args: argparse.Namespace, lm: LocalLM) ->
             method,
             label=label,
             k=1000,
-            llm_name=args.llm,
+            llm=args.llm,
             extra=answers,
             progress=False,
             options={k: v for k, v in vars(args).items() if k not in ("out", "data_dir", "datasets", "records_dir")},

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs, _, info = collect_pairs(ns)
         cfg = train_config_from_args(args)
         t0 = time.perf_counter()
-        res = train_judge(pairs, output_dir=args.output_dir, base_model=args.base_model, train_config=cfg)
+        res = train_judge(pairs, output_dir=args.output_dir, llm=args.base_model, train_config=cfg)
         summary["training"] = {"data": info, "wall_seconds": time.perf_counter() - t0, **res.to_dict()}
         judge_dir = str(res.model_dir)
         print(
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     skipped: dict[str, str] = {}
     for name, method, options, llm in runs:
         try:
-            res = run_benchmark(ds, method, k=100, llm_name=llm, options=options, progress=False)
+            res = run_benchmark(ds, method, k=100, llm=llm, options=options, progress=False)
         except RetrieveKitError as e:
             skipped[name] = f"{type(e).__name__}: {e}"
             print(f"skipped {name}: {skipped[name]}", file=sys.stderr)

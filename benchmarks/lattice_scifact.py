@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     def bench(name: str, retriever: Any) -> dict[str, Any]:
         records = Path(args.records_dir) / f"{name}.jsonl" if args.records_dir else None
         return run_benchmark(
-            ds, retriever, label=name, k=args.k, llm_name=args.llm, options=options, records=records, keep_run=True
+            ds, retriever, label=name, k=args.k, llm=args.llm, options=options, records=records, keep_run=True
         )
 
     results: dict[str, dict[str, Any]] = {}

@@ -108,7 +108,7 @@ def main() -> None:
         retriever,
         label="mindref-titles" if args.stage1_only else "mindref",
         k=10,
-        llm_name=llm_name,
+        llm=llm_name,  # the retriever is ready: this names its model in the records
         options=config.__dict__,
         extra=checks,
         records=args.records,

@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (model_dir / "model").is_dir():
         tcfg = train_config_from_args(args, lora_learning_rate=None)
         res = train_self_retrieval(
-            corpus, pairs=pairs, output_dir=model_dir, base_model=args.base_model, config=cfg, train_config=tcfg
+            corpus, pairs=pairs, output_dir=model_dir, llm=args.base_model, config=cfg, train_config=tcfg
         )
         train_info = res.to_dict()
     sr = SelfRetrieval.from_model_dir(

@@ -31,8 +31,8 @@ FOUNDATION = {
 MACHINERY = {"llm", "index", "registry", "training", "edge", "fakes"}
 # Layer 3: the applications over everything else.
 APPS = {"eval", "cli", "demo", "demo_snapshot"}
-# Layer 2: one package per paper, plus the relevance judge they share: read from the package tree, so a new method's
-# package needs no edit here (docs/adding-a-method.md). Every other core package is named above.
+# Layer 2: one package per paper, and the relevance judge: read from the package tree, so a new method's package
+# needs no edit here (docs/adding-a-method.md). Every other core package is named above.
 METHODS = {
     p.name
     for p in (REPO / "core" / "retrievekit" / "core").iterdir()
@@ -75,8 +75,8 @@ def allowed(importer: str, imported: str) -> bool:
         return False  # core never names an integration
     if layer == 3:
         return True
-    if layer == 2:  # a method: lower layers, itself, and the shared judge
-        return other_layer < 2 or other_unit in (unit, "judge")
+    if layer == 2:  # a method: lower layers and itself (the judge's hooks are in the model layer)
+        return other_layer < 2 or other_unit == unit
     return other_layer <= layer  # foundation imports foundation; machinery imports machinery and foundation
 
 
@@ -112,6 +112,7 @@ def test_no_import_breaks_a_layer_rule():
         ("retrievekit.core.types", "retrievekit.core.llm.local"),  # foundation importing machinery
         ("retrievekit.core.index.bm25", "retrievekit.core.lattice.method"),  # machinery importing a method
         ("retrievekit.core.lattice.method", "retrievekit.core.arm.method"),  # a method importing another method
+        ("retrievekit.core.lattice.listwise", "retrievekit.core.judge.scorer"),  # a method importing the judge
         ("retrievekit.core.arm.verify", "retrievekit.core.eval.runner"),  # a method importing the harness
         ("retrievekit.core.eval.runner", "retrievekit.langchain.retriever"),  # core importing an edge
         ("retrievekit.langchain.retriever", "retrievekit.llama_index.retriever"),  # an edge importing another edge
@@ -124,7 +125,7 @@ def test_the_rules_refuse_what_they_should(importer, imported):
 @pytest.mark.parametrize(
     ("importer", "imported"),
     [
-        ("retrievekit.core.lattice.method", "retrievekit.core.judge.hooks"),
+        ("retrievekit.core.lattice.method", "retrievekit.core.llm.judge_hooks"),
         ("retrievekit.core.judge.cli", "retrievekit.core.eval.datasets"),
         ("retrievekit.core.index.bm25", "retrievekit.core.registry"),
         ("retrievekit.langgraph.graph", "retrievekit.langchain.llm"),

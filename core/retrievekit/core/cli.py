@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, InvalidPathError, RetrieveKitError
-from retrievekit.core.llm.arguments import add_llm_arguments, llm_argument, resolve_llm, served_settings
+from retrievekit.core.llm.arguments import add_llm_arguments, llm_argument, served_llm_spec, served_settings
+from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.paths import ensure_folder
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
     "llm_argument",
     "main",
     "parse_options",
-    "resolve_llm",
+    "served_llm_spec",
     "write_json_atomic",
 ]
 
@@ -140,7 +141,7 @@ def _add_bench_arguments(bench: argparse.ArgumentParser) -> None:
         help="restrict the pool to the queries' gold objects plus seeded distractors, N objects in all",
     )
     bench.add_argument("--seed", type=int, default=0, help="seed of --corpus-size's distractors (default: 0)")
-    add_llm_arguments(bench, default=None, help="LLM of the LLM-based methods (default: smollm2, in-process)")
+    add_llm_arguments(bench, default=None, help=f"LLM of the LLM-based methods (default: {DEFAULT_MODEL}, in-process)")
     bench.add_argument("--k", type=int, default=100, help="hits per query (default: 100)")
     bench.add_argument("--work-dir", default=None, help="folder for cached indexes")
     bench.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="method option (repeatable)")
@@ -198,7 +199,9 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
         "(core/retrievekit/core/data/demo in a checkout) instead of running the demo",
     )
     add_llm_arguments(
-        demo, default="smollm2", help="LLM of the LLM-driven methods and of the closing answer (default: smollm2)"
+        demo,
+        default=DEFAULT_MODEL,
+        help=f"LLM of the LLM-driven methods and of the closing answer (default: {DEFAULT_MODEL})",
     )
     demo.add_argument("--no-llm", dest="llm", action="store_const", const=None, help="skip the LLM answer")
     demo.add_argument(
@@ -298,8 +301,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         dataset,
         args.method,
         k=args.k,
-        llm_name=args.llm,
-        llm=resolve_llm(args),
+        llm=served_llm_spec(args) or args.llm,
         work_dir=args.work_dir,
         options=options,
         progress=not args.no_progress,

@@ -17,7 +17,7 @@ Examples:
     ... def lookup(word: str) -> str:
     ...     '''Look a word up.'''
     ...     return word
-    >>> class Scripted(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2"), whose output the schema constrains
+    >>> class Scripted(ChatLLMBase):  # a stand-in for LocalLM.load(DEFAULT_MODEL), whose output the schema constrains
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
     ...         return Completion('{"tool": "lookup", "word": "Rome"}')
     >>> msg = LocalToolChatModel(lm=Scripted()).bind_tools([lookup]).invoke("Who founded Rome?")
@@ -160,7 +160,7 @@ class LocalToolChatModel(OneReplyChatModel):
 
     Examples:
         >>> from retrievekit.core.llm import LocalLM
-        >>> LocalToolChatModel(lm=LocalLM.load("smollm2")).invoke("What is the capital of France?").content  # doctest: +SKIP
+        >>> LocalToolChatModel(lm=LocalLM.load(DEFAULT_MODEL)).invoke("What is the capital of France?").content  # doctest: +SKIP
         'The capital of France is Paris.'
     """
 

