@@ -113,12 +113,12 @@ def llm_identity(llm: Any) -> str:
 
     Examples:
         >>> class LM:
-        ...     name = "smollm2"
-        >>> llm_identity(LM()).endswith("LM:smollm2")
+        ...     name = "my-model"
+        >>> llm_identity(LM()).endswith("LM:my-model")
         True
         >>> class Adapter:
         ...     def __init__(self, llm): self.llm = llm
-        >>> llm_identity(Adapter(LM())).endswith("Adapter:>retrievekit.core.lattice.summarize.LM:smollm2")
+        >>> llm_identity(Adapter(LM())).endswith("Adapter:>retrievekit.core.lattice.summarize.LM:my-model")
         True
     """
     parts = []

@@ -8,7 +8,7 @@
   ``prefix_allowed_tokens_fn``), ``sequence_logprob`` / ``token_logprobs`` (one forward pass) and
   ``next_token_logprobs``.
 
-``LocalLM.load("smollm2")`` loads the embedded SmolLM2-135M-Instruct (see :mod:`retrievekit.core.llm.models`);
+``LocalLM.load(DEFAULT_MODEL)`` loads the embedded SmolLM2-135M-Instruct (see :mod:`retrievekit.core.llm.models`);
 ``LocalLM(model, tokenizer)`` wraps any transformers causal LM. Model calls run with
 :func:`retrievekit.core.threads.num_threads` torch threads (half the CPUs by default, ``RETRIEVEKIT_NUM_THREADS``).
 See :class:`LocalLM` for an example.
@@ -63,7 +63,7 @@ class LocalLM(ChatLLMBase):
     chat template around a prompt first.
 
     Examples:
-        >>> lm = LocalLM.load("smollm2")  # doctest: +SKIP
+        >>> lm = LocalLM.load(DEFAULT_MODEL)  # doctest: +SKIP
         >>> lm.complete("What is the capital of France?", max_tokens=8).text  # doctest: +SKIP
         'The capital of France is Paris.'
         >>> lm.sequence_logprob("The capital of France is", " Paris") > lm.sequence_logprob(
@@ -108,7 +108,7 @@ class LocalLM(ChatLLMBase):
         use_outlines: bool = True,
         shared: bool = True,
     ) -> LocalLM:
-        """Load a registry model (``"smollm2"``, ``"qwen0.5b"``) from its wheel, via the safetensors cache.
+        """Load a registry model (``DEFAULT_MODEL``, ``"qwen0.5b"``) from its wheel, via the safetensors cache.
 
         With ``shared=True`` (default) a process loads each model once: later calls with the same arguments
         return the same instance (generation is stateless, so methods can share it). ``shared=False`` always
@@ -254,7 +254,7 @@ class LocalLM(ChatLLMBase):
             >>> from pydantic import BaseModel
             >>> class Answer(BaseModel):
             ...     yes: bool
-            >>> LocalLM.load("smollm2").complete_json("Is water wet?", Answer).value  # doctest: +SKIP
+            >>> LocalLM.load(DEFAULT_MODEL).complete_json("Is water wet?", Answer).value  # doctest: +SKIP
             Answer(yes=True)
         """
         if not self.use_outlines:
@@ -503,7 +503,7 @@ class LocalLM(ChatLLMBase):
 
         Examples:
             >>> from retrievekit.core.index.token_trie import TokenTrie
-            >>> lm = LocalLM.load("smollm2")  # doctest: +SKIP
+            >>> lm = LocalLM.load(DEFAULT_MODEL)  # doctest: +SKIP
             >>> trie = TokenTrie.from_texts(["Aspirin", "Ibuprofen"], lm.encode, lm.eos_token_id)  # doctest: +SKIP
             >>> sorted(b.text for b in lm.constrained_beam_search("Painkiller:", trie.allowed, num_beams=2))  # doctest: +SKIP
             ['Aspirin', 'Ibuprofen']
