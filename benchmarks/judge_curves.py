@@ -48,11 +48,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import add_llm_arguments, parse_options, served_llm_spec, write_json_atomic
+from retrievekit.core.cli.llm_arguments import add_llm_arguments, served_llm_spec, served_settings
 from retrievekit.core.eval.curves import curves_markdown
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
-from retrievekit.core.llm.arguments import served_settings
+from retrievekit.core.options import parse_options
+from retrievekit.core.storage import write_json_atomic
 
 
 def _name(judge: str) -> str:

@@ -30,11 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
+from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
 from retrievekit.core.errors import RetrieveKitError
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
-from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
+from retrievekit.core.options import parse_options
+from retrievekit.core.storage import write_json_atomic
 
 
 def _row(name: str, res: dict[str, Any], rerank_k: int | None = None) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     summary: dict[str, Any] = {"args": vars(args)}
     judge_dir = args.judge_dir
     if judge_dir is None:
-        from retrievekit.core.judge.cli import collect_pairs
+        from retrievekit.core.cli.train_judge import collect_pairs
         from retrievekit.core.judge.train import train_judge
 
         ns = argparse.Namespace(

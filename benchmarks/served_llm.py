@@ -34,10 +34,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
 from retrievekit.core.llm.served_spec import load_served_llm, parse_served_spec
+from retrievekit.core.options import parse_options
+from retrievekit.core.storage import write_json_atomic
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "before": {"structured_output": "prompt", "max_concurrency": 1},

@@ -114,7 +114,7 @@ def _run(ctx: Context, ds: Any, retriever: Any, label: str, k: int, extra: Any =
 # ----------------------------------------------------------------------------------------------------------- judge
 def judge_train(ctx: Context) -> dict[str, Any]:
     """Train the judge (resumes from its last checkpoint in ``WORK/judge``)."""
-    from retrievekit.core.judge.cli import collect_pairs
+    from retrievekit.core.cli.train_judge import collect_pairs
     from retrievekit.core.judge.train import train_judge
     from retrievekit.core.training import TrainConfig
 

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from retrievekit.core.cli.llm_arguments import served_llm_spec
 from retrievekit.core.demo_snapshot import DemoSnapshot, build_snapshot, load_snapshot, seed_embedder
 from retrievekit.core.errors import IndexFormatError, MissingDependencyError
-from retrievekit.core.llm.arguments import served_llm_spec
 from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.registry import MethodContext, available_methods, build_method

@@ -212,9 +212,8 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
     from retrievekit.langchain.local_chat import LocalToolChatModel
     from retrievekit.langgraph.graph import build_iterative_agent
 
-    lm = ctx.load_llm()
     chat: Any = LocalToolChatModel(
-        lm=lm,
+        llm=ctx.load_llm(),
         max_tokens=int(opts.get("max_tokens", 96)),
         answer_max_tokens=int(opts.get("answer_max_tokens", 32)),
     )

@@ -21,8 +21,8 @@ from llama_index.core.schema import BaseNode
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.edge import CoreAlias
 from retrievekit.core.index.embeddings import Embedder
-from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
-from retrievekit.core.lattice.search import SearchState
+from retrievekit.core.lattice.method import create_lattice, lattice_from_tree
+from retrievekit.core.lattice.search import Lattice, SearchState
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
@@ -38,7 +38,7 @@ class LatticeRetriever(RetrieveKitRetriever):
     :func:`~retrievekit.core.lattice.draw.draw_search`).
 
     Args:
-        retriever: a :class:`~retrievekit.core.lattice.method.Lattice` (also ``.lattice``).
+        retriever: a :class:`~retrievekit.core.lattice.search.Lattice` (also ``.lattice``).
         similarity_top_k: nodes to return.
 
     Examples:

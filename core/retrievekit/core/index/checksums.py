@@ -35,31 +35,14 @@ from pathlib import Path
 
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.storage import file_sha256
 
-__all__ = ["file_sha256", "folder_checksums", "sqlite_digest", "verify_checksums"]
+__all__ = ["folder_checksums", "sqlite_digest", "verify_checksums"]
 
-_CHUNK = 1 << 20
 SKIPPED_SUFFIXES = ("-wal", "-shm", "-journal")
 """SQLite's transient side files: not content, never checksummed."""
 VOLATILE_TABLES = frozenset({"acquire_write", "maintenance_log"})
 """Chroma's bookkeeping tables, written on every open: left out of :func:`sqlite_digest`."""
-
-
-def file_sha256(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> str:
-    """The sha256 of a file's bytes, read in chunks (1 MiB by default).
-
-    Examples:
-        >>> import tempfile, pathlib
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "f"
-        >>> _ = p.write_bytes(b"")
-        >>> file_sha256(p)[:12]
-        'e3b0c44298fc'
-    """
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(chunk_size):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def folder_checksums(folder: str | os.PathLike[str], *, exclude: Iterable[str] = ("manifest.json",)) -> dict[str, str]:

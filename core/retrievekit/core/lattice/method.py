@@ -1,7 +1,7 @@
 """LATTICE as a retriever, its ``retrievekit bench`` factories, and the flat LLM-rerank baseline.
 
-* :class:`Lattice` -- a :class:`~retrievekit.core.retriever.Retriever` over a semantic tree: ``search`` runs
-  :class:`~retrievekit.core.lattice.search.LatticeSearcher`; ``excluded_ids`` masks a dynamic corpus.
+* :class:`~retrievekit.core.lattice.search.Lattice` (in :mod:`~retrievekit.core.lattice.search`) -- the
+  :class:`~retrievekit.core.retriever.Retriever` over a semantic tree that these functions return.
 * :func:`create_lattice` -- load a tree from ``tree_dir`` when one is there, else build one (bottom-up by default)
   and save it there.
 * :func:`build_lattice` -- ``retrievekit bench --method lattice [--tree-dir DIR] [--option key=value]``.
@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
@@ -35,8 +35,8 @@ from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
-from retrievekit.core.lattice.scoring import SlateScorer, cosine_fallback
-from retrievekit.core.lattice.search import LatticeSearcher, SearchState
+from retrievekit.core.lattice.scoring import SlateScorer
+from retrievekit.core.lattice.search import Lattice
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.llm.concurrency import map_calls
@@ -51,69 +51,11 @@ from retrievekit.core.types import DataObject, ScoredHit
 
 __all__ = [
     "FlatLLMReranker",
-    "Lattice",
     "build_lattice",
     "build_llm_rerank",
     "build_tree",
     "create_lattice",
 ]
-
-
-class Lattice:
-    """LATTICE retriever: LLM-guided beam search over a :class:`~retrievekit.core.lattice.tree.SemanticTree`.
-
-    Args:
-        tree: the semantic tree (built or loaded).
-        llm: chat LLM that scores slates (a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` scores them with
-            one ``score_relevance`` call each instead of the JSON prompt).
-        config: :class:`~retrievekit.core.lattice.config.LatticeConfig`.
-        embedder: query/text embedder for the per-slate fallback when the LLM fails (None: omitted score).
-        excluded_ids: ids never returned (a dynamic corpus); per call ``search(..., excluded_ids=...)`` adds more.
-
-    Attributes:
-        last_state: the :class:`~retrievekit.core.lattice.search.SearchState` of the latest search (explored
-            nodes, slates, scores), e.g. for :func:`~retrievekit.core.lattice.draw.draw_search`.
-
-    Examples:
-        >>> from retrievekit.core.types import Passage
-        >>> Lattice(SemanticTree.flat([Passage(id="a", text="x")]), llm=None).config.beam_size
-        2
-    """
-
-    def __init__(
-        self,
-        tree: SemanticTree,
-        llm: ChatLLM,
-        config: LatticeConfig | None = None,
-        *,
-        embedder: Embedder | None = None,
-        excluded_ids: Collection[str] = (),
-    ) -> None:
-        self.tree = tree
-        self.llm = llm
-        self.config = config or LatticeConfig()
-        self.embedder = embedder
-        self.excluded_ids = frozenset(excluded_ids)
-        fallback = None
-        if embedder is not None:
-            fallback = cosine_fallback(embedder.embed_query, embedder.embed_documents)
-        self.scorer = SlateScorer(llm, self.config, fallback=fallback)
-        self.searcher = LatticeSearcher(tree, config=self.config, scorer=self.scorer)
-
-    @property
-    def last_state(self) -> SearchState | None:
-        """State of the latest search."""
-        return self.searcher.last_state
-
-    def search(
-        self, query: str, k: int = 10, *, trace: Trace | None = None, excluded_ids: Collection[str] = ()
-    ) -> list[ScoredHit]:
-        """Beam search for ``query``; at most ``k`` leaves (only leaves the search reached), best first."""
-        excluded = self.excluded_ids | frozenset(excluded_ids)
-        return self.searcher.search(query, k, trace=trace, excluded_ids=excluded)
-
-    def __repr__(self) -> str:
-        return f"Lattice({self.tree!r}, llm={self.llm!r})"
 
 
 def build_tree(

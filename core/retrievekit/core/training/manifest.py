@@ -29,7 +29,8 @@ from typing import Any
 
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
-from retrievekit.core.index.store import atomic_folder, atomic_write_text
+from retrievekit.core.index.store import atomic_folder
+from retrievekit.core.storage import atomic_write_text
 
 __all__ = [
     "FORMAT",

@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
 from retrievekit.core.eval.datasets import restrict_objects
 from retrievekit.core.llm.models import DEFAULT_MODEL
-from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
 
 __all__ = ["HELP", "add_arguments", "reduced_corpus", "run"]
 
@@ -116,9 +116,9 @@ def run(args: argparse.Namespace) -> int:
         >>> main(["train-self-retrieval", "--data-dir", "/nonexistent", "--output-dir", "o"])  # no data there: exit 2
         2
     """
-    from retrievekit.core.cli import parse_options
     from retrievekit.core.generative.self_retrieval.config import SelfRetrievalConfig
     from retrievekit.core.generative.self_retrieval.train import train_self_retrieval
+    from retrievekit.core.options import parse_options
 
     corpus, pairs = load_corpus_and_pairs(args)
     options = parse_options(args.option)

@@ -20,9 +20,9 @@ import os
 import sys
 from typing import Any
 
+from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.models import DEFAULT_MODEL
-from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
 
 __all__ = ["HELP", "add_arguments", "collect_pairs", "run"]
 
