@@ -31,10 +31,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
 from retrievekit.core.eval.datasets import Dataset, Query, load_dataset
 from retrievekit.core.eval.metrics import set_precision_recall_f1
 from retrievekit.core.eval.runner import run_benchmark
+from retrievekit.core.options import parse_options
+from retrievekit.core.storage import write_json_atomic
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit, Table
 
@@ -118,7 +119,7 @@ def main() -> None:
             ds,
             method,
             k=args.k,
-            llm_name=args.llm if is_arm else None,
+            llm=args.llm if is_arm else None,
             work_dir=args.work_dir,
             options=options if is_arm else {},
             extra=scores,

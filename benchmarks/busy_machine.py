@@ -49,7 +49,7 @@ def main() -> None:
     retrievers = {}
     for m in methods:
         t0 = time.perf_counter()
-        ctx = MethodContext(corpus=corpus, work_dir=work_dir, llm_name="smollm2", options=dict(DEMO_OPTIONS.get(m, {})))
+        ctx = MethodContext(corpus=corpus, work_dir=work_dir, options=dict(DEMO_OPTIONS.get(m, {})))
         retrievers[m] = build_method(m, ctx)
         retrievers[m].search(question, 3)  # warm-up: lazy model loads, caches
         print(f"built and warmed {m} in {time.perf_counter() - t0:.1f} s", flush=True)

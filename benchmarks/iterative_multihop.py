@@ -34,7 +34,6 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from langchain_core.messages import HumanMessage, SystemMessage  # noqa: E402
 
-from retrievekit.core.cli import write_json_atomic  # noqa: E402
 from retrievekit.core.eval.datasets import Query, load_dataset  # noqa: E402
 from retrievekit.core.eval.runner import run_benchmark  # noqa: E402
 from retrievekit.core.index import baselines  # noqa: E402
@@ -48,6 +47,7 @@ from retrievekit.core.iterative import (  # noqa: E402
 from retrievekit.core.llm import LocalLM  # noqa: E402
 from retrievekit.core.registry import MethodContext  # noqa: E402
 from retrievekit.core.retriever import Retriever  # noqa: E402
+from retrievekit.core.storage import write_json_atomic  # noqa: E402
 from retrievekit.core.trace import Trace  # noqa: E402
 from retrievekit.core.types import ScoredHit  # noqa: E402
 from retrievekit.langchain.local_chat import LocalToolChatModel  # noqa: E402
@@ -106,7 +106,7 @@ def run_dataset(name: str, split: str, args: argparse.Namespace, lm: LocalLM) ->
     ds = load_dataset(name, args.data_dir, split=split, limit=args.limit)
     ctx = MethodContext(corpus=ds.corpus, work_dir=Path(args.work_dir) if args.work_dir else None)
     base = {"bm25": baselines.build_bm25, "hybrid": baselines.build_hybrid}[args.base](ctx)
-    chat = LocalToolChatModel(lm=lm, max_tokens=args.max_tokens, answer_max_tokens=args.answer_max_tokens)
+    chat = LocalToolChatModel(llm=lm, max_tokens=args.max_tokens, answer_max_tokens=args.answer_max_tokens)
     agent = build_iterative_agent(chat, base, max_turns=args.max_turns, search_top_k=args.top_k)
     methods = {"oneshot_top5": OneShotAnswer(base, chat, args.top_k), "agent": AgentAnswer(agent, ds.objects_by_id())}
     out: dict[str, Any] = {"dataset": name, "split": split, "n_questions": len(ds.queries), "summary": {}}
@@ -120,7 +120,7 @@ def run_dataset(name: str, split: str, args: argparse.Namespace, lm: LocalLM) ->
             method,
             label=label,
             k=1000,
-            llm_name=args.llm,
+            llm=args.llm,
             extra=answers,
             progress=False,
             options={k: v for k, v in vars(args).items() if k not in ("out", "data_dir", "datasets", "records_dir")},

@@ -48,11 +48,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import add_llm_arguments, parse_options, resolve_llm, write_json_atomic
+from retrievekit.core.cli.llm_arguments import add_llm_arguments, served_llm_spec, served_settings
 from retrievekit.core.eval.curves import curves_markdown
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
-from retrievekit.core.llm.arguments import served_settings
+from retrievekit.core.options import parse_options
+from retrievekit.core.storage import write_json_atomic
 
 
 def _name(judge: str) -> str:
@@ -72,8 +73,7 @@ def _run(ds: Any, method: str, judge: str | None, options: dict[str, Any], args:
         ds,
         method,
         k=args.k,
-        llm_name=args.llm,
-        llm=args.served_llm,
+        llm=args.served_llm or args.llm,
         work_dir=args.work_dir,
         options=options if judge is None else {**options, "judge_dir": judge},
         progress=not args.no_progress,
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
-    args.served_llm = resolve_llm(args)  # --llm openai:MODEL@URL puts your own served LLM on the curves
+    args.served_llm = served_llm_spec(args)  # --llm openai:MODEL@URL puts your own served LLM on the curves
     Path(args.out_dir).mkdir(parents=True, exist_ok=True)
     ds = load_dataset(args.dataset, args.data_dir, split=args.split, limit=args.limit)
     options = parse_options(args.option)

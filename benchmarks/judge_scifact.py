@@ -30,11 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
+from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
 from retrievekit.core.errors import RetrieveKitError
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
-from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
+from retrievekit.core.options import parse_options
+from retrievekit.core.storage import write_json_atomic
 
 
 def _row(name: str, res: dict[str, Any], rerank_k: int | None = None) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     summary: dict[str, Any] = {"args": vars(args)}
     judge_dir = args.judge_dir
     if judge_dir is None:
-        from retrievekit.core.judge.cli import collect_pairs
+        from retrievekit.core.cli.train_judge import collect_pairs
         from retrievekit.core.judge.train import train_judge
 
         ns = argparse.Namespace(
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs, _, info = collect_pairs(ns)
         cfg = train_config_from_args(args)
         t0 = time.perf_counter()
-        res = train_judge(pairs, output_dir=args.output_dir, base_model=args.base_model, train_config=cfg)
+        res = train_judge(pairs, output_dir=args.output_dir, llm=args.base_model, train_config=cfg)
         summary["training"] = {"data": info, "wall_seconds": time.perf_counter() - t0, **res.to_dict()}
         judge_dir = str(res.model_dir)
         print(
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     skipped: dict[str, str] = {}
     for name, method, options, llm in runs:
         try:
-            res = run_benchmark(ds, method, k=100, llm_name=llm, options=options, progress=False)
+            res = run_benchmark(ds, method, k=100, llm=llm, options=options, progress=False)
         except RetrieveKitError as e:
             skipped[name] = f"{type(e).__name__}: {e}"
             print(f"skipped {name}: {skipped[name]}", file=sys.stderr)

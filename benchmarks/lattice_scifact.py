@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.report import compare
 from retrievekit.core.eval.runner import run_benchmark
@@ -40,8 +39,10 @@ from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.embeddings import MiniLMEmbedder
 from retrievekit.core.lattice import FlatLLMReranker, LatticeConfig, create_lattice
 from retrievekit.core.llm.local import LocalLM
+from retrievekit.core.options import parse_options
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
+from retrievekit.core.storage import write_json_atomic
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     def bench(name: str, retriever: Any) -> dict[str, Any]:
         records = Path(args.records_dir) / f"{name}.jsonl" if args.records_dir else None
         return run_benchmark(
-            ds, retriever, label=name, k=args.k, llm_name=args.llm, options=options, records=records, keep_run=True
+            ds, retriever, label=name, k=args.k, llm=args.llm, options=options, records=records, keep_run=True
         )
 
     results: dict[str, dict[str, Any]] = {}

@@ -27,12 +27,13 @@ import json
 import os
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
 from retrievekit.core.eval.datasets import Query, load_dataset
 from retrievekit.core.eval.runner import run_benchmark
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig
 from retrievekit.core.generative.mindref_checks import diagnose_miss, hit_violations, title_violations
 from retrievekit.core.llm.local import LocalLM
+from retrievekit.core.options import parse_options
+from retrievekit.core.storage import write_json_atomic
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
@@ -108,7 +109,7 @@ def main() -> None:
         retriever,
         label="mindref-titles" if args.stage1_only else "mindref",
         k=10,
-        llm_name=llm_name,
+        llm=llm_name,  # the retriever is ready: this names its model in the records
         options=config.__dict__,
         extra=checks,
         records=args.records,

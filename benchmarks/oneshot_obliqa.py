@@ -36,7 +36,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from retrievekit.core.cli import write_json_atomic  # noqa: E402
 from retrievekit.core.eval.datasets import Dataset, load_dataset, rebuild_documents  # noqa: E402
 from retrievekit.core.eval.runner import run_benchmark  # noqa: E402
 from retrievekit.core.index.baselines import build_hybrid  # noqa: E402
@@ -44,6 +43,7 @@ from retrievekit.core.llm.protocol import JsonResult  # noqa: E402
 from retrievekit.core.oneshot import DocumentCatalog, OneShotConfig, OneShotSelector  # noqa: E402
 from retrievekit.core.oneshot.tokens import make_token_counter  # noqa: E402
 from retrievekit.core.registry import MethodContext  # noqa: E402
+from retrievekit.core.storage import write_json_atomic  # noqa: E402
 from retrievekit.core.trace import Trace  # noqa: E402
 from retrievekit.core.types import ScoredHit  # noqa: E402
 

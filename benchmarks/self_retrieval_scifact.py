@@ -27,15 +27,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
+from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
+from retrievekit.core.cli.train_self_retrieval import reduced_corpus
 from retrievekit.core.eval.datasets import Dataset, load_dataset
 from retrievekit.core.eval.runner import run_benchmark
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, train_self_retrieval
-from retrievekit.core.generative.self_retrieval.cli import reduced_corpus
 from retrievekit.core.index.baselines import build_dense
 from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.options import parse_options
 from retrievekit.core.registry import MethodContext
-from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
+from retrievekit.core.storage import write_json_atomic
 
 #: Self-Retrieval's own counters of the passages it returned (``SelfRetrieval.checks``): every one is looked up in its
 #: document; ``not_exact`` counts those that are not an exact span of it.
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (model_dir / "model").is_dir():
         tcfg = train_config_from_args(args, lora_learning_rate=None)
         res = train_self_retrieval(
-            corpus, pairs=pairs, output_dir=model_dir, base_model=args.base_model, config=cfg, train_config=tcfg
+            corpus, pairs=pairs, output_dir=model_dir, llm=args.base_model, config=cfg, train_config=tcfg
         )
         train_info = res.to_dict()
     sr = SelfRetrieval.from_model_dir(

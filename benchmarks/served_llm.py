@@ -34,10 +34,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.cli import parse_options, write_json_atomic
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.runner import run_benchmark
 from retrievekit.core.llm.served_spec import load_served_llm, parse_served_spec
+from retrievekit.core.options import parse_options
+from retrievekit.core.storage import write_json_atomic
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "before": {"structured_output": "prompt", "max_concurrency": 1},
@@ -67,7 +68,7 @@ def served_url(args: argparse.Namespace) -> Iterator[str]:
 
 
 def variant_llm(name: str, url: str, args: argparse.Namespace) -> tuple[Any, str, dict[str, Any] | None]:
-    """``(llm object or None, llm_name, settings)`` of one variant."""
+    """``(llm object or None, its name in the records, settings)`` of one variant."""
     if name == "in-process":
         return None, args.local_model, None
     v = VARIANTS[name]
@@ -156,21 +157,20 @@ def main(argv: list[str] | None = None) -> int:
         # a fresh server per variant: llama.cpp keeps earlier prompts in RAM, and a variant must not reuse the
         # prefills of the one before it
         with served_url(args) if name != "in-process" else contextlib.nullcontext("") as url:
-            llm, llm_name, settings = variant_llm(name, url, args)
+            llm, llm_label, settings = variant_llm(name, url, args)
             if args.corpus_size:
                 settings = {**(settings or {}), "corpus_size": args.corpus_size}
             result = run_benchmark(
                 ds,
                 args.method,
                 k=args.k,
-                llm=llm,
-                llm_name=llm_name,
+                llm=llm if llm is not None else llm_label,
                 work_dir=args.work_dir,
                 options=options,
                 progress=not args.no_progress,
                 records=out_dir / f"{name}.jsonl",
                 shard=args.shard,
-                settings=settings,
+                settings={**(settings or {}), "llm": llm_label} if llm is not None else settings,  # names the object
                 label=f"{args.method} ({name})",
             )
             if args.shard:

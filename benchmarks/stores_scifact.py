@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from retrievekit.core.cli import write_json_atomic
+from retrievekit.core.storage import write_json_atomic
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.metrics import ndcg_at_k
 from retrievekit.core.index.chroma_store import ChromaStore

@@ -5,7 +5,7 @@ Shared by the ARM method tests (tests/core/arm) and the framework-edge tests (te
 
 from __future__ import annotations
 
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.types import Passage, Table
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 
 _WORD = re.compile(r"[a-z0-9]+")

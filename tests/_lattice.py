@@ -11,7 +11,7 @@ import re
 
 from retrievekit.core.lattice import SemanticTree, TreeNode
 from retrievekit.core.lattice.tree import ROOT
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.types import Passage
 

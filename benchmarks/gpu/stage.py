@@ -98,7 +98,7 @@ NOT_CARRIED = frozenset({"retrievekit", "torch"})
 #: Modules the runner imports on the GPU machine before the first run (the import check).
 MODULES = ("numpy", "pydantic", "bm25s", "Stemmer", "networkx", "pulp", "highspy", "transformers", "gguf",
            "accelerate", "outlines", "outlines_core", "safetensors", "pydivsufsort", "peft", "torch",
-           "retrievekit.core.judge.cli", "retrievekit.core.judge.method", "retrievekit.core.training",
+           "retrievekit.core.cli.train_judge", "retrievekit.core.judge.method", "retrievekit.core.training",
            "retrievekit.core.generative.self_retrieval", "retrievekit.core.generative.mindref_checks",
            "retrievekit.core.eval.runner", "retrievekit.outlines", "benchmarks.constrained_throughput",
            "benchmarks.gpu.steps")  # fmt: skip

@@ -114,7 +114,7 @@ def _run(ctx: Context, ds: Any, retriever: Any, label: str, k: int, extra: Any =
 # ----------------------------------------------------------------------------------------------------------- judge
 def judge_train(ctx: Context) -> dict[str, Any]:
     """Train the judge (resumes from its last checkpoint in ``WORK/judge``)."""
-    from retrievekit.core.judge.cli import collect_pairs
+    from retrievekit.core.cli.train_judge import collect_pairs
     from retrievekit.core.judge.train import train_judge
     from retrievekit.core.training import TrainConfig
 
@@ -128,7 +128,7 @@ def judge_train(ctx: Context) -> dict[str, Any]:
     cfg = TrainConfig(**p["train"])
     model, tokenizer = ctx.base_model("float32")  # master weights in fp32, as the trainers load a base model
     _peak_reset()
-    res = train_judge(pairs, output_dir=ctx.work / "judge", base_model=ctx.model_label, model=model,
+    res = train_judge(pairs, output_dir=ctx.work / "judge", llm=ctx.model_label, model=model,
                       tokenizer=tokenizer, train_config=cfg, progress=False,
                       on_step=_on_step(ctx, ctx.work / "judge"))  # fmt: skip
     out = res.to_dict()
@@ -230,7 +230,7 @@ def sr_train(ctx: Context) -> dict[str, Any]:
     model, tokenizer = ctx.base_model("float32")  # master weights in fp32, as the trainers load a base model
     _peak_reset()
     t0 = time.perf_counter()
-    res = train_self_retrieval(list(ds.corpus), pairs=pairs, output_dir=ctx.work / "sr", base_model=ctx.model_label,
+    res = train_self_retrieval(list(ds.corpus), pairs=pairs, output_dir=ctx.work / "sr", llm=ctx.model_label,
                                model=model, tokenizer=tokenizer, train_config=cfg, progress=False,
                                on_step=_on_step(ctx, ctx.work / "sr"))  # fmt: skip
     return {**res.to_dict(), "documents": len(ds.corpus), "train_pairs": len(pairs),

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from _mini_scifact import write_mini_scifact
 
-from retrievekit.core.cli import main, parse_options
+from retrievekit.core.cli import main
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.options import parse_options
 from retrievekit.core.registry import MethodContext, register_method
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit

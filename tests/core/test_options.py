@@ -202,6 +202,6 @@ SHIPPED_METHODS = sorted(set(registry._BUILTIN) | set(registry._plugin_methods()
 def test_every_method_refuses_an_unknown_option_naming_the_known_ones(method):
     assert method in available_methods()
     docs = [Passage(id="a", title="Sun", text="sun and rain"), Passage(id="b", title="Rain", text="rain, rain")]
-    ctx = MethodContext(corpus=docs, llm_name="smollm2", options={"no_such_option": 1})
+    ctx = MethodContext(corpus=docs, options={"no_such_option": 1})
     with pytest.raises(InvalidInputError, match=r"^unknown .*option\(s\): no_such_option; known: \w+"):
         build_method(method, ctx)  # refused before any model or index is loaded

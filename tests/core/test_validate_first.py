@@ -14,10 +14,11 @@ import retrievekit.core.llm.local as local_module
 import retrievekit.core.training.manifest as manifest_module
 from retrievekit.core.errors import EmptyCorpusError, IndexFormatError, InvalidInputError, InvalidPathError
 from retrievekit.core.index.embeddings import MiniLMEmbedder
-from retrievekit.core.index.store import atomic_folder, atomic_write_text
+from retrievekit.core.index.store import atomic_folder
 from retrievekit.core.lattice.summarize import BuildJournal
 from retrievekit.core.llm import LocalLM
 from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.storage import atomic_write_text
 from retrievekit.core.types import Passage
 
 

@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.iterative.plan_cache import PlanCache
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.registry import MethodContext
 from retrievekit.langgraph.graph import build_iterative_agent

@@ -44,7 +44,7 @@ def test_llama_index_query_engine_with_links_in_metadata():
 
 def test_llama_index_from_documents_keeps_tables():
     docs = [LIDocument(id_="note", text="Robert is a character in Prime Suspect.", metadata={"title": "Note"})]
-    r = LIArm.from_documents([*docs, *corpus()], llm_name=None, similarity_top_k=3, expand_ks="1")
+    r = LIArm.from_documents([*docs, *corpus()], llm=None, similarity_top_k=3, expand_ks="1")
     nodes = r.retrieve("Which series has the character Robert?")
     assert 1 <= len(nodes) <= 3 and r.arm.llm is None
     assert {o.kind for o in r.arm.corpus} == {"passage", "table"}
@@ -63,7 +63,7 @@ def test_langchain_lcel_chain():
 
 def test_langchain_from_documents():
     docs = [Document(page_content="Prime Suspect was devised by Lynda La Plante.", id="p", metadata={"x": 1})]
-    r = LCArm.from_documents(docs, llm_name=None, k=2)
+    r = LCArm.from_documents(docs, llm=None, k=2)
     out = r.invoke("Who devised Prime Suspect?")
     assert [d.id for d in out] == ["p"] and out[0].metadata["x"] == 1
 
@@ -128,9 +128,8 @@ def test_langchain_arm_takes_a_langchain_chat_model():
     assert r.last_trace.llm_calls >= 2 and llm.i > 0
 
 
-def test_arm_edges_keep_the_old_llm_name_keyword_for_one_release():
-    with pytest.warns(DeprecationWarning, match=r"ArmRetriever.from_documents\(llm='none'\) is deprecated"):
-        r = LCArm.from_documents(corpus(), llm="none", k=2)
+def test_arm_edges_take_a_name_as_llm_and_refuse_what_is_no_model():
+    r = LCArm.from_documents(corpus(), llm="none", k=2)
     assert r.arm.llm is None
     with pytest.raises(InvalidInputError, match="llm must be a model object"):
         LIArm.from_documents(corpus(), llm=42)

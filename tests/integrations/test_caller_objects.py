@@ -117,12 +117,12 @@ ARM_ADDED = {"arm_links", "arm_score", "arm_votes", "arm_logprob", "arm_relevanc
 
 def test_arm_returns_copies_of_the_callers_objects_with_its_metadata():
     docs = li_docs(ARM_ROWS)
-    out = LIArm.from_documents(docs, llm_name=None, expand_ks="1").retrieve("Who devised Prime Suspect?")
+    out = LIArm.from_documents(docs, llm=None, expand_ks="1").retrieve("Who devised Prime Suspect?")
     assert out and "arm_selected" in out[0].node.metadata
     assert_li_caller_nodes(out, docs, added=ARM_ADDED)
     assert all("arm_selected" not in d.metadata for d in docs)
     lc = lc_docs(ARM_ROWS)
-    got = LCArm.from_documents(lc, llm_name=None, k=2, expand_ks="1").invoke("Who devised Prime Suspect?")
+    got = LCArm.from_documents(lc, llm=None, k=2, expand_ks="1").invoke("Who devised Prime Suspect?")
     assert got and got[0].metadata["arm_selected"]
     assert_lc_caller_documents(got, lc, added=ARM_ADDED)
 
@@ -141,7 +141,7 @@ MINDREF_ADDED |= {"passage_score", "score", "prefix", "method"}
 
 def test_mindref_returns_whole_documents_as_the_callers_objects_and_spans_as_new_nodes(tiny_lm):
     docs = li_docs(MINDREF_ROWS)
-    out = LIMindRef.from_documents(docs, lm=tiny_lm, similarity_top_k=4, **MINDREF).retrieve("solar power")
+    out = LIMindRef.from_documents(docs, llm=tiny_lm, similarity_top_k=4, **MINDREF).retrieve("solar power")
     texts = {d.node_id: d.text for d in docs}
     whole = [n for n in out if n.node.node_id in texts and n.node.get_content() == texts[n.node.node_id]]
     spans = [n for n in out if n not in whole]
@@ -149,7 +149,7 @@ def test_mindref_returns_whole_documents_as_the_callers_objects_and_spans_as_new
     assert_li_caller_nodes(whole, docs, added=MINDREF_ADDED)
     assert all(type(n.node) is TextNode and any(n.node.get_content() in s for s in SENTENCES) for n in spans)
     lc = lc_docs(MINDREF_ROWS)
-    got = LCMindRef.from_documents(lc, lm=tiny_lm, k=4, **MINDREF).invoke("solar power")
+    got = LCMindRef.from_documents(lc, llm=tiny_lm, k=4, **MINDREF).invoke("solar power")
     whole_lc = [d for d in got if d.id in texts and d.page_content == texts[d.id]]
     assert whole_lc and len(whole_lc) < len(got)
     assert_lc_caller_documents(whole_lc, lc, added=MINDREF_ADDED)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from retrievekit.core.fakes import WordScoreLLM
-from retrievekit.core.lattice.method import Lattice
+from retrievekit.core.lattice.search import Lattice
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.types import Passage
 from retrievekit.langchain import LatticeRetriever as LCLattice

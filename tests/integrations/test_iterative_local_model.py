@@ -37,7 +37,7 @@ class FakeLM:
 
 
 def test_call_schema_is_a_union_of_tools_and_final_answer():
-    chat = LocalToolChatModel(lm=None).bind_tools([chunk_search, chunk_delete])
+    chat = LocalToolChatModel(llm=None).bind_tools([chunk_search, chunk_delete])
     schema = chat.call_schema()
     names = [b["properties"]["tool"]["const"] for b in schema["anyOf"]]
     assert names == ["chunk_search", "chunk_delete", FINAL_ANSWER]
@@ -47,19 +47,19 @@ def test_call_schema_is_a_union_of_tools_and_final_answer():
     jsonschema.validate({"tool": "chunk_search", "query": "x"}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"tool": "chunk_search", "ids": ["x"]}, schema)
-    forced = LocalToolChatModel(lm=None).bind_tools([chunk_search, chunk_delete], tool_choice="any").call_schema()
+    forced = LocalToolChatModel(llm=None).bind_tools([chunk_search, chunk_delete], tool_choice="any").call_schema()
     assert FINAL_ANSWER not in str(forced)
-    one = LocalToolChatModel(lm=None).bind_tools([chunk_search, chunk_delete], tool_choice="chunk_delete")
+    one = LocalToolChatModel(llm=None).bind_tools([chunk_search, chunk_delete], tool_choice="chunk_delete")
     assert one.call_schema()["properties"]["tool"]["const"] == "chunk_delete"
     with pytest.raises(ValueError):
-        LocalToolChatModel(lm=None).bind_tools([chunk_search], tool_choice="nope")
+        LocalToolChatModel(llm=None).bind_tools([chunk_search], tool_choice="nope")
     with pytest.raises(ValueError):
         tool_call_schema([], allow_final_answer=False)
 
 
 def test_local_chat_model_emits_tool_calls_and_answers():
     lm = FakeLM([{"tool": "chunk_search", "query": "Paris"}, {"tool": FINAL_ANSWER, "answer": "France"}])
-    chat = LocalToolChatModel(lm=lm).bind_tools([chunk_search, chunk_delete])
+    chat = LocalToolChatModel(llm=lm).bind_tools([chunk_search, chunk_delete])
     msg = chat.invoke([SystemMessage("sys"), HumanMessage("Where is Paris?")])
     assert msg.tool_calls[0]["name"] == "chunk_search" and msg.tool_calls[0]["args"] == {"query": "Paris"}
     assert msg.usage_metadata["input_tokens"] == 100
@@ -68,25 +68,25 @@ def test_local_chat_model_emits_tool_calls_and_answers():
     assert "anyOf" in schema
     assert chat.invoke("again").content == "France"
     # without tools it is a plain chat model
-    assert LocalToolChatModel(lm=lm).invoke("hi").content == "Paris"
+    assert LocalToolChatModel(llm=lm).invoke("hi").content == "Paris"
 
 
 def test_local_chat_model_degrades_when_no_valid_call():
     lm = FakeLM([LLMOutputError("cut off", raw="{")])
-    msg = LocalToolChatModel(lm=lm).bind_tools([chunk_search]).invoke("q")
+    msg = LocalToolChatModel(llm=lm).bind_tools([chunk_search]).invoke("q")
     assert msg.content == "" and not msg.tool_calls and "retrievekit_error" in msg.response_metadata
 
 
 def test_graph_with_fake_local_lm_records_invalid_call():
     corpus = [Passage(id="p", text="Paris is in France.")]
     lm = FakeLM([LLMOutputError("cut off", raw="{")])
-    agent = build_iterative_agent(LocalToolChatModel(lm=lm), BM25Index.build(corpus), always_search=False)
+    agent = build_iterative_agent(LocalToolChatModel(llm=lm), BM25Index.build(corpus), always_search=False)
     out = agent.invoke({"question": "Paris?"})
     assert "invalid_tool_call" in [e["kind"] for e in out["trace"]]
     assert out["stop_reason"] == "no_action" and out["answer"] == "Paris"
     # by default the first turn searches all the same: the question itself
     lm = FakeLM([LLMOutputError("cut off", raw="{")])
-    out = build_iterative_agent(LocalToolChatModel(lm=lm), BM25Index.build(corpus)).invoke({"question": "Paris?"})
+    out = build_iterative_agent(LocalToolChatModel(llm=lm), BM25Index.build(corpus)).invoke({"question": "Paris?"})
     kinds = [e["kind"] for e in out["trace"]]
     assert kinds[:2] == ["invalid_tool_call", "forced_search"] and [c["id"] for c in out["working_set"]] == ["p"]
 
@@ -105,7 +105,7 @@ def test_smollm2_drives_the_agent_with_valid_tool_calls(smollm2):
         Passage(id="nile", title="Nile", text="The Nile is a long river in Africa."),
         Passage(id="banana", title="Banana", text="Bananas are yellow fruits."),
     ]
-    chat = LocalToolChatModel(lm=smollm2, max_tokens=64, answer_max_tokens=16)
+    chat = LocalToolChatModel(llm=smollm2, max_tokens=64, answer_max_tokens=16)
     agent = build_iterative_agent(chat, BM25Index.build(corpus), max_turns=2, search_top_k=2)
     run = run_agent(agent, "What is the highest mountain on Earth?")
     kinds = [e.kind for e in run.trace.events]

@@ -1,10 +1,8 @@
-"""One convention everywhere: ``llm`` is a model object, ``llm_name`` a registry name; one ``as_chat_llm`` per
-framework turns the framework's LLMs into retrievekit ones; the former ``llm="name"`` spelling still works for one
-release with a DeprecationWarning."""
+"""One convention everywhere: ``llm=`` takes a model's name, a served spec, a framework's model or a retrievekit model,
+and one resolver (``retrievekit.core.llm.resolve``) turns it into the model; one ``as_chat_llm`` per framework wraps
+that framework's LLMs (registered with the resolver when the edge is imported)."""
 
 from __future__ import annotations
-
-import warnings
 
 import pytest
 from _tiny_lm import SENTENCES, TITLES, build_tiny_lm
@@ -15,11 +13,12 @@ from llama_index.core.llms import MockLLM
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.generative.mindref import create_mindref
-from retrievekit.core.judge.scorer import Judge, resolve_judge
+from retrievekit.core.judge.scorer import Judge
 from retrievekit.core.llm import LocalLM
-from retrievekit.core.llm.json_output import ChatLLMBase
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.llm.base import ChatLLMBase
+from retrievekit.core.llm.judge_hooks import resolve_judge
 from retrievekit.core.llm.protocol import Completion
+from retrievekit.core.llm.resolve import checked_llm, llm_label, resolve_llm
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.types import Passage
 from retrievekit.langchain import JudgeCompressor, LangChainChatLLM, OneShotCompressor
@@ -69,64 +68,57 @@ def test_each_framework_wraps_its_own_llms():
         lc_as_chat_llm(mock)
 
 
-def test_oneshot_edges_wrap_framework_llms_with_as_chat_llm():
+def test_oneshot_edges_wrap_framework_llms_and_take_names():
     pp = OneShotPostprocessor(crop=True, llm=MockLLM())
     assert isinstance(pp._selector.llm, LlamaIndexChatLLM)
     comp = OneShotCompressor(crop=True, llm=FakeListChatModel(responses=["x"]))
     assert isinstance(comp._selector.llm, LangChainChatLLM)
     with pytest.raises(InvalidInputError, match="llm must be a model object"):
-        OneShotPostprocessor(crop=True, llm="smollm2")
+        OneShotPostprocessor(crop=True, llm=3)
 
 
-def test_split_llm_argument():
-    assert split_llm_argument(None, "qwen0.5b", where="f") == (None, "qwen0.5b")
-    marker = object()
-    assert split_llm_argument(marker, "smollm2", where="f") == (marker, "smollm2")
-    with pytest.warns(DeprecationWarning, match=r"f\(llm='qwen0.5b'\) is deprecated: pass llm_name='qwen0.5b'"):
-        assert split_llm_argument("qwen0.5b", "smollm2", where="f") == (None, "qwen0.5b")
+def test_the_resolver_takes_every_spelling_of_a_model(tiny_lm):
+    echo = Echo()
+    assert resolve_llm(echo) is echo and resolve_llm(tiny_lm) is tiny_lm
+    assert resolve_llm("none") is None and resolve_llm(None, default=None) is None
+    assert isinstance(resolve_llm(MockLLM()), LlamaIndexChatLLM)  # each framework's adapter, one dispatch
+    assert isinstance(resolve_llm(FakeListChatModel(responses=["x"])), LangChainChatLLM)
+    served = resolve_llm("openai-like:m@http://127.0.0.1:9/v1")  # a served spec: the client is built, nothing is sent
+    assert isinstance(served, LlamaIndexChatLLM) and "127.0.0.1:9" in served.endpoint
+    with pytest.raises(InvalidInputError, match="llm must be a model object"):
+        resolve_llm(object())
+    assert llm_label(None) == "smollm2" and llm_label("qwen0.5b") == "qwen0.5b" and llm_label(echo) is None
+    assert checked_llm("qwen0.5b") == "qwen0.5b" and isinstance(checked_llm(MockLLM()), LlamaIndexChatLLM)
 
 
-def test_method_context_llm_and_llm_name():
+def test_method_context_takes_names_and_models():
     marker = Echo()
-    ctx = MethodContext(corpus=[], llm_name="qwen0.5b", llm=marker)
-    assert ctx.llm_name == "qwen0.5b" and ctx.load_llm() is marker
-    assert MethodContext(corpus=[], llm_name="none").load_llm() is None
-    with pytest.warns(DeprecationWarning, match="llm_name"):
-        old = MethodContext(corpus=[], llm="qwen0.5b")
-    assert (old.llm_name, old.llm) == ("qwen0.5b", None)
-    with pytest.warns(DeprecationWarning), pytest.raises(InvalidInputError, match="llm="):
-        MethodContext(corpus=[], llm="smollm2", llm_name="qwen0.5b")
+    assert MethodContext(corpus=[], llm=marker).load_llm() is marker
+    assert MethodContext(corpus=[], llm="none").load_llm() is None
+    ctx = MethodContext(corpus=[], llm="qwen0.5b")
+    assert ctx.llm == "qwen0.5b" and ctx.llm_label == "qwen0.5b"  # a name is loaded only when a method needs it
+    assert isinstance(MethodContext(corpus=[], llm=MockLLM()).llm, LlamaIndexChatLLM)
+    with pytest.raises(InvalidInputError, match="llm must be a model object"):
+        MethodContext(corpus=[], llm=3)
 
 
-def test_mindref_takes_llm_name_and_the_old_keyword(tiny_lm):
+def test_mindref_takes_its_model_as_llm(tiny_lm):
     docs = [Passage(id="a", text=SENTENCES[1], title=TITLES[0]), Passage(id="b", text=SENTENCES[3], title=TITLES[2])]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert create_mindref(docs, lm=tiny_lm, llm_name="smollm2").lm is tiny_lm  # lm given: nothing is loaded
-        assert create_mindref(docs, llm=tiny_lm).lm is tiny_lm  # llm: a model object, as everywhere
-    with pytest.warns(DeprecationWarning, match=r"create_mindref\(llm='smollm2'\)"):
-        assert create_mindref(docs, lm=tiny_lm, llm="smollm2").lm is tiny_lm
+    assert create_mindref(docs, llm=tiny_lm).lm is tiny_lm
     with pytest.raises(InvalidInputError, match="MindRef needs a scoring LM"):
         create_mindref(docs, llm=Echo())
     li = [LIDocument(id_="a", text=SENTENCES[1], metadata={"title": TITLES[0]})]
-    with pytest.warns(DeprecationWarning, match=r"MindRefRetriever.from_documents\(llm='smollm2'\)"):
-        assert LIMindRef.from_documents(li, lm=tiny_lm, llm="smollm2").mindref.lm is tiny_lm
+    assert LIMindRef.from_documents(li, llm=tiny_lm).mindref.lm is tiny_lm
     lc = [Document(page_content=SENTENCES[1], id="a", metadata={"title": TITLES[0]})]
-    with pytest.warns(DeprecationWarning, match=r"MindRefRetriever.from_documents\(llm='smollm2'\)"):
-        assert LCMindRef.from_documents(lc, lm=tiny_lm, llm="smollm2").mindref.lm is tiny_lm
     assert LCMindRef.from_documents(lc, llm=tiny_lm).mindref.lm is tiny_lm
 
 
-def test_judge_edges_take_llm_name_and_the_old_keyword():
+def test_judge_edges_take_a_judge_before_their_llm():
     judge = Half()
-    with pytest.warns(DeprecationWarning, match=r"JudgeReranker\(llm='smollm2'\)"):
-        assert JudgeReranker(judge=judge, llm="smollm2").judge is judge
-    with pytest.warns(DeprecationWarning, match=r"JudgeCompressor\(llm='smollm2'\)"):
-        comp = JudgeCompressor(judge=judge, llm="smollm2")
-    assert comp.llm_name == "smollm2" and comp.llm is None
-    assert JudgeCompressor(judge=judge, llm_name="qwen0.5b").llm_name == "qwen0.5b"
-    with pytest.warns(DeprecationWarning, match=r"resolve_judge\(llm='smollm2'\)"):
-        assert resolve_judge(judge, llm="smollm2") is judge
+    assert JudgeReranker(judge=judge, llm="smollm2").judge is judge  # a ready judge: the model is never loaded
+    comp = JudgeCompressor(judge=judge, llm="qwen0.5b")
+    assert comp.judge is judge and comp.llm == "qwen0.5b"
+    assert resolve_judge(judge, llm="smollm2") is judge
 
 
 def test_a_zero_shot_judge_needs_a_local_model_and_the_rerankers_score_a_chat_llm_listwise():
@@ -141,5 +133,4 @@ def test_a_zero_shot_judge_needs_a_local_model_and_the_rerankers_score_a_chat_ll
 def test_judge_zero_shot_reads_a_local_model(tiny_lm):
     judge = Judge.zero_shot(llm=tiny_lm, batch_size=2)
     assert judge.base_model == "tiny" and judge.lm is tiny_lm
-    with pytest.warns(DeprecationWarning, match="pass a loaded model as llm="):
-        assert Judge.zero_shot(tiny_lm).base_model == "tiny"  # the former positional spelling
+    assert Judge.zero_shot(tiny_lm).base_model == "tiny"

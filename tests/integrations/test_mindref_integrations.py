@@ -26,18 +26,18 @@ def test_llama_index(lm: LocalLM) -> None:
     from retrievekit.llama_index import MindRefRetriever
 
     docs = [Document(id_=f"d{i}", text=SENTENCES[i], metadata={"title": TITLES[i % 6]}) for i in range(4)]
-    r = MindRefRetriever.from_documents(docs, lm=lm, **CFG)
+    r = MindRefRetriever.from_documents(docs, llm=lm, **CFG)
     nodes = r.retrieve("solar power")
     assert len(nodes) == 2  # similarity_top_k (default 2)
     for n in nodes:
         assert n.node.get_content() in SENTENCES[int(n.node.node_id[1:])]
         assert n.node.metadata["title"] in TITLES
     assert r.last_trace is not None and r.last_trace.llm_calls >= 2
-    r2 = MindRefRetriever.from_documents(docs, lm=lm, config=MindRefConfig(title_beams=2, title_return=1))
+    r2 = MindRefRetriever.from_documents(docs, llm=lm, config=MindRefConfig(title_beams=2, title_return=1))
     assert len(r2.retrieve("wind")) == 2  # k=2 > 1 title: the second title of the same search widens it
     assert [e.kind for e in r2.last_trace.events].count("widen_to_k") == 1
     paper = MindRefConfig(title_beams=2, title_return=1, widen_to_k=False)
-    r3 = MindRefRetriever.from_documents(docs, lm=lm, config=paper)
+    r3 = MindRefRetriever.from_documents(docs, llm=lm, config=paper)
     assert len(r3.retrieve("wind")) == 1
     assert any(e.kind == "short_of_k" for e in r3.last_trace.events)  # never silently short
 
@@ -48,7 +48,7 @@ def test_langchain(lm: LocalLM) -> None:
     from retrievekit.langchain import MindRefRetriever
 
     docs = [Document(page_content=SENTENCES[i], metadata={"title": TITLES[i % 6]}, id=f"d{i}") for i in range(4)]
-    r = MindRefRetriever.from_documents(docs, lm=lm, **CFG)
+    r = MindRefRetriever.from_documents(docs, llm=lm, **CFG)
     out = r.invoke("wind farms", k=1)
     assert len(out) == 1
     assert out[0].page_content in SENTENCES[int(out[0].id[1:])]

@@ -27,13 +27,14 @@ FOUNDATION = {
     "renamed",
     "descriptors",
     "fallbacks",
+    "storage",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
 MACHINERY = {"llm", "index", "registry", "training", "edge", "fakes"}
 # Layer 3: the applications over everything else.
 APPS = {"eval", "cli", "demo", "demo_snapshot"}
-# Layer 2: one package per paper, plus the relevance judge they share: read from the package tree, so a new method's
-# package needs no edit here (docs/adding-a-method.md). Every other core package is named above.
+# Layer 2: one package per paper, and the relevance judge: read from the package tree, so a new method's package
+# needs no edit here (docs/adding-a-method.md). Every other core package is named above.
 METHODS = {
     p.name
     for p in (REPO / "core" / "retrievekit" / "core").iterdir()
@@ -48,13 +49,11 @@ EDGES = ("retrievekit.llama_index", "retrievekit.langchain", "retrievekit.langgr
 
 
 def layer_of(module: str) -> tuple[int, str]:
-    """``(layer, unit)`` of a retrievekit module: 0-3 for core (``*.cli`` modules are apps), 4 for an edge."""
+    """``(layer, unit)`` of a retrievekit module: 0-3 for core, 4 for an edge."""
     if module == CORE:
         return 0, "package"
     if module.startswith(CORE + "."):
         unit = module.split(".")[2]
-        if module.endswith(".cli"):
-            return 3, unit
         for layer, units in enumerate((FOUNDATION, MACHINERY, METHODS, APPS)):
             if unit in units:
                 return layer, unit
@@ -76,8 +75,8 @@ def allowed(importer: str, imported: str) -> bool:
         return False  # core never names an integration
     if layer == 3:
         return True
-    if layer == 2:  # a method: lower layers, itself, and the shared judge
-        return other_layer < 2 or other_unit in (unit, "judge")
+    if layer == 2:  # a method: lower layers and itself (the judge's hooks are in the model layer)
+        return other_layer < 2 or other_unit == unit
     return other_layer <= layer  # foundation imports foundation; machinery imports machinery and foundation
 
 
@@ -113,6 +112,8 @@ def test_no_import_breaks_a_layer_rule():
         ("retrievekit.core.types", "retrievekit.core.llm.local"),  # foundation importing machinery
         ("retrievekit.core.index.bm25", "retrievekit.core.lattice.method"),  # machinery importing a method
         ("retrievekit.core.lattice.method", "retrievekit.core.arm.method"),  # a method importing another method
+        ("retrievekit.core.lattice.listwise", "retrievekit.core.judge.scorer"),  # a method importing the judge
+        ("retrievekit.core.judge.cli", "retrievekit.core.eval.datasets"),  # a method's command line is no app
         ("retrievekit.core.arm.verify", "retrievekit.core.eval.runner"),  # a method importing the harness
         ("retrievekit.core.eval.runner", "retrievekit.langchain.retriever"),  # core importing an edge
         ("retrievekit.langchain.retriever", "retrievekit.llama_index.retriever"),  # an edge importing another edge
@@ -125,8 +126,8 @@ def test_the_rules_refuse_what_they_should(importer, imported):
 @pytest.mark.parametrize(
     ("importer", "imported"),
     [
-        ("retrievekit.core.lattice.method", "retrievekit.core.judge.hooks"),
-        ("retrievekit.core.judge.cli", "retrievekit.core.eval.datasets"),
+        ("retrievekit.core.lattice.method", "retrievekit.core.llm.judge_hooks"),
+        ("retrievekit.core.cli.train_judge", "retrievekit.core.eval.datasets"),
         ("retrievekit.core.index.bm25", "retrievekit.core.registry"),
         ("retrievekit.langgraph.graph", "retrievekit.langchain.llm"),
     ],

@@ -24,10 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from retrievekit.core.cli.llm_arguments import served_llm_spec
 from retrievekit.core.demo_snapshot import DemoSnapshot, build_snapshot, load_snapshot, seed_embedder
 from retrievekit.core.errors import IndexFormatError, MissingDependencyError
 from retrievekit.core.index.as_embedder import as_embedder
-from retrievekit.core.llm.arguments import resolve_llm
+from retrievekit.core.llm.models import DEFAULT_MODEL
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.registry import MethodContext, available_methods, build_method
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
@@ -254,10 +256,8 @@ def _demo_corpus(use_snapshot: bool, methods: Sequence[str]) -> tuple[DemoSnapsh
     return snapshot, "the snapshot shipped with the package, with its embeddings; --no-snapshot takes the docs now"
 
 
-def _answer_with_llm(llm_name: str, served: Any, question: str, context: list[str]) -> tuple[str, Trace]:
-    from retrievekit.core.llm.local import LocalLM
-
-    lm = served if served is not None else LocalLM.load(llm_name)
+def _answer_with_llm(llm: str, served: Any, question: str, context: list[str]) -> tuple[str, Trace]:
+    lm = resolve_llm(served if served is not None else llm)
     trace = Trace()
     # two passages of 400 characters and the instruction after the context: what a 135M model follows best
     ctx = "\n\n".join(c[:400] for c in context[:2])
@@ -308,7 +308,11 @@ def _build(
     shipped = method == "lattice" and snapshot is not None and snapshot.tree_fits(llm, served is not None, options)
     run_options = {**options, "tree_dir": str(snapshot.tree_dir)} if shipped and snapshot is not None else options
     ctx = MethodContext(
-        corpus, work_dir=work_dir, llm_name=llm, llm=served, options=dict(run_options), embedder=embedder
+        corpus,
+        work_dir=work_dir,
+        llm=served if served is not None else llm,
+        options=dict(run_options),
+        embedder=embedder,
     )
     with _Ticker(f"{method}: building") as tick:
         retriever = build_method(method, ctx)
@@ -369,8 +373,9 @@ def main(args: argparse.Namespace | None = None) -> int:
     if snapshot_out:
         return _write_snapshot(Path(snapshot_out), methods)
     k = int(getattr(args, "k", 3) or 3)
-    llm = getattr(args, "llm", "smollm2")
-    served = resolve_llm(args) if args is not None else None  # --llm CLIENT:MODEL@URL: a served LLM
+    llm = getattr(args, "llm", DEFAULT_MODEL)  # None: --no-llm (the methods then use their default model)
+    spec = served_llm_spec(args) if args is not None else None  # --llm CLIENT:MODEL@URL: a served LLM
+    served = resolve_llm(spec) if spec is not None else None
     embedder = as_embedder(getattr(args, "embedder", None), where="--embedder")  # None: all-MiniLM-L6-v2
     questions = list(getattr(args, "questions", None) or DEMO_QUESTIONS)
     work = getattr(args, "work_dir", None)
@@ -400,7 +405,7 @@ def main(args: argparse.Namespace | None = None) -> int:
         setting = f"  [{', '.join(f'{k_}={v}' for k_, v in options.items())}]" if options else ""
         print(f"=== [{n}/{len(methods)}] {method}{setting}", flush=True)
         retriever, build_s = _build(
-            method, corpus, dict(options), snapshot, served, llm or "smollm2", work_dir, embedder
+            method, corpus, dict(options), snapshot, served, llm or DEFAULT_MODEL, work_dir, embedder
         )
         query_s, calls, contexts[method] = _ask(method, retriever, asked, k, served)
         rows.append((method, build_s, query_s, len(asked), calls))

@@ -42,6 +42,8 @@ import numpy as np
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.index.store import read_manifest, write_manifest
+from retrievekit.core.llm.models import DEFAULT_MODEL
+from retrievekit.core.llm.resolve import llm_label
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
 __all__ = ["FORMAT_VERSION", "DemoSnapshot", "build_snapshot", "load_snapshot", "seed_embedder", "snapshot_dir"]
@@ -92,15 +94,15 @@ class DemoSnapshot:
         """What each method's build took when the snapshot was made (on the machine that made it)."""
         return {str(k): float(v) for k, v in (self.manifest.get("build_seconds") or {}).items()}
 
-    def tree_fits(self, llm_name: str | None, served: bool, options: Mapping[str, Any]) -> bool:
+    def tree_fits(self, llm: str | None, served: bool, options: Mapping[str, Any]) -> bool:
         """Whether the shipped tree is the one the demo would build: the same summary model and tree options.
 
         Examples:
             >>> snap = load_snapshot()
-            >>> snap.tree_fits("smollm2", False, snap.tree_options), snap.tree_fits("smollm2", True, snap.tree_options)
+            >>> snap.tree_fits(None, False, snap.tree_options), snap.tree_fits(None, True, snap.tree_options)
             (True, False)
         """
-        if served or (llm_name or "smollm2") != self.manifest.get("llm"):
+        if served or llm_label(llm) != self.manifest.get("llm"):
             return False
         return {k: _jsonable(v) for k, v in options.items()} == self.tree_options
 
@@ -159,7 +161,7 @@ def build_snapshot(
     *,
     methods: Sequence[str],
     options: Mapping[str, Mapping[str, Any]],
-    llm_name: str = "smollm2",
+    llm: str = DEFAULT_MODEL,
 ) -> Path:
     """Build every method of ``methods`` over ``corpus`` (as the demo does), then write the snapshot to ``out``
     atomically: the corpus, the tree LATTICE built, and every document vector the embedder computed.
@@ -176,9 +178,7 @@ def build_snapshot(
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as work:
         for method in methods:  # 1. build as the demo does (the embedder's memo keeps every document vector)
-            ctx = MethodContext(
-                list(corpus), work_dir=Path(work), llm_name=llm_name, options=dict(options.get(method, {}))
-            )
+            ctx = MethodContext(list(corpus), work_dir=Path(work), llm=llm, options=dict(options.get(method, {})))
             t0 = time.perf_counter()
             build_method(method, ctx)
             seconds[method] = round(time.perf_counter() - t0, 1)
@@ -202,7 +202,7 @@ def build_snapshot(
                 {
                     "passages": len(corpus),
                     "corpus_fingerprint": corpus_fingerprint(corpus),
-                    "llm": llm_name,
+                    "llm": llm,
                     "embedder": embedder.name,
                     "vectors": len(digests),
                     "tree_options": {k: _jsonable(v) for k, v in options.get("lattice", {}).items()},

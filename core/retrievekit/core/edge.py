@@ -5,12 +5,15 @@ its LLM wrapper, its callback events) stay in ``integrations/``:
 
 1. :func:`caller_passage` -- one caller document (id, text, metadata) as a core passage;
 2. :func:`split_corpus` -- a mixed list of caller documents and core objects as the corpus a method indexes;
-3. :func:`edge_llm` -- the ``llm=`` / ``llm_name=`` pair of an edge's factory, the model wrapped for the framework;
-4. :func:`build_for_edge` -- a registered method built over the corpus (``from_documents(method=...)``);
-5. :func:`traced_search` -- one search with its own trace, kept as the edge's ``last_trace`` and published;
-6. :func:`hit_metadata` / :func:`close_core` -- a hit's metadata for a new node or document, and closing;
-7. :class:`CoreAlias` -- a method edge's typed name for its core object (``ArmRetriever(...).arm``);
-8. :func:`lazy_exports` -- an edge package's names, each imported from its module on first use.
+3. :func:`build_for_edge` -- a registered method built over the corpus (``from_documents(method=...)``);
+4. :func:`traced_search` -- one search with its own trace, kept as the edge's ``last_trace`` and published;
+5. :func:`hit_metadata` / :func:`close_core` -- a hit's metadata for a new node or document, and closing;
+6. :class:`CoreAlias` -- a method edge's typed name for its core object (``ArmRetriever(...).arm``);
+7. :func:`lazy_exports` -- an edge package's names, each imported from its module on first use.
+
+An edge's ``llm=`` goes to the method as the user gave it: a name, a served spec, a framework's model or a
+retrievekit model, resolved once by :func:`~retrievekit.core.llm.resolve.resolve_llm` (the edge's framework
+registered its adapter there when its ``llm`` module was imported).
 
 Examples:
     >>> from retrievekit.core.index.bm25 import BM25Index
@@ -38,9 +41,8 @@ from typing import Any, Generic, TypeVar, overload
 
 from retrievekit.core.checks import check_corpus, check_k
 from retrievekit.core.index.as_embedder import as_embedder
-from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.registry import MethodContext, build_method
-from retrievekit.core.retriever import Retriever, search_with_trace
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace, publish
 from retrievekit.core.types import DataObject, Passage, ScoredHit
 
@@ -48,7 +50,6 @@ __all__ = [
     "build_for_edge",
     "caller_passage",
     "close_core",
-    "edge_llm",
     "hit_metadata",
     "split_corpus",
     "traced_search",
@@ -94,18 +95,6 @@ def split_corpus(
     return callers, check_corpus([next(converted) if isinstance(d, caller_type) else d for d in items])
 
 
-def edge_llm(llm: Any, llm_name: str | None, *, where: str, wrap: Callable[[Any], Any]) -> tuple[Any, str | None]:
-    """The model and registry name an edge's factory passes on: ``llm=`` a model (wrapped by the framework's
-    ``as_chat_llm``) or ``None``, ``llm_name=`` a name (``llm="smollm2"`` is its deprecated spelling).
-
-    Examples:
-        >>> edge_llm(None, "smollm2", where="X.from_documents", wrap=lambda m: m)
-        (None, 'smollm2')
-    """
-    llm, llm_name = split_llm_argument(llm, llm_name, where=where)
-    return wrap(llm), llm_name
-
-
 def build_for_edge(
     method: str,
     corpus: Sequence[DataObject],
@@ -116,10 +105,11 @@ def build_for_edge(
     store: Any = None,
     embedder: Any = None,
 ) -> Retriever:
-    """A registered method built over ``corpus`` (checked) for an edge's ``from_documents``; ``llm`` is already the
-    framework model wrapped, ``work_dir`` caches the built indexes, ``store`` is the user's vector store as the dense
-    side (``MethodContext.store``; an edge's ``from_vector_store``), ``embedder`` is the embedding model of the
-    methods that embed (a framework's is wrapped by :func:`~retrievekit.core.index.as_embedder.as_embedder`).
+    """A registered method built over ``corpus`` (checked) for an edge's ``from_documents``; ``llm`` is the model as
+    the user gave it (:attr:`~retrievekit.core.registry.MethodContext.llm`), ``work_dir`` caches the built indexes,
+    ``store`` is the user's vector store as the dense side (``MethodContext.store``; an edge's ``from_vector_store``),
+    ``embedder`` is the embedding model of the methods that embed (a framework's is wrapped by
+    :func:`~retrievekit.core.index.as_embedder.as_embedder`).
 
     Examples:
         >>> docs = [Passage(id="a", text="red apples"), Passage(id="b", text="green pears")]
@@ -150,7 +140,8 @@ def traced_search(owner: Any, core: Retriever, query: str, k: int) -> tuple[list
         ...
         retrievekit.core.errors.InvalidInputError: k must be a positive integer, got 0
     """
-    hits, trace = search_with_trace(core, query, check_k(k))
+    trace = Trace(query=query)  # this call's own (as search_with_trace makes it), one file fewer on a query's path
+    hits = core.search(query, check_k(k), trace=trace)
     owner.last_trace = trace
     publish(trace)
     return hits, trace

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import ChatMessage, Completion
 
 __all__ = ["CharTokenizer", "FixedReplyLLM", "LengthEmbedder", "OnesEmbedder", "WordJudge", "WordScoreLLM"]

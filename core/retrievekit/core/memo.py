@@ -11,7 +11,7 @@ instead of misreading. :func:`memo_key` makes keys: a sha256 of everything the r
 Examples:
     >>> import tempfile
     >>> memo = JsonlMemo(tempfile.mkdtemp(), stem="plans", version=1)
-    >>> key = memo_key("smollm2", "Who?", {"turns": 5})
+    >>> key = memo_key("my-model", "Who?", {"turns": 5})
     >>> memo.get(key) is None
     True
     >>> memo.put(key, {"answer": "Ada"})

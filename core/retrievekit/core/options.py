@@ -2,7 +2,8 @@
 
 :func:`config_from_options` is the one reader every method config uses (``XConfig.from_options``): the known keys
 are the dataclass's fields, and each value is coerced from the field's type hint, so a string from the command line
-and a Python value give the same config. :func:`option_bool` reads one boolean. :func:`check_option_keys` is the
+and a Python value give the same config. :func:`parse_options` reads the ``key=value`` strings of ``--option``;
+:func:`option_bool` reads one boolean. :func:`check_option_keys` is the
 one unknown-key check: every method refuses an option it does not read, naming the keys it knows.
 
 Examples:
@@ -18,17 +19,25 @@ Examples:
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import os
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from retrievekit.core.errors import InvalidInputError
 
-__all__ = ["cache_folder_option", "check_option_keys", "coerce_option", "config_from_options", "option_bool"]
+__all__ = [
+    "cache_folder_option",
+    "check_option_keys",
+    "coerce_option",
+    "config_from_options",
+    "option_bool",
+    "parse_options",
+]
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -39,6 +48,26 @@ _NONE_WORDS = ("none", "null")
 
 
 _BOOL_WORDS = ("true", "false", "1", "0", "yes", "no")
+
+
+def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """Parse ``key=value`` strings; values are read as JSON when they parse (numbers, booleans, lists), else kept as text.
+
+    Examples:
+        >>> parse_options(["budget=4000", "mode=fast", "use_llm=true", "alpha=0.5"])
+        {'budget': 4000, 'mode': 'fast', 'use_llm': True, 'alpha': 0.5}
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InvalidInputError(f"--option expects key=value, got {pair!r}")
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
 
 
 def option_bool(name: str, value: Any) -> bool:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.paths import check_folder_path
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.types import DataObject
@@ -50,14 +50,14 @@ class MethodContext:
         work_dir: a folder the method may cache indexes in (None: in memory / temp). Checked on construction:
             a path that is, or lies under, a regular file raises
             :class:`~retrievekit.core.errors.InvalidPathError` before anything is built.
-        llm_name: registry name of the local LLM to load (``smollm2`` or ``qwen0.5b``; ``retrievekit bench --llm``)
-            or None (the method's default).
         options: method-specific options (e.g. ``{"budget": 4000}``).
-        llm: a model object (a ``ChatLLM`` / ``ScoringLM`` such as a loaded ``LocalLM``) that methods use instead
-            of loading ``llm_name``. A string here is the former spelling of ``llm_name``: it still works for one
-            release, with a :class:`DeprecationWarning`.
+        llm: the model methods use (``retrievekit bench --llm``): a registry name (``"qwen0.5b"``), a served LLM
+            (``CLIENT:MODEL@URL`` or a :class:`~retrievekit.core.llm.served_spec.ServedLLMSpec`), ``"none"``, a
+            model object (a ``ChatLLM`` / ``ScoringLM`` such as a loaded ``LocalLM``, a framework's model), or None
+            (the method's default); resolved by :func:`~retrievekit.core.llm.resolve.resolve_llm` when a method
+            loads it.
         judge: a ready :class:`~retrievekit.core.llm.protocol.RelevanceJudge` that the factories' judge lookup
-            (``retrievekit.core.judge.hooks.judge_from_options``) returns instead of loading option ``judge_dir``;
+            (``retrievekit.core.llm.judge_hooks.judge_from_options``) returns instead of loading option ``judge_dir``;
             the benchmark harness puts the gold-label oracle of ``--judge oracle`` here.
         store: the user's vector store as the dense side of the methods that embed (``dense``, ``hybrid``, ARM,
             One-SHOT's candidates, the first stage of ``llm-rerank`` and ``judge-rerank``): a
@@ -69,8 +69,8 @@ class MethodContext:
             all-MiniLM-L6-v2.
 
     Examples:
-        >>> MethodContext(corpus=[], llm_name="smollm2").llm_name
-        'smollm2'
+        >>> MethodContext(corpus=[], llm="qwen0.5b").llm
+        'qwen0.5b'
         >>> MethodContext(corpus=[]).options
         {}
         >>> MethodContext(corpus=[], work_dir=Path(__file__) / "cache")
@@ -81,7 +81,6 @@ class MethodContext:
 
     corpus: Sequence[DataObject]
     work_dir: Path | None = None
-    llm_name: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     llm: Any = None
     judge: Any = None
@@ -89,46 +88,39 @@ class MethodContext:
     embedder: Any = None
 
     def __post_init__(self) -> None:
+        from retrievekit.core.llm.resolve import checked_llm
+
         if self.work_dir is not None:
             object.__setattr__(self, "work_dir", check_folder_path(self.work_dir, "work_dir"))
-        if isinstance(self.llm, str):
-            warnings.warn(
-                "MethodContext(llm=<name>) is deprecated: pass the registry name as llm_name= (llm= takes a model "
-                "object)",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-            if self.llm_name is not None and self.llm_name != self.llm:
-                raise InvalidInputError(f"MethodContext got llm={self.llm!r} and llm_name={self.llm_name!r}")
-            object.__setattr__(self, "llm_name", self.llm)
-            object.__setattr__(self, "llm", None)
+        object.__setattr__(self, "llm", checked_llm(self.llm))  # a framework's model wrapped; a name loads later
 
-    def load_llm(self, default: str | None = "smollm2") -> Any:
-        """The model a method uses: :attr:`llm` when given, else ``LocalLM.load(llm_name or default)``, or the served
-        LLM when the name is ``CLIENT:MODEL@URL`` (:func:`~retrievekit.core.llm.served_spec.load_served_llm`).
-
-        Returns None (no LLM) when the name is None or ``"none"`` (``retrievekit bench --llm none``).
+    def load_llm(self, default: str | None = DEFAULT_MODEL) -> Any:
+        """The model a method uses: :attr:`llm` resolved by :func:`~retrievekit.core.llm.resolve.resolve_llm`
+        (``default`` when it is None); None (no LLM) for ``"none"`` (``retrievekit bench --llm none``).
 
         Examples:
-            >>> marker = object()
-            >>> MethodContext(corpus=[], llm=marker).load_llm() is marker
+            >>> from retrievekit.core.fakes import WordScoreLLM
+            >>> model = WordScoreLLM("sun")
+            >>> MethodContext(corpus=[], llm=model).load_llm() is model
             True
-            >>> MethodContext(corpus=[], llm_name="none").load_llm() is None
+            >>> MethodContext(corpus=[], llm="none").load_llm() is None
             True
         """
-        if self.llm is not None:
-            return self.llm
-        name = self.llm_name or default
-        if name is None or str(name).lower() == "none":
-            return None
-        from retrievekit.core.llm.served_spec import load_served_llm, parse_served_spec
+        from retrievekit.core.llm.resolve import resolve_llm
 
-        served = parse_served_spec(name)
-        if served is not None:  # CLIENT:MODEL@URL, a served LLM
-            return load_served_llm(served)
-        from retrievekit.core.llm.local import LocalLM
+        return resolve_llm(self.llm, default=default)
 
-        return LocalLM.load(name)
+    @property
+    def llm_label(self) -> str | None:
+        """The name :attr:`llm` gives (the method's default for None), or None for a model object.
+
+        Examples:
+            >>> MethodContext(corpus=[]).llm_label == DEFAULT_MODEL, MethodContext(corpus=[], llm="qwen0.5b").llm_label
+            (True, 'qwen0.5b')
+        """
+        from retrievekit.core.llm.resolve import llm_label
+
+        return llm_label(self.llm)
 
 
 MethodFactory = Callable[[MethodContext], Retriever]

@@ -2,7 +2,7 @@
 
 The rest of what used to live here has a module of its own: input checks in :mod:`retrievekit.core.checks`, option
 parsing in :mod:`retrievekit.core.options`, the method registry in :mod:`retrievekit.core.registry` and the
-relevance-judge hook in :mod:`retrievekit.core.judge.hooks`. Importing those names from here still works for one
+relevance-judge hook in :mod:`retrievekit.core.llm.judge_hooks`. Importing those names from here still works for one
 release, with a :class:`DeprecationWarning`.
 
 Examples:
@@ -69,8 +69,8 @@ _MOVED = {
     "available_methods": "retrievekit.core.registry",
     "build_method": "retrievekit.core.registry",
     "register_method": "retrievekit.core.registry",
-    "judge_from_options": "retrievekit.core.judge.hooks",
-    "judge_relevance": "retrievekit.core.judge.hooks",
+    "judge_from_options": "retrievekit.core.llm.judge_hooks",
+    "judge_relevance": "retrievekit.core.llm.judge_hooks",
 }
 
 

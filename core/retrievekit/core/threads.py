@@ -1,4 +1,4 @@
-"""How many CPU threads retrievekit's own model calls use (torch intra-op threads).
+"""Threads: how many CPU threads retrievekit's own model calls use (torch intra-op threads), and deadlines.
 
 Torch defaults to one intra-op thread per core and its OpenMP threads busy-wait at every parallel region. On a
 machine whose other cores are busy (a laptop running anything else) each of the hundreds of parallel regions in a
@@ -13,6 +13,8 @@ The count is, first to last that is set:
 2. the environment variable ``RETRIEVEKIT_NUM_THREADS`` (a positive integer);
 3. the default: half the CPUs this process may run on, at least 1 (1 on a 2-core machine).
 
+:func:`run_with_deadline` runs a blocking call in a worker thread and stops waiting for it after a deadline.
+
 Examples:
     >>> set_num_threads(2)
     >>> num_threads()
@@ -24,14 +26,24 @@ Examples:
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from retrievekit.core.checks import check_positive_int
 
-__all__ = ["ENV_VAR", "available_cpus", "default_num_threads", "model_threads", "num_threads", "set_num_threads"]
+__all__ = [
+    "ENV_VAR",
+    "available_cpus",
+    "default_num_threads",
+    "model_threads",
+    "num_threads",
+    "run_with_deadline",
+    "set_num_threads",
+]
 
 ENV_VAR = "RETRIEVEKIT_NUM_THREADS"
 
@@ -124,3 +136,44 @@ def model_threads() -> Iterator[int]:
                 if torch.get_num_threads() != _saved:
                     torch.set_num_threads(_saved)
                 _saved = None
+
+
+class _DeadlinePassed(TimeoutError):
+    """The watchdog stopped waiting for a call that outlived its deadline."""
+
+
+def run_with_deadline(fn: Callable[[], Any], seconds: float | None) -> Any:
+    """``fn()`` in a worker thread (same context variables), waiting at most ``seconds``; raises ``TimeoutError``
+    when it takes longer (the worker is left to finish on its own: a blocking client call cannot be interrupted).
+    The served LLMs' call policy and the Chroma client's connection use it.
+
+    Examples:
+        >>> run_with_deadline(lambda: 2 + 2, 1.0)
+        4
+        >>> import time
+        >>> try:
+        ...     run_with_deadline(lambda: time.sleep(0.5), 0.05)
+        ... except TimeoutError as e:
+        ...     print(e)
+        no reply within 0.05 s
+    """
+    if seconds is None:
+        return fn()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    ctx = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            box["value"] = ctx.run(fn)
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="retrievekit-deadline", daemon=True).start()
+    if not done.wait(seconds):
+        raise _DeadlinePassed(f"no reply within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,9 +1,9 @@
 """LangChain edge of ARM: a ``BaseRetriever`` that returns ARM's object set with its joins/links in metadata.
 
-Examples (``from_documents`` builds ARM's dense index with all-MiniLM-L6-v2; ``llm_name=None``: no LLM stages):
+Examples (``from_documents`` builds ARM's dense index with all-MiniLM-L6-v2; ``llm=None``: no LLM stages):
     >>> from langchain_core.documents import Document
     >>> docs = [Document(page_content="Prime Suspect was devised by Lynda La Plante.", id="p")]
-    >>> [d.id for d in ArmRetriever.from_documents(docs, llm_name=None).invoke("Who devised it?")]  # doctest: +SKIP
+    >>> [d.id for d in ArmRetriever.from_documents(docs, llm=None).invoke("Who devised it?")]  # doctest: +SKIP
     ['p']
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
-from retrievekit.core.edge import CoreAlias, edge_llm, split_corpus
+from retrievekit.core.edge import CoreAlias, split_corpus
+from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.types import DataObject
-from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["ArmRetriever"]
@@ -52,26 +52,22 @@ class ArmRetriever(RetrieveKitRetriever):
         cls,
         documents: Sequence[Document | DataObject],
         *,
-        llm: Any = None,
-        llm_name: str | None = "smollm2",
+        llm: Any = DEFAULT_MODEL,
         config: ArmConfig | None = None,
         k: int = 10,
         embedder: Any = None,
         **options: Any,
     ) -> ArmRetriever:
         """Build ARM over LangChain documents (or retrievekit ``Passage``/``Table`` objects, which keep their
-        structure) with ``llm`` (default ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM stages).
+        structure) with ``llm`` (default
+        :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`; ``None``: no LLM stages).
 
-        ``llm`` is a retrievekit ``ChatLLM`` / ``LocalLM`` or any LangChain chat model (wrapped by
-        :func:`~retrievekit.langchain.llm.as_chat_llm`); ``llm="smollm2"`` (a name) is the deprecated spelling of
-        ``llm_name``. Hits on the given documents return copies of them with the ``arm_*`` metadata.
+        ``llm`` is a retrievekit ``ChatLLM`` / ``LocalLM`` or any LangChain chat model (wrapped
+        by :func:`~retrievekit.core.llm.resolve.resolve_llm`), or a model's name. Hits on the given documents return copies of them with the ``arm_*`` metadata.
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
         ``embedder``: a LangChain ``Embeddings`` (or anything ``as_embedder`` takes; default all-MiniLM-L6-v2).
         """
-        llm, llm_name = edge_llm(llm, llm_name, where="ArmRetriever.from_documents", wrap=as_chat_llm)
         docs, corpus = split_corpus(documents, Document, documents_to_objects)
         return cls(
-            retriever=create_arm(corpus, llm=llm, llm_name=llm_name, config=config, embedder=embedder, **options),
-            k=k,
-            documents=docs,
+            retriever=create_arm(corpus, llm=llm, config=config, embedder=embedder, **options), k=k, documents=docs
         )

@@ -26,11 +26,11 @@ from langchain_core.documents import Document
 from pydantic import Field, PrivateAttr
 
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
 from retrievekit.core.trace import Trace, publish
-from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import (
     documents_to_objects,
     emit_trace,
@@ -56,7 +56,8 @@ class OneShotCompressor(TracedCompressor):
 
     Attributes:
         budget, k_max, filter, crop, tokenizer: as in :class:`~retrievekit.core.oneshot.config.OneShotConfig`.
-        llm: for cropping: a LangChain chat model or a retrievekit ``ChatLLM`` (:func:`~retrievekit.langchain.llm.as_chat_llm`).
+        llm: for cropping: a LangChain chat model or a retrievekit ``ChatLLM``, or a model's name
+            (:func:`~retrievekit.core.llm.resolve.resolve_llm`).
         config: a full ``OneShotConfig``. The scalar fields above that are given explicitly override its fields
             (:meth:`~retrievekit.core.oneshot.config.OneShotConfig.with_overrides`); the others keep the config's
             values (or the ``OneShotConfig`` defaults without ``config=``). After construction ``config`` holds the
@@ -96,7 +97,7 @@ class OneShotCompressor(TracedCompressor):
         for name in settings:  # the scalar fields mirror the effective config
             setattr(self, name, getattr(cfg, name))
         self.config = cfg
-        chat: ChatLLM | None = as_chat_llm(self.llm)
+        chat: ChatLLM | None = resolve_llm(self.llm, default=None)
         keys = self.keys or MetadataKeys()
         lookup = None
         if self.corpus is not None:

@@ -28,11 +28,9 @@ from pydantic import Field, PrivateAttr
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
-from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.lattice.listwise import resolve_reranking_judge
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.llm.judge_hooks import judge_relevance
 from retrievekit.core.trace import Trace, publish
-from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import documents_to_objects, emit_trace
 from retrievekit.langchain.traced import TracedCompressor
 
@@ -46,9 +44,9 @@ class JudgeCompressor(TracedCompressor):
         top_n: documents kept (default 5).
         judge: a ``RelevanceJudge`` (e.g. ``load_judge("runs/judge")``).
         judge_dir: a trained judge folder, loaded when ``judge`` is not given.
-        llm_name: registry name of the zero-shot model used when neither is given (default ``smollm2``).
-        llm: a loaded ``LocalLM`` for the zero-shot judge instead (``llm="smollm2"``, a name, is the deprecated
-            spelling of ``llm_name``).
+        llm: the model judged with when neither is given: the zero-shot judge of a loaded ``LocalLM`` or a model's
+            name (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`), or the listwise judge of a chat LLM
+            without logits (a served one, a LangChain chat model).
 
     ``last_trace`` holds the trace of the last call made from the current thread or asyncio task (concurrent callers
     each read their own); inside a run it is also sent as the ``retrievekit_trace`` custom event.
@@ -69,7 +67,6 @@ class JudgeCompressor(TracedCompressor):
     top_n: int = 5
     judge: Any = Field(default=None, exclude=True)
     judge_dir: str | None = None
-    llm_name: str = "smollm2"
     llm: Any = Field(default=None, exclude=True)
 
     _judge: Any = PrivateAttr()
@@ -77,9 +74,7 @@ class JudgeCompressor(TracedCompressor):
     def model_post_init(self, __context: Any) -> None:
         if isinstance(self.top_n, bool) or not isinstance(self.top_n, int) or self.top_n < 1:
             raise InvalidInputError(f"top_n must be a positive integer, got {self.top_n!r}")
-        llm, self.llm_name = split_llm_argument(self.llm, self.llm_name, where="JudgeCompressor", stacklevel=5)
-        self.llm = as_chat_llm(llm)
-        self._judge = resolve_reranking_judge(self.judge, self.judge_dir, self.llm_name, llm=self.llm)
+        self._judge = resolve_reranking_judge(self.judge, self.judge_dir, llm=self.llm)
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None

@@ -29,11 +29,11 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.edge import CoreAlias, edge_llm
-from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
-from retrievekit.core.lattice.search import SearchState
+from retrievekit.core.edge import CoreAlias
+from retrievekit.core.index.embeddings import Embedder
+from retrievekit.core.lattice.method import create_lattice, lattice_from_tree
+from retrievekit.core.lattice.search import Lattice, SearchState
 from retrievekit.core.lattice.tree import SemanticTree
-from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["LatticeRetriever"]
@@ -69,7 +69,6 @@ class LatticeRetriever(RetrieveKitRetriever):
         documents: Sequence[Document],
         *,
         llm: Any = None,
-        llm_name: str = "smollm2",
         embedder: Any = None,
         tree_dir: str | os.PathLike[str] | None = None,
         builder: str = "bottom_up",
@@ -78,15 +77,12 @@ class LatticeRetriever(RetrieveKitRetriever):
     ) -> LatticeRetriever:
         """Build (or load from ``tree_dir``) a tree over LangChain documents and search it with ``llm``.
 
-        ``llm`` is a retrievekit ``ChatLLM`` or any LangChain chat model (wrapped by
-        :func:`~retrievekit.langchain.llm.as_chat_llm`); default ``LocalLM.load(llm_name)``. The documents returned
-        are copies of the given ones, with ``metadata["score"]``.
+        ``llm`` is a model's name (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`), a retrievekit
+        ``ChatLLM`` or any LangChain chat model (:func:`~retrievekit.core.llm.resolve.resolve_llm`). The documents
+        returned are copies of the given ones, with ``metadata["score"]``.
         """
-        llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_documents", wrap=as_chat_llm)
         corpus = check_corpus(documents_to_objects(documents))  # before the LLM and embedder are loaded
-        lattice = create_lattice(
-            corpus, llm=llm, llm_name=llm_name, embedder=embedder, tree_dir=tree_dir, builder=builder, **options
-        )
+        lattice = create_lattice(corpus, llm=llm, embedder=embedder, tree_dir=tree_dir, builder=builder, **options)
         return cls(retriever=lattice, k=k, documents=documents)
 
     @classmethod
@@ -95,11 +91,9 @@ class LatticeRetriever(RetrieveKitRetriever):
         tree: SemanticTree | str | os.PathLike[str],
         *,
         llm: Any = None,
-        llm_name: str = "smollm2",
         embedder: Any = None,
         k: int = 10,
         **options: Any,
     ) -> LatticeRetriever:
         """Search a persisted tree (a folder) or a tree object."""
-        llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_tree", wrap=as_chat_llm)
-        return cls(retriever=lattice_from_tree(tree, llm=llm, llm_name=llm_name, embedder=embedder, **options), k=k)
+        return cls(retriever=lattice_from_tree(tree, llm=llm, embedder=embedder, **options), k=k)

@@ -22,8 +22,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
-from retrievekit.core.llm.client import adapt_llm, field_of, instance_of_optional, reply_completion, usage_pair
+from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
+from retrievekit.core.llm.resolve import adapt_llm, register_llm_adapter
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.served_spec import ServedLLMSpec
 
@@ -183,6 +184,10 @@ class LangChainChatLLM(ServedChatLLM):
         return reply_completion(text, _usage_from_message(response), [m.text for m in messages], finish)
 
 
+_ADAPTER = register_llm_adapter(BaseLanguageModel, LangChainChatLLM, "a LangChain chat model")
+"""How every ``llm=`` in retrievekit wraps a LangChain chat model (:func:`~retrievekit.core.llm.resolve.resolve_llm`)."""
+
+
 def as_chat_llm(llm: Any) -> Any:
     """The model a retrievekit method gets from a LangChain user: the one ``llm=`` rule of every LangChain edge.
 
@@ -190,7 +195,7 @@ def as_chat_llm(llm: Any) -> Any:
     :class:`~retrievekit.core.llm.protocol.ChatLLM`, a :class:`~retrievekit.core.llm.protocol.ScoringLM` such as
     ``LocalLM`` or a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` -- is returned as is; a LangChain chat
     model (``ChatOpenAI``, ``ChatOllama``, a fake model...) or LLM is wrapped in :class:`LangChainChatLLM`. Anything
-    else, a model's name included (that is ``llm_name=``), raises :class:`~retrievekit.core.errors.InvalidInputError`.
+    else, a model's name included (that is for :func:`~retrievekit.core.llm.resolve.resolve_llm`), raises :class:`~retrievekit.core.errors.InvalidInputError`.
 
     Examples:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -201,9 +206,9 @@ def as_chat_llm(llm: Any) -> Any:
         >>> as_chat_llm(42)
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: llm must be a model object (a LangChain chat model or a retrievekit ChatLLM/LocalLM), got int '42'; pass a registry name as llm_name=
+        retrievekit.core.errors.InvalidInputError: llm must be a model object (a LangChain chat model or a retrievekit ChatLLM/LocalLM), got int '42'; a model's name is loaded by resolve_llm
     """
-    return adapt_llm(llm, native=BaseLanguageModel, wrap=LangChainChatLLM, label="a LangChain chat model")
+    return adapt_llm(llm, _ADAPTER)
 
 
 def served_llm(spec: ServedLLMSpec) -> LangChainChatLLM:

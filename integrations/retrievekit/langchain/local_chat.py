@@ -11,16 +11,16 @@ Without bound tools it is a plain chat model (greedy ``LocalLM.complete``).
 
 Examples:
     >>> from langchain_core.tools import tool
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.base import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
     >>> @tool
     ... def lookup(word: str) -> str:
     ...     '''Look a word up.'''
     ...     return word
-    >>> class Scripted(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2"), whose output the schema constrains
+    >>> class Scripted(ChatLLMBase):  # a stand-in for LocalLM.load(DEFAULT_MODEL), whose output the schema constrains
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
     ...         return Completion('{"tool": "lookup", "word": "Rome"}')
-    >>> msg = LocalToolChatModel(lm=Scripted()).bind_tools([lookup]).invoke("Who founded Rome?")
+    >>> msg = LocalToolChatModel(llm=Scripted()).bind_tools([lookup]).invoke("Who founded Rome?")
     >>> msg.tool_calls[0]["name"], msg.tool_calls[0]["args"]
     ('lookup', {'word': 'Rome'})
 """
@@ -145,7 +145,7 @@ class LocalToolChatModel(OneReplyChatModel):
     """LangChain chat model over a retrievekit ``LocalLM`` with schema-constrained tool calling.
 
     Args:
-        lm: a :class:`~retrievekit.core.llm.local.LocalLM` (or anything with ``complete``/``complete_json``).
+        llm: a :class:`~retrievekit.core.llm.local.LocalLM` (or anything with ``complete``/``complete_json``).
         max_tokens: generation cap for a tool call, raised to what the capped schema can need (see
             :meth:`call_token_cap`); generation stops at the end of the JSON anyway.
         answer_max_tokens: generation cap for a plain (no tools bound) reply.
@@ -160,13 +160,13 @@ class LocalToolChatModel(OneReplyChatModel):
 
     Examples:
         >>> from retrievekit.core.llm import LocalLM
-        >>> LocalToolChatModel(lm=LocalLM.load("smollm2")).invoke("What is the capital of France?").content  # doctest: +SKIP
+        >>> LocalToolChatModel(llm=LocalLM.load(DEFAULT_MODEL)).invoke("What is the capital of France?").content  # doctest: +SKIP
         'The capital of France is Paris.'
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    lm: Any = Field(exclude=True)
+    llm: Any = Field(exclude=True)
     max_tokens: int = 96
     answer_max_tokens: int = 32
     max_string: int = 80
@@ -181,7 +181,7 @@ class LocalToolChatModel(OneReplyChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"lm": str(getattr(self.lm, "name", type(self.lm).__name__)), "tools": self._tool_names()}
+        return {"llm": str(getattr(self.llm, "name", type(self.llm).__name__)), "tools": self._tool_names()}
 
     def _tool_names(self) -> list[str]:
         return [str(t.get("function", t).get("name")) for t in self.bound_tools]
@@ -201,7 +201,7 @@ class LocalToolChatModel(OneReplyChatModel):
             ... def lookup(word: str) -> str:
             ...     '''Look a word up.'''
             ...     return word
-            >>> LocalToolChatModel(lm=None).bind_tools([lookup]).bound_tools[0]["function"]["name"]
+            >>> LocalToolChatModel(llm=None).bind_tools([lookup]).bound_tools[0]["function"]["name"]
             'lookup'
         """
         converted = [convert_to_openai_tool(t) for t in tools]
@@ -221,7 +221,7 @@ class LocalToolChatModel(OneReplyChatModel):
         """The JSON schema replies are constrained to, given the bound tools and ``tool_choice``.
 
         Examples:
-            >>> "anyOf" in LocalToolChatModel(lm=None).call_schema()
+            >>> "anyOf" in LocalToolChatModel(llm=None).call_schema()
             False
         """
         tools = self.bound_tools
@@ -242,7 +242,7 @@ class LocalToolChatModel(OneReplyChatModel):
         JSON syntax bound a complete reply; a lower cap could cut a call off (and force the slow repair fallback).
 
         Examples:
-            >>> LocalToolChatModel(lm=None, max_tokens=64).call_token_cap()
+            >>> LocalToolChatModel(llm=None, max_tokens=64).call_token_cap()
             448
         """
         needed = 48 + max(self.answer_max_length, self.max_string * self.max_items)
@@ -288,14 +288,14 @@ class LocalToolChatModel(OneReplyChatModel):
         trace = Trace()
         with_tools = bool(self.bound_tools) and self.tool_choice != "none"
         prompt = self._to_chat(messages, with_tools=with_tools)
-        meta: dict[str, Any] = {"model": self._identifying_params["lm"]}
+        meta: dict[str, Any] = {"model": self._identifying_params["llm"]}
         if not with_tools:
-            completion = self.lm.complete(prompt, max_tokens=int(kwargs.get("max_tokens", self.answer_max_tokens)))
+            completion = self.llm.complete(prompt, max_tokens=int(kwargs.get("max_tokens", self.answer_max_tokens)))
             trace.record_llm_call(completion.prompt_tokens, completion.completion_tokens)
             message = AIMessage(content=completion.text)
         else:
             try:
-                result = self.lm.complete_json(
+                result = self.llm.complete_json(
                     prompt, self.call_schema(), max_tokens=self.call_token_cap(kwargs.get("max_tokens")), trace=trace
                 )
                 value = dict(result.value)

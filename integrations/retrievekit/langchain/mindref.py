@@ -10,10 +10,8 @@ from typing import Any
 from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.edge import CoreAlias, edge_llm
+from retrievekit.core.edge import CoreAlias
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
-from retrievekit.core.llm.protocol import ScoringLM
-from retrievekit.langchain.llm import as_chat_llm
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["MindRefRetriever"]
@@ -29,9 +27,9 @@ class MindRefRetriever(RetrieveKitRetriever):
 
     Examples:
         >>> from langchain_core.documents import Document
-        >>> from retrievekit.core.llm import LocalLM
+        >>> from retrievekit.core.llm import DEFAULT_MODEL, LocalLM
         >>> docs = [Document(page_content="Aspirin thins the blood.", metadata={"title": "Aspirin"}, id="a")]
-        >>> r = MindRefRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> r = MindRefRetriever.from_documents(docs, llm=LocalLM.load(DEFAULT_MODEL))  # doctest: +SKIP
         >>> [(d.id, d.metadata["title"]) for d in r.invoke("What thins the blood?", k=1)]  # doctest: +SKIP
         [('a', 'Aspirin')]
     """
@@ -45,24 +43,20 @@ class MindRefRetriever(RetrieveKitRetriever):
         cls,
         documents: Sequence[Document],
         *,
-        lm: ScoringLM | None = None,
-        llm_name: str = "smollm2",
+        llm: Any = None,
         config: MindRefConfig | None = None,
         k: int = 2,
-        llm: Any = None,
         **options: Any,
     ) -> MindRefRetriever:
-        """Build MindRef over LangChain documents with ``lm`` (or ``LocalLM.load(llm_name)``).
+        """Build MindRef over LangChain documents with ``llm`` (default: the default model, loaded).
 
-        ``llm`` is another name for ``lm`` (a model object, as in every edge); ``llm="smollm2"`` (a name) is the
-        former spelling of ``llm_name`` and still works for one release, with a :class:`DeprecationWarning`.
+        ``llm`` is a scoring LM or a local model's name (:func:`~retrievekit.core.llm.resolve.resolve_llm`).
         ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given). A passage that is a whole
         given document comes back as a copy of that document; a span of one is a new document.
         """
-        llm, llm_name = edge_llm(llm, llm_name, where="MindRefRetriever.from_documents", wrap=as_chat_llm)
         corpus = check_corpus(documents_to_objects(documents))  # before the model is loaded
         return cls(
-            retriever=create_mindref(corpus, lm=lm, llm_name=llm_name, config=config, llm=llm, **options),
+            retriever=create_mindref(corpus, llm=llm, config=config, **options),
             k=k,
             documents=documents,
         )

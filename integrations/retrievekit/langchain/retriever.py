@@ -172,12 +172,8 @@ class RetrieveKitRetriever(BaseRetriever):
             >>> RetrieveKitRetriever.from_documents([Document(page_content="x")], method="bm25").k
             4
         """
-        from retrievekit.langchain.llm import as_chat_llm
-
         corpus = documents_to_objects(documents)
-        core = build_for_edge(
-            method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, embedder=embedder
-        )
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=llm, options=options, embedder=embedder)
         return cls(retriever=core, k=k, documents=documents)
 
     @classmethod

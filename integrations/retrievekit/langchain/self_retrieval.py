@@ -13,7 +13,6 @@ from langchain_core.documents import Document
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.edge import CoreAlias
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, create_self_retrieval
-from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.langchain.retriever import RetrieveKitRetriever, documents_to_objects
 
 __all__ = ["SelfRetrievalRetriever"]
@@ -27,13 +26,13 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
 
     Examples:
         >>> from langchain_core.documents import Document
-        >>> from retrievekit.core.llm import LocalLM
+        >>> from retrievekit.core.llm import DEFAULT_MODEL, LocalLM
         >>> docs = [Document(page_content="Aspirin thins the blood.", metadata={"title": "Aspirin"}, id="a")]
-        >>> r = SelfRetrievalRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> r = SelfRetrievalRetriever.from_documents(docs, llm=LocalLM.load(DEFAULT_MODEL))  # doctest: +SKIP
         >>> [d.id for d in r.invoke("What thins the blood?", k=1)]  # doctest: +SKIP
         ['a']
 
-        ``LocalLM.load("smollm2")`` is untrained here; ``from_documents(docs, model_dir=...)`` loads a model that
+        ``LocalLM.load(DEFAULT_MODEL)`` is untrained here; ``from_documents(docs, model_dir=...)`` loads a model that
         ``retrievekit train-self-retrieval`` trained on these documents.
     """
 
@@ -47,17 +46,18 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         documents: Sequence[Document],
         *,
         model_dir: str | os.PathLike[str] | None = None,
-        lm: ScoringLM | None = None,
+        llm: Any = None,
         config: SelfRetrievalConfig | None = None,
         k: int = 5,
         **options: Any,
     ) -> SelfRetrievalRetriever:
-        """Self-Retrieval over LangChain documents with a trained ``model_dir`` (checked against them) or ``lm``.
+        """Self-Retrieval over LangChain documents with a trained ``model_dir`` (checked against them) or ``llm``
+        (a scoring LM fine-tuned on them).
 
         ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given). A passage that is a
         whole given document comes back as a copy of that document (with the scores in its metadata); a passage cut
         out of a longer one is a new document.
         """
         corpus = check_corpus(documents_to_objects(documents))  # before any model is loaded
-        core = create_self_retrieval(corpus, model_dir=model_dir, lm=lm, config=config, **options)
+        core = create_self_retrieval(corpus, model_dir=model_dir, llm=llm, config=config, **options)
         return cls(retriever=core, k=k, documents=documents)

@@ -161,7 +161,7 @@ def _as_chat_model(llm: Any) -> BaseChatModel:
     if hasattr(llm, "complete_json") and hasattr(llm, "complete"):
         from retrievekit.langchain.local_chat import LocalToolChatModel
 
-        return LocalToolChatModel(lm=llm)
+        return LocalToolChatModel(llm=llm)
     raise InvalidInputError(
         f"llm must be a LangChain chat model (with bind_tools) or a retrievekit LocalLM, got {type(llm).__name__}"
     )

@@ -56,7 +56,7 @@ def run_agent_injection(
     from retrievekit.langgraph.graph import build_iterative_agent
     from retrievekit.langgraph.method import run_agent
 
-    chat = LocalToolChatModel(lm=lm, max_tokens=64, answer_max_tokens=16)
+    chat = LocalToolChatModel(llm=lm, max_tokens=64, answer_max_tokens=16)
     qs = list(range(len(TOPICS))) if queries is None else list(queries)
     out: dict[str, dict[str, float]] = {}
     for kind in kinds:

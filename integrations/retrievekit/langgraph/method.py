@@ -194,7 +194,7 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
         retrievekit.core.errors.InvalidInputError: option base must be one of bm25, dense, hybrid; got 'nope'
     """
     from retrievekit.core.index import baselines
-    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.llm.judge_hooks import judge_from_options
 
     check_option_keys(ctx.options, (*ITERATIVE_OPTIONS, *baselines.HYBRID_OPTIONS), label="iterative")
     judge, opts = judge_from_options(ctx)
@@ -209,13 +209,11 @@ def build_iterative(ctx: MethodContext) -> IterativeAgentMethod:
     base_options = {k: v for k, v in ctx.options.items() if k not in ITERATIVE_OPTIONS}
     retriever = builders[base](dataclasses.replace(ctx, options=base_options))
 
-    from retrievekit.core.llm.local import LocalLM
     from retrievekit.langchain.local_chat import LocalToolChatModel
     from retrievekit.langgraph.graph import build_iterative_agent
 
-    lm = ctx.llm if ctx.llm is not None else LocalLM.load(ctx.llm_name or "smollm2")
     chat: Any = LocalToolChatModel(
-        lm=lm,
+        llm=ctx.load_llm(),
         max_tokens=int(opts.get("max_tokens", 96)),
         answer_max_tokens=int(opts.get("answer_max_tokens", 32)),
     )
@@ -243,9 +241,8 @@ def _plan_replay(ctx: MethodContext, opts: dict[str, Any], chat: Any, base_optio
 
     settings = {k: v for k, v in opts.items() if k not in ("judge_dir", "judge_threshold", "plan_cache")}
     settings["base_options"] = base_options
-    if ctx.llm is None:
-        model = ctx.llm_name or "smollm2"
-    else:  # a model object: its class and its own name, so two local models never share plans
+    model = ctx.llm_label
+    if model is None:  # a model object: its class and its own name, so two local models never share plans
         model = f"{type(ctx.llm).__qualname__}:{getattr(ctx.llm, 'name', '')}"
     cache = PlanCache(folder, model=model, settings=settings, corpus_ids=(o.id for o in ctx.corpus))
     return PlanReplayChatModel(inner=chat, plans=cache)

@@ -1,9 +1,9 @@
 """LlamaIndex edge of ARM: a ``BaseRetriever`` that returns ARM's object set with its joins/links in metadata.
 
-Examples (``from_documents`` builds ARM's dense index with all-MiniLM-L6-v2; ``llm_name=None``: no LLM stages):
+Examples (``from_documents`` builds ARM's dense index with all-MiniLM-L6-v2; ``llm=None``: no LLM stages):
     >>> from llama_index.core import Document
     >>> docs = [Document(id_="p", text="Prime Suspect was devised by Lynda La Plante.", metadata={"title": "Prime Suspect"})]
-    >>> [n.node.node_id for n in ArmRetriever.from_documents(docs, llm_name=None).retrieve("Who devised it?")]  # doctest: +SKIP
+    >>> [n.node.node_id for n in ArmRetriever.from_documents(docs, llm=None).retrieve("Who devised it?")]  # doctest: +SKIP
     ['p']
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.arm.method import Arm, ArmConfig, create_arm
-from retrievekit.core.edge import CoreAlias, edge_llm, split_corpus
+from retrievekit.core.edge import CoreAlias, split_corpus
+from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.types import DataObject
 from retrievekit.llama_index.embeddings import user_embed_model
-from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["ArmRetriever"]
@@ -54,25 +54,23 @@ class ArmRetriever(RetrieveKitRetriever):
         cls,
         documents: Sequence[BaseNode | DataObject],
         *,
-        llm: Any = None,
-        llm_name: str | None = "smollm2",
+        llm: Any = DEFAULT_MODEL,
         config: ArmConfig | None = None,
         similarity_top_k: int = 10,
         embedder: Any = None,
         **options: Any,
     ) -> ArmRetriever:
         """Build ARM over LlamaIndex nodes/documents (or retrievekit ``Passage``/``Table`` objects, which keep
-        their structure) with ``llm`` (default ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM stages).
+        their structure) with ``llm`` (default
+        :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`; ``None``: no LLM stages).
 
-        ``llm`` is a retrievekit ``ChatLLM`` / ``LocalLM`` or any LlamaIndex ``LLM`` (wrapped by
-        :func:`~retrievekit.llama_index.llm.as_chat_llm`); ``llm="smollm2"`` (a name) is the deprecated spelling of
-        ``llm_name``. Hits on the given nodes return those nodes (copies carrying the ``arm_*`` metadata).
+        ``llm`` is a retrievekit ``ChatLLM`` / ``LocalLM`` or any LlamaIndex ``LLM`` (wrapped
+        by :func:`~retrievekit.core.llm.resolve.resolve_llm`), or a model's name. Hits on the given nodes return those nodes (copies carrying the ``arm_*`` metadata).
         ``options`` are :class:`~retrievekit.core.arm.config.ArmConfig` fields (ignored when ``config`` is given).
         ``embedder``: a LlamaIndex ``BaseEmbedding`` (or anything ``as_embedder`` takes); default
         ``Settings.embed_model`` when you set it, else all-MiniLM-L6-v2.
         """
-        llm, llm_name = edge_llm(llm, llm_name, where="ArmRetriever.from_documents", wrap=as_chat_llm)
         nodes, corpus = split_corpus(documents, BaseNode, nodes_to_objects)
         embedder = user_embed_model(embedder)
-        arm = create_arm(corpus, llm=llm, llm_name=llm_name, config=config, embedder=embedder, **options)
+        arm = create_arm(corpus, llm=llm, config=config, embedder=embedder, **options)
         return cls(arm, similarity_top_k=similarity_top_k, nodes=nodes)

@@ -32,11 +32,9 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
-from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.lattice.listwise import resolve_reranking_judge
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.llm.judge_hooks import judge_relevance
 from retrievekit.core.trace import Trace
-from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import nodes_to_objects
 from retrievekit.llama_index.traced import TracedPostprocessor
 
@@ -53,8 +51,9 @@ class JudgeReranker(TracedPostprocessor):
     Attributes:
         top_n: nodes kept (default 5).
         judge: a ``RelevanceJudge`` (e.g. ``load_judge("runs/judge")``); or give ``judge_dir`` (a trained judge
-            folder) or nothing: the zero-shot judge of ``llm`` (a loaded ``LocalLM``) or of the model named
-            ``llm_name`` (default ``smollm2``). ``llm="smollm2"`` (a name) is the deprecated spelling of ``llm_name``.
+            folder) or nothing: the zero-shot judge of ``llm`` (a loaded ``LocalLM`` or a model's name; default
+            :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`), or the listwise judge of a chat LLM without logits
+            (a served one, a LlamaIndex ``LLM``).
 
     ``last_trace`` holds the trace of the last call made from the current thread or asyncio task (concurrent callers
     each read their own).
@@ -85,15 +84,13 @@ class JudgeReranker(TracedPostprocessor):
         *,
         judge: Any = None,
         judge_dir: str | None = None,
-        llm_name: str = "smollm2",
         llm: Any = None,
         **kwargs: Any,
     ) -> None:
         if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
             raise InvalidInputError(f"top_n must be a positive integer, got {top_n!r}")
-        llm, llm_name = split_llm_argument(llm, llm_name, where="JudgeReranker")
         super().__init__(top_n=top_n, **kwargs)
-        self._judge = resolve_reranking_judge(judge, judge_dir, llm_name, llm=as_chat_llm(llm))
+        self._judge = resolve_reranking_judge(judge, judge_dir, llm=llm)
 
     @property
     def judge(self) -> Any:

@@ -2,7 +2,7 @@
 
 Examples:
     >>> from llama_index.core import Document
-    >>> from retrievekit.core.fakes import WordScoreLLM  # stand-in (default: LocalLM.load("smollm2")
+    >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in LLM (default: DEFAULT_MODEL, loaded)
     >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)
     >>> docs = [Document(text="Aspirin thins the blood.", id_="a"), Document(text="Wind farms.", id_="b")]
     >>> r = LatticeRetriever.from_documents(docs, llm=WordScoreLLM("blood"), embedder=Ones(), similarity_top_k=1)
@@ -19,12 +19,11 @@ from typing import Any
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.edge import CoreAlias, edge_llm
-from retrievekit.core.lattice.method import Lattice, create_lattice, lattice_from_tree
-from retrievekit.core.lattice.search import SearchState
+from retrievekit.core.edge import CoreAlias
+from retrievekit.core.lattice.method import create_lattice, lattice_from_tree
+from retrievekit.core.lattice.search import Lattice, SearchState
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.llama_index.embeddings import user_embed_model
-from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["LatticeRetriever"]
@@ -39,7 +38,7 @@ class LatticeRetriever(RetrieveKitRetriever):
     :func:`~retrievekit.core.lattice.draw.draw_search`).
 
     Args:
-        retriever: a :class:`~retrievekit.core.lattice.method.Lattice` (also ``.lattice``).
+        retriever: a :class:`~retrievekit.core.lattice.search.Lattice` (also ``.lattice``).
         similarity_top_k: nodes to return.
 
     Examples:
@@ -64,7 +63,6 @@ class LatticeRetriever(RetrieveKitRetriever):
         documents: Sequence[BaseNode],
         *,
         llm: Any = None,
-        llm_name: str = "smollm2",
         embedder: Any = None,
         tree_dir: str | os.PathLike[str] | None = None,
         builder: str = "bottom_up",
@@ -73,18 +71,15 @@ class LatticeRetriever(RetrieveKitRetriever):
     ) -> LatticeRetriever:
         """Build (or load from ``tree_dir``) a tree over LlamaIndex documents and search it with ``llm``.
 
-        ``llm`` is a retrievekit ``ChatLLM`` or any LlamaIndex ``LLM`` (wrapped by
-        :func:`~retrievekit.llama_index.llm.as_chat_llm`); default ``LocalLM.load(llm_name)``. The retrieved nodes are
-        the given ones. ``options`` are :class:`~retrievekit.core.lattice.config.TreeBuildConfig` /
+        ``llm`` is a model's name (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`), a retrievekit
+        ``ChatLLM`` or any LlamaIndex ``LLM`` (:func:`~retrievekit.core.llm.resolve.resolve_llm`). The retrieved
+        nodes are the given ones. ``options`` are :class:`~retrievekit.core.lattice.config.TreeBuildConfig` /
         :class:`~retrievekit.core.lattice.config.LatticeConfig` fields. ``embedder``: a LlamaIndex ``BaseEmbedding``
         (or anything ``as_embedder`` takes); default ``Settings.embed_model`` when you set it, else all-MiniLM-L6-v2.
         """
-        llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_documents", wrap=as_chat_llm)
         corpus = check_corpus(nodes_to_objects(documents))  # before the LLM and embedder are loaded
         embedder = user_embed_model(embedder)
-        lattice = create_lattice(
-            corpus, llm=llm, llm_name=llm_name, embedder=embedder, tree_dir=tree_dir, builder=builder, **options
-        )
+        lattice = create_lattice(corpus, llm=llm, embedder=embedder, tree_dir=tree_dir, builder=builder, **options)
         return cls(lattice, similarity_top_k=similarity_top_k, nodes=documents)
 
     @classmethod
@@ -93,13 +88,11 @@ class LatticeRetriever(RetrieveKitRetriever):
         tree: SemanticTree | str | os.PathLike[str],
         *,
         llm: Any = None,
-        llm_name: str = "smollm2",
         embedder: Any = None,
         similarity_top_k: int = 10,
         **options: Any,
     ) -> LatticeRetriever:
         """Search a persisted tree (a folder) or a tree object."""
-        llm, llm_name = edge_llm(llm, llm_name, where="LatticeRetriever.from_tree", wrap=as_chat_llm)
         embedder = user_embed_model(embedder)
-        lattice = lattice_from_tree(tree, llm=llm, llm_name=llm_name, embedder=embedder, **options)
+        lattice = lattice_from_tree(tree, llm=llm, embedder=embedder, **options)
         return cls(lattice, similarity_top_k=similarity_top_k)

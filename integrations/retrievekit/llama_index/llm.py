@@ -25,8 +25,9 @@ from llama_index.core.llms import LLM
 
 from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
-from retrievekit.core.llm.client import adapt_llm, field_of, instance_of_optional, reply_completion, usage_pair
+from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
+from retrievekit.core.llm.resolve import adapt_llm, register_llm_adapter
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.served_spec import ServedLLMSpec
 
@@ -163,6 +164,10 @@ class LlamaIndexChatLLM(ServedChatLLM):
         return reply_completion(text, _usage_from_response(response), prompt_texts, _finish_reason(response))
 
 
+_ADAPTER = register_llm_adapter(LLM, LlamaIndexChatLLM, "a LlamaIndex LLM")
+"""How every ``llm=`` in retrievekit wraps a LlamaIndex LLM (:func:`~retrievekit.core.llm.resolve.resolve_llm`)."""
+
+
 def as_chat_llm(llm: Any) -> Any:
     """The model a retrievekit method gets from a LlamaIndex user: the one ``llm=`` rule of every LlamaIndex edge.
 
@@ -170,7 +175,7 @@ def as_chat_llm(llm: Any) -> Any:
     :class:`~retrievekit.core.llm.protocol.ChatLLM`, a :class:`~retrievekit.core.llm.protocol.ScoringLM` such as
     ``LocalLM`` or a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` -- is returned as is; a LlamaIndex
     ``LLM`` (``OpenAI``, ``Ollama``, a ``CustomLLM``...) is wrapped in :class:`LlamaIndexChatLLM`. Anything else,
-    a model's name included (that is ``llm_name=``), raises :class:`~retrievekit.core.errors.InvalidInputError`.
+    a model's name included (that is for :func:`~retrievekit.core.llm.resolve.resolve_llm`), raises :class:`~retrievekit.core.errors.InvalidInputError`.
 
     Examples:
         >>> from llama_index.core.llms import MockLLM
@@ -178,12 +183,12 @@ def as_chat_llm(llm: Any) -> Any:
         LlamaIndexChatLLM(MockLLM)
         >>> as_chat_llm(None) is None
         True
-        >>> as_chat_llm("smollm2")
+        >>> as_chat_llm("qwen0.5b")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got str 'smollm2'; pass a registry name as llm_name=
+        retrievekit.core.errors.InvalidInputError: llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got str 'qwen0.5b'; a model's name is loaded by resolve_llm
     """
-    return adapt_llm(llm, native=LLM, wrap=LlamaIndexChatLLM, label="a LlamaIndex LLM")
+    return adapt_llm(llm, _ADAPTER)
 
 
 def served_llm(spec: ServedLLMSpec) -> LlamaIndexChatLLM:

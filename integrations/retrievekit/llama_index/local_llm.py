@@ -1,7 +1,7 @@
 """A LlamaIndex ``LLM`` over retrievekit's local transformers model, so a query engine runs offline.
 
 :class:`LocalLlamaIndexLLM` is a LlamaIndex ``CustomLLM`` around :class:`~retrievekit.core.llm.local.LocalLM`:
-``RetrieverQueryEngine.from_args(retriever, llm=LocalLlamaIndexLLM("smollm2"))`` answers from the retrieved nodes
+``RetrieverQueryEngine.from_args(retriever, llm=LocalLlamaIndexLLM(DEFAULT_MODEL))`` answers from the retrieved nodes
 with the embedded SmolLM2-135M-Instruct (or ``"qwen0.5b"``, or any transformers causal LM wrapped in ``LocalLM``),
 with no server and no network. It is a chat model: messages go through the tokenizer's chat template; generation is
 greedy unless ``temperature > 0``.
@@ -10,9 +10,9 @@ Examples:
     >>> from llama_index.core import Document
     >>> from llama_index.core.query_engine import RetrieverQueryEngine
     >>> from retrievekit.llama_index.retriever import RetrieveKitRetriever
-    >>> llm = LocalLlamaIndexLLM("smollm2", max_new_tokens=64, context_window=2048)  # nothing is loaded yet
-    >>> llm.model_name
-    'smollm2'
+    >>> llm = LocalLlamaIndexLLM(DEFAULT_MODEL, max_new_tokens=64, context_window=2048)  # nothing is loaded yet
+    >>> llm.model_name == DEFAULT_MODEL
+    True
     >>> docs = [Document(text="Aspirin thins the blood."), Document(text="Wind farms make power.")]
     >>> engine = RetrieverQueryEngine.from_args(RetrieveKitRetriever.from_documents(docs, method="bm25"), llm=llm)
     >>> engine.query("What thins the blood?").source_nodes[0].node.get_content()  # SmolLM2 answers  # doctest: +SKIP
@@ -38,8 +38,10 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.llm.protocol import ChatMessage as RKChatMessage
 from retrievekit.core.llm.protocol import Completion
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.trace import Trace, recall, remember
 from retrievekit.llama_index.named import NamedByClass
 
@@ -70,8 +72,8 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
     """LlamaIndex chat LLM over a local :class:`~retrievekit.core.llm.local.LocalLM` (offline, CPU or GPU).
 
     Args:
-        lm: a registry model name (``"smollm2"``, the default, or ``"qwen0.5b"``), loaded lazily with
-            ``LocalLM.load(name)`` on the first call (shared with every other retrievekit component of the process
+        llm: a registry model name (:data:`~retrievekit.core.llm.models.DEFAULT_MODEL`, the default, or
+            ``"qwen0.5b"``), loaded lazily (:func:`~retrievekit.core.llm.resolve.resolve_llm`) on the first call (shared with every other retrievekit component of the process
             that loads it), or a ready ``LocalLM`` (e.g. ``LocalLM(model, tokenizer)`` around any HF causal LM).
         max_new_tokens: generation cap per call (a call's ``max_new_tokens=`` / ``max_tokens=`` keyword overrides it).
         temperature: 0 (default) decodes greedily; above 0 samples.
@@ -84,10 +86,10 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
     ``additional_kwargs`` (``prompt_tokens``, ``completion_tokens``) and ``last_trace``.
 
     Raises:
-        InvalidInputError: an unknown registry name, an ``lm`` without ``complete``, or ``max_new_tokens < 1``.
+        InvalidInputError: an unknown registry name, an ``llm`` without ``complete``, or ``max_new_tokens < 1``.
 
     Examples:
-        >>> LocalLlamaIndexLLM("smollm2", context_window=2048).metadata.is_chat_model  # loads nothing
+        >>> LocalLlamaIndexLLM(DEFAULT_MODEL, context_window=2048).metadata.is_chat_model  # loads nothing
         True
         >>> LocalLlamaIndexLLM("gpt-9")
         Traceback (most recent call last):
@@ -97,7 +99,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, protected_namespaces=())
 
-    model_name: str = Field(default="smollm2", description="registry name of the model, or the LocalLM's name")
+    model_name: str = Field(default=DEFAULT_MODEL, description="registry name of the model, or the LocalLM's name")
     max_new_tokens: int = Field(default=256, description="generation cap per call")
     temperature: float = Field(default=0.0, description="0: greedy; above 0: sampling")
     context_window: int | None = Field(default=None, description="None: the model's max_position_embeddings")
@@ -107,25 +109,25 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
 
     def __init__(
         self,
-        lm: Any = None,
+        llm: Any = None,
         *,
         max_new_tokens: int = 256,
         temperature: float = 0.0,
         context_window: int | None = None,
         **data: Any,
     ) -> None:
-        if lm is None:
-            lm = data.pop("model_name", "smollm2")
-        if isinstance(lm, str):
-            if lm not in _registry_names():
+        if llm is None:
+            llm = data.pop("model_name", DEFAULT_MODEL)
+        if isinstance(llm, str):
+            if llm not in _registry_names():
                 raise InvalidInputError(
-                    f"unknown local model {lm!r}; known: {', '.join(_registry_names())} (or pass a LocalLM)"
+                    f"unknown local model {llm!r}; known: {', '.join(_registry_names())} (or pass a LocalLM)"
                 )
-            name, instance = lm, None
+            name, instance = llm, None
         else:
-            if not callable(getattr(lm, "complete", None)):
-                raise InvalidInputError(f"lm must be a registry name or a LocalLM, got {type(lm).__name__}")
-            name, instance = str(getattr(lm, "name", type(lm).__name__)), lm
+            if not callable(getattr(llm, "complete", None)):
+                raise InvalidInputError(f"llm must be a registry name or a LocalLM, got {type(llm).__name__}")
+            name, instance = str(getattr(llm, "name", type(llm).__name__)), llm
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
             raise InvalidInputError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
         super().__init__(
@@ -141,9 +143,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
     def lm(self) -> Any:
         """The wrapped ``LocalLM`` (loaded on first access when a registry name was given)."""
         if self._lm is None:
-            from retrievekit.core.llm.local import LocalLM
-
-            self._lm = LocalLM.load(self.model_name)
+            self._lm = resolve_llm(self.model_name)
         return self._lm
 
     @property
@@ -152,7 +152,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         completion tokens): concurrent callers each read their own.
 
         Examples:
-            >>> LocalLlamaIndexLLM("smollm2").last_trace is None
+            >>> LocalLlamaIndexLLM(DEFAULT_MODEL).last_trace is None
             True
         """
         return recall(self)
@@ -164,7 +164,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         Lets a caller account for what a LlamaIndex component (a ``TreeIndex``, a query engine) spent.
 
         Examples:
-            >>> LocalLlamaIndexLLM("smollm2").usage.llm_calls
+            >>> LocalLlamaIndexLLM(DEFAULT_MODEL).usage.llm_calls
             0
         """
         return self._usage_trace
@@ -173,7 +173,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         """Start counting :attr:`usage` afresh.
 
         Examples:
-            >>> llm = LocalLlamaIndexLLM("smollm2"); llm.reset_usage(); llm.usage.prompt_tokens
+            >>> llm = LocalLlamaIndexLLM(DEFAULT_MODEL); llm.reset_usage(); llm.usage.prompt_tokens
             0
         """
         self._usage_trace = Trace()
@@ -183,7 +183,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         """Context window, output cap, ``is_chat_model=True`` and the model name.
 
         Examples:
-            >>> LocalLlamaIndexLLM("smollm2", context_window=4096).metadata.context_window
+            >>> LocalLlamaIndexLLM(DEFAULT_MODEL, context_window=4096).metadata.context_window
             4096
         """
         window = self.context_window
@@ -235,9 +235,9 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         """Reply to ``prompt`` (one user turn, rendered with the chat template).
 
         Examples:
-            >>> from retrievekit.core.llm.json_output import ChatLLMBase
+            >>> from retrievekit.core.llm.base import ChatLLMBase
             >>> from retrievekit.core.llm.protocol import Completion
-            >>> class Hi(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2")
+            >>> class Hi(ChatLLMBase):  # a stand-in for LocalLM.load(DEFAULT_MODEL)
             ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
             ...         return Completion("Hi there!", prompt_tokens=4, completion_tokens=3)
             >>> r = LocalLlamaIndexLLM(Hi(), max_new_tokens=8).complete("Say hi.")
@@ -262,9 +262,9 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         """Reply to a conversation rendered with the tokenizer's chat template.
 
         Examples:
-            >>> from retrievekit.core.llm.json_output import ChatLLMBase
+            >>> from retrievekit.core.llm.base import ChatLLMBase
             >>> from retrievekit.core.llm.protocol import Completion
-            >>> class Echo(ChatLLMBase):  # a stand-in for LocalLM.load("smollm2"): repeats the last message
+            >>> class Echo(ChatLLMBase):  # a stand-in for LocalLM.load(DEFAULT_MODEL): repeats the last message
             ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
             ...         return Completion(prompt[-1].content)
             >>> msgs = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Say hi.")]

@@ -10,10 +10,8 @@ from typing import Any
 from llama_index.core.schema import BaseNode
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.edge import CoreAlias, edge_llm
+from retrievekit.core.edge import CoreAlias
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, create_mindref
-from retrievekit.core.llm.protocol import ScoringLM
-from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["MindRefRetriever"]
@@ -35,9 +33,9 @@ class MindRefRetriever(RetrieveKitRetriever):
 
     Examples:
         >>> from llama_index.core import Document
-        >>> from retrievekit.core.llm import LocalLM
+        >>> from retrievekit.core.llm import DEFAULT_MODEL, LocalLM
         >>> docs = [Document(text="Aspirin thins the blood.", metadata={"title": "Aspirin"})]
-        >>> r = MindRefRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> r = MindRefRetriever.from_documents(docs, llm=LocalLM.load(DEFAULT_MODEL))  # doctest: +SKIP
         >>> r.retrieve("What thins the blood?")[0].node.metadata["title"]  # doctest: +SKIP
         'Aspirin'
     """
@@ -50,22 +48,16 @@ class MindRefRetriever(RetrieveKitRetriever):
         cls,
         documents: Sequence[BaseNode],
         *,
-        lm: ScoringLM | None = None,
-        llm_name: str = "smollm2",
+        llm: Any = None,
         config: MindRefConfig | None = None,
         similarity_top_k: int = 2,
-        llm: Any = None,
         **options: Any,
     ) -> MindRefRetriever:
-        """Build MindRef over LlamaIndex documents with ``lm`` (or ``LocalLM.load(llm_name)``).
+        """Build MindRef over LlamaIndex documents with ``llm`` (default: the default model, loaded).
 
-        ``llm`` is another name for ``lm`` (a model object, as in every edge); ``llm="smollm2"`` (a name) is the
-        former spelling of ``llm_name`` and still works for one release, with a :class:`DeprecationWarning`.
+        ``llm`` is a scoring LM or a local model's name (:func:`~retrievekit.core.llm.resolve.resolve_llm`).
         ``options`` are :class:`MindRefConfig` fields (ignored when ``config`` is given). A passage that is a whole
         given document comes back as that node; a span of one is a new node.
         """
-        llm, llm_name = edge_llm(llm, llm_name, where="MindRefRetriever.from_documents", wrap=as_chat_llm)
-        mindref = create_mindref(
-            check_corpus(nodes_to_objects(documents)), lm=lm, llm_name=llm_name, config=config, llm=llm, **options
-        )
+        mindref = create_mindref(check_corpus(nodes_to_objects(documents)), llm=llm, config=config, **options)
         return cls(mindref, similarity_top_k=similarity_top_k, nodes=documents)

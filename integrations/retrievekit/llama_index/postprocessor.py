@@ -27,11 +27,11 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNo
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule, MetadataKeys
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
 from retrievekit.core.trace import Trace
-from retrievekit.llama_index.llm import as_chat_llm
 from retrievekit.llama_index.retriever import nodes_to_objects, object_to_node
 from retrievekit.llama_index.traced import TracedPostprocessor
 
@@ -61,7 +61,8 @@ class OneShotPostprocessor(TracedPostprocessor):
         filter: apply the rule-based metadata filter (drop misaligned, add same-document/adjacent nodes).
         crop: let an LLM keep only the needed sentences of each node (needs ``llm``).
         tokenizer: ``"regex"`` (default estimate), ``"tiktoken"``, or pass ``token_counter=`` (callable/tokenizer).
-        llm: for cropping: a LlamaIndex ``LLM`` or any retrievekit ``ChatLLM`` (:func:`~retrievekit.llama_index.llm.as_chat_llm`).
+        llm: for cropping: a LlamaIndex ``LLM`` or any retrievekit ``ChatLLM``, or a model's name
+            (:func:`~retrievekit.core.llm.resolve.resolve_llm`).
         config: a full :class:`~retrievekit.core.oneshot.config.OneShotConfig`. The scalar arguments above that are
             given explicitly override its fields (``OneShotConfig.with_overrides``); the others keep the config's
             values (or the ``OneShotConfig`` defaults without ``config=``). The effective settings are
@@ -115,7 +116,7 @@ class OneShotPostprocessor(TracedPostprocessor):
         scalars = {"budget": budget, "k_max": k_max, "filter": filter, "crop": crop, "tokenizer": tokenizer}
         cfg = (config or OneShotConfig()).with_overrides(**{k: v for k, v in scalars.items() if v is not _FROM_CONFIG})
         super().__init__(**{name: getattr(cfg, name) for name in scalars}, **kwargs)
-        chat: ChatLLM | None = as_chat_llm(llm)
+        chat: ChatLLM | None = resolve_llm(llm, default=None)
         keys = keys or MetadataKeys()
         lookup = None
         if corpus is not None:

@@ -158,13 +158,10 @@ class RetrieveKitRetriever(BaseRetriever):
             10
         """
         from retrievekit.llama_index.embeddings import user_embed_model
-        from retrievekit.llama_index.llm import as_chat_llm
 
         corpus = nodes_to_objects(documents)
         embedder = user_embed_model(embedder)
-        core = build_for_edge(
-            method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, embedder=embedder
-        )
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=llm, options=options, embedder=embedder)
         return cls(core, similarity_top_k=similarity_top_k, nodes=documents)
 
     @classmethod

@@ -13,7 +13,6 @@ from llama_index.core.schema import BaseNode
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.edge import CoreAlias
 from retrievekit.core.generative.self_retrieval import SelfRetrieval, SelfRetrievalConfig, create_self_retrieval
-from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
 
 __all__ = ["SelfRetrievalRetriever"]
@@ -32,13 +31,13 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
 
     Examples:
         >>> from llama_index.core import Document
-        >>> from retrievekit.core.llm import LocalLM
+        >>> from retrievekit.core.llm import DEFAULT_MODEL, LocalLM
         >>> docs = [Document(id_="a", text="Aspirin thins the blood.", metadata={"title": "Aspirin"})]
-        >>> r = SelfRetrievalRetriever.from_documents(docs, lm=LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> r = SelfRetrievalRetriever.from_documents(docs, llm=LocalLM.load(DEFAULT_MODEL))  # doctest: +SKIP
         >>> [n.node.node_id for n in r.retrieve("What thins the blood?")]  # doctest: +SKIP
         ['a']
 
-        ``LocalLM.load("smollm2")`` is untrained here; ``from_documents(docs, model_dir=...)`` loads a model that
+        ``LocalLM.load(DEFAULT_MODEL)`` is untrained here; ``from_documents(docs, model_dir=...)`` loads a model that
         ``retrievekit train-self-retrieval`` trained on these documents.
     """
 
@@ -51,17 +50,18 @@ class SelfRetrievalRetriever(RetrieveKitRetriever):
         documents: Sequence[BaseNode],
         *,
         model_dir: str | os.PathLike[str] | None = None,
-        lm: ScoringLM | None = None,
+        llm: Any = None,
         config: SelfRetrievalConfig | None = None,
         similarity_top_k: int = 5,
         **options: Any,
     ) -> SelfRetrievalRetriever:
-        """Self-Retrieval over LlamaIndex documents with a trained ``model_dir`` (checked against them) or ``lm``.
+        """Self-Retrieval over LlamaIndex documents with a trained ``model_dir`` (checked against them) or ``llm``
+        (a scoring LM fine-tuned on them).
 
         ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given). A passage that is a
         whole given document comes back as that node (a copy with the scores in its metadata); a passage cut out of
         a longer one is a new node.
         """
         corpus = check_corpus(nodes_to_objects(documents))  # before any model is loaded
-        core = create_self_retrieval(corpus, model_dir=model_dir, lm=lm, config=config, **options)
+        core = create_self_retrieval(corpus, model_dir=model_dir, llm=llm, config=config, **options)
         return cls(core, similarity_top_k=similarity_top_k, nodes=documents)

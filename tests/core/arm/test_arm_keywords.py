@@ -18,7 +18,7 @@ from retrievekit.core.arm.ngrams import NGramIndex
 from retrievekit.core.arm.verify import NameGrammar, verify_draft
 from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.llm import LocalLM
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage

@@ -14,7 +14,7 @@ from retrievekit.core.eval.fallbacks import stage_counts
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.llm import LocalLM
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.registry import MethodContext, available_methods
 from retrievekit.core.trace import Trace
@@ -179,7 +179,7 @@ def test_a_query_of_stop_words_is_ranked_by_dense_alone_and_says_so(indexes):
 
 
 def test_factory_with_work_dir_caches_indexes(tmp_path):
-    ctx = MethodContext(corpus=corpus(), work_dir=tmp_path, llm_name="none", options={"expand_ks": "3"})
+    ctx = MethodContext(corpus=corpus(), work_dir=tmp_path, llm="none", options={"expand_ks": "3"})
     arm = build_arm_no_mip(ctx)
     assert not arm.config.mip and arm.llm is None and arm.config.expand_ks == (3,)
     assert sorted(p.name.split("-")[0] for p in tmp_path.iterdir()) == ["bm25", "dense"]

@@ -102,5 +102,5 @@ def test_a_trained_judge_decodes_keywords_with_its_untuned_base_model(minilm):
     assert loads == [1]  # loaded once, on the first free-text request
     own = Judge(tuned, tok)  # merged into a model handed over in code: no base to load
     assert own.chat_model().model is tuned and keywords(own) == keywords(LocalLM(tuned, tok, use_outlines=False))
-    ctx = MethodContext(corpus=objs, llm_name="tiny", options={"judge_dir": "judges/x"})
+    ctx = MethodContext(corpus=objs, llm="tiny", options={"judge_dir": "judges/x"})
     assert _keyword_model(ctx, judge) == "tiny" and _keyword_model(ctx, own) == "judge:judges/x"

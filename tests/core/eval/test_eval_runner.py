@@ -79,7 +79,7 @@ def test_options_context_and_run() -> None:
         DS,
         "test-overlap-ctx",
         k=1,
-        llm_name="smollm2",
+        llm="smollm2",
         work_dir="/tmp/x",
         options={"budget": 5},
         progress=False,
@@ -87,7 +87,7 @@ def test_options_context_and_run() -> None:
     )
     assert (
         len(seen) == 1
-        and seen[0].llm_name == "smollm2"
+        and seen[0].llm == "smollm2"
         and str(seen[0].work_dir) == "/tmp/x"
         and seen[0].options == {"budget": 5}
     )

@@ -194,9 +194,7 @@ def test_registered_for_bench() -> None:
     assert "mindref" in available_methods()
     cfg = MindRefConfig.from_options({"title_beams": "3", "lam": "0.5"})
     assert cfg.title_beams == 3 and cfg.lam == 0.5
-    assert MethodContext(corpus=[], llm_name="smollm2").llm_name == "smollm2"
-    with pytest.warns(DeprecationWarning, match="llm_name"):  # the former spelling, for one release
-        assert MethodContext(corpus=[], llm="smollm2").llm_name == "smollm2"
+    assert MethodContext(corpus=[], llm="smollm2").llm == "smollm2"
 
 
 def test_doctests() -> None:

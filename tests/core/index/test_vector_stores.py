@@ -155,7 +155,7 @@ def _methods(store, minilm):
     return {
         "hybrid": build_method("hybrid", MethodContext(**ctx)),
         "oneshot": build_method("oneshot", MethodContext(**ctx, options={"budget": 60})),
-        "arm": build_method("arm", MethodContext(**ctx, llm_name="none")),
+        "arm": build_method("arm", MethodContext(**ctx, llm="none")),
         "llm-rerank": build_method(
             "llm-rerank", MethodContext(**ctx, llm=WordScoreLLM("mountain"), options={"calls": "1"})
         ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from retrievekit.core.cli import build_parser, main
-from retrievekit.core.judge.cli import add_arguments, collect_pairs
+from retrievekit.core.cli.train_judge import add_arguments, collect_pairs
 from retrievekit.core.registry import available_methods
 
 

@@ -15,8 +15,8 @@ from retrievekit.core.judge.method import JudgeRerankRetriever, build_judge_rera
 from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, answer_token_ids
 from retrievekit.core.judge.scorer import sigmoid
 from retrievekit.core.judge.train import roc_auc, train_judge
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.concurrency import llm_concurrency
-from retrievekit.core.llm.json_output import ChatLLMBase
 from retrievekit.core.llm.protocol import ChatLLM, Completion, RelevanceJudge
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
@@ -60,7 +60,7 @@ def trained(tmp_path_factory):
     res = train_judge(
         pairs,
         output_dir=out,
-        base_model="tiny",
+        llm="tiny",
         model=model,
         tokenizer=tok,
         holdout=0.0,
@@ -181,7 +181,7 @@ def test_scorer_batching_empty_inputs_and_protocols():
 
 def test_training_moves_scores_in_the_right_direction(trained):
     out, res, before = trained
-    judge = load_judge(out, base_model="tiny")
+    judge = load_judge(out, llm="tiny")
     pairs = _toy_pairs()
     y = np.array([p.label for p in pairs])
     after = judge.margins([(p.query, p.passage) for p in pairs])
@@ -213,7 +213,7 @@ def test_training_is_deterministic_for_a_fixed_seed(tmp_path):
         res = train_judge(
             pairs,
             output_dir=tmp_path / name,
-            base_model="tiny",
+            llm="tiny",
             model=model,
             tokenizer=tok,
             holdout=0.25,
@@ -230,7 +230,7 @@ def test_manifest_check_refuses_another_base_model_or_kind(trained, tmp_path):
 
     out, _, _ = trained
     with pytest.raises(ModelMismatchError, match="tiny"):
-        load_judge(out, base_model="smollm2")
+        load_judge(out, llm="smollm2")
     model, tok = build_tiny_lm()
     save_trained_model(model, tok, tmp_path / "sr", ModelManifest.new(kind="self-retrieval", base_model="tiny"))
     with pytest.raises(ModelMismatchError, match="self-retrieval"):

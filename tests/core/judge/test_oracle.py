@@ -14,8 +14,8 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.eval.datasets import Dataset, Query, load_dataset
 from retrievekit.core.eval.judge_accuracy import roc_auc
 from retrievekit.core.eval.runner import run_benchmark
-from retrievekit.core.judge.hooks import judge_from_options, judge_relevance
-from retrievekit.core.judge.oracle import OracleJudge, pair_uniforms, parse_oracle
+from retrievekit.core.judge.oracle import OracleJudge, pair_uniforms
+from retrievekit.core.llm.judge_hooks import judge_from_options, judge_relevance, parse_oracle
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage

@@ -29,7 +29,7 @@ UNRELATED = "The museum reopened its east wing after renovations to the roof and
 
 @pytest.fixture(scope="module")
 def judge() -> Judge:
-    return load_judge(SHIPPED, base_model="smollm2", device="cpu")
+    return load_judge(SHIPPED, llm="smollm2", device="cpu")
 
 
 def test_the_shipped_adapter_is_the_one_documented(judge: Judge) -> None:

@@ -11,7 +11,6 @@ import pytest
 from _corpora import FRUIT
 from _lattice import Crash, KeywordLLM, crashing_keyword_llm
 
-from retrievekit.core.judge.delegate import ChatDelegate
 from retrievekit.core.lattice import TreeBuildConfig
 from retrievekit.core.lattice import bottom_up as bottom_up_module
 from retrievekit.core.lattice.bottom_up import build_bottom_up
@@ -19,7 +18,8 @@ from retrievekit.core.lattice.method import build_lattice, create_lattice
 from retrievekit.core.lattice.summarize import llm_identity
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import ROOT
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
+from retrievekit.core.llm.delegate import ChatDelegate
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.types import Passage

@@ -67,6 +67,6 @@ def test_a_trained_judge_without_tree_dir_uses_its_base_models_tree():
     from retrievekit.core.lattice.method import _summary_llm_tag
     from retrievekit.core.registry import MethodContext
 
-    ctx = MethodContext(corpus=[], llm_name="smollm2", options={"judge_dir": "judges/smollm2-scifact"})
+    ctx = MethodContext(corpus=[], options={"judge_dir": "judges/smollm2-scifact"})
     assert _summary_llm_tag(ctx, SimpleNamespace(free_text_model="smollm2")) == "smollm2"
     assert _summary_llm_tag(ctx, SimpleNamespace(free_text_model=None)).startswith("judge-")

@@ -12,7 +12,7 @@ import re
 from retrievekit.core.eval.injection import TOPICS, hostile_text
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.lattice.scoring import SlateScorer
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.llm.untrusted import unpredictable_order
 

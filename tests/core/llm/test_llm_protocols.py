@@ -20,9 +20,11 @@ from retrievekit.core.errors import (
     ModelIntegrityError,
 )
 from retrievekit.core.index.token_trie import TokenTrie
+from retrievekit.core.llm import base as llm_base
 from retrievekit.core.llm import json_output as jo
 from retrievekit.core.llm import models
-from retrievekit.core.llm.json_output import ChatLLMBase, parse_json_lenient, validate_json
+from retrievekit.core.llm.base import ChatLLMBase
+from retrievekit.core.llm.json_output import parse_json_lenient, validate_json
 from retrievekit.core.llm.protocol import ChatLLM, ChatMessage, Completion, ScoringLM, as_messages
 from retrievekit.core.llm.tokens import estimate_tokens
 from retrievekit.core.trace import Trace
@@ -119,10 +121,12 @@ def test_mini_validator_subset() -> None:
 
 
 def test_build_json_messages_puts_schema_in_last_user_turn() -> None:
-    msgs = jo.build_json_messages([ChatMessage("system", "sys"), ChatMessage("user", "Rate it.")], {"type": "object"})
+    msgs = llm_base.build_json_messages(
+        [ChatMessage("system", "sys"), ChatMessage("user", "Rate it.")], {"type": "object"}
+    )
     assert [m.role for m in msgs] == ["system", "user"]
     assert msgs[1].content.startswith("Rate it.") and '{"type": "object"}' in msgs[1].content
-    msgs = jo.build_json_messages([ChatMessage("user", "a"), ChatMessage("assistant", "b")], {"type": "object"})
+    msgs = llm_base.build_json_messages([ChatMessage("user", "a"), ChatMessage("assistant", "b")], {"type": "object"})
     assert [m.role for m in msgs] == ["user", "assistant", "user"]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrievekit.core.llm.json_output import LENGTH_GROWTH_CAP, grown_limit
+from retrievekit.core.llm.base import LENGTH_GROWTH_CAP, grown_limit
 from retrievekit.core.llm.repetition import MIN_REPEATS, repeats_itself
 
 RUNNING_ON = [

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import ChatLLM, Completion, JsonResult
 from retrievekit.core.oneshot import OneShotConfig, OneShotSelector, SentenceCropper, split_sentences
 from retrievekit.core.trace import Trace

@@ -13,12 +13,12 @@ killed process is ignored), and a cache reads every such file, so concurrent sha
 Examples:
     >>> import tempfile
     >>> from retrievekit.core.arm.keywords import KeywordAlignment
-    >>> cache = KeywordCache(tempfile.mkdtemp(), model="smollm2")
+    >>> cache = KeywordCache(tempfile.mkdtemp(), model="my-model")
     >>> key = cache.key("Who?", ["t1", "p2"], {"max_keywords": 3})
     >>> cache.get(key) is None
     True
     >>> cache.put(key, KeywordAlignment(["who"], {"who": ["who is"]}, "constrained"))
-    >>> KeywordCache(cache.folder, model="smollm2").get(key).ngrams
+    >>> KeywordCache(cache.folder, model="my-model").get(key).ngrams
     {'who': ['who is']}
 """
 
@@ -48,7 +48,7 @@ class KeywordCache:
 
     Args:
         folder: the cache folder (created when missing).
-        model: the identity of the model that decodes the keywords (e.g. ``"smollm2"``); part of every key.
+        model: the identity of the model that decodes the keywords (e.g. a model's registry name); part of every key.
 
     Examples:
         >>> import tempfile

@@ -205,7 +205,7 @@ def decompose_constrained(
 
     Examples:
         >>> from retrievekit.core.llm import LocalLM
-        >>> decompose_constrained(LocalLM.load("smollm2"), "Who created Prime Suspect?", 2)  # doctest: +SKIP
+        >>> decompose_constrained(LocalLM.load(DEFAULT_MODEL), "Who created Prime Suspect?", 2)  # doctest: +SKIP
         (['created prime suspect'], '')
     """
     kws, why, _ = _decompose_constrained(lm, question, n, max_tokens=max_tokens, trace=trace)
@@ -267,7 +267,7 @@ def rephrase_constrained(
         >>> from retrievekit.core.llm import LocalLM
         >>> from retrievekit.core.types import Passage
         >>> idx = NGramIndex.build([Passage(id="a", text="Prime Suspect was written by Lynda La Plante")])
-        >>> rephrase_constrained(LocalLM.load("smollm2"), "Who wrote Prime Suspect?", "author", idx)  # doctest: +SKIP
+        >>> rephrase_constrained(LocalLM.load(DEFAULT_MODEL), "Who wrote Prime Suspect?", "author", idx)  # doctest: +SKIP
         ['prime suspect', 'written by lynda', 'suspect was written', 'suspect', 'prime']
     """
     trie, back = index.token_trie(lm.encode, lm.eos_token_id)

@@ -44,7 +44,8 @@ from retrievekit.core.arm.keyword_cache import KeywordCache
 from retrievekit.core.arm.retriever import Arm, Draft
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.index.bm25 import BM25Index
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.llm.models import DEFAULT_MODEL
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.options import cache_folder_option
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
@@ -66,12 +67,12 @@ def build_arm(ctx: MethodContext) -> Arm:
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")], llm_name="smollm2")
+        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")])
         >>> build_arm(ctx)  # needs SmolLM2 and all-MiniLM-L6-v2  # doctest: +SKIP
         Arm(<1 objects>, llm=scoring, mip=True, verify=True)
     """
     from retrievekit.core.index.baselines import build_bm25, build_dense
-    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.llm.judge_hooks import judge_from_options
 
     judge, options = judge_from_options(ctx)
     progress = options.pop("progress", False)
@@ -92,14 +93,15 @@ def _keyword_model(ctx: MethodContext, judge: Any) -> str:
     """Who decodes the keywords: a trained judge's base model (its ``free_text_model``, so the cache is shared with
     runs of that model; the judge's own name when it writes with its tuned weights), else the given or
     registry-named LLM (the oracle and cosine judges hand free text to that LLM)."""
-    from retrievekit.core.judge.delegate import ChatDelegate
+    from retrievekit.core.llm.delegate import ChatDelegate
 
     if judge is not None and not isinstance(judge, ChatDelegate):
         base = getattr(judge, "free_text_model", None)
         return str(base) if base else f"judge:{ctx.options.get('judge_dir') or type(judge).__qualname__}"
-    if ctx.llm is not None and not isinstance(ctx.llm, str):
+    label = ctx.llm_label
+    if label is None:  # a model object
         return str(getattr(ctx.llm, "name", "") or type(ctx.llm).__qualname__)
-    return str(ctx.llm_name or "smollm2")
+    return label
 
 
 def build_arm_no_mip(ctx: MethodContext) -> Arm:
@@ -107,7 +109,7 @@ def build_arm_no_mip(ctx: MethodContext) -> Arm:
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")], llm_name="none")
+        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")], llm="none")
         >>> build_arm_no_mip(ctx).config.mip  # needs all-MiniLM-L6-v2  # doctest: +SKIP
         False
     """
@@ -119,7 +121,7 @@ def build_arm_no_verify(ctx: MethodContext) -> Arm:
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")], llm_name="none")
+        >>> ctx = MethodContext(corpus=[Passage(id="p", text="Prime Suspect is a drama.")], llm="none")
         >>> build_arm_no_verify(ctx).config.verify  # needs all-MiniLM-L6-v2  # doctest: +SKIP
         False
     """
@@ -129,38 +131,36 @@ def build_arm_no_verify(ctx: MethodContext) -> Arm:
 def create_arm(
     corpus: Sequence[DataObject],
     *,
-    llm: Any = None,
-    llm_name: str | None = "smollm2",
+    llm: Any = DEFAULT_MODEL,
     config: ArmConfig | None = None,
     dense: Retriever | None = None,
     bm25: BM25Index | None = None,
     embedder: Any = None,
     **options: Any,
 ) -> Arm:
-    """ARM over ``corpus`` with ``llm`` (default: ``LocalLM.load(llm_name)``; ``llm_name=None``: no LLM).
+    """ARM over ``corpus`` with ``llm``: a model's name (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`),
+    a served LLM or a model object (:func:`~retrievekit.core.llm.resolve.resolve_llm`); ``None`` or ``"none"``: no LLM
+    stages.
 
     ``options`` are :class:`ArmConfig` fields, ignored when ``config`` is given. The framework retrievers'
-    ``from_documents`` use this. The corpus and the options are checked before the LLM is loaded. ``llm`` is a model
-    object; a name there (``llm="smollm2"``) is the deprecated spelling of ``llm_name``. ``embedder`` is any embedding
-    model :func:`~retrievekit.core.index.as_embedder.as_embedder` takes (default: all-MiniLM-L6-v2).
+    ``from_documents`` use this. The corpus and the options are checked before the LLM is loaded. ``embedder`` is any
+    embedding model :func:`~retrievekit.core.index.as_embedder.as_embedder` takes (default: all-MiniLM-L6-v2).
 
     Examples:
         >>> from retrievekit.core.index.dense import DenseIndex
         >>> from retrievekit.core.types import Passage
         >>> from retrievekit.core.fakes import OnesEmbedder as Ones
         >>> corpus = [Passage(id="p", text="Prime Suspect is a drama.")]
-        >>> create_arm(corpus, llm_name=None, dense=DenseIndex.build(corpus, embedder=Ones()), base_k=3).config.base_k
+        >>> create_arm(corpus, llm=None, dense=DenseIndex.build(corpus, embedder=Ones()), base_k=3).config.base_k
         3
         >>> create_arm([])
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
-    llm, llm_name = split_llm_argument(llm, llm_name, where="create_arm")
     corpus = check_corpus(corpus)
     config = config or ArmConfig.from_options(options)
-    if llm is None and llm_name is not None:
-        llm = MethodContext(corpus=[], llm_name=llm_name).load_llm()
+    llm = resolve_llm(llm, default=None)
     return Arm(corpus, llm, config, dense=dense, bm25=bm25, embedder=embedder)
 
 

@@ -78,7 +78,7 @@ class Arm:
         >>> from retrievekit.core.fakes import OnesEmbedder as Ones
         >>> corpus = [Table(id="t", title="Cast", header=("Role", "Series"), rows=(("Robert", "Prime Suspect"),)),
         ...           Passage(id="p", title="Prime Suspect", text="Prime Suspect was created by Lynda La Plante.")]
-        >>> arm = Arm(corpus, None, embedder=Ones())  # None: no LLM stages; LocalLM.load("smollm2") adds them
+        >>> arm = Arm(corpus, None, embedder=Ones())  # None: no LLM stages; LocalLM.load(DEFAULT_MODEL) adds them
         >>> hits = arm.search("Who created the series with Robert?", k=5)
         >>> arm.returns_set, hits[0].obj.metadata["arm_links"]
         (True, ["cell 'Prime Suspect' in table 'Cast' matches passage 'Prime Suspect'"])

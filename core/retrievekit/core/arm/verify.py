@@ -32,7 +32,7 @@ from typing import Any
 
 from retrievekit.core.arm.serialize import serialize_object
 from retrievekit.core.errors import ConstraintError, LLMUnavailableError, RetrieveKitError
-from retrievekit.core.judge.hooks import judge_relevance
+from retrievekit.core.llm.judge_hooks import judge_relevance
 from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, neutralize
 from retrievekit.core.trace import Trace

@@ -1,6 +1,6 @@
 """How well a run's relevance judge told relevant from irrelevant candidates: the result's ``judge`` block.
 
-Every judged method passes :func:`~retrievekit.core.judge.hooks.judge_relevance` the objects each candidate stands
+Every judged method passes :func:`~retrievekit.core.llm.judge_hooks.judge_relevance` the objects each candidate stands
 for (``refs``); the hook keeps them with the scores in ``trace.judged``. The harness labels each judged pair from the
 qrels (1 when a ref is graded above 0: a LATTICE node is relevant when its subtree holds a gold leaf) and keeps the
 scores and labels in the query's record (:func:`query_pairs`), so a resumed or sharded run measures the same

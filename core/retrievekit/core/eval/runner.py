@@ -44,9 +44,9 @@ from retrievekit.core.eval.judge_accuracy import judge_block, query_pairs
 from retrievekit.core.eval.metrics import DEFAULT_KS, evaluate, evaluate_sets, evaluate_table_recall
 from retrievekit.core.eval.records import QueryRecord, RecordFile, parse_shard
 from retrievekit.core.index.as_embedder import as_embedder
-from retrievekit.core.judge.hooks import describe_judge
-from retrievekit.core.judge.oracle import OracleJudge, parse_oracle
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.judge.oracle import OracleJudge
+from retrievekit.core.llm.judge_hooks import describe_judge, parse_oracle
+from retrievekit.core.llm.resolve import llm_label
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.renamed import Counters, counter_name, method_options
 from retrievekit.core.retriever import Retriever
@@ -208,7 +208,6 @@ def run_benchmark(
     method: str | Retriever,
     *,
     k: int = 100,
-    llm_name: str | None = None,
     work_dir: str | Path | None = None,
     options: Mapping[str, Any] | None = None,
     progress: bool = True,
@@ -227,11 +226,13 @@ def run_benchmark(
 
     Args:
         dataset: corpus, queries and qrels (:func:`~retrievekit.core.eval.datasets.load_dataset`).
-        method: a registered method name (built with ``llm_name`` -- the registry name of ``--llm`` -- or ``llm``,
-            a model object; ``work_dir`` and ``options``) or a ready retriever (anything with
-            ``search(query, k, trace=...)``; then ``label`` names it in the result). ``llm="smollm2"`` (a name) is
-            the deprecated spelling of ``llm_name``.
-        k: hits per query; metrics at every cut-off in ``ks`` on those hits (one above ``k`` equals the value at k).
+        method: a registered method name (built with ``llm``, ``work_dir`` and ``options``) or a ready retriever
+            (anything with ``search(query, k, trace=...)``; then ``label`` names it in the result).
+        llm: the methods' model (``--llm``): a name, a served LLM (``CLIENT:MODEL@URL`` or a
+            :class:`~retrievekit.core.llm.served_spec.ServedLLMSpec`), ``"none"``, a model object, or None (each
+            method's default); see :func:`~retrievekit.core.llm.resolve.resolve_llm`.
+        k: hits per query; metrics are computed at every cut-off in ``ks`` on those hits, so a cut-off above ``k``
+            equals the value at ``k``.
         keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
         records: a JSONL file of per-query records (:class:`~retrievekit.core.eval.records.RecordFile`): appended
             as queries finish, skipped on a rerun (lines it does not use are listed in ``records_rejected``).
@@ -243,7 +244,7 @@ def run_benchmark(
 
     Returns a JSON-safe dict: ``dataset``, ``split``, ``method``, ``n_queries``, ``metrics`` (``ndcg@10``,
     ``recall@100``, ``mrr@5``, ``hit@1``, ...), ``cost`` (:data:`COST_KEYS`), ``build_seconds``, ``k``,
-    ``n_failed``, ``events_per_query``, ``llm`` (the ``llm_name``), ``options``, and when present
+    ``n_failed``, ``events_per_query``, ``llm`` (the name ``llm`` gives, None for a model object or the default), ``options``, and when present
     ``counters_per_query``, ``extra_means``, ``failures``, ``judge`` (its accuracy; ``options={"judge_dir":
     "oracle:S"}`` gives methods the gold-label oracle) and ``shard``. A retriever whose class sets
     ``returns_set = True`` also gets ``set_precision/set_recall/set_f1/set_perfect_recall/set_size``; a dataset whose
@@ -257,18 +258,18 @@ def run_benchmark(
         ...
         retrievekit.core.errors.InvalidInputError: k must be a positive integer, got 0
     """
-    llm, llm_name = split_llm_argument(llm, llm_name, where="run_benchmark")
+    recorded_llm = llm_label(llm, default=None)
     check_k(k)
     if not dataset.queries:
         raise InvalidInputError(f"dataset {dataset.name}/{dataset.split} has no queries to run")
     name = method if isinstance(method, str) else (label or type(method).__name__)
     shard = _shard_argument(shard, shard_spec)
     embedder = as_embedder(embedder, where="run_benchmark")  # its name identifies the run in the records
-    run_settings = _run_settings(dataset, name, k, llm_name, options, settings, embedder)
+    run_settings = _run_settings(dataset, name, k, recorded_llm, options, settings, embedder)
     log = RecordFile(records, run_settings) if records is not None else None
     done = log.done() if log is not None else {}
     todo = [q for q in rec.shard(dataset.queries, shard) if q.id not in done]
-    retriever, oracle, build_seconds = _timed_build(method, dataset, llm_name, llm, work_dir, options, embedder)
+    retriever, oracle, build_seconds = _timed_build(method, dataset, llm, work_dir, options, embedder)
     desc, show = f"{name}@{dataset.name}", progress and sys.stderr.isatty()
     with log.writing(shard) if log else contextlib.nullcontext():  # a second unsharded writer is refused
         fresh = _run_queries(retriever, todo, k, extra, log, desc=desc, progress=show, qrels=dataset.qrels)
@@ -324,7 +325,7 @@ def _run_settings(
     dataset: Dataset,
     name: str,
     k: int,
-    llm_name: str | None,
+    recorded_llm: str | None,
     options: Mapping[str, Any] | None,
     settings: Mapping[str, Any] | None,
     embedder: Any = None,
@@ -339,7 +340,7 @@ def _run_settings(
         "n_corpus": len(dataset.corpus),
         "method": name,
         "k": k,
-        "llm": llm_name,
+        "llm": recorded_llm,
         "options": _jsonable(dict(options or {})),
         **_jsonable(dict(settings or {})),
     }
@@ -355,7 +356,6 @@ def _timed_build(*args: Any) -> tuple[Retriever, dict[str, Any] | None, float]:
 def _build(
     method: str | Retriever,
     dataset: Dataset,
-    llm_name: str | None,
     llm: Any,
     work_dir: str | Path | None,
     options: Mapping[str, Any] | None,
@@ -368,7 +368,6 @@ def _build(
     ctx = MethodContext(
         corpus=dataset.corpus,
         work_dir=Path(work_dir) if work_dir is not None else None,
-        llm_name=llm_name,
         options=method_options(method, options or {}),  # the option ``candidates`` in the factory's words
         llm=llm,
         embedder=embedder,

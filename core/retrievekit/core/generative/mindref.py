@@ -42,8 +42,9 @@ from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.suffix_array import DEFAULT_MAX_TOKENS, TokenSuffixArray
 from retrievekit.core.index.token_trie import TokenTrie
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.llm.models import DEFAULT_MODEL  # noqa: F401  (the examples use it)
 from retrievekit.core.llm.protocol import Beam, ScoringLM
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.options import config_from_options
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
@@ -192,7 +193,7 @@ class MindRef:
 
     Args:
         corpus: documents (``Passage``, ``Table`` or ``TableRow``); whole documents, no chunking needed.
-        lm: a scoring LM (``LocalLM.load("smollm2")``, or ``LocalLM(model, tokenizer)`` for any HF causal LM).
+        lm: a scoring LM (``LocalLM.load(DEFAULT_MODEL)``, or ``LocalLM(model, tokenizer)`` for any HF causal LM).
         config: :class:`MindRefConfig` (the reference defaults when omitted).
         title_fn: custom title for untitled documents (overrides ``config.untitled``).
 
@@ -208,7 +209,7 @@ class MindRef:
     Examples:
         >>> from retrievekit.core.llm import LocalLM
         >>> docs = [Passage(id="a", title="Aspirin", text="Aspirin thins the blood."), Passage(id="b", text="Wind farms.")]
-        >>> mr = MindRef(docs, LocalLM.load("smollm2"))  # doctest: +SKIP
+        >>> mr = MindRef(docs, LocalLM.load(DEFAULT_MODEL))  # doctest: +SKIP
         >>> [(h.id, h.obj.text in docs[0].text) for h in mr.search("What thins the blood?", k=1)]  # doctest: +SKIP
         [('a', True)]
     """
@@ -505,7 +506,8 @@ class MindRef:
 
 
 def build_mindref(ctx: MethodContext) -> MindRef:
-    """``retrievekit bench --method mindref``: MindRef on the local LM named by ``--llm`` (default ``smollm2``).
+    """``retrievekit bench --method mindref``: MindRef on the local LM named by ``--llm`` (default
+    :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`).
 
     Options (``--option key=value``) are :class:`MindRefConfig` fields, e.g. ``title_beams=5``. Unlike the
     framework retrievers, the benchmark keeps the paper's output (``widen_to_k=False``: the best ``title_return``
@@ -513,33 +515,28 @@ def build_mindref(ctx: MethodContext) -> MindRef:
 
     Examples:
         >>> docs = [Passage(id="a", title="Aspirin", text="Aspirin thins the blood.")]
-        >>> build_mindref(MethodContext(corpus=docs, llm_name="smollm2", options={"title_beams": "5"})).config  # doctest: +SKIP
+        >>> build_mindref(MethodContext(corpus=docs, options={"title_beams": "5"})).config  # doctest: +SKIP
         MindRefConfig(title_beams=5, ..., widen_to_k=False)
     """
     options = {"widen_to_k": False, **ctx.options}  # benchmarks measure the paper's output unless asked
-    return create_mindref(ctx.corpus, lm=ctx.llm, llm_name=ctx.llm_name or "smollm2", **options)
+    return create_mindref(ctx.corpus, llm=ctx.llm, **options)
 
 
 def create_mindref(
     corpus: Sequence[DataObject],
     *,
-    lm: ScoringLM | None = None,
-    llm_name: str = "smollm2",
-    config: MindRefConfig | None = None,
     llm: Any = None,
+    config: MindRefConfig | None = None,
     **options: Any,
 ) -> MindRef:
-    """MindRef over ``corpus`` with ``lm`` (default: ``LocalLM.load(llm_name)``); ``options`` are
-    :class:`MindRefConfig` fields, ignored when ``config`` is given. The framework retrievers' ``from_documents`` use
-    this. The corpus and the options are checked before the model is loaded.
-
-    ``llm`` is another name for ``lm`` (a model object, the convention of every method); ``llm="smollm2"`` (a
-    registry name) is the former spelling of ``llm_name`` and still works for one release, with a
-    :class:`DeprecationWarning`.
+    """MindRef over ``corpus`` with ``llm``, a scoring LM or a local model's name (default
+    :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`; :func:`~retrievekit.core.llm.resolve.resolve_llm`);
+    ``options`` are :class:`MindRefConfig` fields, ignored when ``config`` is given. The framework retrievers'
+    ``from_documents`` use this. The corpus and the options are checked before the model is loaded.
 
     Examples:
         >>> docs = [Passage(id="a", title="Aspirin", text="Aspirin thins the blood.")]
-        >>> create_mindref(docs, llm_name="smollm2", title_beams=5).config.title_beams  # doctest: +SKIP
+        >>> create_mindref(docs, title_beams=5).config.title_beams  # doctest: +SKIP
         5
         >>> create_mindref(docs, title_beams=0)  # options are checked before the model is loaded
         Traceback (most recent call last):
@@ -550,14 +547,9 @@ def create_mindref(
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
-    llm, llm_name = split_llm_argument(llm, llm_name, where="create_mindref")
     corpus = check_corpus(corpus)
     config = config or MindRefConfig.from_options(options)
-    lm = lm if lm is not None else llm
-    if lm is None:
-        from retrievekit.core.llm.local import LocalLM
-
-        lm = LocalLM.load(llm_name)
+    lm = resolve_llm(llm)
     if not isinstance(lm, ScoringLM):
         raise InvalidInputError(f"MindRef needs a scoring LM (e.g. LocalLM.load(...)), got {type(lm).__name__}")
     return MindRef(corpus, lm, config)

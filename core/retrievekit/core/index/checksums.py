@@ -36,10 +36,10 @@ from pathlib import Path
 
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.storage import file_sha256
 
-__all__ = ["MANIFEST_CHECK", "file_sha256", "folder_checksums", "manifest_check", "sqlite_digest", "verify_checksums"]
+__all__ = ["MANIFEST_CHECK", "folder_checksums", "manifest_check", "sqlite_digest", "verify_checksums"]
 
-_CHUNK = 1 << 20
 SKIPPED_SUFFIXES = ("-wal", "-shm", "-journal")
 """SQLite's transient side files: not content, never checksummed."""
 VOLATILE_TABLES = frozenset({"acquire_write", "maintenance_log"})
@@ -61,23 +61,6 @@ def manifest_check(data: Mapping[str, object]) -> str:
     body = {k: v for k, v in data.items() if k != MANIFEST_CHECK}
     text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def file_sha256(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> str:
-    """The sha256 of a file's bytes, read in chunks (1 MiB by default).
-
-    Examples:
-        >>> import tempfile, pathlib
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "f"
-        >>> _ = p.write_bytes(b"")
-        >>> file_sha256(p)[:12]
-        'e3b0c44298fc'
-    """
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(chunk_size):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def folder_checksums(folder: str | os.PathLike[str], *, exclude: Iterable[str] = ("manifest.json",)) -> dict[str, str]:

@@ -72,7 +72,7 @@ def http_client(
         ...
         retrievekit.core.errors.StoreUnavailableError: cannot reach the Chroma server at 127.0.0.1:9: ...
     """
-    from retrievekit.core.llm.call_policy import run_with_deadline
+    from retrievekit.core.threads import run_with_deadline
 
     chromadb = _chromadb()
     where = f"the Chroma server at {host}:{port}"

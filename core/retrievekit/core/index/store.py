@@ -46,13 +46,13 @@ from retrievekit.core.errors import (
 from retrievekit.core.index.checksums import MANIFEST_CHECK, folder_checksums, manifest_check, verify_checksums
 from retrievekit.core.index.folder_swap import pid_alive, restore_interrupted_swap, storage_error, swap_folder
 from retrievekit.core.paths import ensure_folder
+from retrievekit.core.storage import atomic_write_text
 from retrievekit.core.types import DataObject, object_from_dict, object_to_dict
 
 __all__ = [
     "MANIFEST",
     "OBJECTS",
     "atomic_folder",
-    "atomic_write_text",
     "object_json",
     "read_manifest",
     "read_versioned_json",
@@ -76,31 +76,6 @@ def _package_version() -> str:
     from retrievekit.core import __version__
 
     return __version__
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write a text file atomically (temp file in the same folder, fsync, rename).
-
-    Raises :class:`~retrievekit.core.errors.InvalidPathError` when the folder cannot be created (e.g. under a file).
-
-    Examples:
-        >>> import tempfile, pathlib
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.json"
-        >>> atomic_write_text(p, "{}"); p.read_text()
-        '{}'
-    """
-    path = Path(path)
-    ensure_folder(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _host_id() -> str:

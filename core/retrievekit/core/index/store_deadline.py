@@ -92,7 +92,7 @@ class StoreDeadline:
             ...
             retrievekit.core.errors.StoreUnavailableError: a paused server did not answer query within 0.2 s (no reply within 0.2 s); is it down, paused or overloaded?
         """
-        from retrievekit.core.llm.call_policy import run_with_deadline
+        from retrievekit.core.threads import run_with_deadline
 
         try:
             return run_with_deadline(fn, self.timeout)

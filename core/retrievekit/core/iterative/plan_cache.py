@@ -15,7 +15,7 @@ identity, the question, the agent's settings, its prompts and the corpus, never 
 
 Examples:
     >>> import tempfile
-    >>> cache = PlanCache(tempfile.mkdtemp(), model="smollm2", settings={"max_turns": 5}, corpus_ids=["a", "b"])
+    >>> cache = PlanCache(tempfile.mkdtemp(), model="my-model", settings={"max_turns": 5}, corpus_ids=["a", "b"])
     >>> cache.get("Who?") is None
     True
     >>> cache.put("Who?", [{"content": "", "tool_calls": [{"name": "chunk_search", "args": {"query": "who"}}]},
@@ -61,7 +61,7 @@ class PlanCache:
 
     Args:
         folder: the cache folder (created when missing).
-        model: the identity of the agent's model (e.g. ``"smollm2"``).
+        model: the identity of the agent's model (e.g. a model's registry name).
         settings: the agent settings the replies depend on (turns, top-k, fallback, delete, base retriever, token
             caps, ...); the judge is deliberately not one of them.
         corpus_ids: the ids of the searched collection (its fingerprint is part of every key).

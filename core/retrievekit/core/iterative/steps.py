@@ -35,7 +35,7 @@ from typing import Any, cast
 from retrievekit.core.errors import InvalidInputError, ToolCallError
 from retrievekit.core.iterative.arguments import ChunkDeleteArgs, ChunkSearchArgs
 from retrievekit.core.iterative.state import Chunk, delete_chunks, merge_chunks, trace_event
-from retrievekit.core.judge.hooks import judge_relevance
+from retrievekit.core.llm.judge_hooks import judge_relevance
 from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.trace import Trace
 

@@ -5,11 +5,11 @@
 * :mod:`~retrievekit.core.judge.data` -- training pairs from qrels or synthesised from a corpus, hard negatives;
 * :mod:`~retrievekit.core.judge.train` -- :func:`train_judge` on the shared trainer, Platt calibration;
 * :mod:`~retrievekit.core.judge.method` -- ``retrievekit bench --method judge-rerank``.
-* :mod:`~retrievekit.core.judge.hooks` -- :func:`judge_relevance`, the hook every judged method calls (with the
+* :mod:`~retrievekit.core.llm.judge_hooks` -- :func:`judge_relevance`, the hook every judged method calls (with the
   ``refs`` the judge's accuracy is measured on), and ``--judge`` for the bench factories;
 * :mod:`~retrievekit.core.judge.oracle` -- the gold-label oracle of ``--judge oracle[:S]`` (a diagnostic);
 * :mod:`~retrievekit.core.judge.cosine` -- the embedding-cosine judge of ``--judge cosine``;
-* :mod:`~retrievekit.core.judge.delegate` -- free text for judges that only score, from a base chat model.
+* :mod:`~retrievekit.core.llm.delegate` -- free text for judges that only score, from a base chat model.
 
 Examples:
     >>> from retrievekit.core.judge import JudgePrompt, fit_platt

@@ -4,7 +4,7 @@ No training and no language model: a sentence embedder (MiniLM by default, the d
 candidate against the query. It is the cheapest real judge, a point to place beside the trained and zero-shot
 judges on an accuracy-vs-quality curve (its measured AUC lands in the benchmark result's ``judge`` block). Free-text
 requests (ARM keywords, a new LATTICE tree) go to a base chat model
-(:class:`~retrievekit.core.judge.delegate.ChatDelegate`).
+(:class:`~retrievekit.core.llm.delegate.ChatDelegate`).
 
 Examples:
     >>> import numpy as np
@@ -24,7 +24,7 @@ import numpy as np
 
 from retrievekit.core.checks import check_query
 from retrievekit.core.index.as_embedder import as_embedder
-from retrievekit.core.judge.delegate import ChatDelegate
+from retrievekit.core.llm.delegate import ChatDelegate
 from retrievekit.core.trace import Trace
 
 __all__ = ["CosineJudge"]

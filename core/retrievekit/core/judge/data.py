@@ -288,7 +288,7 @@ def synthesize_pairs(
     questions (docs/methods/judge.md has a measured run); a stronger ``llm`` keeps more.
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.base import ChatLLMBase
         >>> from retrievekit.core.llm.protocol import Completion
         >>> from retrievekit.core.types import Passage
         >>> class Fixed(ChatLLMBase):

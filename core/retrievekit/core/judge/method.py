@@ -31,10 +31,9 @@ import numpy as np
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
-from retrievekit.core.judge.hooks import judge_from_options, judge_relevance
-from retrievekit.core.judge.oracle import parse_oracle
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.llm.judge_hooks import judge_from_options, judge_relevance, parse_oracle
 from retrievekit.core.llm.protocol import RelevanceJudge
+from retrievekit.core.llm.resolve import llm_label
 from retrievekit.core.options import check_option_keys, config_from_options
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
@@ -185,7 +184,6 @@ def _is_zero_shot(judge_dir: str | Path) -> bool:
 
 def _load_or_zero_shot(
     judge_dir: str | Path | None,
-    llm_name: str | None,
     llm: Any,
     *,
     batch_size: int,
@@ -194,11 +192,10 @@ def _load_or_zero_shot(
     from retrievekit.core.judge.scorer import Judge, load_judge
 
     if judge_dir is not None and str(judge_dir).strip() and not _is_zero_shot(judge_dir):
-        judge = load_judge(judge_dir, base_model=llm_name, batch_size=batch_size)
+        judge = load_judge(judge_dir, llm=llm_label(llm, default=None), batch_size=batch_size)
         return judge, f"trained judge from {judge_dir} (base {judge.base_model})"
-    name = llm_name or "smollm2"
-    judge = Judge.zero_shot(name, llm=llm, batch_size=batch_size, max_passage_tokens=max_passage_tokens or 256)
-    return judge, f"zero-shot judge {getattr(llm, 'name', None) or name} (no trained judge given)"
+    judge = Judge.zero_shot(llm, batch_size=batch_size, max_passage_tokens=max_passage_tokens or 256)
+    return judge, f"zero-shot judge {getattr(llm, 'name', None) or llm_label(llm)} (no trained judge given)"
 
 
 def create_judge_rerank(
@@ -206,7 +203,6 @@ def create_judge_rerank(
     *,
     judge: RelevanceJudge | None = None,
     judge_dir: str | Path | None = None,
-    llm_name: str | None = None,
     llm: Any = None,
     first_stage: str | Retriever = "bm25",
     work_dir: str | Path | None = None,
@@ -216,11 +212,10 @@ def create_judge_rerank(
     **options: Any,
 ) -> JudgeRerankRetriever:
     """A :class:`JudgeRerankRetriever` over ``corpus``: ``judge`` as given, else loaded from ``judge_dir``, else the
-    zero-shot judge of ``llm`` (a loaded ``LocalLM``) or of the model named ``llm_name`` (default ``smollm2``);
-    ``first_stage`` a method name (``bm25`` | ``dense`` | ``hybrid``) or a retriever; ``store`` the user's vector
-    store as the dense side of a ``dense`` or ``hybrid`` first stage (``MethodContext.store``); ``options`` are
-    :class:`JudgeRerankConfig` fields. ``llm="smollm2"`` (a name) is the former spelling of ``llm_name``: it still
-    works for one release, with a :class:`DeprecationWarning`.
+    zero-shot judge of ``llm`` (a loaded ``LocalLM`` or a model's name; default
+    :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`); ``first_stage`` a method name (``bm25`` | ``dense`` |
+    ``hybrid``) or a retriever; ``store`` the user's vector store as the dense side of a ``dense`` or ``hybrid``
+    first stage (``MethodContext.store``); ``options`` are :class:`JudgeRerankConfig` fields.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -231,7 +226,6 @@ def create_judge_rerank(
     """
     from retrievekit.core.registry import build_method
 
-    llm, llm_name = split_llm_argument(llm, llm_name, where="create_judge_rerank")
     config = JudgeRerankConfig.from_options(options)
     if isinstance(first_stage, str):
         base = build_method(
@@ -243,9 +237,7 @@ def create_judge_rerank(
     if judge is not None:
         label = repr(judge)
     else:
-        judge, label = _load_or_zero_shot(
-            judge_dir, llm_name, llm, batch_size=batch_size, max_passage_tokens=max_passage_tokens
-        )
+        judge, label = _load_or_zero_shot(judge_dir, llm, batch_size=batch_size, max_passage_tokens=max_passage_tokens)
     return JudgeRerankRetriever(base, judge, config, label=label)
 
 
@@ -255,7 +247,7 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     Options: ``first_stage`` (``bm25`` | ``dense`` | ``hybrid``), ``rerank_k`` (100), ``mix`` (0.0), ``batch_size``
     (32), ``max_passage_tokens`` (zero-shot only; a trained judge uses its manifest's). The judge comes from
     ``judge_dir`` (set by ``--judge``; with ``--llm`` also given, the judge's base model must match it), else the
-    zero-shot ``--llm`` model (default ``smollm2``; also what ``--judge zero-shot`` asks for); the trace says which.
+    zero-shot ``--llm`` model (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`; also what ``--judge zero-shot`` asks for); the trace says which.
     ``--judge cosine`` and the harness's ``--judge oracle[:S]`` work too. The judge scores exactly ``rerank_k``
     first-stage hits per query (one call), so ``rerank_k=N`` is the flat rerank that spends N judged items per query.
 
@@ -284,7 +276,6 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
         ctx.corpus,
         judge=judge,
         judge_dir=judge_dir,
-        llm_name=ctx.llm_name,
         llm=ctx.llm,
         first_stage=first,
         work_dir=ctx.work_dir,

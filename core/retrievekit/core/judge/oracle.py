@@ -2,7 +2,7 @@
 
 :class:`OracleJudge` reads the dataset's gold labels. It scores a candidate 1 when the candidate is, or stands for, a
 gold object of the query and 0 otherwise; what a candidate stands for is the ``refs`` the method passes to
-:func:`~retrievekit.core.judge.hooks.judge_relevance` (a LATTICE internal node: the leaves of its subtree; an ARM
+:func:`~retrievekit.core.llm.judge_hooks.judge_relevance` (a LATTICE internal node: the leaves of its subtree; an ARM
 object: itself; a One-SHOT sentence: its passage; an agent's chunk: itself). With noise strength ``S`` in ``[0, 1]``
 (``--judge oracle:S``) every judged pair gets its own reproducible error:
 
@@ -39,43 +39,11 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.judge.delegate import ChatDelegate
+from retrievekit.core.llm.delegate import ChatDelegate
+from retrievekit.core.llm.judge_hooks import ORACLE, parse_oracle  # noqa: F401  (the examples use parse_oracle)
 from retrievekit.core.trace import Trace
 
-__all__ = ["ORACLE", "OracleJudge", "normalize_query", "pair_uniforms", "parse_oracle"]
-
-ORACLE = "oracle"
-"""The ``--judge`` value (``oracle``, ``oracle:S`` or ``oracle:S:SEED``)."""
-
-
-def parse_oracle(spec: object) -> tuple[float, int] | None:
-    """``(noise, seed)`` of an oracle spec (``oracle``, ``oracle:S``, ``oracle:S:SEED``); None for anything else.
-
-    Raises:
-        InvalidInputError: ``oracle:...`` with a noise outside ``[0, 1]`` or a seed that is not an integer.
-
-    Examples:
-        >>> parse_oracle("oracle"), parse_oracle("oracle:0.4:7"), parse_oracle(None)
-        ((0.0, 0), (0.4, 7), None)
-        >>> parse_oracle("oracle:2")
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: --judge oracle:S needs a noise S in [0, 1] (and optionally :SEED, an integer), got 'oracle:2'
-    """
-    if not isinstance(spec, str) or spec.split(":", 1)[0] != ORACLE:
-        return None
-    parts = spec.split(":")
-    try:
-        noise = float(parts[1]) if len(parts) > 1 else 0.0
-        seed = int(parts[2]) if len(parts) > 2 else 0
-        ok = len(parts) <= 3 and 0.0 <= noise <= 1.0
-    except ValueError:
-        ok = False
-    if not ok:
-        raise InvalidInputError(
-            f"--judge oracle:S needs a noise S in [0, 1] (and optionally :SEED, an integer), got {spec!r}"
-        )
-    return noise, seed
+__all__ = ["OracleJudge", "normalize_query", "pair_uniforms"]
 
 
 def normalize_query(text: str) -> str:
@@ -112,17 +80,17 @@ class OracleJudge(ChatDelegate):
         gold: query text -> ids of its relevant objects (texts are whitespace-normalised).
         noise: ``S`` in ``[0, 1]``; each pair's verdict flips with probability ``S / 2`` (expected AUC ``1 - S/2``).
         seed: seed of the noise.
-        base: a chat model for free-text requests (see :class:`~retrievekit.core.judge.delegate.ChatDelegate`).
+        base: a chat model for free-text requests (see :class:`~retrievekit.core.llm.delegate.ChatDelegate`).
         load_base: called once, on the first free-text request, when ``base`` is None.
 
-    ``needs_refs = True``: :func:`~retrievekit.core.judge.hooks.judge_relevance` passes it the ``refs`` of every
+    ``needs_refs = True``: :func:`~retrievekit.core.llm.judge_hooks.judge_relevance` passes it the ``refs`` of every
     candidate; ``uses_gold_labels = True``: the benchmark result says the run read the gold labels.
 
     Examples:
         >>> OracleJudge({"q": ["d1"]}).score_relevance("q", ["x"])
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: the oracle judge needs refs= (the object ids each candidate stands for); call it through retrievekit.core.judge.hooks.judge_relevance from a method that passes them
+        retrievekit.core.errors.InvalidInputError: the oracle judge needs refs= (the object ids each candidate stands for); call it through retrievekit.core.llm.judge_hooks.judge_relevance from a method that passes them
         >>> OracleJudge({"q": ["d1"]}).score_relevance("other", ["x"], refs=[["d1"]])
         Traceback (most recent call last):
         ...
@@ -214,7 +182,7 @@ class OracleJudge(ChatDelegate):
         if refs is None:
             raise InvalidInputError(
                 "the oracle judge needs refs= (the object ids each candidate stands for); call it through "
-                "retrievekit.core.judge.hooks.judge_relevance from a method that passes them"
+                "retrievekit.core.llm.judge_hooks.judge_relevance from a method that passes them"
             )
         if len(refs) != len(candidates):
             raise InvalidInputError(f"the oracle judge got {len(refs)} refs for {len(candidates)} candidates")

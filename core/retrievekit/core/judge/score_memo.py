@@ -62,7 +62,7 @@ def judge_identity(judge: Any) -> str:
 
     Examples:
         >>> class J:
-        ...     manifest, base_model, prompt, platt, name = None, "smollm2", "judge-chat-v1", (1.0, 0.0), "smollm2"
+        ...     manifest, base_model, prompt, platt, name = None, "my-model", "judge-chat-v1", (1.0, 0.0), "my-model"
         >>> judge_identity(J()) == judge_identity(J())
         True
     """

@@ -27,7 +27,6 @@ Examples:
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,14 +37,15 @@ from retrievekit.core.checks import check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
 from retrievekit.core.judge.prompt import CHAT_TEMPLATE_ID, PLAIN_TEMPLATE_ID, TEMPLATES, JudgePrompt
 from retrievekit.core.judge.score_memo import judge_identity, memoized_scores
-from retrievekit.core.llm.json_output import ChatLLMBase
-from retrievekit.core.llm.names import split_llm_argument
+from retrievekit.core.llm.base import ChatLLMBase
+from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.llm.protocol import Completion, JsonResult, JsonSchemaLike, Prompt
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.threads import model_threads
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ensure_text
 
-__all__ = ["JUDGE_KIND", "Judge", "fit_platt", "load_judge", "resolve_judge", "sigmoid"]
+__all__ = ["JUDGE_KIND", "Judge", "fit_platt", "load_judge", "sigmoid"]
 
 JUDGE_KIND = "judge"
 _BASE_LOCK = threading.Lock()
@@ -168,7 +168,7 @@ class Judge(ChatLLMBase):
             keyed by model name is shared with runs of the base model); None when it is the judge's own weights.
 
     Examples:
-        >>> Judge.zero_shot("smollm2").score_relevance("aspirin pain", ["Aspirin relieves pain.", "Rome is old."])  # doctest: +SKIP
+        >>> Judge.zero_shot().score_relevance("aspirin pain", ["Aspirin relieves pain.", "Rome is old."])  # doctest: +SKIP
         [0.49..., 0.34...]
     """
 
@@ -216,31 +216,22 @@ class Judge(ChatLLMBase):
     @classmethod
     def zero_shot(
         cls,
-        llm_name: str = "smollm2",
+        llm: Any = DEFAULT_MODEL,
         *,
-        llm: Any = None,
         device: str | None = None,
         batch_size: int = 32,
         max_passage_tokens: int = 256,
     ) -> Judge:
-        """A judge from an untrained chat model, with the chat template: ``llm`` (a loaded ``LocalLM``) or the model
-        ``llm_name`` names in the registry (``"smollm2"``).
-
-        A ``LocalLM`` given in place of ``llm_name`` (the former spelling) is still taken, with a
-        :class:`DeprecationWarning`.
+        """A judge from an untrained chat model, with the chat template: ``llm`` is a loaded ``LocalLM`` or a model's
+        name in the registry (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`), loaded on ``device``.
         """
         from retrievekit.core.llm.local import LocalLM
 
-        if not isinstance(llm_name, str):
-            warnings.warn(
-                "Judge.zero_shot(<model>) is deprecated: pass a loaded model as llm=", DeprecationWarning, stacklevel=2
-            )
-            llm, llm_name = llm_name, "smollm2"
-        if llm is not None and not isinstance(llm, LocalLM):
+        lm = resolve_llm(llm, device=device) if isinstance(llm, str) or llm is None else llm
+        if not isinstance(lm, LocalLM):
             raise InvalidInputError(
-                f"a zero-shot judge reads a local model's logits: llm must be a LocalLM, got {type(llm).__name__}"
+                f"a zero-shot judge reads a local model's logits: llm must be a LocalLM, got {type(lm).__name__}"
             )
-        lm = llm if llm is not None else LocalLM.load(llm_name, device=device)
         judge = cls(
             lm.model,
             lm.tokenizer,
@@ -258,7 +249,7 @@ class Judge(ChatLLMBase):
         cls,
         path: str | Path,
         *,
-        base_model: str | None = None,
+        llm: str | None = None,
         device: str | None = None,
         batch_size: int = 32,
         dtype: Any = None,
@@ -270,7 +261,7 @@ class Judge(ChatLLMBase):
         from retrievekit.core.training import load_trained_model
 
         model, tokenizer, manifest = load_trained_model(
-            path, kind=JUDGE_KIND, base_model=base_model, device=device, dtype=dtype, base=base
+            path, kind=JUDGE_KIND, base_model=llm, device=device, dtype=dtype, base=base
         )
         settings = dict(manifest.settings)
         template = settings.get("template_id")
@@ -416,8 +407,8 @@ class Judge(ChatLLMBase):
         first use for a trained judge), or a ``LocalLM`` around the judge's own weights when no base is known.
 
         Examples:
-            >>> load_judge("judges/smollm2-scifact").chat_model().name  # the untuned SmolLM2  # doctest: +SKIP
-            'smollm2'
+            >>> load_judge("judges/smollm2-scifact").chat_model().name == DEFAULT_MODEL  # its untuned base  # doctest: +SKIP
+            True
         """
         return self.lm
 
@@ -437,7 +428,7 @@ class Judge(ChatLLMBase):
 def load_judge(
     path: str | Path,
     *,
-    base_model: str | None = None,
+    llm: str | None = None,
     device: str | None = None,
     batch_size: int = 32,
 ) -> Judge:
@@ -445,11 +436,11 @@ def load_judge(
     adapter alone (``adapter/`` of a LoRA run, a few MB: merged at load time into the registry base model its manifest
     names, e.g. ``judges/smollm2-scifact``).
 
-    The manifest must say ``kind == "judge"``; with ``base_model`` given it must also match the base model the judge
+    The manifest must say ``kind == "judge"``; with ``llm`` given it must also match the base model the judge
     was trained from (``ModelMismatchError`` otherwise, naming both values). An unknown prompt template is refused too.
 
     Examples:
-        >>> load_judge("runs/judge-scifact", base_model="smollm2").trained  # a train-judge output  # doctest: +SKIP
+        >>> load_judge("runs/judge-scifact", llm=DEFAULT_MODEL).trained  # a train-judge output  # doctest: +SKIP
         True
         >>> import tempfile
         >>> load_judge(tempfile.mkdtemp())
@@ -457,35 +448,4 @@ def load_judge(
         ...
         retrievekit.core.errors.IndexFormatError: ... holds no trained retrievekit model (no retrievekit_model.json)
     """
-    return Judge.load(path, base_model=base_model, device=device, batch_size=batch_size)
-
-
-def resolve_judge(
-    judge: Any = None, judge_dir: str | Path | None = None, llm_name: str = "smollm2", *, llm: Any = None
-) -> Any:
-    """The judge to use: ``judge`` as given, else :func:`load_judge` of ``judge_dir``, else the zero-shot judge of
-    ``llm`` (a loaded ``LocalLM``) or of the model named ``llm_name``. (The rerankers give a chat LLM without logits,
-    a served one, to :func:`~retrievekit.core.lattice.listwise.resolve_reranking_judge` instead.)
-
-    Used by the LlamaIndex / LangChain reranker edges. ``llm="smollm2"`` (a name) is the former spelling of
-    ``llm_name``: it still works for one release, with a :class:`DeprecationWarning`.
-
-    Examples:
-        >>> class Half:
-        ...     def score_relevance(self, query, candidates, *, trace=None):
-        ...         return [0.5] * len(candidates)
-        >>> isinstance(resolve_judge(Half()), Half)
-        True
-        >>> resolve_judge(object())
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: judge must implement score_relevance, got object
-    """
-    llm, llm_name = split_llm_argument(llm, llm_name, where="resolve_judge")
-    if judge is not None:
-        if not hasattr(judge, "score_relevance"):
-            raise InvalidInputError(f"judge must implement score_relevance, got {type(judge).__name__}")
-        return judge
-    if judge_dir is not None:
-        return load_judge(judge_dir)
-    return Judge.zero_shot(llm_name, llm=llm)
+    return Judge.load(path, llm=llm, device=device, batch_size=batch_size)

@@ -30,6 +30,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import JudgePair
 from retrievekit.core.judge.prompt import ANSWER_NO, ANSWER_YES, PLAIN_TEMPLATE_ID, JudgePrompt
 from retrievekit.core.judge.scorer import JUDGE_KIND, Judge, fit_platt
+from retrievekit.core.llm.models import DEFAULT_MODEL
 
 __all__ = ["MIN_PLATT_SLOPE", "JudgeTrainResult", "build_examples", "roc_auc", "split_by_query", "train_judge"]
 
@@ -284,7 +285,7 @@ def train_judge(
     pairs: Sequence[JudgePair],
     *,
     output_dir: str | Path,
-    base_model: str = "smollm2",
+    llm: str = DEFAULT_MODEL,
     model: Any = None,
     tokenizer: Any = None,
     train_config: Any = None,
@@ -299,13 +300,13 @@ def train_judge(
     score_batch_size: int = 32,
     on_step: Any = None,
 ) -> JudgeTrainResult:
-    """Fine-tune ``base_model`` (or the given ``model``/``tokenizer``, labelled ``base_model``) as a judge.
+    """Fine-tune ``llm`` (or the given ``model``/``tokenizer``, labelled ``llm``) as a judge.
 
     Args:
         pairs: labelled pairs (both labels needed), e.g. :func:`~retrievekit.core.judge.data.pairs_from_qrels` +
             :func:`~retrievekit.core.judge.data.mine_hard_negatives`.
         output_dir: training folder (checkpoints, then ``model/`` with the manifest).
-        base_model: registry name loaded when ``model`` is None; stored in the manifest either way.
+        llm: registry name loaded when ``model`` is None (default ``DEFAULT_MODEL``); the manifest's ``base_model``.
         model, tokenizer: an already loaded causal LM to fine-tune (tests pass a tiny one).
         train_config: a :class:`~retrievekit.core.training.TrainConfig` (default: its defaults).
         holdout: share of the queries held out for the Platt fit (issue #9 design: 10%). 0 fits on training pairs.
@@ -329,10 +330,10 @@ def train_judge(
     t0 = time.perf_counter()
     pairs = _checked_pairs(pairs)
     config = train_config if train_config is not None else TrainConfig()
-    model, tokenizer = _model_and_tokenizer(model, tokenizer, base_model, config)
+    model, tokenizer = _model_and_tokenizer(model, tokenizer, llm, config)
     prompt = JudgePrompt(PLAIN_TEMPLATE_ID, max_passage_tokens=max_passage_tokens, max_query_tokens=max_query_tokens)
     data = _judge_data(pairs, tokenizer, prompt, holdout=holdout, seed=seed, balance=balance)
-    judge_args = (model, tokenizer, prompt, score_batch_size, base_model)
+    judge_args = (model, tokenizer, prompt, score_batch_size, llm)
     auc_before = _holdout_auc_before(_judge(*judge_args), data) if eval_before and data.held else None
     result = train_causal_lm(
         model,
@@ -341,7 +342,7 @@ def train_judge(
         config,
         output_dir,
         kind=JUDGE_KIND,
-        base_model=base_model,
+        base_model=llm,
         settings=_initial_settings(prompt),
         resume=resume,
         progress=progress,

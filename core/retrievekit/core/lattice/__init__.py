@@ -19,14 +19,13 @@ from retrievekit.core.lattice.draw import draw_search
 from retrievekit.core.lattice.insert import insert_documents
 from retrievekit.core.lattice.method import (
     FlatLLMReranker,
-    Lattice,
     build_lattice,
     build_llm_rerank,
     build_tree,
     create_lattice,
 )
 from retrievekit.core.lattice.scoring import SlateScorer, SlateScores
-from retrievekit.core.lattice.search import LatticeSearcher, SearchState
+from retrievekit.core.lattice.search import Lattice, LatticeSearcher, SearchState
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree, TreeNode
 

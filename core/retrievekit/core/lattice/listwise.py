@@ -8,7 +8,7 @@ prompt, schema and reply checks of :class:`~retrievekit.core.lattice.scoring.Sla
 unusable scores 0 for its candidates, noted as a ``"fallback"``.
 
 Examples:
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.base import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
     >>> class Fruit(ChatLLMBase):  # a stand-in LLM: blocks that mention fruit score 90 of 100
     ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.judge.scorer import Judge, resolve_judge
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.lattice.scoring import SlateScorer
 from retrievekit.core.llm.concurrency import map_calls
+from retrievekit.core.llm.judge_hooks import resolve_judge
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.trace import Trace
 
 __all__ = ["ListwiseJudge", "resolve_reranking_judge"]
@@ -83,15 +84,14 @@ class ListwiseJudge:
         return [float(s) for scores in scored for s in scores]
 
 
-def resolve_reranking_judge(
-    judge: Any = None, judge_dir: str | Path | None = None, llm_name: str = "smollm2", *, llm: Any = None
-) -> Any:
+def resolve_reranking_judge(judge: Any = None, judge_dir: str | Path | None = None, *, llm: Any = None) -> Any:
     """The judge a reranker edge (``JudgeReranker``, ``JudgeCompressor``) uses: a :class:`ListwiseJudge` over ``llm``
-    when it is a chat LLM without logits (a served one, wrapped) and no ``judge`` / ``judge_dir`` is given; else
-    :func:`~retrievekit.core.judge.scorer.resolve_judge` (a trained judge, or the zero-shot judge of a local model).
+    when it is a chat LLM without logits (a served one, a framework's model) and no ``judge`` / ``judge_dir`` is
+    given; else :func:`~retrievekit.core.llm.judge_hooks.resolve_judge` (a trained judge, or the zero-shot judge of a
+    local model). ``llm`` is resolved by :func:`~retrievekit.core.llm.resolve.resolve_llm` (None: the default model).
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.base import ChatLLMBase
         >>> class Served(ChatLLMBase):
         ...     pass
         >>> type(resolve_reranking_judge(llm=Served())).__name__
@@ -99,7 +99,8 @@ def resolve_reranking_judge(
     """
     from retrievekit.core.llm.local import LocalLM
 
-    reads_logits = isinstance(llm, (LocalLM, Judge)) or hasattr(llm, "score_relevance")
+    llm = resolve_llm(llm, default=None) if judge is None and judge_dir is None else llm
+    reads_logits = isinstance(llm, LocalLM) or hasattr(llm, "score_relevance")  # a LocalLM, or a judge
     if judge is None and judge_dir is None and llm is not None and hasattr(llm, "complete_json") and not reads_logits:
         return ListwiseJudge(llm)
-    return resolve_judge(judge, judge_dir, llm_name, llm=llm)
+    return resolve_judge(judge, judge_dir, llm=llm)

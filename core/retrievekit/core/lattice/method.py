@@ -1,7 +1,7 @@
 """LATTICE as a retriever, its ``retrievekit bench`` factories, and the flat LLM-rerank baseline.
 
-* :class:`Lattice` -- a :class:`~retrievekit.core.retriever.Retriever` over a semantic tree: ``search`` runs
-  :class:`~retrievekit.core.lattice.search.LatticeSearcher`; ``excluded_ids`` masks a dynamic corpus.
+* :class:`~retrievekit.core.lattice.search.Lattice` (in :mod:`~retrievekit.core.lattice.search`) -- the
+  :class:`~retrievekit.core.retriever.Retriever` over a semantic tree that these functions return.
 * :func:`create_lattice` -- load a tree from ``tree_dir`` when one is there, else build one (bottom-up by default)
   and save it there.
 * :func:`build_lattice` -- ``retrievekit bench --method lattice [--tree-dir DIR] [--option key=value]``.
@@ -10,7 +10,7 @@
 
 Examples:
     >>> from retrievekit.core.types import Passage
-    >>> from retrievekit.core.fakes import WordScoreLLM  # stand-in (default: LocalLM.load(llm_name)
+    >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in LLM (default: DEFAULT_MODEL, loaded)
     >>> from retrievekit.core.fakes import OnesEmbedder as Ones  # a stand-in embedder (default: all-MiniLM-L6-v2)
     >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
     >>> lat = create_lattice(docs, llm=WordScoreLLM("sun"), embedder=Ones(), beam_size=1)  # 2 leaves, searched
@@ -31,19 +31,18 @@ from typing import Any
 
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, RetrieveKitError
-from retrievekit.core.fallbacks import FallbackMonitor
 from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
-from retrievekit.core.lattice.scoring import SlateScorer, cosine_fallback
-from retrievekit.core.lattice.search import LatticeSearcher, SearchState
+from retrievekit.core.lattice.scoring import SlateScorer
+from retrievekit.core.lattice.search import Lattice
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.llm.concurrency import map_calls
-from retrievekit.core.llm.names import split_llm_argument
 from retrievekit.core.llm.protocol import ChatLLM
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.options import check_option_keys
 from retrievekit.core.paths import check_folder_path
 from retrievekit.core.registry import MethodContext
@@ -53,80 +52,11 @@ from retrievekit.core.types import DataObject, ScoredHit
 
 __all__ = [
     "FlatLLMReranker",
-    "Lattice",
     "build_lattice",
     "build_llm_rerank",
     "build_tree",
     "create_lattice",
 ]
-
-
-class Lattice:
-    """LATTICE retriever: LLM-guided beam search over a :class:`~retrievekit.core.lattice.tree.SemanticTree`.
-
-    Args:
-        tree: the semantic tree (built or loaded).
-        llm: chat LLM that scores slates (a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` scores them with
-            one ``score_relevance`` call each instead of the JSON prompt).
-        config: :class:`~retrievekit.core.lattice.config.LatticeConfig`.
-        embedder: query/text embedder for the per-slate fallback when the LLM fails (None: omitted score).
-        excluded_ids: ids never returned (a dynamic corpus); per call ``search(..., excluded_ids=...)`` adds more.
-
-    Attributes:
-        last_state: the :class:`~retrievekit.core.lattice.search.SearchState` of the latest search made from the
-            current thread or asyncio task (explored nodes, slates, scores; concurrent callers each read their own),
-            e.g. for :func:`~retrievekit.core.lattice.draw.draw_search`.
-        fallbacks: the :class:`~retrievekit.core.fallbacks.FallbackMonitor` of its searches: a
-            :class:`~retrievekit.core.errors.FallbackWarning` once when slates fall back to cosine scores on more than
-            5 % of the LLM asks (a server answering garbage), the rule ``retrievekit bench`` warns by.
-
-    Examples:
-        >>> from retrievekit.core.types import Passage
-        >>> Lattice(SemanticTree.flat([Passage(id="a", text="x")]), llm=None).config.beam_size
-        2
-    """
-
-    def __init__(
-        self,
-        tree: SemanticTree,
-        llm: ChatLLM,
-        config: LatticeConfig | None = None,
-        *,
-        embedder: Any = None,
-        excluded_ids: Collection[str] = (),
-    ) -> None:
-        self.tree = tree
-        self.llm = llm
-        self.config = config or LatticeConfig()
-        self.embedder = embedder = as_embedder(embedder, where="Lattice")
-        self.excluded_ids = frozenset(excluded_ids)
-        fallback = None
-        if embedder is not None:
-            fallback = cosine_fallback(embedder.embed_query, embedder.embed_documents)
-        self.scorer = SlateScorer(llm, self.config, fallback=fallback)
-        self.searcher = LatticeSearcher(tree, config=self.config, scorer=self.scorer)
-        self.fallbacks = FallbackMonitor("LATTICE")
-
-    @property
-    def last_state(self) -> SearchState | None:
-        """State of the latest search made from the current thread or asyncio task."""
-        return self.searcher.last_state
-
-    def search(
-        self, query: str, k: int = 10, *, trace: Trace | None = None, excluded_ids: Collection[str] = ()
-    ) -> list[ScoredHit]:
-        """Beam search for ``query``; at most ``k`` leaves (only leaves the search reached), best first."""
-        excluded = self.excluded_ids | frozenset(excluded_ids)
-        sub = Trace()  # this query's own counts, for the fallback rate; merged into the caller's trace
-        try:
-            return self.searcher.search(query, k, trace=sub, excluded_ids=excluded)
-        finally:
-            if trace is not None:
-                trace.merge(sub)
-            self.fallbacks.observe(sub)
-
-    def __repr__(self) -> str:
-        return f"Lattice({self.tree!r}, llm={self.llm!r})"
 
 
 def build_tree(
@@ -154,12 +84,6 @@ def build_tree(
     return fn(corpus, llm, embedder, config, build_dir=build_dir, trace=trace)
 
 
-def _default_llm(name: str | None) -> ChatLLM:
-    from retrievekit.core.llm.local import LocalLM
-
-    return LocalLM.load(name or "smollm2")
-
-
 def _default_embedder() -> Embedder:
     from retrievekit.core.index.embeddings import MiniLMEmbedder
 
@@ -169,8 +93,7 @@ def _default_embedder() -> Embedder:
 def create_lattice(
     corpus: Sequence[DataObject] | None = None,
     *,
-    llm: ChatLLM | None = None,
-    llm_name: str = "smollm2",
+    llm: Any = None,
     embedder: Any = None,
     tree: SemanticTree | None = None,
     tree_dir: str | os.PathLike[str] | None = None,
@@ -186,7 +109,9 @@ def create_lattice(
     :class:`IndexFormatError`); an empty or missing one gets the new tree, and its ``.build`` sibling keeps the
     resumable journal until the tree is saved (then it is removed); its entries are keyed by the LLM, the prompts,
     the build settings and each entry's inputs, and ``rebuild=True`` discards it. ``options`` are flat
-    :class:`TreeBuildConfig` / :class:`LatticeConfig` fields.
+    :class:`TreeBuildConfig` / :class:`LatticeConfig` fields. ``llm`` is a model's name (default
+    :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`), a served LLM or a model object, a framework's included
+    (:func:`~retrievekit.core.llm.resolve.resolve_llm`).
 
     Everything is checked before the LLM or the embedder is loaded: the options, the corpus (``EmptyCorpusError``
     for none), ``tree_dir`` (``InvalidPathError`` under a file) and, without a corpus, that ``tree_dir`` holds a tree
@@ -202,7 +127,6 @@ def create_lattice(
         ...
         retrievekit.core.errors.IndexFormatError: no LATTICE tree at no/such/tree: the folder does not exist; ...
     """
-    llm, llm_name = split_llm_argument(llm, llm_name, where="create_lattice")
     embedder = as_embedder(embedder, where="create_lattice")
     build_opts, search_opts, other = split_options(options)
     check_option_keys(other, _config_option_names(), label="LATTICE")
@@ -222,10 +146,10 @@ def create_lattice(
             raise _no_tree_error(path, rebuild)
         if tree is None:
             assert corpus is not None  # checked above
-            llm = llm or _default_llm(llm_name)
+            llm = resolve_llm(llm)
             embedder = embedder or _default_embedder()
             tree = _build_and_save(corpus, llm, embedder, bcfg, builder, path, rebuild)
-    llm = llm or _default_llm(llm_name)  # loaded outside the lock when the tree was only read
+    llm = resolve_llm(llm)  # loaded outside the lock when the tree was only read
     if embedder is None:
         try:
             embedder = _default_embedder()
@@ -336,18 +260,18 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     :class:`TreeBuildConfig` / :class:`LatticeConfig` field. Without ``tree_dir`` the tree is cached in
     ``work_dir/lattice-<builder>-<llm>-<corpus fingerprint>`` when a work dir is given; ``<llm>`` names the model
     that writes its summaries, so a run with another LLM never reuses a tree another one built. The LLM is ``--llm``
-    (default smollm2); with ``--judge DIR`` (option ``judge_dir``) the trained judge loaded from DIR scores the slates
+    (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`); with ``--judge DIR`` (option ``judge_dir``) the trained judge loaded from DIR scores the slates
     (one ``score_relevance`` call per slate) and writes any summaries a new tree needs through its base model.
 
     Examples:
         >>> from retrievekit.core.types import Passage
         >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
-        >>> ctx = MethodContext(corpus=docs, llm_name="smollm2", options={"beam_size": "1"})
+        >>> ctx = MethodContext(corpus=docs, options={"beam_size": "1"})
         >>> build_lattice(ctx).config.beam_size  # needs SmolLM2 and all-MiniLM-L6-v2  # doctest: +SKIP
         1
     """
     from retrievekit.core.index.baselines import corpus_fingerprint
-    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.llm.judge_hooks import judge_from_options
     from retrievekit.core.options import option_bool
 
     _, _, other = split_options({k: v for k, v in ctx.options.items() if k not in _BENCH_KEYS})
@@ -363,7 +287,6 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     return create_lattice(
         ctx.corpus,
         llm=judge if judge is not None else ctx.llm,
-        llm_name=ctx.llm_name or "smollm2",
         embedder=ctx.embedder,
         tree_dir=tree_dir,
         builder=builder,
@@ -377,19 +300,19 @@ def _summary_llm_tag(ctx: MethodContext, judge: Any) -> str:
     import hashlib
     import re
 
-    from retrievekit.core.judge.delegate import ChatDelegate
     from retrievekit.core.lattice.summarize import llm_identity
+    from retrievekit.core.llm.delegate import ChatDelegate
 
     if judge is not None and not isinstance(judge, ChatDelegate):  # a trained judge writes through its base model
         base = getattr(judge, "free_text_model", None)  # its untuned base: the tree that model's runs use
         digest = hashlib.sha256(str(ctx.options.get("judge_dir")).encode()).hexdigest()[:8]
         name = str(base) if base else f"judge-{digest}"
-    elif ctx.llm is not None and not isinstance(ctx.llm, str):
+    elif ctx.llm_label is None:  # a model object
         ident = llm_identity(ctx.llm)
         name = ident.rsplit(":", 1)[-1] or "llm"
         name = f"{name}-{hashlib.sha256(ident.encode()).hexdigest()[:6]}"
     else:
-        name = str(ctx.llm_name or "smollm2")
+        name = str(ctx.llm_label)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
 
 
@@ -473,14 +396,14 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
 
     Examples:
         >>> from retrievekit.core.types import Passage
-        >>> from retrievekit.core.fakes import WordScoreLLM  # stand-in (default: --llm smollm2)
+        >>> from retrievekit.core.fakes import WordScoreLLM  # a stand-in LLM (default: --llm's default model)
         >>> docs = [Passage(id="a", text="sun or rain"), Passage(id="b", text="rain, rain")]
         >>> options = {"calls": "1", "first_stage": "bm25"}
         >>> r = build_llm_rerank(MethodContext(corpus=docs, llm=WordScoreLLM("sun"), options=options))
         >>> r.calls, r.candidates, [h.id for h in r.search("rain", k=2)]
         (1, 100, ['a', 'b'])
     """
-    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.llm.judge_hooks import judge_from_options
     from retrievekit.core.registry import build_method
 
     rerank_keys = ("candidates", "calls", "first_stage", "progress", "judge_dir")

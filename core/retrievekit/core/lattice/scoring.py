@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.errors import LLMOutputError
-from retrievekit.core.judge.hooks import judge_relevance
 from retrievekit.core.lattice.config import LatticeConfig
+from retrievekit.core.llm.judge_hooks import judge_relevance
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, unpredictable_order
 from retrievekit.core.trace import Trace
@@ -145,7 +145,7 @@ class SlateScorer:
             None gives every item ``omitted_score``.
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.base import ChatLLMBase
         >>> from retrievekit.core.llm.protocol import Completion
         >>> class Pairs(ChatLLMBase):
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):

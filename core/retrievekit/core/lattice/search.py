@@ -18,6 +18,9 @@ Per query (the reference code's behaviour, ``nilesh2797/llm-guided-retrieval`` `
    frontier; leaves join the predictions.
 5. Leaves are ranked by ``w * calibrated + (1 - w) * p(parent)``.
 
+:class:`Lattice` is the retriever over a tree (what :func:`~retrievekit.core.lattice.method.create_lattice` returns):
+its scorer and this search, with the corpus exclusions of a dynamic corpus.
+
 Examples:
     >>> from retrievekit.core.lattice.tree import SemanticTree
     >>> from retrievekit.core.types import Passage
@@ -38,16 +41,18 @@ from typing import Any, cast
 import numpy as np
 
 from retrievekit.core.checks import check_k, check_query
+from retrievekit.core.fallbacks import FallbackMonitor
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.lattice.calibration import fit_latent_scores
 from retrievekit.core.lattice.config import LatticeConfig
-from retrievekit.core.lattice.scoring import SlateScorer, SlateScores
+from retrievekit.core.lattice.scoring import SlateScorer, SlateScores, cosine_fallback
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
 from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace, recall, remember
 from retrievekit.core.types import ScoredHit
 
-__all__ = ["LatticeSearcher", "SearchState", "gmm_threshold", "sample_anchors"]
+__all__ = ["Lattice", "LatticeSearcher", "SearchState", "gmm_threshold", "sample_anchors"]
 
 MASKED_TEXT = "No Description."
 
@@ -431,3 +436,71 @@ class LatticeSearcher:
             score = w * cal + (1.0 - w) * p_parent
             out[leaf] = float(score) if math.isfinite(score) else 0.0
         return out
+
+
+class Lattice:
+    """LATTICE retriever: LLM-guided beam search over a :class:`~retrievekit.core.lattice.tree.SemanticTree`.
+
+    Args:
+        tree: the semantic tree (built or loaded).
+        llm: chat LLM that scores slates (a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` scores them with
+            one ``score_relevance`` call each instead of the JSON prompt).
+        config: :class:`~retrievekit.core.lattice.config.LatticeConfig`.
+        embedder: query/text embedder for the per-slate fallback when the LLM fails (None: omitted score).
+        excluded_ids: ids never returned (a dynamic corpus); per call ``search(..., excluded_ids=...)`` adds more.
+
+    Attributes:
+        last_state: the :class:`~retrievekit.core.lattice.search.SearchState` of the latest search made from the
+            current thread or asyncio task (explored nodes, slates, scores; concurrent callers each read their own),
+            e.g. for :func:`~retrievekit.core.lattice.draw.draw_search`.
+        fallbacks: the :class:`~retrievekit.core.fallbacks.FallbackMonitor` of its searches: a
+            :class:`~retrievekit.core.errors.FallbackWarning` once when slates fall back to cosine scores on more than
+            5 % of the LLM asks (a server answering garbage), the rule ``retrievekit bench`` warns by.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> Lattice(SemanticTree.flat([Passage(id="a", text="x")]), llm=None).config.beam_size
+        2
+    """
+
+    def __init__(
+        self,
+        tree: SemanticTree,
+        llm: ChatLLM,
+        config: LatticeConfig | None = None,
+        *,
+        embedder: Any = None,
+        excluded_ids: Collection[str] = (),
+    ) -> None:
+        self.tree = tree
+        self.llm = llm
+        self.config = config or LatticeConfig()
+        self.embedder = embedder = as_embedder(embedder, where="Lattice")
+        self.excluded_ids = frozenset(excluded_ids)
+        fallback = None
+        if embedder is not None:
+            fallback = cosine_fallback(embedder.embed_query, embedder.embed_documents)
+        self.scorer = SlateScorer(llm, self.config, fallback=fallback)
+        self.searcher = LatticeSearcher(tree, config=self.config, scorer=self.scorer)
+        self.fallbacks = FallbackMonitor("LATTICE")
+
+    @property
+    def last_state(self) -> SearchState | None:
+        """State of the latest search made from the current thread or asyncio task."""
+        return self.searcher.last_state
+
+    def search(
+        self, query: str, k: int = 10, *, trace: Trace | None = None, excluded_ids: Collection[str] = ()
+    ) -> list[ScoredHit]:
+        """Beam search for ``query``; at most ``k`` leaves (only leaves the search reached), best first."""
+        excluded = self.excluded_ids | frozenset(excluded_ids)
+        sub = Trace()  # this query's own counts, for the fallback rate; merged into the caller's trace
+        try:
+            return self.searcher.search(query, k, trace=sub, excluded_ids=excluded)
+        finally:
+            if trace is not None:
+                trace.merge(sub)
+            self.fallbacks.observe(sub)
+
+    def __repr__(self) -> str:
+        return f"Lattice({self.tree!r}, llm={self.llm!r})"

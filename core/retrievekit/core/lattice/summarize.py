@@ -146,12 +146,12 @@ def llm_identity(llm: Any) -> str:
 
     Examples:
         >>> class LM:
-        ...     name = "smollm2"
-        >>> llm_identity(LM()).endswith("LM:smollm2")
+        ...     name = "my-model"
+        >>> llm_identity(LM()).endswith("LM:my-model")
         True
         >>> class Adapter:
         ...     def __init__(self, llm): self.llm = llm
-        >>> llm_identity(Adapter(LM())).endswith("Adapter:>retrievekit.core.lattice.summarize.LM:smollm2")
+        >>> llm_identity(Adapter(LM())).endswith("Adapter:>retrievekit.core.lattice.summarize.LM:my-model")
         True
     """
     parts = []
@@ -349,7 +349,7 @@ def summarize_children(
     """One short summary of a group from its children's short ``texts`` (extractive label on failure).
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.base import ChatLLMBase
         >>> from retrievekit.core.llm.protocol import Completion
         >>> class Echo(ChatLLMBase):
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):

@@ -16,7 +16,7 @@ Every partition and document summary is journaled in ``build_dir`` (resumable bu
 
 Examples:
     >>> from retrievekit.core.types import Passage
-    >>> from retrievekit.core.llm.json_output import ChatLLMBase
+    >>> from retrievekit.core.llm.base import ChatLLMBase
     >>> from retrievekit.core.llm.protocol import Completion
     >>> import numpy as np, json
     >>> class Fake(ChatLLMBase):

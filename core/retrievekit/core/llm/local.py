@@ -3,12 +3,12 @@
 * :class:`~retrievekit.core.llm.protocol.ChatLLM` -- ``complete`` (greedy by default, chat template applied)
   and ``complete_json`` through Outlines schema-constrained generation, so the output always matches the
   schema; if Outlines is missing or fails, the prompt/repair/retry path of
-  :class:`~retrievekit.core.llm.json_output.ChatLLMBase` takes over and the trace says so.
+  :class:`~retrievekit.core.llm.base.ChatLLMBase` takes over and the trace says so.
 * :class:`~retrievekit.core.llm.protocol.ScoringLM` -- ``constrained_beam_search`` (``generate`` with
   ``prefix_allowed_tokens_fn``), ``sequence_logprob`` / ``token_logprobs`` (one forward pass) and
   ``next_token_logprobs``.
 
-``LocalLM.load("smollm2")`` loads the embedded SmolLM2-135M-Instruct (see :mod:`retrievekit.core.llm.models`);
+``LocalLM.load(DEFAULT_MODEL)`` loads the embedded SmolLM2-135M-Instruct (see :mod:`retrievekit.core.llm.models`);
 ``LocalLM(model, tokenizer)`` wraps any transformers causal LM. Model calls run with
 :func:`retrievekit.core.threads.num_threads` torch threads (half the CPUs by default, ``RETRIEVEKIT_NUM_THREADS``).
 See :class:`LocalLM` for an example.
@@ -25,15 +25,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from retrievekit.core.errors import ConstraintError, InvalidInputError, LLMOutputError
+from retrievekit.core.llm.base import ChatLLMBase, build_json_messages, count_json_call, grown_limit
 from retrievekit.core.llm.constraints import allowed_token_ids, next_allowed_tokens
-from retrievekit.core.llm.json_output import (
-    ChatLLMBase,
-    build_json_messages,
-    count_json_call,
-    grown_limit,
-    schema_to_json,
-    validate_json,
-)
+from retrievekit.core.llm.json_output import schema_to_json, validate_json
 from retrievekit.core.llm.models import DEFAULT_MODEL, cache_root, load_model_and_tokenizer
 from retrievekit.core.llm.protocol import Beam, ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.llm.repetition import repeats_itself
@@ -70,7 +64,7 @@ class LocalLM(ChatLLMBase):
     chat template around a prompt first.
 
     Examples:
-        >>> lm = LocalLM.load("smollm2")  # doctest: +SKIP
+        >>> lm = LocalLM.load(DEFAULT_MODEL)  # doctest: +SKIP
         >>> lm.complete("What is the capital of France?", max_tokens=8).text  # doctest: +SKIP
         'The capital of France is Paris.'
         >>> lm.sequence_logprob("The capital of France is", " Paris") > lm.sequence_logprob(
@@ -115,7 +109,7 @@ class LocalLM(ChatLLMBase):
         use_outlines: bool = True,
         shared: bool = True,
     ) -> LocalLM:
-        """Load a registry model (``"smollm2"``, ``"qwen0.5b"``) from its wheel, via the safetensors cache.
+        """Load a registry model (``DEFAULT_MODEL``, ``"qwen0.5b"``) from its wheel, via the safetensors cache.
 
         With ``shared=True`` (default) a process loads each model once: later calls with the same arguments
         return the same instance (generation is stateless, so methods can share it). ``shared=False`` always
@@ -254,7 +248,7 @@ class LocalLM(ChatLLMBase):
         """Schema-constrained JSON via Outlines (always valid unless cut off by ``max_tokens``).
 
         A reply cut off at the limit is asked again with the limit doubled (up to ``retries`` times and
-        :data:`~retrievekit.core.llm.json_output.LENGTH_GROWTH_CAP` times ``max_tokens``, as the served path does;
+        :data:`~retrievekit.core.llm.base.LENGTH_GROWTH_CAP` times ``max_tokens``, as the served path does;
         noted as ``"json_retry"``). Falls back to prompt + repair + ``retries`` retries when Outlines is not installed
         or fails (noted as a ``"fallback"`` trace event), or when no constrained reply validated (noted as one more
         ``"json_retry"``: a request for the same answer, so a stage's fallback rate counts the ask once); raises
@@ -265,7 +259,7 @@ class LocalLM(ChatLLMBase):
             >>> from pydantic import BaseModel
             >>> class Answer(BaseModel):
             ...     yes: bool
-            >>> LocalLM.load("smollm2").complete_json("Is water wet?", Answer).value  # doctest: +SKIP
+            >>> LocalLM.load(DEFAULT_MODEL).complete_json("Is water wet?", Answer).value  # doctest: +SKIP
             Answer(yes=True)
         """
         if not self.use_outlines:
@@ -514,7 +508,7 @@ class LocalLM(ChatLLMBase):
 
         Examples:
             >>> from retrievekit.core.index.token_trie import TokenTrie
-            >>> lm = LocalLM.load("smollm2")  # doctest: +SKIP
+            >>> lm = LocalLM.load(DEFAULT_MODEL)  # doctest: +SKIP
             >>> trie = TokenTrie.from_texts(["Aspirin", "Ibuprofen"], lm.encode, lm.eos_token_id)  # doctest: +SKIP
             >>> sorted(b.text for b in lm.constrained_beam_search("Painkiller:", trie.allowed, num_beams=2))  # doctest: +SKIP
             ['Aspirin', 'Ibuprofen']

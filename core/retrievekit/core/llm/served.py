@@ -52,16 +52,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError, LLMUnavailableError
-from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
-from retrievekit.core.llm.json_output import (
+from retrievekit.core.llm.base import (
     ChatLLMBase,
     build_json_messages,
     check_json_reply,
     count_json_call,
     grown_limit,
     retry_messages,
-    schema_to_json,
 )
+from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
+from retrievekit.core.llm.json_output import schema_to_json
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace

@@ -6,10 +6,10 @@ is read from ``OPENAI_API_KEY`` (``"-"`` when unset: local servers take any key)
 register the clients as entry points of group :data:`LLM_ENTRY_POINT_GROUP`, so the core imports no framework.
 
 Examples:
-    >>> spec = parse_served_spec("openai:smollm2@http://127.0.0.1:8080/v1")
+    >>> spec = parse_served_spec("openai:qwen@http://127.0.0.1:8080/v1")
     >>> spec.client, spec.model, spec.base_url
-    ('openai', 'smollm2', 'http://127.0.0.1:8080/v1')
-    >>> parse_served_spec("smollm2") is None  # a local model's registry name
+    ('openai', 'qwen', 'http://127.0.0.1:8080/v1')
+    >>> parse_served_spec("qwen0.5b") is None  # a local model's registry name
     True
 """
 

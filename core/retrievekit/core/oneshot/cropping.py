@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrievekit.core.errors import LLMOutputError, LLMUnavailableError, RetrieveKitError
-from retrievekit.core.judge.hooks import judge_relevance
+from retrievekit.core.llm.judge_hooks import judge_relevance
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, unpredictable_order
 from retrievekit.core.spans import trimmed_spans

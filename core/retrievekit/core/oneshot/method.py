@@ -27,6 +27,7 @@ from typing import Any
 
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.core.oneshot.filters import DocumentCatalog, MetadataKeys
 from retrievekit.core.oneshot.selector import OneShotResult, OneShotSelector
@@ -91,7 +92,7 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
         retrievekit.core.errors.InvalidInputError: budget must be a positive int (tokens), got -1
     """
     from retrievekit.core.index.baselines import HYBRID_OPTIONS, build_hybrid
-    from retrievekit.core.judge.hooks import judge_from_options
+    from retrievekit.core.llm.judge_hooks import judge_from_options
 
     known = [f.name for f in fields(OneShotConfig)] + ["pool", "documents_meta", "judge_dir", *HYBRID_OPTIONS]
     check_option_keys(ctx.options, known, label="oneshot")
@@ -107,8 +108,8 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
         raise InvalidInputError(f"option pool must be a positive int, got {pool!r}")
     llm: Any = judge
     if cfg.crop and llm is None:
-        if ctx.llm is None and not ctx.llm_name:
-            raise InvalidInputError("crop=true needs a local model: add --llm smollm2 (or qwen0.5b)")
+        if ctx.llm is None:
+            raise InvalidInputError(f"crop=true needs a local model: add --llm {DEFAULT_MODEL} (or qwen0.5b)")
         llm = ctx.load_llm()
     catalog = None
     meta_path = opts.get("documents_meta")
@@ -122,9 +123,7 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
     hybrid_opts = {k: v for k, v in opts.items() if k not in _CONFIG_KEYS | {"pool", "documents_meta"}}
     hybrid_opts.setdefault("candidate_k", max(100, pool))
     base = build_hybrid(
-        MethodContext(
-            corpus=ctx.corpus, work_dir=ctx.work_dir, llm_name=ctx.llm_name, options=hybrid_opts, store=ctx.store
-        )
+        MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, llm=ctx.llm, options=hybrid_opts, store=ctx.store)
     )
     selector = OneShotSelector(
         cfg,

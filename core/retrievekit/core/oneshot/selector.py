@@ -230,7 +230,7 @@ class OneShotSelector:
         self.lookup = lookup
         self.llm = llm
         if self.config.crop and llm is None:
-            raise InvalidInputError("config.crop=True needs an llm= (any ChatLLM, e.g. LocalLM.load('smollm2'))")
+            raise InvalidInputError("config.crop=True needs an llm= (any ChatLLM, e.g. a loaded LocalLM)")
         self.count_tokens = make_token_counter(token_counter if token_counter is not None else self.config.tokenizer)
 
     @staticmethod

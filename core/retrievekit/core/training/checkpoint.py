@@ -11,7 +11,8 @@ from typing import Any
 
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
-from retrievekit.core.index.store import atomic_folder, atomic_write_text, read_manifest, write_manifest
+from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
+from retrievekit.core.storage import atomic_write_text
 
 __all__: list[str] = []
 

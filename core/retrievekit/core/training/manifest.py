@@ -8,7 +8,7 @@ the manifest against the use (:class:`~retrievekit.core.errors.ModelMismatchErro
 (LoRA adapters are merged before saving).
 
 Examples:
-    >>> m = ModelManifest.new(kind="judge", base_model="smollm2", corpus_hash=None)
+    >>> m = ModelManifest.new(kind="judge", base_model="my-model", corpus_hash=None)
     >>> ModelManifest.from_dict(m.to_dict()) == m
     True
     >>> m.check(kind="self-retrieval")
@@ -29,7 +29,8 @@ from typing import Any
 
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
-from retrievekit.core.index.store import atomic_folder, atomic_write_text
+from retrievekit.core.index.store import atomic_folder
+from retrievekit.core.storage import atomic_write_text
 
 __all__ = [
     "FORMAT",
@@ -63,7 +64,7 @@ class ModelManifest:
 
     Attributes:
         kind: the use, e.g. ``"self-retrieval"`` or ``"judge"``.
-        base_model: registry name (``"smollm2"``) or a label of the model that was fine-tuned.
+        base_model: registry name (:data:`~retrievekit.core.llm.models.DEFAULT_MODEL`, ``"qwen0.5b"``) or a label of the model that was fine-tuned.
         corpus_hash: :func:`~retrievekit.core.index.baselines.corpus_fingerprint` of the internalised corpus
             (None: not corpus-specific).
         settings: method settings that must match at load time (prompt template...).
@@ -72,7 +73,7 @@ class ModelManifest:
         retrievekit_version: the version that trained it.
 
     Examples:
-        >>> ModelManifest.new(kind="judge", base_model="smollm2").corpus_hash is None
+        >>> ModelManifest.new(kind="judge", base_model="my-model").corpus_hash is None
         True
     """
 
@@ -171,8 +172,8 @@ class ModelManifest:
         corpus); each key of ``settings`` must equal the stored setting.
 
         Examples:
-            >>> m = ModelManifest.new(kind="self-retrieval", base_model="smollm2", corpus_hash="abc")
-            >>> m.check(kind="self-retrieval", corpus_hash="abc", base_model="smollm2")
+            >>> m = ModelManifest.new(kind="self-retrieval", base_model="my-model", corpus_hash="abc")
+            >>> m.check(kind="self-retrieval", corpus_hash="abc", base_model="my-model")
             >>> m.check(kind="self-retrieval", corpus_hash="xyz")
             Traceback (most recent call last):
             ...
@@ -211,8 +212,8 @@ def save_trained_model(model: Any, tokenizer: Any, folder: str | os.PathLike[str
     Examples:
         >>> import tempfile
         >>> from retrievekit.core.llm.models import load_model_and_tokenizer
-        >>> manifest = ModelManifest.new(kind="judge", base_model="smollm2")
-        >>> save_trained_model(*load_model_and_tokenizer("smollm2"), f"{tempfile.mkdtemp()}/model", manifest).name  # doctest: +SKIP
+        >>> manifest = ModelManifest.new(kind="judge", base_model="my-model")
+        >>> save_trained_model(*load_model_and_tokenizer(DEFAULT_MODEL), f"{tempfile.mkdtemp()}/model", manifest).name  # doctest: +SKIP
         'model'
     """
     from retrievekit.core.llm.models import make_savable
@@ -239,7 +240,7 @@ def save_trained_adapter(tensors: dict[str, Any], folder: str | os.PathLike[str]
     Examples:
         >>> import tempfile, torch
         >>> t = {"lin.lora_A": torch.zeros(1, 2), "lin.lora_B": torch.zeros(2, 1), "lin.scaling": torch.tensor(2.0)}
-        >>> m = ModelManifest.new(kind="judge", base_model="smollm2")
+        >>> m = ModelManifest.new(kind="judge", base_model="my-model")
         >>> sorted(p.name for p in save_trained_adapter(t, f"{tempfile.mkdtemp()}/adapter", m).iterdir())
         ['adapter.safetensors', 'retrievekit_model.json']
     """
@@ -262,7 +263,7 @@ def write_model_manifest(folder: str | os.PathLike[str], manifest: ModelManifest
 
     Examples:
         >>> import tempfile
-        >>> path = write_model_manifest(tempfile.mkdtemp(), ModelManifest.new(kind="judge", base_model="smollm2"))
+        >>> path = write_model_manifest(tempfile.mkdtemp(), ModelManifest.new(kind="judge", base_model="my-model"))
         >>> path.name
         'retrievekit_model.json'
     """

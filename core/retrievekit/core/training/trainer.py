@@ -529,8 +529,8 @@ def train_causal_lm(
         >>> from retrievekit.core.llm.models import load_model_and_tokenizer
         >>> from retrievekit.core.training import Segment, TrainingExample
         >>> exs = [TrainingExample((Segment("Question: what thins blood?\\n Title: "), Segment("aspirin", True)))]
-        >>> train_causal_lm(*load_model_and_tokenizer("smollm2"), exs, TrainConfig(max_steps=3, learning_rate=1e-3),
-        ...                 tempfile.mkdtemp(), kind="self-retrieval", base_model="smollm2", progress=False).steps  # doctest: +SKIP
+        >>> train_causal_lm(*load_model_and_tokenizer(DEFAULT_MODEL), exs, TrainConfig(max_steps=3, learning_rate=1e-3),
+        ...                 tempfile.mkdtemp(), kind="self-retrieval", base_model=DEFAULT_MODEL, progress=False).steps  # doctest: +SKIP
         3
     """
     import torch

@@ -36,6 +36,7 @@ from retrievekit.core.generative.self_retrieval.passages import PassageSet, spli
 from retrievekit.core.generative.self_retrieval.scoring import assessment_score, combine_scores, softmax
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ScoringLM
+from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.options import check_option_keys
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.threads import model_threads
@@ -143,10 +144,10 @@ class SelfRetrieval:
         >>> from retrievekit.core.types import Passage
         >>> corpus = [Passage(id="solar", title="Solar", text="Solar panels turn sunlight into power."),
         ...           Passage(id="wind", title="Wind", text="Wind farms make power from moving air.")]
-        >>> sorted(h.id for h in SelfRetrieval(corpus, LocalLM.load("smollm2")).search("sunlight", k=2))  # doctest: +SKIP
+        >>> sorted(h.id for h in SelfRetrieval(corpus, LocalLM.load(DEFAULT_MODEL)).search("sunlight", k=2))  # doctest: +SKIP
         ['solar', 'wind']
 
-        ``LocalLM.load("smollm2")`` is untrained here; :meth:`from_model_dir` loads a model trained on ``corpus``.
+        ``LocalLM.load(DEFAULT_MODEL)`` is untrained here; :meth:`from_model_dir` loads a model trained on ``corpus``.
     """
 
     def __init__(self, corpus: Sequence[DataObject], lm: ScoringLM, config: SelfRetrievalConfig | None = None) -> None:
@@ -464,11 +465,12 @@ def create_self_retrieval(
     corpus: Sequence[DataObject],
     *,
     model_dir: str | os.PathLike[str] | None = None,
-    lm: ScoringLM | None = None,
+    llm: Any = None,
     config: SelfRetrievalConfig | None = None,
     **options: Any,
 ) -> SelfRetrieval:
-    """Self-Retrieval over ``corpus`` from a trained ``model_dir`` (checked) or an already loaded ``lm``.
+    """Self-Retrieval over ``corpus`` from a trained ``model_dir`` (checked) or ``llm``, a scoring LM fine-tuned on
+    ``corpus`` (already loaded, or named: :func:`~retrievekit.core.llm.resolve.resolve_llm`).
 
     ``options`` are :class:`SelfRetrievalConfig` fields (ignored when ``config`` is given). The framework
     retrievers' ``from_documents`` use this.
@@ -480,7 +482,7 @@ def create_self_retrieval(
         >>> create_self_retrieval([Passage(id="a", text="x")], title_beams=3)
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: Self-Retrieval needs a trained model: pass model_dir= (...) or lm= (...)
+        retrievekit.core.errors.InvalidInputError: Self-Retrieval needs a trained model: pass model_dir= (...) or llm= (...)
         >>> create_self_retrieval([], model_dir="runs/sr")
         Traceback (most recent call last):
         ...
@@ -489,12 +491,12 @@ def create_self_retrieval(
     corpus = check_corpus(corpus)
     if model_dir is not None:
         return SelfRetrieval.from_model_dir(Path(model_dir), corpus, config, **options)
-    if lm is None:
+    if llm is None:
         raise InvalidInputError(
             "Self-Retrieval needs a trained model: pass model_dir= (train one with `retrievekit train-self-retrieval`)"
-            " or lm= (a ScoringLM fine-tuned on this corpus)"
+            " or llm= (a ScoringLM fine-tuned on this corpus)"
         )
-    return SelfRetrieval(corpus, lm, config or SelfRetrievalConfig.from_options(options))
+    return SelfRetrieval(corpus, resolve_llm(llm), config or SelfRetrievalConfig.from_options(options))
 
 
 def build_self_retrieval(ctx: MethodContext) -> SelfRetrieval:

@@ -20,6 +20,7 @@ from retrievekit.core.generative.self_retrieval.data import QueryPair, build_tra
 from retrievekit.core.generative.self_retrieval.method import KIND
 from retrievekit.core.generative.self_retrieval.passages import split_passages
 from retrievekit.core.index.baselines import corpus_fingerprint
+from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.training import TrainConfig, TrainResult, encode_example, train_causal_lm
 from retrievekit.core.types import DataObject
 
@@ -68,7 +69,7 @@ def train_self_retrieval(
     *,
     output_dir: str | os.PathLike[str],
     pairs: Sequence[QueryPair | tuple[str, str] | tuple[str, str, str]] | None = None,
-    base_model: str = "smollm2",
+    llm: str = DEFAULT_MODEL,
     model: Any = None,
     tokenizer: Any = None,
     config: SelfRetrievalConfig | None = None,
@@ -77,14 +78,14 @@ def train_self_retrieval(
     progress: bool = True,
     on_step: Callable[[int, float], None] | None = None,
 ) -> TrainResult:
-    """Fine-tune ``base_model`` (a registry name, loaded fresh) or the given ``model``/``tokenizer`` on ``corpus``.
+    """Fine-tune ``llm`` (a registry name, loaded fresh) or the given ``model``/``tokenizer`` on ``corpus``.
 
     Args:
         corpus: the documents to internalise (the same list must be passed at retrieval time).
         output_dir: checkpoints go to ``output_dir/checkpoint/`` (resumed when ``resume``), the model to
             ``output_dir/model/``.
         pairs: supervision ``(query, document or passage id[, answer])``; none -> indexing data only.
-        base_model: registry name (``"smollm2"``) or, with ``model``, a label stored in the manifest.
+        llm: registry name (default ``DEFAULT_MODEL``) or, with ``model``, a label; the manifest's ``base_model``.
         config: :class:`SelfRetrievalConfig` (data building; its prompt/title settings go into the manifest).
         train_config: :class:`~retrievekit.core.training.TrainConfig` (defaults: the reference ``sft.sh``).
         on_step: called after every optimizer step (``step, loss``).
@@ -105,11 +106,11 @@ def train_self_retrieval(
     cfg = config or SelfRetrievalConfig()
     tcfg = train_config or TrainConfig()
     if (model is None) != (tokenizer is None):
-        raise InvalidInputError("pass both model and tokenizer, or neither (then base_model is loaded)")
+        raise InvalidInputError("pass both model and tokenizer, or neither (then llm is loaded)")
     if model is None:
         from retrievekit.core.llm.models import load_model_and_tokenizer
 
-        model, tokenizer = load_model_and_tokenizer(base_model)
+        model, tokenizer = load_model_and_tokenizer(llm)
     passages = split_passages(corpus, cfg)
     counts: dict[str, int] = {}
     # leave room for the query, the title and the response inside max_length (the trainer cuts from the right)
@@ -136,7 +137,7 @@ def train_self_retrieval(
         tcfg,
         Path(output_dir),
         kind=KIND,
-        base_model=base_model,
+        base_model=llm,
         corpus_hash=corpus_fingerprint(corpus),
         settings=settings,
         resume=resume,

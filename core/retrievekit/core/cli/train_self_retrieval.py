@@ -9,8 +9,8 @@ Examples (a reduced SciFact corpus on CPU; the full corpus on a GPU)::
 Examples:
     >>> import argparse
     >>> p = argparse.ArgumentParser(); add_arguments(p)
-    >>> p.parse_args(["--output-dir", "x"]).base_model
-    'smollm2'
+    >>> p.parse_args(["--output-dir", "x"]).base_model == DEFAULT_MODEL
+    True
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
 from retrievekit.core.eval.datasets import restrict_objects
-from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
+from retrievekit.core.llm.models import DEFAULT_MODEL
 
 __all__ = ["HELP", "add_arguments", "reduced_corpus", "run"]
 
@@ -48,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--split", default="train", help="queries used as supervision ('none': indexing data only)")
     parser.add_argument("--eval-split", default="dev", help="split whose gold documents a reduced corpus keeps")
-    parser.add_argument("--base-model", default="smollm2", help="registry model to fine-tune")
+    parser.add_argument("--base-model", default=DEFAULT_MODEL, help="registry model to fine-tune")
     parser.add_argument("--output-dir", required=True, help="checkpoints and the trained model go here")
     parser.add_argument("--index-mode", choices=("full", "prefix"), default="full")
     parser.add_argument("--corpus-limit", type=int, default=None, help="reduced corpus: gold docs + random distractors")
@@ -115,9 +116,9 @@ def run(args: argparse.Namespace) -> int:
         >>> main(["train-self-retrieval", "--data-dir", "/nonexistent", "--output-dir", "o"])  # no data there: exit 2
         2
     """
-    from retrievekit.core.cli import parse_options
     from retrievekit.core.generative.self_retrieval.config import SelfRetrievalConfig
     from retrievekit.core.generative.self_retrieval.train import train_self_retrieval
+    from retrievekit.core.options import parse_options
 
     corpus, pairs = load_corpus_and_pairs(args)
     options = parse_options(args.option)
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         corpus,
         pairs=pairs,
         output_dir=args.output_dir,
-        base_model=args.base_model,
+        llm=args.base_model,
         config=cfg,
         train_config=train_config_from_args(args, lora_learning_rate=None),
         resume=not args.no_resume,

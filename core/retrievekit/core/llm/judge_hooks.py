@@ -29,11 +29,52 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
-from retrievekit.core.judge.oracle import parse_oracle
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import JudgedBatch, Trace
 
-__all__ = ["describe_judge", "judge_from_options", "judge_relevance"]
+__all__ = [
+    "JUDGES",
+    "ORACLE",
+    "describe_judge",
+    "judge_from_options",
+    "judge_relevance",
+    "load_judge_by_path",
+    "parse_oracle",
+    "resolve_judge",
+]
+
+ORACLE = "oracle"
+"""The ``--judge`` value (``oracle``, ``oracle:S`` or ``oracle:S:SEED``)."""
+
+
+def parse_oracle(spec: object) -> tuple[float, int] | None:
+    """``(noise, seed)`` of an oracle spec (``oracle``, ``oracle:S``, ``oracle:S:SEED``); None for anything else.
+
+    Raises:
+        InvalidInputError: ``oracle:...`` with a noise outside ``[0, 1]`` or a seed that is not an integer.
+
+    Examples:
+        >>> parse_oracle("oracle"), parse_oracle("oracle:0.4:7"), parse_oracle(None)
+        ((0.0, 0), (0.4, 7), None)
+        >>> parse_oracle("oracle:2")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: --judge oracle:S needs a noise S in [0, 1] (and optionally :SEED, an integer), got 'oracle:2'
+    """
+    if not isinstance(spec, str) or spec.split(":", 1)[0] != ORACLE:
+        return None
+    parts = spec.split(":")
+    try:
+        noise = float(parts[1]) if len(parts) > 1 else 0.0
+        seed = int(parts[2]) if len(parts) > 2 else 0
+        ok = len(parts) <= 3 and 0.0 <= noise <= 1.0
+    except ValueError:
+        ok = False
+    if not ok:
+        raise InvalidInputError(
+            f"--judge oracle:S needs a noise S in [0, 1] (and optionally :SEED, an integer), got {spec!r}"
+        )
+    return noise, seed
 
 
 def describe_judge(judge: Any) -> dict[str, Any]:
@@ -169,14 +210,41 @@ def _is_bool(x: Any) -> bool:
     return isinstance(x, bool) or type(x).__name__ in ("bool", "bool_")  # numpy's bool too (np.bool, np.bool_)
 
 
+JUDGES: dict[str, str] = {
+    "trained": "retrievekit.core.judge:load_judge",
+    "zero-shot": "retrievekit.core.judge:Judge.zero_shot",
+    "cosine": "retrievekit.core.judge.cosine:CosineJudge",
+}
+"""How ``--judge`` builds each kind of judge: ``module:attribute`` paths into the judge package, imported on first
+use (as the method registry names its factories), so the model layer and the methods never import that package."""
+
+
+def load_judge_by_path(kind: str) -> Any:
+    """The loader :data:`JUDGES` names for ``kind``, imported now (the module is looked up at call time, so a test
+    can put a scripted judge package in ``sys.modules``).
+
+    Examples:
+        >>> load_judge_by_path("trained").__name__
+        'load_judge'
+    """
+    module, _, attr = JUDGES[kind].partition(":")
+    try:
+        found: Any = importlib.import_module(module)
+    except ImportError as e:  # pragma: no cover - the judge package ships with retrievekit
+        raise InvalidInputError(f"--judge needs {module}, which failed to import: {e}") from e
+    for part in attr.split("."):
+        found = getattr(found, part)
+    return found
+
+
 def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     """The judge named by option ``judge_dir`` (``retrievekit bench --judge DIR``) and the other options.
 
-    Returns ``(None, options)`` when no judge is asked for; otherwise loads it with
-    ``retrievekit.core.judge.load_judge`` and checks it implements
+    Returns ``(None, options)`` when no judge is asked for; otherwise loads it (:data:`JUDGES`: a trained judge
+    with ``retrievekit.core.judge.load_judge``) and checks it implements
     :class:`~retrievekit.core.llm.protocol.RelevanceJudge`. ``--judge zero-shot`` (when no folder of that name
-    exists) gives the untrained ``Judge.zero_shot(--llm)`` instead (``ctx.llm`` when it is a loaded ``LocalLM``,
-    else ``ctx.llm_name``): the same readout without fine-tuning, for trained-vs-zero-shot comparisons at the same
+    exists) gives the untrained ``Judge.zero_shot(--llm)`` instead (``ctx.llm``: a loaded ``LocalLM`` or a model's
+    name): the same readout without fine-tuning, for trained-vs-zero-shot comparisons at the same
     budget of calls. ``--judge cosine`` gives the embedding-cosine judge
     (:class:`~retrievekit.core.judge.cosine.CosineJudge`). A ready judge in ``ctx.judge`` is returned as it is
     (``judge_dir`` then only names it): that is how the benchmark harness hands a method the gold-label oracle of
@@ -206,18 +274,39 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
         )
     from retrievekit.core.llm.protocol import RelevanceJudge
 
-    try:  # the package, looked up at call time (tests put a scripted one in sys.modules)
-        judge_pkg = importlib.import_module("retrievekit.core.judge")
-    except ImportError as e:  # pragma: no cover - the judge package ships with retrievekit
-        raise InvalidInputError(f"--judge needs retrievekit.core.judge, which failed to import: {e}") from e
     if str(judge_dir) == "zero-shot" and not Path(str(judge_dir)).exists():
-        judge = judge_pkg.Judge.zero_shot(ctx.llm_name or "smollm2", llm=ctx.llm)
+        judge = load_judge_by_path("zero-shot")(ctx.llm)
     elif str(judge_dir) == "cosine" and not Path(str(judge_dir)).exists():
-        from retrievekit.core.judge.cosine import CosineJudge
-
-        judge = CosineJudge(load_base=ctx.load_llm)
+        judge = load_judge_by_path("cosine")(load_base=ctx.load_llm)
     else:
-        judge = judge_pkg.load_judge(str(judge_dir))
+        judge = load_judge_by_path("trained")(str(judge_dir))
     if not isinstance(judge, RelevanceJudge):
         raise InvalidInputError(f"the judge loaded from {judge_dir} has no score_relevance(query, candidates)")
     return judge, opts
+
+
+def resolve_judge(judge: Any = None, judge_dir: str | Path | None = None, *, llm: Any = None) -> Any:
+    """The judge to use: ``judge`` as given, else :func:`~retrievekit.core.judge.load_judge` of ``judge_dir``, else the zero-shot judge of
+    ``llm`` (a loaded ``LocalLM`` or a model's name; None: the default model). (The rerankers give a chat LLM
+    without logits, a served one, to :func:`~retrievekit.core.lattice.listwise.resolve_reranking_judge` instead.)
+
+    Used by the LlamaIndex / LangChain reranker edges.
+
+    Examples:
+        >>> class Half:
+        ...     def score_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.5] * len(candidates)
+        >>> isinstance(resolve_judge(Half()), Half)
+        True
+        >>> resolve_judge(object())
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: judge must implement score_relevance, got object
+    """
+    if judge is not None:
+        if not hasattr(judge, "score_relevance"):
+            raise InvalidInputError(f"judge must implement score_relevance, got {type(judge).__name__}")
+        return judge
+    if judge_dir is not None:
+        return load_judge_by_path("trained")(judge_dir)
+    return load_judge_by_path("zero-shot")(llm)

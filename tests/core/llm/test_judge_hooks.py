@@ -22,9 +22,9 @@ from _paths import REPO as REPO_ROOT
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.index.bm25 import BM25Index
-from retrievekit.core.judge.hooks import judge_from_options, judge_relevance
 from retrievekit.core.lattice import FlatLLMReranker
 from retrievekit.core.lattice.method import build_lattice, build_llm_rerank
+from retrievekit.core.llm.judge_hooks import judge_from_options, judge_relevance
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace

@@ -20,8 +20,9 @@ import os
 import sys
 from typing import Any
 
+from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.training.arguments import add_train_arguments, train_config_from_args
+from retrievekit.core.llm.models import DEFAULT_MODEL
 
 __all__ = ["HELP", "add_arguments", "collect_pairs", "run"]
 
@@ -53,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--negatives", type=int, default=3, help="hard negatives per query (default: 3)")
     parser.add_argument("--miner", choices=("bm25", "dense"), default="bm25", help="negative miner (default: bm25)")
     parser.add_argument("--skip-top", type=int, default=0, help="non-positive top hits skipped before mining")
-    parser.add_argument("--base-model", default="smollm2", help="registry model to fine-tune (smollm2, qwen0.5b)")
+    parser.add_argument("--base-model", default=DEFAULT_MODEL, help="registry model to fine-tune (smollm2, qwen0.5b)")
     parser.add_argument("--output-dir", required=True, help="training folder (checkpoints, then model/)")
     parser.add_argument("--max-pairs", type=int, default=None, help="first N positive pairs only (CPU runs)")
     parser.add_argument("--holdout", type=float, default=0.1, help="share of queries held out for calibration")
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     result = train_judge(
         pairs,
         output_dir=args.output_dir,
-        base_model=args.base_model,
+        llm=args.base_model,
         train_config=config,
         holdout=args.holdout,
         max_passage_tokens=args.max_passage_tokens,

@@ -16,12 +16,13 @@ import argparse
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.models import DEFAULT_MODEL, MODEL_REGISTRY
 from retrievekit.core.llm.served import STRUCTURED_OUTPUT_MODES
-from retrievekit.core.llm.served_spec import ServedLLMSpec, load_served_llm, parse_served_spec
+from retrievekit.core.llm.served_spec import ServedLLMSpec, parse_served_spec
 
-__all__ = ["LLM_CHOICES", "add_llm_arguments", "llm_argument", "resolve_llm", "served_settings"]
+__all__ = ["LLM_CHOICES", "add_llm_arguments", "llm_argument", "served_llm_spec", "served_settings"]
 
-LLM_CHOICES = ("smollm2", "qwen0.5b")
+LLM_CHOICES = (DEFAULT_MODEL, *sorted(name for name in MODEL_REGISTRY if name != DEFAULT_MODEL))
 """Local models ``--llm`` names (:data:`~retrievekit.core.llm.models.MODEL_REGISTRY`)."""
 
 
@@ -29,8 +30,8 @@ def llm_argument(value: str) -> str:
     """The ``--llm`` value: a local model's registry name, ``none``, or a served LLM ``CLIENT:MODEL@URL``.
 
     Examples:
-        >>> llm_argument("smollm2"), llm_argument("openai:smollm2@http://127.0.0.1:8080/v1")
-        ('smollm2', 'openai:smollm2@http://127.0.0.1:8080/v1')
+        >>> llm_argument("qwen0.5b"), llm_argument("openai:qwen@http://127.0.0.1:8080/v1")
+        ('qwen0.5b', 'openai:qwen@http://127.0.0.1:8080/v1')
         >>> llm_argument("gpt")
         Traceback (most recent call last):
         ...
@@ -91,7 +92,7 @@ def served_settings(args: argparse.Namespace) -> dict[str, Any] | None:
         >>> served_settings(a)
         {'timeout': 60.0, 'max_concurrency': 1, 'structured_output': 'prompt'}
     """
-    spec = _spec(args)
+    spec = served_llm_spec(args)
     if spec is None:
         return None
     return {
@@ -101,22 +102,20 @@ def served_settings(args: argparse.Namespace) -> dict[str, Any] | None:
     }
 
 
-def _spec(args: argparse.Namespace) -> ServedLLMSpec | None:
+def served_llm_spec(args: argparse.Namespace) -> ServedLLMSpec | None:
+    """The served LLM ``--llm`` names, with ``--llm-timeout`` / ``--llm-max-concurrency`` /
+    ``--llm-structured-output``, or None when it names a local model (or none). Either is an ``llm=`` argument of
+    :func:`~retrievekit.core.llm.resolve.resolve_llm`.
+
+    Examples:
+        >>> served_llm_spec(argparse.Namespace(llm="qwen0.5b")) is None
+        True
+        >>> served_llm_spec(argparse.Namespace(llm="openai:m@http://127.0.0.1:8080/v1", llm_timeout=5)).policy.timeout
+        5.0
+    """
     return parse_served_spec(
         getattr(args, "llm", None),
         timeout=getattr(args, "llm_timeout", None),
         max_concurrency=getattr(args, "llm_max_concurrency", None),
         structured_output=getattr(args, "llm_structured_output", None),
     )
-
-
-def resolve_llm(args: argparse.Namespace) -> Any:
-    """The served LLM ``args.llm`` names (built with ``--llm-timeout`` / ``--llm-max-concurrency``), else None (a
-    local model is loaded by name where it is used).
-
-    Examples:
-        >>> resolve_llm(argparse.Namespace(llm="smollm2")) is None
-        True
-    """
-    spec = _spec(args)
-    return load_served_llm(spec) if spec is not None else None

