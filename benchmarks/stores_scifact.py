@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from retrievekit.core.storage import write_json_atomic
 from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.metrics import ndcg_at_k
 from retrievekit.core.index.chroma_store import ChromaStore
 from retrievekit.core.index.embeddings import MiniLMEmbedder
 from retrievekit.core.index.vector_store import embedder_record
+from retrievekit.core.storage import write_json_atomic
 
 HNSW = {"m": 16, "ef_construction": 100, "ef_search": 100}
 

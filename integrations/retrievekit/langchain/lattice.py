@@ -30,7 +30,6 @@ from langchain_core.documents import Document
 
 from retrievekit.core.checks import check_corpus
 from retrievekit.core.edge import CoreAlias
-from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.method import create_lattice, lattice_from_tree
 from retrievekit.core.lattice.search import Lattice, SearchState
 from retrievekit.core.lattice.tree import SemanticTree
