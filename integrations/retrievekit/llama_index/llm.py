@@ -24,6 +24,7 @@ from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM
 
 from retrievekit.core.errors import MissingDependencyError
+from retrievekit.core.llm.bridge import acall_client
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import adapt_llm, field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
@@ -157,10 +158,29 @@ class LlamaIndexChatLLM(ServedChatLLM):
         """
         messages = self.to_llama_index_messages(request.messages)
         kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
-        response = self.call_client(lambda **kw: self._model.chat(messages, **kw), kwargs)
-        text = response.message.content or ""
-        prompt_texts = [m.content or "" for m in messages]
-        return reply_completion(text, _usage_from_response(response), prompt_texts, _finish_reason(response))
+        return _completion(self.call_client(lambda **kw: self._model.chat(messages, **kw), kwargs), messages)
+
+    async def _asend(self, request: SendRequest) -> Completion:  # type: ignore[override]
+        """One ``await llm.achat`` with the same arguments as :meth:`_send` (the path of requests made under an
+        ``await``: :mod:`retrievekit.core.llm.bridge`).
+
+        Examples:
+            >>> import asyncio
+            >>> from llama_index.core.llms import MockLLM
+            >>> llm = LlamaIndexChatLLM(MockLLM(max_tokens=2))
+            >>> asyncio.run(llm._asend(SendRequest([ChatMessage("user", "Hi")], 2, 0.0, 60.0))).completion_tokens >= 0
+            True
+        """
+        messages = self.to_llama_index_messages(request.messages)
+        kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
+        return _completion(await acall_client(self, lambda **kw: self._model.achat(messages, **kw), kwargs), messages)
+
+
+def _completion(response: Any, messages: Sequence[LIChatMessage]) -> Completion:
+    """A LlamaIndex ``ChatResponse`` as a :class:`~retrievekit.core.llm.protocol.Completion`."""
+    text = response.message.content or ""
+    prompt_texts = [m.content or "" for m in messages]
+    return reply_completion(text, _usage_from_response(response), prompt_texts, _finish_reason(response))
 
 
 def as_chat_llm(llm: Any) -> Any:

@@ -45,13 +45,14 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError, LLMUnavailableError
+from retrievekit.core.llm.bridge import send_request
 from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
 from retrievekit.core.llm.json_output import (
     ChatLLMBase,
@@ -194,6 +195,11 @@ class ServedChatLLM(ChatLLMBase):
         raises. Implemented by the framework adapters."""
         raise NotImplementedError
 
+    # #51 async hook (retrievekit.core.llm.bridge): the adapters over a client with an async API define it
+    _asend: Callable[[SendRequest], Coroutine[Any, Any, Completion]] | None = None
+    """One request through the client's async API (``await llm.achat`` / ``await llm.ainvoke``), with the same
+    arguments as :meth:`_send`; used for the requests made under an ``await`` (``bridge.send_request``)."""
+
     def _supports_response_format(self) -> bool:
         """Whether the client can send ``response_format`` (the ``"auto"`` mode uses the schema mode then)."""
         return False
@@ -265,7 +271,8 @@ class ServedChatLLM(ChatLLMBase):
             raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
 
         def send(timeout: float) -> Completion:
-            return self._send(SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format))
+            request = SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
+            return send_request(self._send, self._asend, request, timeout)  # #51: the async client under an await
 
         with self._slots:
             done = call_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
