@@ -1,6 +1,6 @@
 """Scripted models that answer each call after a fixed delay, through the async API or the sync one, and count
-which was used: the LlamaIndex ``SlowLLM`` (a ``CustomLLM``) and the LangChain ``SlowToolChatModel`` (a
-``ScriptedToolChatModel``). Their replies come from :class:`_lattice.KeywordLLM` (LATTICE slates) or keep a
+which was used: the LlamaIndex ``SlowLLM`` (a ``CustomLLM``), the LangChain ``SlowChatModel`` and
+``SlowToolChatModel`` (a ``ScriptedToolChatModel``, for the agent). Their replies come from :class:`_lattice.KeywordLLM` (LATTICE slates) or keep a
 chunk's first sentence (One-SHOT cropping); the delay, and which method waited it, is the point of the async tests.
 """
 
@@ -12,6 +12,8 @@ import time
 from typing import Any
 
 from _lattice import KeywordLLM
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from llama_index.core.base.llms.types import (
     ChatMessage,
@@ -111,3 +113,32 @@ class SlowToolChatModel(ScriptedToolChatModel):
         self._calls.add(sync=False)
         await asyncio.sleep(self.delay)
         return ChatResult(generations=[ChatGeneration(message=self._reply(messages, stop, kwargs))])
+
+
+class SlowChatModel(BaseChatModel):
+    """A LangChain chat model answering :func:`scripted_text` after ``delay`` seconds: ``time.sleep`` in
+    ``_generate``, ``await asyncio.sleep`` in ``_agenerate``; ``calls`` counts each kind."""
+
+    delay: float = 0.3
+    _calls: Calls = PrivateAttr(default_factory=Calls)
+
+    @property
+    def calls(self) -> Calls:
+        return self._calls
+
+    @property
+    def _llm_type(self) -> str:
+        return "slow-scripted"
+
+    def _result(self, messages: Any) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(scripted_text(messages[-1].text)))])
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        self._calls.add(sync=True)
+        time.sleep(self.delay)
+        return self._result(messages)
+
+    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        self._calls.add(sync=False)
+        await asyncio.sleep(self.delay)
+        return self._result(messages)

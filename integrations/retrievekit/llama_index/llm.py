@@ -30,6 +30,7 @@ from retrievekit.core.llm.client import adapt_llm, field_of, instance_of_optiona
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.served_spec import ServedLLMSpec
+from retrievekit.llama_index.settings import user_settings_llm
 
 __all__ = ["LlamaIndexChatLLM", "as_chat_llm", "served_llm"]
 
@@ -186,7 +187,8 @@ def _completion(response: Any, messages: Sequence[LIChatMessage]) -> Completion:
 def as_chat_llm(llm: Any) -> Any:
     """The model a retrievekit method gets from a LlamaIndex user: the one ``llm=`` rule of every LlamaIndex edge.
 
-    ``None`` stays ``None`` (the method's default model); a retrievekit model -- a
+    ``None`` is the LLM the user set in ``Settings.llm`` (wrapped), else stays ``None`` (the method's embedded default
+    model: :mod:`retrievekit.llama_index.settings`); a retrievekit model -- a
     :class:`~retrievekit.core.llm.protocol.ChatLLM`, a :class:`~retrievekit.core.llm.protocol.ScoringLM` such as
     ``LocalLM`` or a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` -- is returned as is; a LlamaIndex
     ``LLM`` (``OpenAI``, ``Ollama``, a ``CustomLLM``...) is wrapped in :class:`LlamaIndexChatLLM`. Anything else,
@@ -203,6 +205,8 @@ def as_chat_llm(llm: Any) -> Any:
         ...
         retrievekit.core.errors.InvalidInputError: llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got str 'smollm2'; pass a registry name as llm_name=
     """
+    if llm is None:
+        llm = user_settings_llm()  # Settings.llm when the user set it
     return adapt_llm(llm, native=LLM, wrap=LlamaIndexChatLLM, label="a LlamaIndex LLM")
 
 

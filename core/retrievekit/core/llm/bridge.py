@@ -59,6 +59,7 @@ __all__ = [
     "run_off_loop",
     "send_request",
     "set_async_workers",
+    "usable_async_send",
 ]
 
 T = TypeVar("T")
@@ -153,6 +154,23 @@ def caller_loop() -> asyncio.AbstractEventLoop | None:
     except RuntimeError:
         running = None
     return None if running is loop else loop
+
+
+def usable_async_send(
+    asend: Callable[[R], Coroutine[Any, Any, T]] | None,
+) -> Callable[[R], Coroutine[Any, Any, T]] | None:
+    """``asend`` when a request made from this thread may wait for it on the caller's loop, else None: outside the
+    bridge, or on the loop's own thread. Ask it in the thread that will block on the request (the served path
+    sends each request from a helper thread while the calling thread waits: that calling thread is the one that
+    must not be the loop's).
+
+    Examples:
+        >>> async def asend(r):
+        ...     return r
+        >>> usable_async_send(asend) is None  # not under run_off_loop
+        True
+    """
+    return asend if asend is not None and caller_loop() is not None else None
 
 
 def send_request(

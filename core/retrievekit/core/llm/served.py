@@ -52,7 +52,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError, LLMUnavailableError
-from retrievekit.core.llm.bridge import send_request
+from retrievekit.core.llm.bridge import send_request, usable_async_send
 from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
 from retrievekit.core.llm.json_output import (
     ChatLLMBase,
@@ -270,9 +270,11 @@ class ServedChatLLM(ChatLLMBase):
         if isinstance(max_tokens, bool) or int(max_tokens) < 1:
             raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
 
+        asend = usable_async_send(self._asend)  # #51: the client's async API when an await waits on this call
+
         def send(timeout: float) -> Completion:
             request = SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
-            return send_request(self._send, self._asend, request, timeout)  # #51: the async client under an await
+            return send_request(self._send, asend, request, timeout)
 
         with self._slots:
             done = call_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
