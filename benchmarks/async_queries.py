@@ -3,8 +3,9 @@ one at a time.
 
 Two pipelines over SciFact dev claims and a small pool of abstracts (their gold abstracts plus seeded distractors):
 
-* ``lattice`` -- ``LatticeRetriever`` with the demo's light settings (beam 1, four slates of up to 20 candidates,
-  summaries of at most 16 tokens; the tree is built once through the server and cached in ``--work-dir``);
+* ``lattice`` -- ``LatticeRetriever`` with the demo's light settings (beam 1, four slates, summaries of at most 16
+  tokens), ``--option KEY=VALUE`` over them (the documented run: ``max_children=8``, slates of up to 8 candidates);
+  the tree is built once through the server and cached in ``--work-dir``;
 * ``hybrid-oneshot`` -- the hybrid baseline (BM25 + MiniLM dense, reciprocal rank fusion) and One-SHOT with LLM
   cropping as the node postprocessor.
 
@@ -77,9 +78,20 @@ def _llm(server: LlamaCppServer, args: argparse.Namespace) -> LlamaIndexChatLLM:
     return LlamaIndexChatLLM(client, policy=CallPolicy(timeout=args.timeout), max_concurrency=args.parallel)
 
 
-def _engine(pipeline: str, docs: list[Document], llm: LlamaIndexChatLLM, work: Path) -> RetrieverQueryEngine:
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _engine(
+    pipeline: str, docs: list[Document], llm: LlamaIndexChatLLM, args: argparse.Namespace
+) -> RetrieverQueryEngine:
+    work = args.work_dir
     if pipeline == "lattice":
-        lattice = DEMO_OPTIONS["lattice"]
+        lattice = {**DEMO_OPTIONS["lattice"], **dict(o.split("=", 1) for o in args.option)}
+        lattice = {k: _value(v) if isinstance(v, str) else v for k, v in lattice.items()}
         retriever = LatticeRetriever.from_documents(
             docs, llm=llm, tree_dir=work / "tree", similarity_top_k=10, **lattice
         )
@@ -169,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds one request may take")
     p.add_argument("--pipelines", nargs="+", choices=PIPELINES, default=list(PIPELINES))
     p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    p.add_argument("--option", action="append", default=[], help="LATTICE setting KEY=VALUE over the demo's")
     p.add_argument("--work-dir", type=Path, default=Path("runs/async-cache"))
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
@@ -180,10 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for pipeline in args.pipelines:
         with _server(args) as server:  # builds the tree / the indexes once (cached in --work-dir)
-            _engine(pipeline, docs, _llm(server, args), args.work_dir)
+            _engine(pipeline, docs, _llm(server, args), args)
         for mode in args.modes:
             with _server(args) as server:
-                engine = _engine(pipeline, docs, _llm(server, args), args.work_dir)
+                engine = _engine(pipeline, docs, _llm(server, args), args)
                 row = summarize(pipeline, mode, run_mode(mode, engine, queries), len(queries))
             rows.append(row)
             print(_row(row), file=sys.stderr, flush=True)

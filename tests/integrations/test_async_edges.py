@@ -181,3 +181,15 @@ def test_an_unset_settings_llm_is_never_resolved(capsys):
     assert Settings._llm is None
     assert as_chat_llm(None) is None  # the method's embedded default, chosen later by name
     assert Settings._llm is None and capsys.readouterr().out == ""  # no OpenAI default, no "Using MockLLM" print
+
+
+def test_the_agents_astream_reports_progress_and_awaits_the_model():
+    model = _search_then_answer(delay=0.0)
+    agent = _agent(model)
+
+    async def stream():
+        return [chunk async for chunk in agent.astream({"question": "Is lava hot?"}, stream_mode="custom")]
+
+    events = [c["event"] for c in asyncio.run(stream())]
+    assert events[0] == "start" and "agent_reply" in events and events[-1] == "answer"
+    assert model.calls.sync == 0 and model.calls.async_ == 2
