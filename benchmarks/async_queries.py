@@ -4,7 +4,7 @@ one at a time.
 Two pipelines over SciFact dev claims and a small pool of abstracts (their gold abstracts plus seeded distractors):
 
 * ``lattice`` -- ``LatticeRetriever`` with the demo's light settings (beam 1, four slates, summaries of at most 16
-  tokens), ``--option KEY=VALUE`` over them (the documented run: ``max_children=8``, slates of up to 8 candidates);
+  tokens), ``--option KEY=VALUE`` over them (the documented run: ``max_children=5`` and ``max_candidate_chars=60``, slates of up to 5 short candidates);
   the tree is built once through the server and cached in ``--work-dir``;
 * ``hybrid-oneshot`` -- the hybrid baseline (BM25 + MiniLM dense, reciprocal rank fusion) and One-SHOT with LLM
   cropping as the node postprocessor.
@@ -16,17 +16,19 @@ Each pipeline answers the same ``--queries`` claims in three modes, each against
   on the event loop (retrievekit's async bridge);
 * ``threads`` -- every ``engine.query`` at once on a pool of as many threads, driven from the event loop
   (``run_in_executor``): the way to get concurrency without native async;
-* ``sequential`` -- one ``engine.query`` after another.
+* ``sequential`` -- one ``engine.query`` after another, over the first ``--sequential-queries`` claims (8: one query
+  at a time is the slow baseline).
 
-The response synthesizer is LlamaIndex's ``MockLLM`` (no generation): the figures are the retrieval side's. Per
+The engine synthesizes no answer (``response_mode="no_text"``): the figures are the retrieval side's. Per
 mode: queries per second, p50 / p95 latency of one query, and the longest stall of the event loop (a task waking
 every 20 ms on it; ``-`` for ``sequential``, which runs no loop). The adapter sends at most ``--parallel`` requests
 at once (the server's slots). Nothing is asserted: the numbers are printed beside each other, and written as JSON to
 ``--out`` when given. The script uses only the public API, so it also runs on an older checkout
 (``PYTHONPATH=<checkout>/core:<checkout>/integrations``) to measure the code before the async bridge.
 
-    python benchmarks/async_queries.py --data-dir "$RETRIEVEKIT_DATA_DIR" --queries 32 --corpus-size 100 \\
-        --work-dir runs/async-cache --out runs/async_queries.json
+    python benchmarks/async_queries.py --data-dir "$RETRIEVEKIT_DATA_DIR" --queries 32 --corpus-size 40 \\
+        --option max_children=5 --option max_candidate_chars=60 --work-dir runs/async-cache \\
+        --out runs/async_queries.json
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from typing import Any
 from llama_index.core import Document
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.response_synthesizers import ResponseMode
 
 from retrievekit.core.demo import DEMO_OPTIONS
 from retrievekit.core.eval.datasets import load_dataset
@@ -95,10 +98,12 @@ def _engine(
         retriever = LatticeRetriever.from_documents(
             docs, llm=llm, tree_dir=work / "tree", similarity_top_k=10, **lattice
         )
-        return RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
+        return RetrieverQueryEngine.from_args(retriever, llm=MockLLM(), response_mode=ResponseMode.NO_TEXT)
     hybrid = RetrieveKitRetriever.from_documents(docs, method="hybrid", work_dir=work / "hybrid", similarity_top_k=10)
     crop = OneShotPostprocessor(budget=300, k_max=3, crop=True, llm=llm)
-    return RetrieverQueryEngine.from_args(hybrid, llm=MockLLM(), node_postprocessors=[crop])
+    return RetrieverQueryEngine.from_args(
+        hybrid, llm=MockLLM(), node_postprocessors=[crop], response_mode=ResponseMode.NO_TEXT
+    )
 
 
 async def _ticker(stop: asyncio.Event, late: list[float]) -> None:
@@ -175,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", required=True)
     p.add_argument("--queries", type=int, default=32, help="SciFact dev claims (the first N)")
+    p.add_argument("--sequential-queries", type=int, default=8, help="claims the one-at-a-time mode answers")
     p.add_argument("--corpus-size", type=int, default=100, help="abstracts: the claims' gold ones + distractors")
     p.add_argument("--parallel", type=int, default=4, help="the server's slots (one thread each)")
     p.add_argument("--threads", type=int, default=1)
@@ -195,9 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         with _server(args) as server:  # builds the tree / the indexes once (cached in --work-dir)
             _engine(pipeline, docs, _llm(server, args), args)
         for mode in args.modes:
+            asked = queries[: args.sequential_queries] if mode == "sequential" else queries
             with _server(args) as server:
                 engine = _engine(pipeline, docs, _llm(server, args), args)
-                row = summarize(pipeline, mode, run_mode(mode, engine, queries), len(queries))
+                row = summarize(pipeline, mode, run_mode(mode, engine, asked), len(asked))
             rows.append(row)
             print(_row(row), file=sys.stderr, flush=True)
     print("| pipeline | mode | queries | queries/s | p50 s | p95 s | wall s | longest loop stall |")
