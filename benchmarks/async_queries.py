@@ -19,7 +19,7 @@ Each pipeline answers the same ``--queries`` claims in three modes, each against
 * ``sequential`` -- one ``engine.query`` after another, over the first ``--sequential-queries`` claims (8: one query
   at a time is the slow baseline).
 
-The engine synthesizes no answer (``response_mode="no_text"``): the figures are the retrieval side's. Per
+The engine synthesizes no answer (LlamaIndex's ``NoText`` synthesizer): the figures are the retrieval side's. Per
 mode: queries per second, p50 / p95 latency of one query, and the longest stall of the event loop (a task waking
 every 20 ms on it; ``-`` for ``sequential``, which runs no loop). The adapter sends at most ``--parallel`` requests
 at once (the server's slots). Nothing is asserted: the numbers are printed beside each other, and written as JSON to
@@ -48,7 +48,7 @@ from typing import Any
 from llama_index.core import Document
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
-from llama_index.core.response_synthesizers import ResponseMode
+from llama_index.core.response_synthesizers.no_text import NoText
 
 from retrievekit.core.demo import DEMO_OPTIONS
 from retrievekit.core.eval.datasets import load_dataset
@@ -98,12 +98,10 @@ def _engine(
         retriever = LatticeRetriever.from_documents(
             docs, llm=llm, tree_dir=work / "tree", similarity_top_k=10, **lattice
         )
-        return RetrieverQueryEngine.from_args(retriever, llm=MockLLM(), response_mode=ResponseMode.NO_TEXT)
+        return RetrieverQueryEngine(retriever, response_synthesizer=NoText(llm=MockLLM()))
     hybrid = RetrieveKitRetriever.from_documents(docs, method="hybrid", work_dir=work / "hybrid", similarity_top_k=10)
     crop = OneShotPostprocessor(budget=300, k_max=3, crop=True, llm=llm)
-    return RetrieverQueryEngine.from_args(
-        hybrid, llm=MockLLM(), node_postprocessors=[crop], response_mode=ResponseMode.NO_TEXT
-    )
+    return RetrieverQueryEngine(hybrid, response_synthesizer=NoText(llm=MockLLM()), node_postprocessors=[crop])
 
 
 async def _ticker(stop: asyncio.Event, late: list[float]) -> None:
