@@ -62,13 +62,15 @@ def _openai_family(llm: Any) -> bool:
 
 def _single_request_copy(llm: Any) -> Any:
     """A copy of an OpenAI-family LLM that sends each request once (no client or tenacity retries: retrievekit
-    retries instead) and sets no ``max_tokens`` of its own (each call sends its own limit); others as they are."""
+    retries instead) and sets no ``max_tokens`` of its own (each call sends its own limit), with its async client
+    built; others as they are."""
     if not _openai_family(llm):
         return llm
     copy = llm.model_copy(update={"max_retries": 0, "max_tokens": None})
-    for private in ("_client", "_aclient"):  # rebuilt on first use with max_retries=0
+    for private in ("_client", "_aclient"):  # rebuilt with max_retries=0
         if hasattr(copy, private):
             setattr(copy, private, None)
+    _ = copy._get_aclient().chat.completions  # built here, not on the event loop: its first use imports ~1 s
     return copy
 
 
