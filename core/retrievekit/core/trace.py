@@ -51,6 +51,7 @@ __all__ = [
     "publish",
     "recall",
     "remember",
+    "share_scope",
 ]
 
 
@@ -391,6 +392,27 @@ def _lineage() -> tuple[_Record, ...]:
         lineage = (*(r for r in lineage if r is not own), own)
         _LINEAGE.set(lineage)
     return lineage
+
+
+def share_scope() -> None:
+    """Make the threads and tasks started from this context from now on record their ``last_trace`` in the current
+    thread's or asyncio task's scope too (:func:`remember`): what an async edge calls before it hands work to a
+    worker thread, so that the awaiting task reads that work's traces.
+
+    Examples:
+        >>> import threading
+        >>> class Edge:
+        ...     pass
+        >>> edge = Edge()
+        >>> share_scope()
+        >>> import contextvars
+        >>> ctx = contextvars.copy_context()
+        >>> worker = threading.Thread(target=ctx.run, args=(remember, edge, Trace(query="theirs")))
+        >>> worker.start(); worker.join()
+        >>> recall(edge, fallback=False).query
+        'theirs'
+    """
+    _lineage()
 
 
 def _ref(owner: object) -> _Ref:

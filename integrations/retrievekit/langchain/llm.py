@@ -21,6 +21,7 @@ from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from retrievekit.core.errors import MissingDependencyError
+from retrievekit.core.llm.bridge import acall_client
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
@@ -174,14 +175,46 @@ class LangChainChatLLM(ServedChatLLM):
         try:
             response = self.call_client(lambda **kw: self._model.invoke(messages, config=self.config, **kw), kwargs)
         except Exception as e:
-            cut = _cut_reply(e)  # the OpenAI SDK raises instead of returning a structured reply cut at max_tokens
-            if cut is None:
-                raise
-            return cut
-        text = response.text if isinstance(response, BaseMessage) else str(response)
-        meta = getattr(response, "response_metadata", None) or {}
-        finish = meta.get("finish_reason") if isinstance(meta, Mapping) else None
-        return reply_completion(text, _usage_from_message(response), [m.text for m in messages], finish)
+            return _cut_or_raise(e)
+        return _completion(response, messages)
+
+    async def _asend(self, request: SendRequest) -> Completion:  # type: ignore[override]
+        """One ``await model.ainvoke`` with the same arguments as :meth:`_send` (the path of requests made under an
+        ``await``: :mod:`retrievekit.core.llm.bridge`).
+
+        Examples:
+            >>> import asyncio
+            >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+            >>> llm = LangChainChatLLM(FakeListChatModel(responses=["ok"]))
+            >>> asyncio.run(llm._asend(SendRequest([ChatMessage("user", "Hi")], 8, 0.0, 60.0))).text
+            'ok'
+        """
+        messages = self.to_langchain_messages(request.messages)
+        kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
+        try:
+            response = await acall_client(
+                self, lambda **kw: self._model.ainvoke(messages, config=self.config, **kw), kwargs
+            )
+        except Exception as e:
+            return _cut_or_raise(e)
+        return _completion(response, messages)
+
+
+def _cut_or_raise(error: Exception) -> Completion:
+    """The reply the OpenAI SDK raises instead of returning a structured reply cut at ``max_tokens``; any other
+    error is raised again."""
+    cut = _cut_reply(error)
+    if cut is None:
+        raise error
+    return cut
+
+
+def _completion(response: Any, messages: Sequence[BaseMessage]) -> Completion:
+    """A LangChain reply as a :class:`~retrievekit.core.llm.protocol.Completion`."""
+    text = response.text if isinstance(response, BaseMessage) else str(response)
+    meta = getattr(response, "response_metadata", None) or {}
+    finish = meta.get("finish_reason") if isinstance(meta, Mapping) else None
+    return reply_completion(text, _usage_from_message(response), [m.text for m in messages], finish)
 
 
 _ADAPTER = register_llm_adapter(BaseLanguageModel, LangChainChatLLM, "a LangChain chat model")

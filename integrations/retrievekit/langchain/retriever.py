@@ -18,11 +18,11 @@ from langchain_core.callbacks.manager import dispatch_custom_event
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from retrievekit.core.edge import CoreAlias, build_for_edge, caller_passage, close_core, hit_metadata, traced_search
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.sources import SourceMap
 from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish  # noqa: F401 - examples
 from retrievekit.core.types import DataObject, Passage  # noqa: F401 - examples
@@ -88,8 +88,9 @@ def emit_trace(trace: Trace, callbacks: Any) -> None:
 
 
 async def in_executor_keeping_trace(owner: Any, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run ``call`` on an executor thread (LangChain's ``run_in_executor``, as its default async methods do) and make
-    the trace it publishes ``owner.last_trace`` for the awaiting asyncio task, not only for the executor thread.
+    """Run ``call`` off the loop (:func:`~retrievekit.core.llm.bridge.run_off_loop`: a bounded pool, the served
+    LLM's requests through its async client on the caller's loop) and make the trace it publishes
+    ``owner.last_trace`` for the awaiting asyncio task, not only for the worker thread.
 
     The edges' async methods (``ainvoke``, ``acompress_documents``) use it.
 
@@ -105,7 +106,7 @@ async def in_executor_keeping_trace(owner: Any, call: Callable[..., T], *args: A
         ('Q', 'q')
     """
     with capture_traces() as traces:
-        out = await run_in_executor(None, call, *args, **kwargs)
+        out = await run_off_loop(call, *args, **kwargs)
     if traces:
         owner.last_trace = traces[-1]  # published last: after anything the call itself called
     return out
@@ -295,7 +296,8 @@ class RetrieveKitRetriever(BaseRetriever):
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
-        # on an executor thread, as LangChain's default does, but with ``k`` passed on and the trace kept here
+        # the one sync implementation off the loop, with ``k`` passed on and the trace kept here; its served-LLM
+        # requests await the client's async API on this loop
         return await in_executor_keeping_trace(
             self, self._get_relevant_documents, query, run_manager=run_manager.get_sync(), k=k
         )

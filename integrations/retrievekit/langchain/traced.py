@@ -1,5 +1,5 @@
 """LangChain edge: what retrievekit's document compressors share -- a trace per call, kept as ``last_trace``, and
-``acompress_documents`` on an executor thread that keeps it.
+``acompress_documents`` off the loop (the async bridge), keeping it.
 
 Examples:
     >>> import asyncio
@@ -33,7 +33,8 @@ class TracedCompressor(BaseDocumentCompressor):
     """Base of :class:`~retrievekit.langchain.compressor.OneShotCompressor` and
     :class:`~retrievekit.langchain.judge.JudgeCompressor`: ``last_trace`` holds the trace of the last call made from
     the current thread or asyncio task (concurrent callers each read their own), and the async form runs the sync
-    one on an executor thread (LangChain's default) so that the awaiting task reads its own call's trace too.
+    one off the loop (:func:`~retrievekit.core.llm.bridge.run_off_loop`: its served-LLM requests await the client's
+    async API) so that the awaiting task reads its own call's trace too.
 
     Examples:
         >>> from retrievekit.langchain import JudgeCompressor, OneShotCompressor
@@ -48,6 +49,6 @@ class TracedCompressor(BaseDocumentCompressor):
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
-        """``compress_documents`` on an executor thread; ``last_trace`` is then this call's trace for the awaiting
+        """``compress_documents`` off the loop; ``last_trace`` is then this call's trace for the awaiting
         task too (see the module example)."""
         return await in_executor_keeping_trace(self, self.compress_documents, documents, query, callbacks)

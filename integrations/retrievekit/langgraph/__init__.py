@@ -15,7 +15,7 @@ from retrievekit.langgraph.graph import (
     chunk_delete,
     chunk_search,
 )
-from retrievekit.langgraph.method import IterativeAgentMethod, build_iterative, run_agent
+from retrievekit.langgraph.method import IterativeAgentMethod, arun_agent, build_iterative, run_agent
 from retrievekit.langgraph.retrievers import SearchFunction, as_search_function
 from retrievekit.langgraph.testing import ScriptedToolChatModel
 
@@ -27,6 +27,7 @@ __all__ = [
     "IterativeToolNode",
     "ScriptedToolChatModel",
     "SearchFunction",
+    "arun_agent",
     "as_search_function",
     "build_iterative",
     "build_iterative_agent",

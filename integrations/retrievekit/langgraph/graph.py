@@ -44,8 +44,9 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -81,9 +82,10 @@ from retrievekit.core.iterative.steps import (
     rejected_step,
     search_step,
 )
-from retrievekit.core.iterative.text_calls import parse_text_tool_call
-from retrievekit.core.llm.tokens import estimate_tokens
+from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.langgraph.checkpoints import strict_checkpointer
+from retrievekit.langgraph.model_step import ModelStep, model_node
+from retrievekit.langgraph.replies import add_usage, call_from_text, forced_search, reply_events, usage_of
 from retrievekit.langgraph.retrievers import as_search_function
 
 __all__ = [
@@ -95,8 +97,6 @@ __all__ = [
     "chunk_delete",
     "chunk_search",
 ]
-
-Node = Callable[..., dict[str, Any]]
 
 
 @tool("chunk_search", args_schema=ChunkSearchArgs, description=TOOL_DESCRIPTIONS["chunk_search"])
@@ -136,25 +136,6 @@ class IterativeAgentState(TypedDict, total=False):
     usage: dict[str, int]
 
 
-# ---------------------------------------------------------------------------------------------- message helpers
-
-
-def _usage_of(msg: BaseMessage, prompt: Sequence[BaseMessage]) -> tuple[int, int, bool]:
-    usage = getattr(msg, "usage_metadata", None) or {}
-    p, c = usage.get("input_tokens"), usage.get("output_tokens")
-    if isinstance(p, int) and isinstance(c, int):
-        return p, c, False
-    return sum(estimate_tokens(m.text) for m in prompt), estimate_tokens(msg.text), True
-
-
-def _add_usage(usage: dict[str, int] | None, p: int, c: int) -> dict[str, int]:
-    u = dict(usage or {})
-    u["llm_calls"] = u.get("llm_calls", 0) + 1
-    u["prompt_tokens"] = u.get("prompt_tokens", 0) + p
-    u["completion_tokens"] = u.get("completion_tokens", 0) + c
-    return u
-
-
 def _as_chat_model(llm: Any) -> BaseChatModel:
     if isinstance(llm, BaseChatModel):
         return llm
@@ -185,24 +166,6 @@ def _bind_forcing(chat: BaseChatModel, tools: Sequence[BaseTool]) -> Runnable[An
         return _bind_tools(chat, tools, tool_choice="required")
     except (TypeError, ValueError, InvalidInputError):
         return None
-
-
-def _call_from_text(reply: AIMessage, tools: Sequence[str], turn: int) -> tuple[AIMessage, list[dict[str, Any]]]:
-    """A reply without tool calls whose text names one (:func:`parse_text_tool_call`) becomes that call."""
-    found = parse_text_tool_call(reply.text, tools)
-    if found is None:
-        return reply, []
-    name, args = found
-    call = {"name": name, "args": args, "id": f"text_call_{turn}", "type": "tool_call"}
-    msg = f"the model wrote its {name} call as text; parsed it into a tool call"
-    return AIMessage(content=reply.content, tool_calls=[call]), [trace_event("text_tool_call", msg, turn=turn)]
-
-
-def _forced_search(question: str, turn: int) -> tuple[AIMessage, list[dict[str, Any]]]:
-    """The first turn's search when the model answered without searching: the question itself."""
-    call = {"name": "chunk_search", "args": {"query": question}, "id": f"forced_search_{turn}", "type": "tool_call"}
-    msg = "the model answered turn 1 without searching; searched the question (the agent always searches first)"
-    return AIMessage(content="", tool_calls=[call]), [trace_event("forced_search", msg, turn=turn)]
 
 
 def _question_of(state: IterativeAgentState) -> str:
@@ -261,22 +224,6 @@ def _start_node(state: IterativeAgentState) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- agent
 
 
-def _reply_events(reply: AIMessage, turn: int, estimated: bool) -> list[dict[str, Any]]:
-    """Events the chat model reported in its reply's metadata (e.g. a local model's repairs), and estimates."""
-    meta = reply.response_metadata or {}
-    events = [
-        trace_event(str(ev.get("kind", "llm_event")), str(ev.get("message", "")), turn=turn)
-        for ev in meta.get("retrievekit_events") or []
-    ]
-    if meta.get("retrievekit_error"):
-        events.append(trace_event("invalid_tool_call", str(meta["retrievekit_error"]), turn=turn))
-    if estimated:
-        events.append(
-            trace_event("token_estimate", "the chat model reported no token usage; estimated len//4", turn=turn)
-        )
-    return events
-
-
 @dataclass(frozen=True)
 class _Bound:
     """The model as the agent node calls it: bound to the tools, and (turn 1) bound so that it must call one."""
@@ -287,15 +234,16 @@ class _Bound:
     always_search: bool
 
 
-def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Node:
+def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Runnable[Any, Any]:
     """The ``agent`` node: show the model the question, the working set and the budget; keep its reply.
 
     Turn 1 always searches when ``always_search``: the model is asked with ``tool_choice="required"`` and the search
     tool alone; a reply that writes its call as text is parsed into it; a reply with no valid search call (an answer,
-    another tool, bad arguments) gets the question searched instead.
+    another tool, bad arguments) gets the question searched instead. One body for ``invoke`` and ``ainvoke``
+    (:func:`~retrievekit.langgraph.model_step.model_node`).
     """
 
-    def agent(state: IterativeAgentState, config: RunnableConfig) -> dict[str, Any]:
+    def agent(state: IterativeAgentState) -> ModelStep:
         turn, ws, trace = _turn(state) + 1, list(state.get("working_set") or []), list(state.get("trace") or [])
         instruction = turn_instruction(
             state["question"], render_working_set(ws), trace, turn=turn, max_turns=max_turns, tokens=context_tokens(ws)
@@ -305,25 +253,25 @@ def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Node:
         writer({"event": "agent", "turn": turn, "working_set": len(ws)})
         model = bound.first_turn if turn == 1 and bound.always_search and bound.first_turn is not None else bound.tools
         try:
-            reply = model.invoke(prompt, config)
+            reply = yield model, prompt
         except Exception as e:  # a provider error or timeout: recorded, then the answer node takes over
             trace.append(trace_event("llm_error", f"agent LLM call failed: {type(e).__name__}: {e}", turn=turn))
             return {"turn": turn, "trace": trace, "stop_reason": "llm_error"}
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
-        p, c, estimated = _usage_of(reply, prompt)
-        trace += _reply_events(reply, turn, estimated)
+        p, c, estimated = usage_of(reply, prompt)
+        trace += reply_events(reply, turn, estimated)
         if not reply.tool_calls and not reply.invalid_tool_calls:
-            reply, events = _call_from_text(reply, bound.tool_names, turn)
+            reply, events = call_from_text(reply, bound.tool_names, turn)
             trace += events
         if turn == 1 and bound.always_search and not any(tc["name"] == "chunk_search" for tc in reply.tool_calls):
-            reply, events = _forced_search(state["question"], turn)  # no (valid) search asked for: search the question
+            reply, events = forced_search(state["question"], turn)  # no (valid) search asked for: search the question
             trace += events
         calls = [{"name": tc["name"], "args": tc["args"]} for tc in reply.tool_calls]
         writer({"event": "agent_reply", "turn": turn, "tool_calls": calls, "content": reply.text[:200]})
-        return {"turn": turn, "messages": [reply], "trace": trace, "usage": _add_usage(state.get("usage"), p, c)}
+        return {"turn": turn, "messages": [reply], "trace": trace, "usage": add_usage(state.get("usage"), p, c)}
 
-    return agent
+    return model_node(agent, "agent")
 
 
 def _route_after_agent(state: IterativeAgentState) -> Literal["tools", "answer"]:
@@ -419,6 +367,11 @@ class IterativeToolNode:
             fallback_done=turn.fallback_done,
         )
 
+    async def acall(self, state: IterativeAgentState) -> dict[str, Any]:
+        """The node under ``ainvoke`` / ``astream``: the same run off the event loop
+        (:func:`~retrievekit.core.llm.bridge.run_off_loop`; a served judge inside awaits its async client)."""
+        return await run_off_loop(self, state)
+
     def __call__(self, state: IterativeAgentState) -> dict[str, Any]:
         last = _last_ai(state)
         if last is None:
@@ -466,10 +419,10 @@ def _stop_reason(state: IterativeAgentState, max_turns: int) -> tuple[str, str |
     return reason, None, []
 
 
-def _make_answer_node(chat: BaseChatModel, max_turns: int) -> Node:
+def _make_answer_node(chat: BaseChatModel, max_turns: int) -> Runnable[Any, Any]:
     """The ``answer`` node: the model's own answer, or (turn cap, no action, LLM error) one from the working set."""
 
-    def answer(state: IterativeAgentState, config: RunnableConfig) -> dict[str, Any]:
+    def answer(state: IterativeAgentState) -> ModelStep:
         writer, turn = _safe_writer(), _turn(state)
         reason, text, events = _stop_reason(state, max_turns)
         if text is not None:
@@ -481,17 +434,17 @@ def _make_answer_node(chat: BaseChatModel, max_turns: int) -> Node:
             for r, c in answer_messages(state["question"], render_working_set(list(state.get("working_set") or [])))
         ]
         try:
-            reply = chat.invoke(prompt, config)
+            reply = yield chat, prompt
             text = reply.text.strip() if isinstance(reply, BaseMessage) else str(reply).strip()
-            p, c, _ = _usage_of(reply, prompt) if isinstance(reply, BaseMessage) else (0, 0, True)
-            usage = _add_usage(usage, p, c)
+            p, c, _ = usage_of(reply, prompt) if isinstance(reply, BaseMessage) else (0, 0, True)
+            usage = add_usage(usage, p, c)
         except Exception as e:
             text = ""
             trace.append(trace_event("llm_error", f"answer LLM call failed: {type(e).__name__}: {e}", turn=turn))
         writer({"event": "answer", "turn": turn, "answer": text, "stop_reason": reason})
         return {"answer": text, "stop_reason": reason, "trace": trace, "usage": usage, "messages": [AIMessage(text)]}
 
-    return answer
+    return model_node(answer, "answer")
 
 
 # ---------------------------------------------------------------------------------------------- the graph
@@ -509,7 +462,7 @@ def _agent_graph(
     graph = StateGraph(IterativeAgentState)
     graph.add_node("start", _start_node)
     graph.add_node("agent", _make_agent_node(bound, system_prompt, max_turns))
-    graph.add_node("tools", tool_node)
+    graph.add_node("tools", RunnableCallable(tool_node, tool_node.acall, name="tools", trace=False))
     graph.add_node("answer", _make_answer_node(chat, max_turns))
     graph.add_edge(START, "start")
     graph.add_edge("start", "agent")

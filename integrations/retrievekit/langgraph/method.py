@@ -47,7 +47,15 @@ from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage, ScoredHit
 
-__all__ = ["ITERATIVE_OPTIONS", "AgentRun", "IterativeAgentMethod", "build_iterative", "run_agent"]
+__all__ = [
+    "ITERATIVE_OPTIONS",
+    "AgentRun",
+    "IterativeAgentMethod",
+    "agent_run",
+    "arun_agent",
+    "build_iterative",
+    "run_agent",
+]
 
 ITERATIVE_OPTIONS = (
     "max_turns",
@@ -94,13 +102,47 @@ def run_agent(
         >>> run.answer, run.trace.counters["iterative.retrieval_calls"], run.trace.llm_calls
         ('42', 2, 2)
     """
+    state = graph.invoke({"question": question, "working_set": []}, _run_config(graph, question, config))
+    return agent_run(state, trace)
+
+
+async def arun_agent(
+    graph: Any, question: str, *, config: dict[str, Any] | None = None, trace: Trace | None = None
+) -> AgentRun:
+    """:func:`run_agent` awaited: the graph runs with ``ainvoke`` (its model calls await the chat model's async API,
+    its tool calls run off the event loop).
+
+    Examples:
+        >>> import asyncio
+        >>> from retrievekit.langgraph.graph import build_iterative_agent
+        >>> from retrievekit.langgraph.testing import ScriptedToolChatModel
+        >>> graph = build_iterative_agent(ScriptedToolChatModel(replies=["42"]), lambda q, k, t: [])
+        >>> asyncio.run(arun_agent(graph, "Why?")).answer
+        '42'
+    """
+    state = await graph.ainvoke({"question": question, "working_set": []}, _run_config(graph, question, config))
+    return agent_run(state, trace)
+
+
+def _run_config(graph: Any, question: str, config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The question checked; the run's config (a fresh thread id when the graph has a checkpointer)."""
     check_query(question)
     cfg: dict[str, Any] = dict(config or {})
     if getattr(graph, "checkpointer", None) is not None:
         conf = dict(cfg.get("configurable") or {})
         conf.setdefault("thread_id", uuid.uuid4().hex)
         cfg["configurable"] = conf
-    state = graph.invoke({"question": question, "working_set": []}, cfg or None)
+    return cfg or None
+
+
+def agent_run(state: dict[str, Any], trace: Trace | None = None) -> AgentRun:
+    """The :class:`AgentRun` of a finished graph state: answer, working set, stop reason and a Trace of the counters
+    and events (merged into ``trace`` when given).
+
+    Examples:
+        >>> agent_run({"answer": "x", "stop_reason": "answered"}).trace.counters["iterative.turns"]
+        0
+    """
     ws = list(state.get("working_set") or [])
     counters: dict[str, float] = {
         "iterative.retrieval_calls": int(state.get("searches", 0)),

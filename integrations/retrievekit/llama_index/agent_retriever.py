@@ -86,7 +86,15 @@ class IterativeAgentRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         from retrievekit.langgraph.method import run_agent
 
-        run = run_agent(self.graph, query_bundle.query_str)
+        return self._nodes(query_bundle, run_agent(self.graph, query_bundle.query_str))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        from retrievekit.langgraph.method import arun_agent
+
+        return self._nodes(query_bundle, await arun_agent(self.graph, query_bundle.query_str))
+
+    def _nodes(self, query_bundle: QueryBundle, run: Any) -> list[NodeWithScore]:
+        """Keep the run's answer, trace and state; its working set as nodes."""
         self.last_answer, self.last_trace, self.last_state = run.answer, run.trace, run.state
         run.trace.query = query_bundle.query_str
         publish(run.trace)

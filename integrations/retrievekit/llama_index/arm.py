@@ -20,6 +20,7 @@ from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.types import DataObject
 from retrievekit.llama_index.embeddings import user_embed_model
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
+from retrievekit.llama_index.settings import or_settings_llm
 
 __all__ = ["ArmRetriever"]
 
@@ -72,5 +73,5 @@ class ArmRetriever(RetrieveKitRetriever):
         """
         nodes, corpus = split_corpus(documents, BaseNode, nodes_to_objects)
         embedder = user_embed_model(embedder)
-        arm = create_arm(corpus, llm=llm, config=config, embedder=embedder, **options)
+        arm = create_arm(corpus, llm=or_settings_llm(llm), config=config, embedder=embedder, **options)
         return cls(arm, similarity_top_k=similarity_top_k, nodes=nodes)

@@ -25,6 +25,7 @@ from retrievekit.core.lattice.search import Lattice, SearchState
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.llama_index.embeddings import user_embed_model
 from retrievekit.llama_index.retriever import RetrieveKitRetriever, nodes_to_objects
+from retrievekit.llama_index.settings import or_settings_llm
 
 __all__ = ["LatticeRetriever"]
 
@@ -79,7 +80,9 @@ class LatticeRetriever(RetrieveKitRetriever):
         """
         corpus = check_corpus(nodes_to_objects(documents))  # before the LLM and embedder are loaded
         embedder = user_embed_model(embedder)
-        lattice = create_lattice(corpus, llm=llm, embedder=embedder, tree_dir=tree_dir, builder=builder, **options)
+        lattice = create_lattice(
+            corpus, llm=or_settings_llm(llm), embedder=embedder, tree_dir=tree_dir, builder=builder, **options
+        )
         return cls(lattice, similarity_top_k=similarity_top_k, nodes=documents)
 
     @classmethod
@@ -94,5 +97,5 @@ class LatticeRetriever(RetrieveKitRetriever):
     ) -> LatticeRetriever:
         """Search a persisted tree (a folder) or a tree object."""
         embedder = user_embed_model(embedder)
-        lattice = lattice_from_tree(tree, llm=llm, embedder=embedder, **options)
+        lattice = lattice_from_tree(tree, llm=or_settings_llm(llm), embedder=embedder, **options)
         return cls(lattice, similarity_top_k=similarity_top_k)

@@ -24,12 +24,14 @@ from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM
 
 from retrievekit.core.errors import MissingDependencyError
+from retrievekit.core.llm.bridge import acall_client
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.resolve import adapt_llm, register_llm_adapter
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 from retrievekit.core.llm.served_spec import ServedLLMSpec
+from retrievekit.llama_index.settings import user_settings_llm
 
 __all__ = ["LlamaIndexChatLLM", "as_chat_llm", "served_llm"]
 
@@ -61,13 +63,15 @@ def _openai_family(llm: Any) -> bool:
 
 def _single_request_copy(llm: Any) -> Any:
     """A copy of an OpenAI-family LLM that sends each request once (no client or tenacity retries: retrievekit
-    retries instead) and sets no ``max_tokens`` of its own (each call sends its own limit); others as they are."""
+    retries instead) and sets no ``max_tokens`` of its own (each call sends its own limit), with its async client
+    built; others as they are."""
     if not _openai_family(llm):
         return llm
     copy = llm.model_copy(update={"max_retries": 0, "max_tokens": None})
-    for private in ("_client", "_aclient"):  # rebuilt on first use with max_retries=0
+    for private in ("_client", "_aclient"):  # rebuilt with max_retries=0
         if hasattr(copy, private):
             setattr(copy, private, None)
+    _ = copy._get_aclient().chat.completions  # built here, not on the event loop: its first use imports ~1 s
     return copy
 
 
@@ -158,10 +162,29 @@ class LlamaIndexChatLLM(ServedChatLLM):
         """
         messages = self.to_llama_index_messages(request.messages)
         kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
-        response = self.call_client(lambda **kw: self._model.chat(messages, **kw), kwargs)
-        text = response.message.content or ""
-        prompt_texts = [m.content or "" for m in messages]
-        return reply_completion(text, _usage_from_response(response), prompt_texts, _finish_reason(response))
+        return _completion(self.call_client(lambda **kw: self._model.chat(messages, **kw), kwargs), messages)
+
+    async def _asend(self, request: SendRequest) -> Completion:  # type: ignore[override]
+        """One ``await llm.achat`` with the same arguments as :meth:`_send` (the path of requests made under an
+        ``await``: :mod:`retrievekit.core.llm.bridge`).
+
+        Examples:
+            >>> import asyncio
+            >>> from llama_index.core.llms import MockLLM
+            >>> llm = LlamaIndexChatLLM(MockLLM(max_tokens=2))
+            >>> asyncio.run(llm._asend(SendRequest([ChatMessage("user", "Hi")], 2, 0.0, 60.0))).completion_tokens >= 0
+            True
+        """
+        messages = self.to_llama_index_messages(request.messages)
+        kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
+        return _completion(await acall_client(self, lambda **kw: self._model.achat(messages, **kw), kwargs), messages)
+
+
+def _completion(response: Any, messages: Sequence[LIChatMessage]) -> Completion:
+    """A LlamaIndex ``ChatResponse`` as a :class:`~retrievekit.core.llm.protocol.Completion`."""
+    text = response.message.content or ""
+    prompt_texts = [m.content or "" for m in messages]
+    return reply_completion(text, _usage_from_response(response), prompt_texts, _finish_reason(response))
 
 
 _ADAPTER = register_llm_adapter(LLM, LlamaIndexChatLLM, "a LlamaIndex LLM")
@@ -171,7 +194,8 @@ _ADAPTER = register_llm_adapter(LLM, LlamaIndexChatLLM, "a LlamaIndex LLM")
 def as_chat_llm(llm: Any) -> Any:
     """The model a retrievekit method gets from a LlamaIndex user: the one ``llm=`` rule of every LlamaIndex edge.
 
-    ``None`` stays ``None`` (the method's default model); a retrievekit model -- a
+    ``None`` is the LLM the user set in ``Settings.llm`` (wrapped), else stays ``None`` (the method's embedded default
+    model: :mod:`retrievekit.llama_index.settings`); a retrievekit model -- a
     :class:`~retrievekit.core.llm.protocol.ChatLLM`, a :class:`~retrievekit.core.llm.protocol.ScoringLM` such as
     ``LocalLM`` or a :class:`~retrievekit.core.llm.protocol.RelevanceJudge` -- is returned as is; a LlamaIndex
     ``LLM`` (``OpenAI``, ``Ollama``, a ``CustomLLM``...) is wrapped in :class:`LlamaIndexChatLLM`. Anything else,
@@ -188,6 +212,8 @@ def as_chat_llm(llm: Any) -> Any:
         ...
         retrievekit.core.errors.InvalidInputError: llm must be a model object (a LlamaIndex LLM or a retrievekit ChatLLM/LocalLM), got str 'qwen0.5b'; a model's name is loaded by resolve_llm
     """
+    if llm is None:
+        llm = user_settings_llm()  # Settings.llm when the user set it
     return adapt_llm(llm, _ADAPTER)
 
 

@@ -33,6 +33,7 @@ from retrievekit.core.oneshot.filters import AddRule, DocumentCatalog, DropRule,
 from retrievekit.core.oneshot.selector import Candidate, OneShotResult, OneShotSelector
 from retrievekit.core.trace import Trace
 from retrievekit.llama_index.retriever import nodes_to_objects, object_to_node
+from retrievekit.llama_index.settings import or_settings_llm
 from retrievekit.llama_index.traced import TracedPostprocessor
 
 __all__ = ["OneShotPostprocessor"]
@@ -116,7 +117,7 @@ class OneShotPostprocessor(TracedPostprocessor):
         scalars = {"budget": budget, "k_max": k_max, "filter": filter, "crop": crop, "tokenizer": tokenizer}
         cfg = (config or OneShotConfig()).with_overrides(**{k: v for k, v in scalars.items() if v is not _FROM_CONFIG})
         super().__init__(**{name: getattr(cfg, name) for name in scalars}, **kwargs)
-        chat: ChatLLM | None = resolve_llm(llm, default=None)
+        chat: ChatLLM | None = resolve_llm(or_settings_llm(llm), default=None)
         keys = keys or MetadataKeys()
         lookup = None
         if corpus is not None:

@@ -22,10 +22,12 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, QueryT
 from retrievekit.core.checks import check_k
 from retrievekit.core.edge import build_for_edge, caller_passage, close_core, core_argument, hit_metadata, traced_search
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
 from retrievekit.core.trace import Trace, capture_traces, last_trace_property
 from retrievekit.core.types import DataObject, Passage  # noqa: F401 - examples
+from retrievekit.llama_index.settings import or_settings_llm
 
 __all__ = ["RetrieveKitRetriever", "RetrieveKitTraceEvent", "nodes_to_objects", "object_to_node"]
 
@@ -161,7 +163,9 @@ class RetrieveKitRetriever(BaseRetriever):
 
         corpus = nodes_to_objects(documents)
         embedder = user_embed_model(embedder)
-        core = build_for_edge(method, corpus, work_dir=work_dir, llm=llm, options=options, embedder=embedder)
+        core = build_for_edge(
+            method, corpus, work_dir=work_dir, llm=or_settings_llm(llm), options=options, embedder=embedder
+        )
         return cls(core, similarity_top_k=similarity_top_k, nodes=documents)
 
     @classmethod
@@ -262,6 +266,10 @@ class RetrieveKitRetriever(BaseRetriever):
             return object_to_node(obj)
         node, extra = found
         return node.model_copy(update={"metadata": {**node.metadata, **extra}}) if extra else node
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        # the one sync implementation, off the loop; its served-LLM requests await the client's async API
+        return await run_off_loop(self._retrieve, query_bundle)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hits, trace = traced_search(self, self._core, query_bundle.query_str, self.similarity_top_k)

@@ -1,5 +1,5 @@
 """LlamaIndex edge: what retrievekit's node postprocessors share -- a trace per call, kept as ``last_trace`` and
-published with the reranking's end, written once.
+published with the reranking's end, written once; the async form runs the same code off the event loop.
 
 Examples:
     >>> from llama_index.core.schema import NodeWithScore, TextNode
@@ -10,6 +10,9 @@ Examples:
     >>> keep = Keep()
     >>> len(keep.postprocess_nodes([NodeWithScore(node=TextNode(text="tea"))])), keep.last_trace.query
     (1, 'tea')
+    >>> import asyncio
+    >>> len(asyncio.run(keep.apostprocess_nodes([NodeWithScore(node=TextNode(text="tea"))])))
+    1
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from __future__ import annotations
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import NodeWithScore
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.trace import Trace, last_trace_property, publish
 from retrievekit.llama_index.named import NamedByClass
 from retrievekit.llama_index.retriever import RetrieveKitTraceEvent
@@ -40,6 +44,13 @@ class TracedPostprocessor(NamedByClass, BaseNodePostprocessor):
     """
 
     last_trace = last_trace_property()
+
+    async def _apostprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        """``_postprocess_nodes`` off the loop (:func:`~retrievekit.core.llm.bridge.run_off_loop`): its served-LLM
+        requests await the client's async API, and ``last_trace`` is this call's for the awaiting task."""
+        return await run_off_loop(self._postprocess_nodes, nodes, query_bundle)
 
     def _finish(self, trace: Trace, query: str, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
         """Keep ``trace`` (for ``query``) as ``last_trace``, publish it, dispatch it as a

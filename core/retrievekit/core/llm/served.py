@@ -45,7 +45,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,7 @@ from retrievekit.core.llm.base import (
     grown_limit,
     retry_messages,
 )
+from retrievekit.core.llm.bridge import send_request, usable_async_send
 from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
 from retrievekit.core.llm.json_output import schema_to_json
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
@@ -195,6 +196,11 @@ class ServedChatLLM(ChatLLMBase):
         raises. Implemented by the framework adapters."""
         raise NotImplementedError
 
+    # #51 async hook (retrievekit.core.llm.bridge): the adapters over a client with an async API define it
+    _asend: Callable[[SendRequest], Coroutine[Any, Any, Completion]] | None = None
+    """One request through the client's async API (``await llm.achat`` / ``await llm.ainvoke``), with the same
+    arguments as :meth:`_send`; used for the requests made under an ``await`` (``bridge.send_request``)."""
+
     def _supports_response_format(self) -> bool:
         """Whether the client can send ``response_format`` (the ``"auto"`` mode uses the schema mode then)."""
         return False
@@ -267,9 +273,11 @@ class ServedChatLLM(ChatLLMBase):
 
         # no text in a message may become a control token of the server's chat template (`<|im_end|>`, `</s>`...)
         messages = [ChatMessage(m.role, defuse_control_tokens(m.content)) for m in messages]
+        asend = usable_async_send(self._asend)  # #51: the client's async API when an await waits on this call
 
         def send(timeout: float) -> Completion:
-            return self._send(SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format))
+            request = SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
+            return send_request(self._send, asend, request, timeout)
 
         with self._slots:
             done = call_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
