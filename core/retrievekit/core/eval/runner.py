@@ -231,8 +231,7 @@ def run_benchmark(
         llm: the methods' model (``--llm``): a name, a served LLM (``CLIENT:MODEL@URL`` or a
             :class:`~retrievekit.core.llm.served_spec.ServedLLMSpec`), ``"none"``, a model object, or None (each
             method's default); see :func:`~retrievekit.core.llm.resolve.resolve_llm`.
-        k: hits per query; metrics are computed at every cut-off in ``ks`` on those hits, so a cut-off above ``k``
-            equals the value at ``k``.
+        k: hits per query; metrics at every cut-off in ``ks`` on those hits (one above ``k`` equals the value at k).
         keep_run: add ``"run": {qid: [ids]}`` and ``"per_query": [record, ...]`` to the result.
         records: a JSONL file of per-query records (:class:`~retrievekit.core.eval.records.RecordFile`): appended
             as queries finish, skipped on a rerun (lines it does not use are listed in ``records_rejected``).
