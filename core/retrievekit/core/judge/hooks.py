@@ -178,7 +178,8 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     exists) gives the untrained ``Judge.zero_shot(--llm)`` instead (``ctx.llm`` when it is a loaded ``LocalLM``,
     else ``ctx.llm_name``): the same readout without fine-tuning, for trained-vs-zero-shot comparisons at the same
     budget of calls. ``--judge cosine`` gives the embedding-cosine judge
-    (:class:`~retrievekit.core.judge.cosine.CosineJudge`). A ready judge in ``ctx.judge`` is returned as it is
+    (:class:`~retrievekit.core.judge.cosine.CosineJudge`); ``--judge served`` the served ``--llm CLIENT:MODEL@URL``
+    as a pointwise Yes/No judge (:class:`~retrievekit.core.judge.served.ServedJudge`). A ready judge in ``ctx.judge`` is returned as it is
     (``judge_dir`` then only names it): that is how the benchmark harness hands a method the gold-label oracle of
     ``--judge oracle[:S]``, which nothing else can build (it needs the dataset's qrels). Every method factory that
     accepts a judge calls this, so ``judge_dir`` never leaks into a method's own option parsing.
@@ -212,6 +213,10 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
         raise InvalidInputError(f"--judge needs retrievekit.core.judge, which failed to import: {e}") from e
     if str(judge_dir) == "zero-shot" and not Path(str(judge_dir)).exists():
         judge = judge_pkg.Judge.zero_shot(ctx.llm_name or "smollm2", llm=ctx.llm)
+    elif str(judge_dir) == "served" and not Path(str(judge_dir)).exists():  # --judge served --llm CLIENT:MODEL@URL
+        from retrievekit.core.judge.served import ServedJudge
+
+        judge = ServedJudge.from_spec(str(ctx.llm_name or ""))
     elif str(judge_dir) == "cosine" and not Path(str(judge_dir)).exists():
         from retrievekit.core.judge.cosine import CosineJudge
 
