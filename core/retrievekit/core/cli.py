@@ -47,6 +47,7 @@ SUBCOMMANDS: dict[str, str] = {
     "train-judge": "retrievekit.core.judge.cli",
     "train-self-retrieval": "retrievekit.core.generative.self_retrieval.cli",
     "serve": "retrievekit.core.llm.llamacpp_server",
+    "advise": "retrievekit.core.eval.advise_cli",
 }
 
 
