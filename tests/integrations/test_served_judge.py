@@ -87,3 +87,5 @@ def test_bench_judge_served_writes_the_judge_block(server, tmp_path):
     r = json.loads(out.read_text())
     assert r["judge"]["scored_pairs"] == 9 and r["judge"]["auc"] is not None
     assert "ServedJudge" in json.dumps(r["judge"]) and r["cost"]["llm_calls_per_query"] == 3
+    cost = r["judge"]["cost_per_query"]  # its cost beside its AUC
+    assert cost["llm_calls"] == 3 == cost["judge_stage_llm_calls"] and cost["tokens"] > 0

@@ -83,7 +83,15 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``advise`` and print the report; returns the exit code."""
+    """Run ``advise`` and print the report; returns the exit code.
+
+    Examples:
+        >>> p = argparse.ArgumentParser(); add_arguments(p)
+        >>> run(p.parse_args(["--dataset", "scifact", "--data-dir", "/nonexistent", "--llm", "smollm2"]))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.DatasetNotFoundError: data folder /nonexistent does not exist (set --data-dir or RETRIEVEKIT_DATA_DIR; see docs/datasets.md)
+    """
     from retrievekit.core.eval.advise import advise, render_advice
     from retrievekit.core.eval.datasets import load_dataset
     from retrievekit.core.judge.hooks import judge_from_options
