@@ -281,6 +281,10 @@ def _judge_all(
     return out
 
 
+def _threshold(value: float | None) -> str:
+    return "no AUC" if value is None else ("any AUC" if value <= 0 else f"{value:.2f}")
+
+
 def render_advice(report: Mapping[str, Any]) -> str:
     """The report as text: the AUC estimates, then one line per method.
 
@@ -307,7 +311,7 @@ def render_advice(report: Mapping[str, Any]) -> str:
     for m in report["methods"]:
         verdict = "pays off" if m["pays_off"] else "does not pay off"
         lines.append(
-            f"- {m['method']}: {verdict} at AUC {fmt(m['judge_auc_used'])} (from {fmt(m['threshold'], '.2f')}); "
+            f"- {m['method']}: {verdict} at AUC {fmt(m['judge_auc_used'])} (from {_threshold(m['threshold'])}); "
             f"expected {m['metric']} {fmt(m['expected'])} vs {m['first_stage']} {fmt(m['first_stage_quality'])} "
             f"on {m['measured_on']}; per query {m['calls_per_query']:.0f} calls, {m['tokens_per_query']:.0f} tokens, "
             f"{m['seconds_per_query']:.1f} s. {m['note']}"

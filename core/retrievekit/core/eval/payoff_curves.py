@@ -35,7 +35,7 @@ class PayoffCurve:
         points: ``(judge AUC, quality)`` of the oracle runs, by AUC.
         first_stage: what the method is compared with.
         first_stage_quality: its quality on the same queries.
-        threshold: the judge AUC from which the method pays off (None: never; 0.5: any judge).
+        threshold: the judge AUC from which the method pays off (None: never; 0: any judge, below chance included).
         cost: judge calls and judged items per query in the measured runs.
         note: what the threshold means.
         items_per_query: judged items per query in those runs (a pointwise judge makes one request each).
@@ -103,7 +103,7 @@ CURVES: tuple[PayoffCurve, ...] = (
         ((0.5, 0.816), (1.0, 0.825)),
         "no cropping",
         0.800,
-        0.5,
+        0.0,
         "one judge call per chosen chunk (about 8), 34-40 judged sentences",
         "any judge, chance included (+1.6 points from the freed budget; the oracle adds 0.9)",
         37.0,
@@ -163,7 +163,7 @@ def pays_off(c: PayoffCurve, auc: float) -> bool:
     """Whether a judge of ``auc`` clears the method's threshold.
 
     Examples:
-        >>> pays_off(curve("iterative"), 1.0), pays_off(curve("oneshot"), 0.5)
+        >>> pays_off(curve("iterative"), 1.0), pays_off(curve("oneshot"), 0.45)
         (False, True)
     """
     return c.threshold is not None and float(auc) >= c.threshold
