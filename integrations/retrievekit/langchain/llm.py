@@ -264,4 +264,6 @@ def served_llm(spec: ServedLLMSpec) -> LangChainChatLLM:
         timeout=spec.policy.timeout,
         max_retries=spec.policy.max_retries,
     )
-    return LangChainChatLLM(chat, **spec.adapter_options())
+    client = LangChainChatLLM(chat, **spec.adapter_options())
+    client.served_spec = spec
+    return client

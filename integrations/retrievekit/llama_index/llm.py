@@ -240,4 +240,6 @@ def served_llm(spec: ServedLLMSpec) -> LlamaIndexChatLLM:
         timeout=spec.policy.timeout,
         max_retries=spec.policy.max_retries,
     )
-    return LlamaIndexChatLLM(llm, **spec.adapter_options())
+    client = LlamaIndexChatLLM(llm, **spec.adapter_options())
+    client.served_spec = spec
+    return client

@@ -69,8 +69,9 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument(
         "--judge",
         default=None,
-        metavar="DIR|zero-shot|cosine|oracle[:S[:SEED]]",
-        help="relevance judge the method uses (option judge_dir): a trained judge folder, zero-shot, cosine, or "
+        metavar="DIR|zero-shot|cosine|served|oracle[:S[:SEED]]",
+        help="relevance judge the method uses (option judge_dir): a trained judge folder, zero-shot, cosine, served "
+        "(the --llm CLIENT:MODEL@URL asked Yes/No per pair), or "
         "oracle[:S] -- a diagnostic that reads the gold labels, with seeded noise S in [0, 1] (expected AUC 1 - S/2)",
     )
     bench.add_argument("--no-progress", action="store_true", help="hide the progress bar")

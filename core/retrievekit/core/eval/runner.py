@@ -29,7 +29,7 @@ import json
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,8 +195,27 @@ def summarize(
         out["failures"] = failures[:20]
     block = judge_block([r.judged for r in recs if r.judged], len(recs), judge)
     if block is not None:
+        block["cost_per_query"] = judge_cost(recs, out["cost"])
         out["judge"] = block
     return out
+
+
+def judge_cost(recs: Sequence[QueryRecord], cost: Mapping[str, float]) -> dict[str, float]:
+    """The judge block's ``cost_per_query``: the run's LLM calls and tokens per query, and those of judge-rerank's
+    ``judge`` stage (seconds stay in the result's ``cost``: they differ between a run and its resumed copy).
+
+    Examples:
+        >>> recs = [QueryRecord(qid="q", llm_calls=3, stages={"judge": {"llm_calls": 3, "fallbacks": 0}})]
+        >>> judge_cost(recs, {"llm_calls_per_query": 3.0, "prompt_tokens_per_query": 90.0,
+        ...                   "completion_tokens_per_query": 3.0})
+        {'llm_calls': 3.0, 'judge_stage_llm_calls': 3.0, 'tokens': 93.0}
+    """
+    stage = [r.stages.get("judge", {}).get("llm_calls", 0) for r in recs]
+    return {
+        "llm_calls": float(cost["llm_calls_per_query"]),
+        "judge_stage_llm_calls": sum(stage) / max(len(recs), 1),
+        "tokens": float(cost["prompt_tokens_per_query"]) + float(cost["completion_tokens_per_query"]),
+    }
 
 
 def _jsonable(value: Any) -> Any:

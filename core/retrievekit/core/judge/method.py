@@ -247,8 +247,9 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     Options: ``first_stage`` (``bm25`` | ``dense`` | ``hybrid``), ``rerank_k`` (100), ``mix`` (0.0), ``batch_size``
     (32), ``max_passage_tokens`` (zero-shot only; a trained judge uses its manifest's). The judge comes from
     ``judge_dir`` (set by ``--judge``; with ``--llm`` also given, the judge's base model must match it), else the
-    zero-shot ``--llm`` model (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`; also what ``--judge zero-shot`` asks for); the trace says which.
-    ``--judge cosine`` and the harness's ``--judge oracle[:S]`` work too. The judge scores exactly ``rerank_k``
+    zero-shot ``--llm`` model (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`; also what ``--judge zero-shot``
+    asks for); the trace says which. ``--judge cosine``, ``--judge served`` (with ``--llm CLIENT:MODEL@URL``) and the
+    harness's ``--judge oracle[:S]`` work too. The judge scores exactly ``rerank_k``
     first-stage hits per query (one call), so ``rerank_k=N`` is the flat rerank that spends N judged items per query.
 
     Examples:
@@ -267,7 +268,7 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     opts.pop("progress", None)
     judge_dir = opts.pop("judge_dir", None)
     judge = ctx.judge  # a ready judge (the harness's --judge oracle), else --judge cosine, else loaded below
-    if judge is None and (str(judge_dir) == "cosine" or parse_oracle(judge_dir) is not None):
+    if judge is None and (str(judge_dir) in ("cosine", "served") or parse_oracle(judge_dir) is not None):
         judge, _ = judge_from_options(ctx)
     first = str(opts.pop("first_stage", "bm25"))
     batch_size = int(opts.pop("batch_size", 32))

@@ -36,6 +36,7 @@ from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
+from retrievekit.core.lattice.rerank_budget import check_slates, rerank_budget
 from retrievekit.core.lattice.scoring import SlateScorer
 from retrievekit.core.lattice.search import Lattice
 from retrievekit.core.lattice.top_down import build_top_down
@@ -341,8 +342,7 @@ class FlatLLMReranker:
         candidates: int = 100,
         calls: int = 5,
     ) -> None:
-        if candidates < 1 or calls < 0:
-            raise InvalidInputError(f"candidates must be >= 1 and calls >= 0, got {candidates}, {calls}")
+        check_slates(candidates, calls)
         self.first_stage = first_stage
         self.config = config or LatticeConfig()
         self.scorer = SlateScorer(llm, self.config)
@@ -390,7 +390,8 @@ class FlatLLMReranker:
 def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
     """``retrievekit bench --method llm-rerank``: dense top-``candidates`` (100) reranked in ``calls`` (40) slates.
 
-    Options: ``candidates``, ``calls`` (default 40 = LATTICE's B*N), ``first_stage`` (``dense`` | ``bm25`` |
+    Options: ``candidates``, ``calls`` (default 40 = LATTICE's B*N; given one, the other is derived at the default
+    slate size, and ``calls >= candidates`` is refused: :mod:`~retrievekit.core.lattice.rerank_budget`), ``first_stage`` (``dense`` | ``bm25`` |
     ``hybrid``) and :class:`LatticeConfig` scoring fields (``score_max``, ``reply_format``, ...). With ``--judge DIR``
     the judge scores each slate (one ``score_relevance`` call per slate, as in LATTICE), so the two compare fairly.
 
@@ -409,8 +410,8 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
     rerank_keys = ("candidates", "calls", "first_stage", "progress", "judge_dir")
     check_option_keys(ctx.options, [*rerank_keys, *(f.name for f in fields(LatticeConfig))], label="llm-rerank")
     judge, opts = judge_from_options(ctx)
-    candidates = int(opts.pop("candidates", 100))
-    calls = int(opts.pop("calls", 40))
+    raw = (opts.pop("candidates", None), opts.pop("calls", None))
+    candidates, calls = rerank_budget(*(int(v) if v is not None else None for v in raw))
     first = str(opts.pop("first_stage", "dense"))
     opts.pop("progress", None)
     base = build_method(first, MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, store=ctx.store))

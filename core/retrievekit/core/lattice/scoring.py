@@ -17,7 +17,11 @@ Handling (every case counted in :class:`SlateScores` and noted in the trace):
 * an item number out of range, or a repeated one (the first wins), is dropped;
 * a score outside ``0..score_max`` is clipped;
 * invalid JSON is repaired / retried by the LLM adapter (``complete_json``); when it still fails, or the reply
-  scores no item at all, the slate falls back to embedding cosine scores (``source="fallback"``).
+  scores no item at all, the slate falls back to embedding cosine scores (``source="fallback"``);
+* a reply that ranks nothing (all scores equal, all zero, or a counting sequence in the order shown:
+  :mod:`retrievekit.core.lattice.degenerate`) falls back the same way; every LLM-scored slate's ``spread`` (highest
+  less lowest score) is kept in :class:`SlateScores` and summed in the trace counter ``lattice.slate_spread`` (over
+  ``lattice.llm_slates``), and ``lattice.degenerate_slates`` counts the degenerate ones.
 
 **A relevance judge.** When ``llm`` implements :class:`~retrievekit.core.llm.protocol.RelevanceJudge` (a fine-tuned
 judge, ``retrievekit bench --judge DIR``), a slate is scored by one batched ``score_relevance(query, texts)`` call
@@ -43,6 +47,7 @@ import numpy as np
 
 from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.lattice.config import LatticeConfig
+from retrievekit.core.lattice.degenerate import degenerate_reason, slate_spread
 from retrievekit.core.llm.judge_hooks import judge_relevance
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, unpredictable_order
@@ -132,6 +137,7 @@ class SlateScores:
     duplicate_ids: int = 0
     clipped: int = 0
     attempts: int = 1
+    spread: float | None = None
     events: list[str] = field(default_factory=list)
 
 
@@ -209,6 +215,16 @@ class SlateScorer:
         out.attempts = int(getattr(result, "attempts", 1))
         if out.omitted == n:
             return self._fallback(query, texts, "the LLM reply scored no item", trace, base=out)
+        # 4. a reply that ranks nothing (all equal, all zero, counted off in the order shown) is a fallback too
+        out.spread = slate_spread(out.scores)
+        if trace is not None:
+            trace.count("lattice.llm_slates")
+            trace.count("lattice.slate_spread", out.spread)
+        degenerate = degenerate_reason(shown)
+        if degenerate is not None:
+            if trace is not None:
+                trace.count("lattice.degenerate_slates")
+            return self._fallback(query, texts, f"the LLM reply ranks nothing: {degenerate}", trace, base=out)
         if trace is not None:
             for name in ("omitted", "invalid_ids", "duplicate_ids", "clipped"):
                 value = getattr(out, name)

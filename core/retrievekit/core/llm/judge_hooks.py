@@ -214,6 +214,7 @@ JUDGES: dict[str, str] = {
     "trained": "retrievekit.core.judge:load_judge",
     "zero-shot": "retrievekit.core.judge:Judge.zero_shot",
     "cosine": "retrievekit.core.judge.cosine:CosineJudge",
+    "served": "retrievekit.core.judge.served:ServedJudge.from_spec",
 }
 """How ``--judge`` builds each kind of judge: ``module:attribute`` paths into the judge package, imported on first
 use (as the method registry names its factories), so the model layer and the methods never import that package."""
@@ -246,7 +247,8 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     exists) gives the untrained ``Judge.zero_shot(--llm)`` instead (``ctx.llm``: a loaded ``LocalLM`` or a model's
     name): the same readout without fine-tuning, for trained-vs-zero-shot comparisons at the same
     budget of calls. ``--judge cosine`` gives the embedding-cosine judge
-    (:class:`~retrievekit.core.judge.cosine.CosineJudge`). A ready judge in ``ctx.judge`` is returned as it is
+    (:class:`~retrievekit.core.judge.cosine.CosineJudge`); ``--judge served`` the served ``--llm CLIENT:MODEL@URL``
+    as a pointwise Yes/No judge (:class:`~retrievekit.core.judge.served.ServedJudge`). A ready judge in ``ctx.judge`` is returned as it is
     (``judge_dir`` then only names it): that is how the benchmark harness hands a method the gold-label oracle of
     ``--judge oracle[:S]``, which nothing else can build (it needs the dataset's qrels). Every method factory that
     accepts a judge calls this, so ``judge_dir`` never leaks into a method's own option parsing.
@@ -276,6 +278,8 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
 
     if str(judge_dir) == "zero-shot" and not Path(str(judge_dir)).exists():
         judge = load_judge_by_path("zero-shot")(ctx.llm)
+    elif str(judge_dir) == "served" and not Path(str(judge_dir)).exists():  # --judge served --llm CLIENT:MODEL@URL
+        judge = load_judge_by_path("served")(ctx.llm)
     elif str(judge_dir) == "cosine" and not Path(str(judge_dir)).exists():
         judge = load_judge_by_path("cosine")(load_base=ctx.load_llm)
     else:

@@ -141,6 +141,10 @@ class ServedChatLLM(ChatLLMBase):
     endpoint: str = "the served LLM"
     """Where requests go (named in errors); adapters set it from their client."""
 
+    served_spec: Any = None
+    """The :class:`~retrievekit.core.llm.served_spec.ServedLLMSpec` this client was built from (``--llm
+    CLIENT:MODEL@URL``), or None: what ``--judge served`` asks the same server with."""
+
     def __init__(
         self,
         *,
