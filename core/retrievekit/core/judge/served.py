@@ -21,7 +21,7 @@ judge hook). The HTTP client is ``openai`` (``pip install retrievekit[serve]``),
 Examples:
     >>> j = ServedJudge("qwen", "http://127.0.0.1:8080/v1")
     >>> j.mode, j.platt, j.endpoint
-    ('auto', (1.0, 0.0), 'http://127.0.0.1:8080/v1 (model smollm2)')
+    ('auto', (1.0, 0.0), 'http://127.0.0.1:8080/v1 (model qwen)')
     >>> round(digit_margin(9), 3), round(yes_no_margin({"Yes": -0.1, "No": -2.4}), 3)
     (2.944, 2.3)
 """
