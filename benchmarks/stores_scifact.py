@@ -35,7 +35,7 @@ from retrievekit.core.eval.datasets import load_dataset
 from retrievekit.core.eval.metrics import ndcg_at_k
 from retrievekit.core.index.chroma_store import ChromaStore
 from retrievekit.core.index.embeddings import MiniLMEmbedder
-from retrievekit.core.index.vector_store import embedder_record
+from retrievekit.core.index.vector_store import DIM_KEY, EMBEDDER_KEY
 from retrievekit.core.storage import write_json_atomic
 
 HNSW = {"m": 16, "ef_construction": 100, "ef_search": 100}
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ds = load_dataset("scifact", args.data_dir, split=args.split)
     docs, queries, name, dim = vectors(ds, args.vectors_cache)
-    record = embedder_record(type("Recorded", (), {"name": name, "dim": dim})())
+    record = {EMBEDDER_KEY: name, DIM_KEY: dim}  # the cached vectors' model, by name (no model loaded to probe)
     rows = [run_exact(ds, docs, queries, k)]
     with tempfile.TemporaryDirectory(prefix="stores-scifact-") as tmp:
         folder = Path(tmp)

@@ -25,7 +25,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import TextNode
 from llama_index.vector_stores.postgres import PGVectorStore
 
-from retrievekit.core.errors import IndexFormatError, StoreUnavailableError
+from retrievekit.core.errors import EmbedderMismatchError, IndexFormatError, StoreUnavailableError
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.index.store_retriever import StoreRetriever
 from retrievekit.langchain import RetrieveKitRetriever as LCRetriever
@@ -52,16 +52,17 @@ class _LangChainMiniLM(Embeddings):
 
 
 class _Renamed:
-    """The same vectors under another model's name: what a store written by another model looks like."""
+    """Another model (MiniLM's vectors, their components reversed, cut to ``dim``), under another name by default:
+    what a store written by another model looks like."""
 
     def __init__(self, inner, name="bge-small-en-v1.5", dim=None):
         self.inner, self.name, self.dim = inner, name, dim or inner.dim
 
     def embed_documents(self, texts, **kw):
-        return self.inner.embed_documents(texts)[:, : self.dim]
+        return self.inner.embed_documents(texts)[:, ::-1][:, : self.dim]
 
     def embed_query(self, text):
-        return self.inner.embed_query(text)[: self.dim]
+        return self.inner.embed_query(text)[::-1][: self.dim]
 
 
 @pytest.fixture(scope="module")
@@ -216,6 +217,8 @@ def test_a_table_written_by_another_embedding_model_is_refused(server, minilm, f
         StoreRetriever(store, _Renamed(minilm))  # same dimension, another model's name
     with pytest.raises(IndexFormatError, match="another dimension|written with"):
         StoreRetriever(store, _Renamed(minilm, name=minilm.name, dim=64))  # vectors of another dimension
+    with pytest.raises(EmbedderMismatchError, match="another model under the same name"):
+        StoreRetriever(store, _Renamed(minilm, name=minilm.name))  # a swapped model: same name, same dimension
 
 
 def _stop_all(server: PgServer, sig: int) -> None:

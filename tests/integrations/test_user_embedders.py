@@ -147,3 +147,37 @@ def test_the_entry_points_name_each_edge_s_adapter():
         module, func = value.split(":")
         adapt = getattr(importlib.import_module(module), func)
         assert adapt(object()) is None  # not its framework's: passed on to the next adapter
+
+
+def test_a_framework_store_is_searched_through_the_user_s_framework_model(routes):
+    from langchain_core.documents import Document as LCDocument
+    from langchain_core.vectorstores import InMemoryVectorStore
+    from llama_index.core import Settings, VectorStoreIndex
+    from llama_index.core.schema import TextNode
+
+    from retrievekit.langchain import RetrieveKitRetriever as LCRetriever
+    from retrievekit.llama_index import RetrieveKitRetriever
+
+    expected = _top(DenseIndex.build(CORPUS, embedder=routes["default"]), k=1)
+    index = VectorStoreIndex(
+        [TextNode(id_=p.id, text=p.index_text()) for p in CORPUS], embed_model=routes["llama-index"]
+    )
+    r = RetrieveKitRetriever.from_vector_store(index, embedder=routes["llama-index"], similarity_top_k=1)
+    assert r._core.embedder.wrapped is routes["llama-index"]  # the BaseEmbedding wrapped, not called as an Embedder
+    assert [[n.node.node_id for n in r.retrieve(q)] for q in QUERIES] == expected
+    default_hybrid = RetrieveKitRetriever.from_vector_store(
+        index, embedder=routes["default"], method="hybrid", similarity_top_k=1
+    )
+    expected_hybrid = [[n.node.node_id for n in default_hybrid.retrieve(q)] for q in QUERIES]
+    Settings.embed_model = routes["llama-index"]
+    try:  # no embedder= given: Settings.embed_model, as in from_documents
+        r = RetrieveKitRetriever.from_vector_store(index, method="hybrid", similarity_top_k=1)
+        assert [[n.node.node_id for n in r.retrieve(q)] for q in QUERIES] == expected_hybrid
+        assert RetrieveKitRetriever.from_vector_store(index)._core.embedder.wrapped is routes["llama-index"]
+    finally:
+        Settings._embed_model = None
+    lc = InMemoryVectorStore(embedding=routes["langchain"])
+    docs = [LCDocument(id=p.id, page_content=p.index_text()) for p in CORPUS]
+    lc.add_documents(docs)
+    lr = LCRetriever.from_vector_store(lc, embedder=routes["langchain"], documents=docs, method="hybrid", k=1)
+    assert [[d.id for d in lr.invoke(q)] for q in QUERIES] == expected_hybrid

@@ -196,7 +196,8 @@ class RetrieveKitRetriever(BaseRetriever):
         ``dense``, ``hybrid``, ``oneshot``, ``arm``, ``llm-rerank``, ``judge-rerank`` (its ``first_stage=dense`` or
         ``hybrid``).
 
-        ``embedder`` is the model that wrote the store's vectors (default: all-MiniLM-L6-v2); a store written by
+        ``embedder`` is the model that wrote the store's vectors (a LangChain ``Embeddings``, a retrievekit
+        ``Embedder`` or ``"openai:MODEL@URL"``; default: all-MiniLM-L6-v2); a store written by
         another model is refused with :class:`~retrievekit.core.errors.IndexFormatError`. ``documents`` is the
         corpus the methods that also read texts need (BM25, ARM); by default the store's own documents (``PGVector``;
         other stores: pass them). Hits are the store's documents (their ids and metadata). ``where`` filters every

@@ -187,8 +187,10 @@ class RetrieveKitRetriever(BaseRetriever):
         such as ``PGVectorStore``, or a ``VectorStoreIndex``): ``dense``, ``hybrid``, ``oneshot``, ``arm``,
         ``llm-rerank``, ``judge-rerank`` (its ``first_stage=dense`` or ``hybrid``).
 
-        ``embedder`` is the model that wrote the store's vectors (default: all-MiniLM-L6-v2); a store written by
-        another model is refused with :class:`~retrievekit.core.errors.IndexFormatError`. ``documents`` is the
+        ``embedder`` is the model that wrote the store's vectors (a LlamaIndex ``BaseEmbedding``, a retrievekit
+        ``Embedder`` or ``"openai:MODEL@URL"``; default: ``Settings.embed_model`` when you set it, else
+        all-MiniLM-L6-v2); a store written by another model is refused with
+        :class:`~retrievekit.core.errors.IndexFormatError`. ``documents`` is the
         corpus the methods that also read texts need (BM25, ARM); by default the store's own nodes. Hits are the
         store's nodes (their ids and metadata). ``where`` filters every search on metadata; each call into the
         store ends within ``timeout`` seconds (:class:`~retrievekit.core.errors.StoreUnavailableError`).
@@ -203,11 +205,12 @@ class RetrieveKitRetriever(BaseRetriever):
             'a'
         """
         from retrievekit.core.index.store_retriever import StoreRetriever
+        from retrievekit.llama_index.embeddings import user_embed_model
         from retrievekit.llama_index.llm import as_chat_llm
         from retrievekit.llama_index.vector_store import LlamaIndexStore
 
         store = LlamaIndexStore(vector_store, timeout=timeout)
-        dense = StoreRetriever(store, embedder, where=where)
+        dense = StoreRetriever(store, user_embed_model(embedder), where=where)
         nodes = list(documents) if documents is not None else store.nodes()
         corpus = nodes_to_objects(nodes)
         core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, store=dense)

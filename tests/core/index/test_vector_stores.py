@@ -4,6 +4,7 @@ every method that embeds (hybrid, One-SHOT, ARM, llm-rerank, judge-rerank)."""
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
@@ -12,14 +13,21 @@ import numpy as np
 import pytest
 from _corpora import FRUIT
 
-from retrievekit.core.errors import IndexFormatError, InvalidInputError, StoreUnavailableError
+from retrievekit.core.errors import (
+    EmbedderMismatchError,
+    IndexFormatError,
+    InvalidInputError,
+    StoreUnavailableError,
+    UnverifiedIndexWarning,
+)
 from retrievekit.core.fakes import WordJudge, WordScoreLLM
 from retrievekit.core.index.chroma_store import ChromaStore
 from retrievekit.core.index.dense import DenseIndex
+from retrievekit.core.index.fingerprint import embedder_fingerprint
 from retrievekit.core.index.store_deadline import StoreDeadline
 from retrievekit.core.index.store_kinds import open_store
 from retrievekit.core.index.store_retriever import StoreRetriever
-from retrievekit.core.index.vector_store import VectorStore, embedder_record
+from retrievekit.core.index.vector_store import PROBES_KEY, VectorStore
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.types import Passage
 
@@ -90,15 +98,54 @@ def test_a_dense_index_collection_searched_as_a_store_ranks_as_the_index(minilm)
     idx.close()
 
 
+class Swapped:
+    """Another model of MiniLM's dimension: MiniLM's vectors with their components reversed."""
+
+    def __init__(self, inner, name):
+        self.inner, self.name, self.dim = inner, name, inner.dim
+
+    def embed_documents(self, texts, **kw):
+        return np.asarray(self.inner.embed_documents(texts))[:, ::-1]
+
+    def embed_query(self, text):
+        return np.asarray(self.inner.embed_query(text))[::-1]
+
+
 def test_a_store_written_by_another_model_is_refused(filled, minilm):
-    class Other:
-        name, dim = "bge-small-en-v1.5", 384
-
-        def embed_query(self, text):
-            return minilm.embed_query(text)
-
     with pytest.raises(IndexFormatError, match="'all-MiniLM-L6-v2'.*'bge-small-en-v1.5'"):
-        StoreRetriever(filled, Other())
+        StoreRetriever(filled, Swapped(minilm, "bge-small-en-v1.5"))
+
+
+def test_a_swapped_model_of_the_same_name_and_dimension_is_refused_by_its_fingerprint(minilm):
+    store = ChromaStore.in_memory()
+    StoreRetriever(store, minilm).add(FRUIT)
+    assert json.loads(store.recorded_embedder()[PROBES_KEY]) == embedder_fingerprint(minilm)["probes"]
+    with pytest.raises(EmbedderMismatchError, match="another model under the same name"):
+        StoreRetriever(store, Swapped(minilm, minilm.name))  # refused when the retriever is made
+    # the rows carry the record too: a collection whose own metadata lost it is refused on the first hit
+    bare = ChromaStore(store.client.get_or_create_collection("bare"), client=store.client)
+    rows = store.collection.get(include=["embeddings", "documents", "metadatas"])
+    bare.collection.add(
+        ids=rows["ids"], embeddings=rows["embeddings"], documents=rows["documents"], metadatas=rows["metadatas"]
+    )
+    assert bare.recorded_embedder() is None
+    with pytest.raises(EmbedderMismatchError, match=r"\(object '.+'\).*another model under the same name"):
+        StoreRetriever(bare, Swapped(minilm, minilm.name))
+    # the same weights under another name are accepted, and the record never reaches the caller
+    hit = StoreRetriever(bare, Swapped(Swapped(minilm, "x"), "minilm-again")).search(Q, k=1)[0]
+    assert hit.id == "everest" and not any(k.startswith("retrievekit_") for k in hit.obj.metadata)
+    store.close()
+
+
+def test_a_store_written_before_fingerprints_is_checked_by_name_and_dimension_with_a_warning(minilm):
+    store = ChromaStore.in_memory()
+    vecs = minilm.embed_documents([p.text for p in FRUIT])
+    store.add(FRUIT, vecs, record={"retrievekit_embedder": minilm.name, "retrievekit_dim": minilm.dim})
+    with pytest.warns(UnverifiedIndexWarning, match="records no fingerprint"):
+        assert StoreRetriever(store, minilm).search(Q, k=1)[0].id == "everest"
+    with pytest.raises(EmbedderMismatchError, match="'all-MiniLM-L6-v2'.*'bge-small-en-v1.5'"):
+        StoreRetriever(store, Swapped(minilm, "bge-small-en-v1.5"))
+    store.close()
 
 
 def test_a_chroma_collection_written_by_another_tool_is_searched_with_its_own_ids_and_metadata(minilm):
@@ -117,9 +164,7 @@ def test_a_chroma_collection_written_by_another_tool_is_searched_with_its_own_id
 
 def test_store_kinds_open_by_name_and_refuse_unknown_ones(tmp_path):
     store = open_store("chroma", path=tmp_path / "c", collection_name="mine", create=True)
-    store.add(
-        [Passage(id="a", text="x")], np.ones((1, 2)), record=embedder_record(type("E", (), {"name": "e", "dim": 2}))
-    )
+    store.add([Passage(id="a", text="x")], np.ones((1, 2)), record={"retrievekit_embedder": "e", "retrievekit_dim": 2})
     store.close()
     again = open_store("chroma", path=tmp_path / "c", collection_name="mine")
     assert again.count() == 1 and again.recorded_embedder() == {"retrievekit_embedder": "e", "retrievekit_dim": 2}

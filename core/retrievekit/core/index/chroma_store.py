@@ -37,6 +37,7 @@ from retrievekit.core.index.chroma_clients import _chromadb, _close_client, _max
 from retrievekit.core.index.vector_store import (
     DIM_KEY,
     EMBEDDER_KEY,
+    PROBES_KEY,
     check_vectors,
     check_where,
     object_from_stored,
@@ -145,8 +146,8 @@ class ChromaStore:
             >>> from retrievekit.core.fakes import OnesEmbedder
             >>> from retrievekit.core.types import Passage
             >>> idx = DenseIndex.build([Passage(id="a", text="x")], embedder=OnesEmbedder())
-            >>> ChromaStore.from_index(idx).recorded_embedder()
-            {'retrievekit_embedder': 'ones', 'retrievekit_dim': 2}
+            >>> sorted(ChromaStore.from_index(idx).recorded_embedder())  # the index's name, dimension and probes
+            ['retrievekit_dim', 'retrievekit_embedder', 'retrievekit_probes']
         """
         return cls(index.collection, client=index.client, calls=index._calls)
 
@@ -160,9 +161,19 @@ class ChromaStore:
         """
         meta = self.collection.metadata or {}
         if EMBEDDER_KEY in meta:
-            return {EMBEDDER_KEY: meta[EMBEDDER_KEY], DIM_KEY: meta.get(DIM_KEY)}
-        if "embedder" in meta and meta.get("retrievekit_format") == "dense":
-            return {EMBEDDER_KEY: meta["embedder"], DIM_KEY: meta.get("dim")}
+            probes = meta.get(PROBES_KEY)
+            return {
+                EMBEDDER_KEY: meta[EMBEDDER_KEY],
+                DIM_KEY: meta.get(DIM_KEY),
+                **({PROBES_KEY: probes} if probes else {}),
+            }
+        if "embedder" in meta and meta.get("retrievekit_format") == "dense":  # a DenseIndex's collection
+            probes = meta.get("embedder_fingerprint")
+            return {
+                EMBEDDER_KEY: meta["embedder"],
+                DIM_KEY: meta.get("dim"),
+                **({PROBES_KEY: probes} if probes else {}),
+            }
         return None
 
     def add(self, objects: Sequence[DataObject], vectors: np.ndarray, *, record: Mapping[str, Any]) -> None:

@@ -86,9 +86,10 @@ def _largest_difference(recorded: list[list[float]], fresh: list[list[float]]) -
     return float(np.max(np.abs(a - b))) if a.size else 0.0
 
 
-def check_embedder(recorded: dict[str, Any], embedder: Any, *, where: str) -> None:
+def check_embedder(recorded: dict[str, Any], embedder: Any, *, where: str, written: str = "embedded with") -> None:
     """Refuse ``embedder`` for the index ``where`` unless it is the model ``recorded`` (an
-    :func:`embedder_fingerprint`, or the ``{"name", "dim"}`` of an index built before fingerprints).
+    :func:`embedder_fingerprint`, or the ``{"name", "dim"}`` of an index built before fingerprints). ``written``
+    words how the index was made in the message (a vector store says ``"written with the embedding model"``).
 
     Raises:
         EmbedderMismatchError: another dimension; probe vectors that differ by more than :data:`TOLERANCE`; or, with
@@ -107,7 +108,7 @@ def check_embedder(recorded: dict[str, Any], embedder: Any, *, where: str) -> No
     """
     name, dim = recorded.get("name"), recorded.get("dim")
     given = f"{embedder.name!r} (dim {embedder.dim})"
-    built = f"{where} was embedded with {name!r} (dim {dim})"
+    built = f"{where} was {written} {name!r} (dim {dim})"
     advice = "pass the model that built it, or rebuild the index"
     if dim is not None and dim != embedder.dim:
         raise EmbedderMismatchError(f"{built}, but the model given is {given}; {advice}")

@@ -3,8 +3,9 @@ dense side of hybrid and the first stage of ARM, llm-rerank, judge-rerank and On
 
 It embeds the query, asks the store for the nearest objects, and returns them as the store keeps them (its ids,
 text and metadata). The embedding model is checked against the one recorded as having written the store, once when
-the retriever is made and on every hit after: a store written by another model raises
-:class:`~retrievekit.core.errors.IndexFormatError` instead of returning wrong neighbours.
+the retriever is made and on every hit after (each distinct record once): a store written by another model, even
+one of the same name and dimension, raises :class:`~retrievekit.core.errors.EmbedderMismatchError` (an
+:class:`~retrievekit.core.errors.IndexFormatError`) instead of returning wrong neighbours.
 
 Examples:
     >>> from retrievekit.core.index.chroma_store import ChromaStore
@@ -22,6 +23,7 @@ Examples:
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +31,7 @@ import numpy as np
 
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.vector_store import (
     RECORD_KEYS,
     VectorStore,
@@ -65,12 +68,14 @@ class StoreRetriever:
                 f"{type(store).__name__} is not a retrievekit VectorStore; wrap a framework's store with "
                 "retrievekit.llama_index.LlamaIndexStore or retrievekit.langchain.LangChainStore"
             )
+        embedder = as_embedder(embedder, where=f"{store.label} embedder")  # a framework's model wrapped
         if embedder is None:
             from retrievekit.core.index.embeddings import MiniLMEmbedder
 
             embedder = MiniLMEmbedder.default()
         self.store, self.embedder, self.where = store, embedder, check_where(where)
-        check_recorded_embedder(store.recorded_embedder(), embedder, where=store.label)
+        self._checked: set[str] = set()  # the records already checked (the probes are embedded once per record)
+        self._check(store.recorded_embedder(), where=store.label)
         # a probe: a store of another dimension or model is refused here, before the first query
         self._hits(np.asarray(embedder.embed_query("retrievekit"), dtype=np.float32), 1)
 
@@ -121,9 +126,18 @@ class StoreRetriever:
     def _hits(self, vec: np.ndarray, k: int) -> list[ScoredHit]:
         hits = self.store.search(vec, k, where=self.where or None)
         for h in hits:
-            check_recorded_embedder(h.obj.metadata, self.embedder, where=f"{self.store.label} (object {h.id!r})")
+            self._check(h.obj.metadata, where=f"{self.store.label} (object {h.id!r})")
         ranked = sorted(hits, key=lambda h: (-h.score, h.id))
         return [ScoredHit(obj=_without_record(h.obj), score=h.score, rank=r) for r, h in enumerate(ranked)]
+
+    def _check(self, recorded: Mapping[str, Any] | None, *, where: str) -> None:
+        """:func:`check_recorded_embedder` for a record this retriever has not checked yet."""
+        record = {k: recorded[k] for k in RECORD_KEYS if k in recorded} if recorded else {}
+        key = json.dumps(record, sort_keys=True, default=str)
+        if key in self._checked:
+            return
+        check_recorded_embedder(record, self.embedder, where=where)
+        self._checked.add(key)
 
     def close(self) -> None:
         """Close the store (what retrievekit opened for it; the caller's own client or engine stays open).

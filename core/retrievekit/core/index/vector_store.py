@@ -6,12 +6,14 @@ A :class:`VectorStore` holds vectors with the objects they embed. It adds, delet
 equality filter on metadata), counts and closes; it never embeds (the :class:`~retrievekit.core.index.store_retriever.
 StoreRetriever` over it does). A store answers with the objects as the store keeps them: the store's own ids, text
 and metadata. Objects that retrievekit wrote carry a record of the embedding model that wrote them
-(:func:`embedder_record`), and a store written by another model is refused (:func:`check_recorded_embedder`).
+(:func:`embedder_record`: its name, dimension and probe fingerprint), and a store written by another model is
+refused (:func:`check_recorded_embedder`, through :func:`~retrievekit.core.index.fingerprint.check_embedder`, the
+check every dense index makes).
 
 Examples:
     >>> from retrievekit.core.fakes import OnesEmbedder
     >>> embedder_record(OnesEmbedder())
-    {'retrievekit_embedder': 'ones', 'retrievekit_dim': 2}
+    {'retrievekit_embedder': 'ones', 'retrievekit_dim': 2, 'retrievekit_probes': '[[0.707, 0.707], [0.707, 0.707], [0.707, 0.707]]'}
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint
 from retrievekit.core.index.store import object_json
 from retrievekit.core.types import DataObject, Passage, ScoredHit, object_from_dict
 
@@ -32,6 +35,7 @@ __all__ = [
     "EMBEDDER_KEY",
     "DIM_KEY",
     "OBJECT_KEY",
+    "PROBES_KEY",
     "VectorStore",
     "check_recorded_embedder",
     "check_vectors",
@@ -45,7 +49,9 @@ EMBEDDER_KEY = "retrievekit_embedder"
 """Metadata key: the name of the embedding model that wrote an object (or a Chroma collection)."""
 DIM_KEY = "retrievekit_dim"
 """Metadata key: that model's dimension."""
-RECORD_KEYS = (EMBEDDER_KEY, DIM_KEY)
+PROBES_KEY = "retrievekit_probes"
+"""Metadata key: that model's probe fingerprint (:mod:`~retrievekit.core.index.fingerprint`), as JSON."""
+RECORD_KEYS = (EMBEDDER_KEY, DIM_KEY, PROBES_KEY)
 """The keys of an :func:`embedder_record`."""
 OBJECT_KEY = "retrievekit_object"
 """Metadata key: the whole object retrievekit wrote, as JSON (a table keeps its rows)."""
@@ -95,40 +101,59 @@ class VectorStore(Protocol):
 
 
 def embedder_record(embedder: Any) -> dict[str, Any]:
-    """What retrievekit records of the embedding model that wrote a store: its ``name`` and ``dim``.
+    """What retrievekit records of the embedding model that writes a store: its ``name``, ``dim`` and probe
+    fingerprint (:func:`~retrievekit.core.index.fingerprint.embedder_fingerprint`, as JSON: store metadata holds
+    scalars).
 
     Examples:
+        >>> import numpy as np
         >>> class E:
-        ...     name, dim = "minilm", 384
-        >>> embedder_record(E())
-        {'retrievekit_embedder': 'minilm', 'retrievekit_dim': 384}
+        ...     name, dim = "minilm", 2
+        ...     def embed_documents(self, texts): return np.ones((len(texts), 2))
+        >>> sorted(embedder_record(E()).items())[:2]
+        [('retrievekit_dim', 2), ('retrievekit_embedder', 'minilm')]
     """
-    return {EMBEDDER_KEY: str(embedder.name), DIM_KEY: int(embedder.dim)}
+    fp = embedder_fingerprint(embedder)
+    return {EMBEDDER_KEY: fp["name"], DIM_KEY: fp["dim"], PROBES_KEY: json.dumps(fp["probes"])}
+
+
+def _as_fingerprint(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """An :func:`embedder_record` read back as the :func:`~retrievekit.core.index.fingerprint.check_embedder`
+    record (no ``probes`` for a store written before fingerprints)."""
+    dim = recorded.get(DIM_KEY)
+    out: dict[str, Any] = {"name": recorded.get(EMBEDDER_KEY), "dim": None if dim is None else int(dim)}
+    raw = recorded.get(PROBES_KEY)
+    if isinstance(raw, str) and raw:
+        try:
+            out["probes"] = json.loads(raw)
+        except ValueError as e:
+            raise IndexFormatError(f"the embedder fingerprint recorded in the store is damaged ({e})") from e
+    elif isinstance(raw, list):
+        out["probes"] = raw
+    return out
 
 
 def check_recorded_embedder(recorded: Mapping[str, Any] | None, embedder: Any, *, where: str) -> None:
     """Refuse to search a store through another embedding model than the one recorded as having written it.
 
     ``recorded`` is an :func:`embedder_record` (or an object's metadata holding one); None or a mapping without the
-    keys (a store written by another tool) passes. Raises :class:`IndexFormatError` naming both models.
+    keys (a store written by another tool) passes. The check is
+    :func:`~retrievekit.core.index.fingerprint.check_embedder`'s: another dimension, or probe vectors unlike the
+    recorded ones, raise :class:`~retrievekit.core.errors.EmbedderMismatchError` naming both models; a record
+    without probes (written before fingerprints) is checked by name and dimension, with an
+    :class:`~retrievekit.core.errors.UnverifiedIndexWarning`.
 
     Examples:
-        >>> class E:
-        ...     name, dim = "minilm", 384
-        >>> check_recorded_embedder({"retrievekit_embedder": "minilm", "retrievekit_dim": 384}, E(), where="t")
-        >>> check_recorded_embedder({"retrievekit_embedder": "bge", "retrievekit_dim": 384}, E(), where="table docs")
+        >>> from retrievekit.core.fakes import OnesEmbedder
+        >>> check_recorded_embedder(embedder_record(OnesEmbedder()), OnesEmbedder(), where="t")
+        >>> check_recorded_embedder({"retrievekit_embedder": "bge", "retrievekit_dim": 2}, OnesEmbedder(), where="table docs")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.IndexFormatError: table docs was written with the embedding model 'bge' (dim 384), but the one given is 'minilm' (dim 384); pass the model that wrote it, or write the store again
+        retrievekit.core.errors.EmbedderMismatchError: table docs was written with the embedding model 'bge' (dim 2), but the model given is 'ones' (dim 2); pass the model that built it, or rebuild the index
     """
     if not recorded or EMBEDDER_KEY not in recorded:
         return
-    name, dim = recorded.get(EMBEDDER_KEY), recorded.get(DIM_KEY)
-    if name != embedder.name or (dim is not None and int(dim) != int(embedder.dim)):
-        raise IndexFormatError(
-            f"{where} was written with the embedding model {name!r} (dim {dim}), but the one given is "
-            f"{embedder.name!r} (dim {embedder.dim}); pass the model that wrote it, or write the store again"
-        )
+    check_embedder(_as_fingerprint(recorded), embedder, where=where, written="written with the embedding model")
 
 
 def check_vectors(objects: Sequence[DataObject], vectors: Any, dim: int | None = None) -> np.ndarray:
@@ -200,7 +225,7 @@ def object_from_stored(oid: str, text: str | None, metadata: Mapping[str, Any] |
             obj = object_from_dict(json.loads(raw))
         except (ValueError, TypeError, KeyError) as e:
             raise IndexFormatError(f"stored object {oid!r} has an unreadable {OBJECT_KEY} ({e})") from e
-        record = {k: meta[k] for k in (EMBEDDER_KEY, DIM_KEY) if k in meta}
+        record = {k: meta[k] for k in RECORD_KEYS if k in meta}
         return dataclasses.replace(obj, metadata={**obj.metadata, **record}) if record else obj
     title = meta.get("title")
     return Passage(id=str(oid), text=text or "", title=title if isinstance(title, str) else "", metadata=meta)
