@@ -578,20 +578,10 @@ def _verify_folder(folder: Path, manifest: dict[str, Any]) -> bool:
     return manifest.get("chromadb_version") != _chromadb().__version__
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress(total: int, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc="embedding", unit="obj")
+    return tqdm(total=total, desc="embedding", unit="obj", disable=not enabled)
 
 
 def remove_index(path: str | os.PathLike[str]) -> None:
