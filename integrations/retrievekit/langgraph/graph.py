@@ -461,7 +461,6 @@ def _make_answer_node(chat: Any, max_turns: int, raise_errors: bool = True) -> R
 def _agent_graph(
     chat: BaseChatModel,
     tool_node: IterativeToolNode,
-    *,
     max_turns: int,
     always_search: bool = True,
     policy: CallPolicy | None = None,
@@ -489,6 +488,13 @@ def _agent_graph(
     return graph
 
 
+def _raises(on_llm_error: str) -> bool:
+    """Whether a failed model call raises (``on_llm_error="raise"``) or stops the run (``"stop"``)."""
+    if on_llm_error not in ("raise", "stop"):
+        raise InvalidInputError(f"on_llm_error must be 'raise' or 'stop', got {on_llm_error!r}")
+    return on_llm_error == "raise"
+
+
 def build_iterative_agent(
     llm: Any,
     retriever: Any,
@@ -512,17 +518,15 @@ def build_iterative_agent(
         llm: a LangChain chat model that supports ``bind_tools`` (``ChatOpenAI`` against any OpenAI-compatible
             server, ``ChatOllama``, ...) or a retrievekit ``LocalLM`` (wrapped in
             :class:`~retrievekit.langchain.local_chat.LocalToolChatModel`: schema-constrained tool calls).
-        retriever: where ``chunk_search`` searches -- a retrievekit retriever (e.g. the hybrid baseline), a
-            LlamaIndex or LangChain ``BaseRetriever``, a ``search(query, k, trace)`` function, or a list of
-            ``Passage`` objects (the hybrid BM25 + dense baseline is built over them).
+        retriever: where ``chunk_search`` searches -- a retrievekit retriever, a LlamaIndex or LangChain retriever, a
+            ``search(query, k, trace)`` function, or a list of ``Passage`` objects (the hybrid baseline is built over).
         max_turns: agent turns before the loop is routed to the answer node (paper: 5).
         search_top_k: results per search (paper: 5).
         fallback_on_first_turn: on turn 1, also search with the original question (guards against query drift).
         enable_delete: bind ``chunk_delete`` (guards against context growth / retrieval laziness).
         checkpointer: e.g. ``InMemorySaver()`` or ``SqliteSaver``; then pass ``{"configurable": {"thread_id": ...}}``.
-            The agent reads its checkpoints strictly (:func:`~retrievekit.langgraph.checkpoints.strict_checkpointer`:
-            a copy of the saver whose serializer loads only the state's own types), so a tampered checkpoint
-            raises :class:`~retrievekit.core.errors.CheckpointError` instead of running code.
+            Read strictly (:func:`~retrievekit.langgraph.checkpoints.strict_checkpointer`: only the state's own
+            types), so a tampered checkpoint raises :class:`~retrievekit.core.errors.CheckpointError`, running nothing.
         interrupt_before: node names to pause before (``"tools"``, ``"answer"``), for human review or resume. The
             graph pauses before *every* run of those nodes, so resume with ``invoke(None, cfg)`` in a loop while
             ``graph.get_state(cfg).next`` is non-empty (see the example).
@@ -530,18 +534,11 @@ def build_iterative_agent(
         judge: an optional :class:`~retrievekit.core.llm.protocol.RelevanceJudge`; after each ``chunk_search`` it
             scores the chunks the search added against the question, and those below ``judge_threshold`` are
             deleted automatically (``judge_delete`` events). None (default): no automatic deletion.
-        judge_threshold: ``P(relevant)`` a new chunk needs to stay (ours: 0.5, a calibrated judge's decision
-            threshold; the paper leaves deletion to the model).
+        judge_threshold: ``P(relevant)`` a new chunk needs to stay (ours: 0.5; the paper leaves deletion to the model).
         always_search: turn 1 always searches (ours: True): ``tool_choice="required"``, a call written as text is
             parsed (``text_tool_call``), else the question is searched (``forced_search``). False: it may answer.
-        on_llm_error: what a failed model call does: ``"raise"`` (default) raises its typed error
-            (:class:`~retrievekit.core.errors.LLMTimeoutError`, :class:`~retrievekit.core.errors.LLMUnavailableError`,
-            :class:`~retrievekit.core.errors.LLMOutputError`, naming the endpoint); ``"stop"`` records it as an
-            ``llm_error`` event and ends the run with ``stop_reason="llm_error"`` and an answer from the working set
-            (a partial result, asked for explicitly).
-        policy: timeout and retries of each model call (:class:`~retrievekit.core.llm.call_policy.CallPolicy`); by
-            default the model's own ``timeout`` and ``max_retries`` (60 s and 2 when unset). A ``ChatOpenAI`` is
-            called through a copy whose client sends each request once, with ``max_tokens`` (its own, else 256).
+        on_llm_error: ``"raise"`` (default): a failed model call raises its typed error; ``"stop"``: it is recorded
+            and the run ends with ``stop_reason="llm_error"``. ``policy``: each call's ``CallPolicy`` (docs/served-llms).
 
     Returns:
         A ``CompiledStateGraph`` over :class:`IterativeAgentState`, with ``recursion_limit`` preset to
@@ -572,18 +569,9 @@ def build_iterative_agent(
         (2, 'red', 'answered')
     """
     settings = SearchSettings(search_top_k, fallback_on_first_turn, judge, judge_threshold)  # fails fast
-    if on_llm_error not in ("raise", "stop"):
-        raise InvalidInputError(f"on_llm_error must be 'raise' or 'stop', got {on_llm_error!r}")
     search_fn = as_search_function(retriever)  # before the model is wrapped: a bad retriever fails fast
     tool_node = IterativeToolNode(search_fn, settings, tool_names=TOOL_NAMES if enable_delete else ("chunk_search",))
-    graph = _agent_graph(
-        _as_chat_model(llm),
-        tool_node,
-        max_turns=max_turns,
-        always_search=always_search,
-        policy=policy,
-        raise_errors=on_llm_error == "raise",
-    )
+    graph = _agent_graph(_as_chat_model(llm), tool_node, max_turns, always_search, policy, _raises(on_llm_error))
     interrupt = list(interrupt_before) if interrupt_before else None
     compiled = graph.compile(checkpointer=strict_checkpointer(checkpointer), interrupt_before=interrupt, name=name)
     return compiled.with_config(recursion_limit=recursion_limit_for(max_turns))
