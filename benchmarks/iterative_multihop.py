@@ -107,7 +107,9 @@ def run_dataset(name: str, split: str, args: argparse.Namespace, lm: LocalLM) ->
     ctx = MethodContext(corpus=ds.corpus, work_dir=Path(args.work_dir) if args.work_dir else None)
     base = {"bm25": baselines.build_bm25, "hybrid": baselines.build_hybrid}[args.base](ctx)
     chat = LocalToolChatModel(llm=lm, max_tokens=args.max_tokens, answer_max_tokens=args.answer_max_tokens)
-    agent = build_iterative_agent(chat, base, max_turns=args.max_turns, search_top_k=args.top_k)
+    agent = build_iterative_agent(  # a failed LLM call is counted (stop.llm_error), as before
+        chat, base, max_turns=args.max_turns, search_top_k=args.top_k, on_llm_error="stop"
+    )
     methods = {"oneshot_top5": OneShotAnswer(base, chat, args.top_k), "agent": AgentAnswer(agent, ds.objects_by_id())}
     out: dict[str, Any] = {"dataset": name, "split": split, "n_questions": len(ds.queries), "summary": {}}
     for label, method in methods.items():

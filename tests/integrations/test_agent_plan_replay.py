@@ -58,7 +58,9 @@ def test_a_failed_live_run_is_not_recorded(tmp_path):
     cache = PlanCache(tmp_path, model="scripted", settings={}, corpus_ids=[])
     broken = ScriptedToolChatModel(replies=[RuntimeError("server down")])
     model = PlanReplayChatModel(inner=broken, plans=cache)
-    method = IterativeAgentMethod(build_iterative_agent(model, BM25Index.build(FRUIT)), plans=model)
+    method = IterativeAgentMethod(
+        build_iterative_agent(model, BM25Index.build(FRUIT), on_llm_error="stop"), plans=model
+    )
     method.search(QUESTION)
     assert method.last_run.stop_reason == "llm_error" and len(cache) == 0 and cache.get(QUESTION) is None
 
@@ -68,7 +70,9 @@ def test_a_plan_too_short_for_the_agent_is_an_llm_error_not_a_silent_answer(tmp_
     search = {"content": "", "tool_calls": [{"name": "chunk_search", "args": {"query": "fruit"}}]}
     cache.put(QUESTION, [search])  # no answer recorded
     model = PlanReplayChatModel(inner=ScriptedToolChatModel(replies=["never asked"]), plans=cache)
-    method = IterativeAgentMethod(build_iterative_agent(model, BM25Index.build(FRUIT), max_turns=3), plans=model)
+    method = IterativeAgentMethod(
+        build_iterative_agent(model, BM25Index.build(FRUIT), max_turns=3, on_llm_error="stop"), plans=model
+    )
     method.search(QUESTION)
     run = method.last_run
     assert run.stop_reason == "llm_error" and model.inner.position == 0 and run.answer == ""

@@ -174,8 +174,19 @@ def test_empty_result_is_recorded():
 
 def test_llm_error_is_recorded_and_answered_from_working_set(bm25):
     llm = ScriptedToolChatModel(replies=[search("Paris"), RuntimeError("timeout"), "France"])
-    out = build_iterative_agent(llm, bm25).invoke({"question": "Where is Paris?"})
+    out = build_iterative_agent(llm, bm25, on_llm_error="stop").invoke({"question": "Where is Paris?"})
     assert out["stop_reason"] == "llm_error" and "llm_error" in kinds(out) and out["answer"] == "France"
+
+
+def test_a_failed_llm_raises_by_default(bm25):
+    llm = ScriptedToolChatModel(replies=[search("Paris"), RuntimeError("server gone")])
+    with pytest.raises(RuntimeError, match="server gone"):
+        build_iterative_agent(llm, bm25).invoke({"question": "Where is Paris?"})
+
+
+def test_on_llm_error_is_checked(bm25):
+    with pytest.raises(InvalidInputError, match="on_llm_error"):
+        build_iterative_agent(ScriptedToolChatModel(replies=["x"]), bm25, on_llm_error="ignore")  # type: ignore[arg-type]
 
 
 def test_empty_question_is_a_typed_error(bm25):

@@ -83,7 +83,10 @@ from retrievekit.core.iterative.steps import (
     search_step,
 )
 from retrievekit.core.llm.bridge import run_off_loop
+from retrievekit.core.llm.call_policy import CallPolicy
+from retrievekit.langchain.llm import _single_request_copy
 from retrievekit.langgraph.checkpoints import strict_checkpointer
+from retrievekit.langgraph.model_policy import AGENT_TURN_MAX_TOKENS, ANSWER_MAX_TOKENS, policed_calls
 from retrievekit.langgraph.model_step import ModelStep, model_node
 from retrievekit.langgraph.replies import add_usage, call_from_text, forced_search, reply_events, usage_of
 from retrievekit.langgraph.retrievers import as_search_function
@@ -228,10 +231,11 @@ def _start_node(state: IterativeAgentState) -> dict[str, Any]:
 class _Bound:
     """The model as the agent node calls it: bound to the tools, and (turn 1) bound so that it must call one."""
 
-    tools: Runnable[Any, Any]
-    first_turn: Runnable[Any, Any] | None
+    tools: Any
+    first_turn: Any
     tool_names: tuple[str, ...]
     always_search: bool
+    raise_errors: bool = True
 
 
 def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Runnable[Any, Any]:
@@ -254,7 +258,9 @@ def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Runna
         model = bound.first_turn if turn == 1 and bound.always_search and bound.first_turn is not None else bound.tools
         try:
             reply = yield model, prompt
-        except Exception as e:  # a provider error or timeout: recorded, then the answer node takes over
+        except Exception as e:  # raised (default), or recorded and the answer node takes over (on_llm_error="stop")
+            if bound.raise_errors:
+                raise
             trace.append(trace_event("llm_error", f"agent LLM call failed: {type(e).__name__}: {e}", turn=turn))
             return {"turn": turn, "trace": trace, "stop_reason": "llm_error"}
         if not isinstance(reply, AIMessage):
@@ -419,7 +425,7 @@ def _stop_reason(state: IterativeAgentState, max_turns: int) -> tuple[str, str |
     return reason, None, []
 
 
-def _make_answer_node(chat: BaseChatModel, max_turns: int) -> Runnable[Any, Any]:
+def _make_answer_node(chat: Any, max_turns: int, raise_errors: bool = True) -> Runnable[Any, Any]:
     """The ``answer`` node: the model's own answer, or (turn cap, no action, LLM error) one from the working set."""
 
     def answer(state: IterativeAgentState) -> ModelStep:
@@ -439,6 +445,8 @@ def _make_answer_node(chat: BaseChatModel, max_turns: int) -> Runnable[Any, Any]
             p, c, _ = usage_of(reply, prompt) if isinstance(reply, BaseMessage) else (0, 0, True)
             usage = add_usage(usage, p, c)
         except Exception as e:
+            if raise_errors:
+                raise
             text = ""
             trace.append(trace_event("llm_error", f"answer LLM call failed: {type(e).__name__}: {e}", turn=turn))
         writer({"event": "answer", "turn": turn, "answer": text, "stop_reason": reason})
@@ -451,25 +459,40 @@ def _make_answer_node(chat: BaseChatModel, max_turns: int) -> Runnable[Any, Any]
 
 
 def _agent_graph(
-    chat: BaseChatModel, tool_node: IterativeToolNode, *, max_turns: int, always_search: bool = True
+    chat: BaseChatModel,
+    tool_node: IterativeToolNode,
+    max_turns: int,
+    always_search: bool = True,
+    policy: CallPolicy | None = None,
+    raise_errors: bool = True,
 ) -> StateGraph:
     """Wire ``START -> start -> agent -> (tools -> agent)* -> answer -> END``; the model is bound to the tools."""
     tools = [chunk_search, chunk_delete] if "chunk_delete" in tool_node.tool_names else [chunk_search]
     system_prompt = SYSTEM_PROMPT if "chunk_delete" in tool_node.tool_names else SYSTEM_PROMPT_NO_DELETE
+    wrap, chat = policed_calls(chat, policy), _single_request_copy(chat)
     # turn 1 may only search: the working set is empty, and a small model forced to call "a tool" may pick the delete
     first = _bind_forcing(chat, [chunk_search]) if always_search else None
-    bound = _Bound(_bind_tools(chat, tools), first, tool_node.tool_names, always_search)
+    first = wrap(first, AGENT_TURN_MAX_TOKENS) if first is not None else None
+    tools_bound = wrap(_bind_tools(chat, tools), AGENT_TURN_MAX_TOKENS)
+    bound = _Bound(tools_bound, first, tool_node.tool_names, always_search, raise_errors)
     graph = StateGraph(IterativeAgentState)
     graph.add_node("start", _start_node)
     graph.add_node("agent", _make_agent_node(bound, system_prompt, max_turns))
     graph.add_node("tools", RunnableCallable(tool_node, tool_node.acall, name="tools", trace=False))
-    graph.add_node("answer", _make_answer_node(chat, max_turns))
+    graph.add_node("answer", _make_answer_node(wrap(chat, ANSWER_MAX_TOKENS), max_turns, raise_errors))
     graph.add_edge(START, "start")
     graph.add_edge("start", "agent")
     graph.add_conditional_edges("agent", _route_after_agent, ["tools", "answer"])
     graph.add_conditional_edges("tools", _make_route_after_tools(max_turns), ["agent", "answer"])
     graph.add_edge("answer", END)
     return graph
+
+
+def _raises(on_llm_error: str) -> bool:
+    """Whether a failed model call raises (``on_llm_error="raise"``) or stops the run (``"stop"``)."""
+    if on_llm_error not in ("raise", "stop"):
+        raise InvalidInputError(f"on_llm_error must be 'raise' or 'stop', got {on_llm_error!r}")
+    return on_llm_error == "raise"
 
 
 def build_iterative_agent(
@@ -486,6 +509,8 @@ def build_iterative_agent(
     judge: Any = None,
     judge_threshold: float = 0.5,
     always_search: bool = True,
+    on_llm_error: Literal["raise", "stop"] = "raise",
+    policy: CallPolicy | None = None,
 ) -> CompiledStateGraph:
     """Build and compile the iterative search/delete agent.
 
@@ -493,17 +518,15 @@ def build_iterative_agent(
         llm: a LangChain chat model that supports ``bind_tools`` (``ChatOpenAI`` against any OpenAI-compatible
             server, ``ChatOllama``, ...) or a retrievekit ``LocalLM`` (wrapped in
             :class:`~retrievekit.langchain.local_chat.LocalToolChatModel`: schema-constrained tool calls).
-        retriever: where ``chunk_search`` searches -- a retrievekit retriever (e.g. the hybrid baseline), a
-            LlamaIndex or LangChain ``BaseRetriever``, a ``search(query, k, trace)`` function, or a list of
-            ``Passage`` objects (the hybrid BM25 + dense baseline is built over them).
+        retriever: where ``chunk_search`` searches -- a retrievekit retriever, a LlamaIndex or LangChain retriever, a
+            ``search(query, k, trace)`` function, or a list of ``Passage`` objects (the hybrid baseline is built over).
         max_turns: agent turns before the loop is routed to the answer node (paper: 5).
         search_top_k: results per search (paper: 5).
         fallback_on_first_turn: on turn 1, also search with the original question (guards against query drift).
         enable_delete: bind ``chunk_delete`` (guards against context growth / retrieval laziness).
         checkpointer: e.g. ``InMemorySaver()`` or ``SqliteSaver``; then pass ``{"configurable": {"thread_id": ...}}``.
-            The agent reads its checkpoints strictly (:func:`~retrievekit.langgraph.checkpoints.strict_checkpointer`:
-            a copy of the saver whose serializer loads only the state's own types), so a tampered checkpoint
-            raises :class:`~retrievekit.core.errors.CheckpointError` instead of running code.
+            Read strictly (:func:`~retrievekit.langgraph.checkpoints.strict_checkpointer`: only the state's own
+            types), so a tampered checkpoint raises :class:`~retrievekit.core.errors.CheckpointError`, running nothing.
         interrupt_before: node names to pause before (``"tools"``, ``"answer"``), for human review or resume. The
             graph pauses before *every* run of those nodes, so resume with ``invoke(None, cfg)`` in a loop while
             ``graph.get_state(cfg).next`` is non-empty (see the example).
@@ -511,10 +534,11 @@ def build_iterative_agent(
         judge: an optional :class:`~retrievekit.core.llm.protocol.RelevanceJudge`; after each ``chunk_search`` it
             scores the chunks the search added against the question, and those below ``judge_threshold`` are
             deleted automatically (``judge_delete`` events). None (default): no automatic deletion.
-        judge_threshold: ``P(relevant)`` a new chunk needs to stay (ours: 0.5, a calibrated judge's decision
-            threshold; the paper leaves deletion to the model).
+        judge_threshold: ``P(relevant)`` a new chunk needs to stay (ours: 0.5; the paper leaves deletion to the model).
         always_search: turn 1 always searches (ours: True): ``tool_choice="required"``, a call written as text is
             parsed (``text_tool_call``), else the question is searched (``forced_search``). False: it may answer.
+        on_llm_error: ``"raise"`` (default): a failed model call raises its typed error; ``"stop"``: it is recorded
+            and the run ends with ``stop_reason="llm_error"``. ``policy``: each call's ``CallPolicy`` (docs/served-llms).
 
     Returns:
         A ``CompiledStateGraph`` over :class:`IterativeAgentState`, with ``recursion_limit`` preset to
@@ -547,7 +571,7 @@ def build_iterative_agent(
     settings = SearchSettings(search_top_k, fallback_on_first_turn, judge, judge_threshold)  # fails fast
     search_fn = as_search_function(retriever)  # before the model is wrapped: a bad retriever fails fast
     tool_node = IterativeToolNode(search_fn, settings, tool_names=TOOL_NAMES if enable_delete else ("chunk_search",))
-    graph = _agent_graph(_as_chat_model(llm), tool_node, max_turns=max_turns, always_search=always_search)
+    graph = _agent_graph(_as_chat_model(llm), tool_node, max_turns, always_search, policy, _raises(on_llm_error))
     interrupt = list(interrupt_before) if interrupt_before else None
     compiled = graph.compile(checkpointer=strict_checkpointer(checkpointer), interrupt_before=interrupt, name=name)
     return compiled.with_config(recursion_limit=recursion_limit_for(max_turns))
