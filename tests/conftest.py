@@ -17,6 +17,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # cores are busy does not slow the suite down by an order of magnitude (see retrievekit.core.threads).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RETRIEVEKIT_NUM_THREADS", "1")
+os.environ.setdefault("RETRIEVEKIT_EMBED_THREADS", "1")
 
 import pytest  # noqa: E402
 from _corpora import FRUIT  # noqa: E402

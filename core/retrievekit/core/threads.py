@@ -13,6 +13,11 @@ The count is, first to last that is set:
 2. the environment variable ``RETRIEVEKIT_NUM_THREADS`` (a positive integer);
 3. the default: half the CPUs this process may run on, at least 1 (1 on a 2-core machine).
 
+Embedding a corpus is the exception: it is one long batched job, whose parallel regions are large enough to use
+every free core, so the local embedder's encode call runs with :func:`embed_threads` threads instead, first to last
+that is set: :func:`set_embed_threads`, ``RETRIEVEKIT_EMBED_THREADS``, the default: every CPU this process may run on
+(``os.sched_getaffinity``). The measured gain is in ``docs/indexes.md``, "Embedding on every free core".
+
 :func:`run_with_deadline` runs a blocking call in a worker thread and stops waiting for it after a deadline.
 
 Examples:
@@ -36,18 +41,23 @@ from typing import Any
 from retrievekit.core.checks import check_positive_int
 
 __all__ = [
+    "EMBED_ENV_VAR",
     "ENV_VAR",
     "available_cpus",
     "default_num_threads",
+    "embed_threads",
     "model_threads",
     "num_threads",
     "run_with_deadline",
+    "set_embed_threads",
     "set_num_threads",
 ]
 
 ENV_VAR = "RETRIEVEKIT_NUM_THREADS"
+EMBED_ENV_VAR = "RETRIEVEKIT_EMBED_THREADS"
 
 _override: int | None = None
+_embed_override: int | None = None
 _lock = threading.Lock()
 _depth = 0
 _saved: int | None = None
@@ -106,11 +116,44 @@ def num_threads() -> int:
     return default_num_threads()
 
 
-@contextmanager
-def model_threads() -> Iterator[int]:
-    """Run the enclosed torch work with :func:`num_threads` intra-op threads, then restore the caller's count.
+def set_embed_threads(n: int | None) -> None:
+    """Set the thread count of the local embedder's encode calls for this process (``None``: back to the default).
 
-    Nested and concurrent uses share one setting: the first to enter sets it, the last to leave restores it.
+    Raises:
+        InvalidInputError: ``n`` is not a positive integer.
+
+    Examples:
+        >>> set_embed_threads(1); embed_threads()
+        1
+        >>> set_embed_threads(None)
+    """
+    global _embed_override
+    _embed_override = None if n is None else check_positive_int(n, "the embedding thread count")
+
+
+def embed_threads() -> int:
+    """The thread count the local embedder's encode calls use now: :func:`set_embed_threads`, else
+    ``$RETRIEVEKIT_EMBED_THREADS``, else every CPU this process may run on.
+
+    Examples:
+        >>> embed_threads() >= 1
+        True
+    """
+    if _embed_override is not None:
+        return _embed_override
+    raw = os.environ.get(EMBED_ENV_VAR, "").strip()
+    if raw:
+        return check_positive_int(raw, f"${EMBED_ENV_VAR}")
+    return available_cpus()
+
+
+@contextmanager
+def model_threads(n: int | None = None) -> Iterator[int]:
+    """Run the enclosed torch work with ``n`` (default :func:`num_threads`) intra-op threads, then restore the
+    caller's count.
+
+    Nested and concurrent uses share one setting: the first to enter sets it, the last to leave restores it (a call
+    that enters while another is inside runs with the count already set; yields the count it runs with).
 
     Examples:
         >>> with model_threads() as n:
@@ -120,15 +163,16 @@ def model_threads() -> Iterator[int]:
     global _depth, _saved
     import torch
 
-    n = num_threads()
+    n = num_threads() if n is None else check_positive_int(n, "the thread count")
     with _lock:
         if _depth == 0:
             _saved = torch.get_num_threads()
             if _saved != n:
                 torch.set_num_threads(n)
         _depth += 1
+        running = torch.get_num_threads()
     try:
-        yield n
+        yield running
     finally:
         with _lock:
             _depth -= 1

@@ -67,6 +67,8 @@ from retrievekit.core.types import DataObject, ScoredHit, object_from_dict
 
 __all__ = ["DenseIndex", "http_client", "persistent_client"]
 
+_ID_CHECK_CHUNK = 10_000  # ids per clash check in add(): below SQLite's limit on variables per query
+
 FORMAT = "dense"
 FORMAT_VERSION = 1
 _OBJ_KEY = "rk_object"
@@ -419,7 +421,10 @@ class DenseIndex:
         objs = check_corpus(objects)
         col = self._live()
         ids = [o.id for o in objs]
-        clash = self._calls.run("get", lambda: col.get(ids=ids, include=[]))["ids"]
+        clash: list[str] = []
+        for start in range(0, len(ids), _ID_CHECK_CHUNK):  # one SQL variable per id: SQLite allows 32,766 a query
+            chunk = ids[start : start + _ID_CHECK_CHUNK]
+            clash += self._calls.run("get", lambda c=chunk: col.get(ids=c, include=[]))["ids"]  # type: ignore[misc]
         if clash:
             raise InvalidInputError(f"{len(clash)} object ids already in the index, e.g. {clash[0]!r}")
         self._begin_change()

@@ -17,7 +17,7 @@ import numpy as np
 
 from retrievekit.core.checks import check_positive_int
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
-from retrievekit.core.threads import model_threads
+from retrievekit.core.threads import embed_threads, model_threads
 
 __all__ = ["MEMO_ENV_VAR", "MEMO_SIZE", "Embedder", "MiniLMEmbedder", "memo_size", "minilm_model_path"]
 
@@ -198,7 +198,9 @@ class MiniLMEmbedder:
         return out
 
     def _encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
-        with model_threads():
+        # every free core (retrievekit.core.threads.embed_threads); sentence-transformers sorts the texts by length
+        # before batching, so a batch pads to similar lengths
+        with model_threads(embed_threads()):
             vecs = self._model.encode(
                 list(texts),
                 batch_size=self.batch_size,
