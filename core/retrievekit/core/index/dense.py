@@ -59,7 +59,7 @@ from retrievekit.core.index.collection_swap import BUILT_AT as _BUILT_AT
 from retrievekit.core.index.collection_swap import STATE as _STATE
 from retrievekit.core.index.collection_swap import recover_swap, swap_in, sweep_leftovers
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
-from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint
+from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint, recorded_fingerprint
 from retrievekit.core.index.open_folders import folder_identity, open_handles
 from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
@@ -402,7 +402,10 @@ class DenseIndex:
                 f"collection {name!r} has format version {version!r}; this retrievekit reads up to {FORMAT_VERSION}"
             )
         emb = as_embedder(embedder, where="DenseIndex.open") or MiniLMEmbedder.default()
-        check_embedder(_recorded_embedder(meta), emb, where=f"collection {name!r}")
+        found = recorded_fingerprint(
+            meta.get("embedder"), meta.get("dim"), meta.get(_FINGERPRINT), where="the collection"
+        )
+        check_embedder(found, emb, where=f"collection {name!r}")
         idx = cls(col, emb, client=client, path=path, owns_client=owns_client, calls=calls)
         _check_complete(idx, name, meta, strict=verify)
         return idx
@@ -488,18 +491,6 @@ class DenseIndex:
 
 
 _FINGERPRINT = "embedder_fingerprint"
-
-
-def _recorded_embedder(meta: dict[str, Any]) -> dict[str, Any]:
-    """The embedder a collection's metadata records (no ``probes`` for one built before fingerprints)."""
-    recorded: dict[str, Any] = {"name": meta.get("embedder"), "dim": meta.get("dim")}
-    raw = meta.get(_FINGERPRINT)
-    if isinstance(raw, str) and raw:
-        try:
-            recorded["probes"] = json.loads(raw)
-        except ValueError as e:
-            raise IndexFormatError(f"the embedder fingerprint recorded in the collection is damaged ({e})") from e
-    return recorded
 
 
 _MANIFEST_OWN = frozenset({"format", "format_version", "retrievekit_version", "checksums", "sqlite_digest"})

@@ -32,14 +32,23 @@ Examples:
 
 from __future__ import annotations
 
+import json
 import warnings
 from typing import Any
 
 import numpy as np
 
-from retrievekit.core.errors import EmbedderMismatchError, UnverifiedIndexWarning
+from retrievekit.core.errors import EmbedderMismatchError, IndexFormatError, UnverifiedIndexWarning
 
-__all__ = ["COMPONENTS", "DECIMALS", "PROBE_TEXTS", "TOLERANCE", "check_embedder", "embedder_fingerprint"]
+__all__ = [
+    "COMPONENTS",
+    "DECIMALS",
+    "PROBE_TEXTS",
+    "TOLERANCE",
+    "check_embedder",
+    "embedder_fingerprint",
+    "recorded_fingerprint",
+]
 
 PROBE_TEXTS = (
     "The cat sat quietly on the warm mat by the window.",
@@ -84,6 +93,30 @@ def _largest_difference(recorded: list[list[float]], fresh: list[list[float]]) -
     if a.shape != b.shape:
         return float("inf")
     return float(np.max(np.abs(a - b))) if a.size else 0.0
+
+
+def recorded_fingerprint(name: Any, dim: Any, probes: Any, *, where: str) -> dict[str, Any]:
+    """A fingerprint read back from where it was kept (a collection's or a store's metadata holds the probes as a
+    JSON string): the record :func:`check_embedder` takes, without ``probes`` when none was kept (an index or store
+    written before fingerprints). Damaged probes raise :class:`~retrievekit.core.errors.IndexFormatError`.
+
+    Examples:
+        >>> recorded_fingerprint("m", "2", "[[0.5, 0.5]]", where="the store")
+        {'name': 'm', 'dim': 2, 'probes': [[0.5, 0.5]]}
+        >>> recorded_fingerprint("m", 2, "[[0.5", where="the store")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: the embedder fingerprint recorded in the store is damaged (...)
+    """
+    out: dict[str, Any] = {"name": name, "dim": None if dim is None else int(dim)}
+    if isinstance(probes, str) and probes:
+        try:
+            out["probes"] = json.loads(probes)
+        except ValueError as e:
+            raise IndexFormatError(f"the embedder fingerprint recorded in {where} is damaged ({e})") from e
+    elif isinstance(probes, list):
+        out["probes"] = probes
+    return out
 
 
 def check_embedder(recorded: dict[str, Any], embedder: Any, *, where: str, written: str = "embedded with") -> None:

@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
-from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint
+from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint, recorded_fingerprint
 from retrievekit.core.index.store import object_json
 from retrievekit.core.types import DataObject, Passage, ScoredHit, object_from_dict
 
@@ -117,22 +117,6 @@ def embedder_record(embedder: Any) -> dict[str, Any]:
     return {EMBEDDER_KEY: fp["name"], DIM_KEY: fp["dim"], PROBES_KEY: json.dumps(fp["probes"])}
 
 
-def _as_fingerprint(recorded: Mapping[str, Any]) -> dict[str, Any]:
-    """An :func:`embedder_record` read back as the :func:`~retrievekit.core.index.fingerprint.check_embedder`
-    record (no ``probes`` for a store written before fingerprints)."""
-    dim = recorded.get(DIM_KEY)
-    out: dict[str, Any] = {"name": recorded.get(EMBEDDER_KEY), "dim": None if dim is None else int(dim)}
-    raw = recorded.get(PROBES_KEY)
-    if isinstance(raw, str) and raw:
-        try:
-            out["probes"] = json.loads(raw)
-        except ValueError as e:
-            raise IndexFormatError(f"the embedder fingerprint recorded in the store is damaged ({e})") from e
-    elif isinstance(raw, list):
-        out["probes"] = raw
-    return out
-
-
 def check_recorded_embedder(recorded: Mapping[str, Any] | None, embedder: Any, *, where: str) -> None:
     """Refuse to search a store through another embedding model than the one recorded as having written it.
 
@@ -153,7 +137,10 @@ def check_recorded_embedder(recorded: Mapping[str, Any] | None, embedder: Any, *
     """
     if not recorded or EMBEDDER_KEY not in recorded:
         return
-    check_embedder(_as_fingerprint(recorded), embedder, where=where, written="written with the embedding model")
+    found = recorded_fingerprint(
+        recorded.get(EMBEDDER_KEY), recorded.get(DIM_KEY), recorded.get(PROBES_KEY), where="the store"
+    )
+    check_embedder(found, embedder, where=where, written="written with the embedding model")
 
 
 def check_vectors(objects: Sequence[DataObject], vectors: Any, dim: int | None = None) -> np.ndarray:
