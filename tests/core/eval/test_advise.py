@@ -11,7 +11,7 @@ import pytest
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.eval.advise import advise, render_advice
-from retrievekit.core.llm.json_output import ChatLLMBase
+from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.types import Passage
 
