@@ -148,7 +148,18 @@ class EmbedderMismatchError(IndexFormatError):
     """
 
 
-class EmbedderUnavailableError(RetrieveKitError, ConnectionError):
+class _NamesEndpoint(Exception):
+    """What the unavailable-service errors carry: the ``endpoint`` named in the message, the last HTTP ``status``
+    (None without a reply) and the ``attempts`` made."""
+
+    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None, attempts: int = 1) -> None:
+        self.endpoint = endpoint
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class EmbedderUnavailableError(_NamesEndpoint, RetrieveKitError, ConnectionError):
     """An embedding model that could not embed: a served endpoint that refused the connection, kept answering 429 /
     5xx after the bounded retries, refused the request, or sent a reply that is not an embeddings response; or a
     framework embedding model that raised. The message names the endpoint (``endpoint``).
@@ -158,12 +169,6 @@ class EmbedderUnavailableError(RetrieveKitError, ConnectionError):
         >>> isinstance(e, ConnectionError), e.endpoint, e.attempts, e.status
         (True, 'http://127.0.0.1:9/v1', 3, None)
     """
-
-    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None, attempts: int = 1) -> None:
-        self.endpoint = endpoint
-        self.status = status
-        self.attempts = attempts
-        super().__init__(message)
 
 
 class EmbedderTimeoutError(EmbedderUnavailableError, TimeoutError):
@@ -272,7 +277,7 @@ class LLMOutputError(RetrieveKitError, ValueError):
         super().__init__(message)
 
 
-class LLMUnavailableError(RetrieveKitError, ConnectionError):
+class LLMUnavailableError(_NamesEndpoint, RetrieveKitError, ConnectionError):
     """A served LLM that could not answer: the connection failed, or the server kept answering 429 / 5xx after
     retrievekit's bounded retries, or it refused the request (another 4xx). The message names the endpoint.
 
@@ -285,12 +290,6 @@ class LLMUnavailableError(RetrieveKitError, ConnectionError):
         >>> isinstance(e, ConnectionError), e.endpoint, e.attempts, e.status
         (True, 'http://127.0.0.1:9/v1', 3, None)
     """
-
-    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None, attempts: int = 1) -> None:
-        self.endpoint = endpoint
-        self.status = status
-        self.attempts = attempts
-        super().__init__(message)
 
 
 class LLMTimeoutError(LLMUnavailableError, TimeoutError):
