@@ -12,7 +12,8 @@ from retrievekit.core.types import Passage
 
 
 class _Angle:
-    """A cheap real embedder: the unit vector at an angle (0 to 90 degrees) read from the text's number."""
+    """A cheap real embedder: the unit vector at an angle (0 to 90 degrees) read from the text's number (0 for a text
+    without one, such as the index's fingerprint probes)."""
 
     name, dim = "angle-2d", 2
 
@@ -20,7 +21,8 @@ class _Angle:
         return np.stack([self.embed_query(t) for t in texts])
 
     def embed_query(self, text):
-        a = float(text.split()[-1]) * np.pi / 2 / 40_000
+        last = text.split()[-1]
+        a = (float(last) if last.isdigit() else 0.0) * np.pi / 2 / 40_000
         return np.array([np.cos(a), np.sin(a)], dtype=np.float32)
 
 
