@@ -5,7 +5,7 @@ offline), each passed as ``embedder=`` to a :class:`~retrievekit.core.index.dens
 Prints, per route, nDCG@10 over every dev claim, the share of claims whose top 10 (ids, in order) equals the
 default's, and the seconds spent building (embedding the 5,183 abstracts) and searching. Example (CPU, minutes):
 
-    HF_HUB_OFFLINE=1 python benchmarks/embedders_scifact.py --data-dir /work/shared/data --out runs/embedders.json
+    HF_HUB_OFFLINE=1 python benchmarks/embedders_scifact.py --data-dir "$RETRIEVEKIT_DATA_DIR" --out runs/embedders.json
 
 ``--limit N`` keeps the first N claims and ``--corpus-size N`` restricts the corpus (a smoke run); ``--routes`` picks
 some (the share of equal top 10s is then against the first one given); ``--out`` also keeps every ranking.
