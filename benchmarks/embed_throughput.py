@@ -14,7 +14,7 @@ sorted by length, ``--batch-size`` a batch, at most 256 tokens). Fraction = mode
 
 The figure needs an idle machine (nothing else running on its cores):
 
-    python benchmarks/embed_throughput.py --data-dir "$RETRIEVEKIT_DATA_DIR" --docs 512 --repeats 3
+    python benchmarks/embed_throughput.py --data-dir "$RETRIEVEKIT_DATA_DIR" --docs 512 --repeats 3 --profile
 """
 
 from __future__ import annotations
@@ -71,6 +71,26 @@ def token_lengths(embedder: Any, texts: list[str]) -> list[int]:
     return [min(len(ids), cap) for ids in model.tokenizer(texts, truncation=True, max_length=cap)["input_ids"]]
 
 
+def op_shares(embedder: Any, texts: list[str], threads: int) -> list[tuple[str, float]]:
+    """Share of one encode's CPU time per torch operator (largest first), from ``torch.profiler``.
+
+    It shows where the time beyond the matrix products goes (attention, GELU, copies, layer norms).
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    from retrievekit.core import threads as thread_settings
+
+    thread_settings.set_embed_threads(threads)
+    try:
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            embedder._encode(texts)
+    finally:
+        thread_settings.set_embed_threads(None)
+    rows = [(e.key, float(e.self_cpu_time_total)) for e in prof.key_averages()]
+    total = sum(t for _, t in rows) or 1.0
+    return sorted(((k, t / total) for k, t in rows), key=lambda kt: (-kt[1], kt[0]))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print (see the module docstring)."""
     from retrievekit.core import threads
@@ -83,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--profile", action="store_true", help="also print where one 1-thread encode spends its time")
     args = p.parse_args(argv)
     texts = [o.index_text() for o in list(load_dataset("scifact", args.data_dir).corpus)[: args.docs]]
     emb = MiniLMEmbedder.default()
@@ -110,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     first, last = args.threads[0], args.threads[-1]
     print(f"speed-up {last} threads / {first}: {best[first] / best[last]:.2f}x (ideal {last / first:.0f}x)")
     print(f"cores free to this process: {threads.available_cpus()}; check it is idle (uptime) before quoting")
+    if args.profile:
+        print("| operator (1 thread) | share of CPU time |")
+        print("|---|---|")
+        for name, share in op_shares(emb, texts, 1)[:6]:
+            print(f"| {name} | {share:.0%} |")
     return 0
 
 
