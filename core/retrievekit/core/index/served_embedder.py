@@ -35,10 +35,10 @@ import numpy as np
 
 from retrievekit.core.errors import EmbedderTimeoutError, EmbedderUnavailableError, InvalidInputError
 from retrievekit.core.llm.call_policy import CallPolicy, run_with_deadline
+from retrievekit.core.llm.served_spec import split_served_spec
 
 __all__ = ["ServedEmbedder", "parse_embedder_spec"]
 
-_SPEC_RE = re.compile(r"^openai:(?P<model>[^@\s]+)@(?P<url>https?://\S+)$")
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
@@ -53,13 +53,13 @@ def parse_embedder_spec(text: str, *, policy: CallPolicy | None = None) -> Serve
     """
     if not text.startswith("openai:") or "@" not in text:
         return None
-    m = _SPEC_RE.match(text.strip())
-    if m is None:
-        raise InvalidInputError(
-            "a served embedding model is written openai:MODEL@URL with an http(s) URL, e.g. "
-            f"openai:nomic-embed@http://127.0.0.1:8080/v1; got {text!r}"
-        )
-    return ServedEmbedder(m.group("model"), m.group("url"), policy=policy)
+    _, model, url = split_served_spec(
+        text,
+        what="a served embedding model",
+        form="openai:MODEL@URL",
+        example="openai:nomic-embed@http://127.0.0.1:8080/v1",
+    )
+    return ServedEmbedder(model, url, policy=policy)
 
 
 class ServedEmbedder:

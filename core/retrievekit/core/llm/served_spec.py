@@ -24,7 +24,7 @@ from typing import Any
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
 
-__all__ = ["LLM_ENTRY_POINT_GROUP", "ServedLLMSpec", "load_served_llm", "parse_served_spec"]
+__all__ = ["LLM_ENTRY_POINT_GROUP", "ServedLLMSpec", "load_served_llm", "parse_served_spec", "split_served_spec"]
 
 LLM_ENTRY_POINT_GROUP = "retrievekit.llms"
 """Entry-point group of served-LLM factories: ``name = "module:function"``, the function taking a
@@ -85,6 +85,27 @@ class ServedLLMSpec:
         }
 
 
+def split_served_spec(text: str, *, what: str, form: str, example: str) -> tuple[str, str, str]:
+    """``(client, model, url)`` of a ``CLIENT:MODEL@URL`` spec (the one grammar of served LLMs and embedders).
+
+    Raises:
+        InvalidInputError: ``text`` is not of that form with an http(s) URL; the message names ``what`` it should
+            be, its ``form`` and an ``example``.
+
+    Examples:
+        >>> split_served_spec("openai:m@http://h:1/v1/", what="x", form="CLIENT:MODEL@URL", example="e")
+        ('openai', 'm', 'http://h:1/v1')
+        >>> split_served_spec("m@h", what="a served thing", form="CLIENT:MODEL@URL", example="openai:m@http://h/v1")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: a served thing is written CLIENT:MODEL@URL with an http(s) URL, e.g. openai:m@http://h/v1; got 'm@h'
+    """
+    m = _SPEC_RE.match(text.strip())
+    if m is None:
+        raise InvalidInputError(f"{what} is written {form} with an http(s) URL, e.g. {example}; got {text!r}")
+    return m.group("client"), m.group("model"), m.group("url").rstrip("/")
+
+
 def parse_served_spec(
     text: str | None,
     *,
@@ -104,17 +125,14 @@ def parse_served_spec(
     """
     if text is None or ":" not in text or "@" not in text:
         return None
-    m = _SPEC_RE.match(text.strip())
-    if m is None:
-        raise InvalidInputError(
-            "a served LLM is written CLIENT:MODEL@URL with an http(s) URL, e.g. "
-            f"openai:smollm2@http://127.0.0.1:8080/v1; got {text!r}"
-        )
+    client, model, url = split_served_spec(
+        text, what="a served LLM", form="CLIENT:MODEL@URL", example="openai:smollm2@http://127.0.0.1:8080/v1"
+    )
     policy = CallPolicy(timeout=timeout) if timeout is not None else CallPolicy()
     return ServedLLMSpec(
-        client=m.group("client"),
-        model=m.group("model"),
-        base_url=m.group("url").rstrip("/"),
+        client=client,
+        model=model,
+        base_url=url,
         api_key=os.environ.get("OPENAI_API_KEY") or "-",
         policy=policy,
         max_concurrency=int(max_concurrency) if max_concurrency is not None else 4,
