@@ -192,6 +192,7 @@ class SemanticTree:
                     raise IndexFormatError(f"leaf {nid!r} has no object")
         self._leaf_ids = sorted(n for n, node in self.nodes.items() if node.is_leaf)
         self._leaf_sets: dict[str, frozenset[str]] = {}
+        self._height = max((self.nodes[n].depth for n in self._leaf_ids), default=0)  # read by every search
 
     @classmethod
     def flat(cls, objects: Sequence[DataObject], *, meta: Mapping[str, Any] | None = None) -> SemanticTree:
@@ -323,8 +324,8 @@ class SemanticTree:
 
     @property
     def height(self) -> int:
-        """Largest leaf depth."""
-        return max((self.nodes[n].depth for n in self._leaf_ids), default=0)
+        """Largest leaf depth (computed by :meth:`reindex`, so a search does not walk a million leaves for it)."""
+        return self._height
 
     @property
     def max_branching(self) -> int:
