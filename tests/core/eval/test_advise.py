@@ -110,3 +110,12 @@ def test_a_cosine_judged_run_resumes_after_its_embedder_loaded(tmp_path):
     writer = KeywordQuestions()
     b = advise(CORPUS, judge, question_llm=writer, max_calls=18, records=path, progress=False)
     assert a["questions"] == 2 and writer.calls == 0 and a["auc"] == b["auc"]
+
+
+def test_a_label_free_report_says_the_labelled_mode_is_the_advice():
+    free = advise(CORPUS, KnownAUC(0.9), question_llm=KeywordQuestions(), max_calls=18, progress=False)
+    questions = {f"q{i}": f"What is {w}?" for i, w in enumerate(WORDS[:20])}
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(20)}
+    labelled = advise(CORPUS, KnownAUC(0.9), questions=questions, qrels=qrels, max_calls=160, progress=False)
+    assert "--qrels" in render_advice(free).splitlines()[1]
+    assert "label-free" not in render_advice(labelled) and "caution" not in render_advice(labelled)

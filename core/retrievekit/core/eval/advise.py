@@ -42,7 +42,15 @@ from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
-__all__ = ["MIN_LABELLED", "QUESTION_PROMPT", "advise", "plan_questions", "render_advice", "write_question"]
+__all__ = [
+    "LABEL_FREE_CAVEAT",
+    "MIN_LABELLED",
+    "QUESTION_PROMPT",
+    "advise",
+    "plan_questions",
+    "render_advice",
+    "write_question",
+]
 
 MIN_LABELLED = 20
 """Labelled questions the labelled mode needs (fewer give an interval too wide to act on)."""
@@ -51,6 +59,14 @@ QUESTION_PROMPT = (
     "Write one short search question that the document below answers. Reply with the question only.\n\n"
     "Document: {document}"
 )
+
+
+LABEL_FREE_CAVEAT = (
+    "caution: a label-free estimate is not the advice to act on. Questions written from one document are easier than "
+    "real ones, and in validation most label-free estimates missed the AUC measured with labels by more than 0.05 "
+    "(docs/advise.md, 'Validation'). Label 20 or more questions and run with --qrels."
+)
+"""The line a label-free report starts with: the labelled mode is the advice."""
 
 
 def plan_questions(max_calls: int, *, negatives: int, labelled: bool) -> tuple[int, int]:
@@ -301,6 +317,8 @@ def render_advice(report: Mapping[str, Any]) -> str:
         return "n/a" if x is None else format(x, spec)
 
     lines = [f"{report['judge']}: {report['mode']}, {report['questions']} questions, {report['llm_calls']} LLM calls"]
+    if report["mode"] == "label-free":
+        lines.append(LABEL_FREE_CAVEAT)
     for kind in ("documents", "summaries"):
         a = report["auc"][kind]
         lines.append(
