@@ -79,20 +79,8 @@ def fit_latent_scores(
     if not rows:
         return Calibration(scores={}, raw={}, biases=())
     n_nodes, n_slates = len(index), len(slates)
-    n_rows = len(rows) + n_slates
-    a_mat = np.zeros((n_rows, n_nodes + n_slates))
-    y = np.zeros(n_rows)
-    for r, (ni, si, s) in enumerate(rows):
-        w = np.sqrt(max(1.0 / (1.0 + np.exp(-(s - 0.5))), weight_floor))
-        a_mat[r, ni] = tau * w
-        a_mat[r, n_nodes + si] = w
-        y[r] = tau * s * w
-    lam = np.sqrt(max(bias_ridge, 1e-9))
-    for si in range(n_slates):
-        a_mat[len(rows) + si, n_nodes + si] = lam
-    sol, *_ = np.linalg.lstsq(a_mat, y, rcond=None)
-    phi = sol[:n_nodes]
-    biases = tuple(float(b) / tau for b in sol[n_nodes:])
+    phi, bias = _solve(rows, n_nodes, n_slates, tau=tau, weight_floor=weight_floor, bias_ridge=bias_ridge)
+    biases = tuple(float(b) / tau for b in bias)
     top = float(phi.max())
     norm = phi / top if top > 1e-9 else phi
     ids = list(index)
@@ -101,3 +89,37 @@ def fit_latent_scores(
         raw={nid: float(phi[i]) for i, nid in enumerate(ids)},
         biases=biases,
     )
+
+
+def _solve(
+    rows: Sequence[tuple[int, int, float]],
+    n_nodes: int,
+    n_slates: int,
+    *,
+    tau: float,
+    weight_floor: float,
+    bias_ridge: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The weighted least-squares solution ``(node scores, slate biases)``.
+
+    Each observed score is one row with two unknowns (its node's score times ``tau``, its slate's bias), and a ridge
+    row per bias fixes the offset, so the normal equations are positive definite: nodes on the diagonal, slates in a
+    small block. Eliminating the nodes leaves a slates-by-slates system (Schur complement), solved directly; the
+    cost grows with the observations, not with their square as a dense least-squares solve would.
+    """
+    ni = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    si = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+    obs = np.fromiter((r[2] for r in rows), dtype=np.float64, count=len(rows))
+    w = np.sqrt(np.maximum(1.0 / (1.0 + np.exp(-(obs - 0.5))), weight_floor))
+    a_node, a_slate, y = tau * w, w, tau * obs * w
+    d_node = np.bincount(ni, a_node * a_node, minlength=n_nodes)
+    d_slate = np.bincount(si, a_slate * a_slate, minlength=n_slates) + max(bias_ridge, 1e-9)
+    cross = np.zeros((n_nodes, n_slates))
+    np.add.at(cross, (ni, si), a_node * a_slate)
+    b_node = np.bincount(ni, a_node * y, minlength=n_nodes)
+    b_slate = np.bincount(si, a_slate * y, minlength=n_slates)
+    scaled = cross / d_node[:, None]
+    schur = np.diag(d_slate) - cross.T @ scaled
+    bias = np.linalg.solve(schur, b_slate - scaled.T @ b_node)
+    phi = (b_node - cross @ bias) / d_node
+    return phi, bias
