@@ -70,3 +70,20 @@ def test_a_trained_judge_without_tree_dir_uses_its_base_models_tree():
     ctx = MethodContext(corpus=[], options={"judge_dir": "judges/smollm2-scifact"})
     assert _summary_llm_tag(ctx, SimpleNamespace(free_text_model="smollm2")) == "smollm2"
     assert _summary_llm_tag(ctx, SimpleNamespace(free_text_model=None)).startswith("judge-")
+
+
+def test_a_search_says_what_each_node_stands_for_without_listing_its_leaves():
+    """The refs a LATTICE search hands the judge hook are lazy: membership walks up the tree, so a search over a
+    large tree does not list every leaf below the nodes it scores (it did, and that grew with the corpus); the
+    judged pairs it records are still labelled from them."""
+    from retrievekit.core.eval.judge_accuracy import query_pairs
+
+    tree = planted_tree()
+    trace = Trace()
+    Lattice(tree, OverlapJudge(), LatticeConfig(beam_size=1, num_iters=3)).search("volcano eruption", k=3, trace=trace)
+    assert tree._leaf_sets == {}  # no subtree was listed
+    pairs = query_pairs(trace.judged, {"t1s2l0": 1})
+    first = trace.judged[0]  # the root's slate: t1 holds the gold leaf, its siblings do not
+    assert "t1s2l0" in first.refs[1] and "t1s2l0" not in first.refs[0]
+    assert pairs["labels"][:3] == [0, 1, 0] and 1 in pairs["labels"]
+    assert sorted(first.refs[1]) == sorted(tree.leaves_under("t1"))  # listed only when asked

@@ -111,12 +111,12 @@ def query_pairs(
         if judge not in judges:
             judges.append(judge)
         scores.extend(round(float(x), 6) for x in b.scores)
-        labels.extend(int(not relevant.isdisjoint(r)) for r in b.refs)
+        labels.extend(int(any(g in r for g in relevant)) for r in b.refs)  # asks the refs, never lists them
     if not scores:
         return {}
     out: dict[str, Any] = {"judges": judges, "scores": scores, "labels": labels}
     if returned is not None:
-        seen = {str(d) for b in batches for r in b.refs for d in r if str(d) in relevant}
+        seen = {g for b in batches for r in b.refs for g in relevant if g in r}
         out["gold_seen"] = len(seen)
         out["gold_seen_returned"] = len(seen.intersection(map(str, returned)))
     return out

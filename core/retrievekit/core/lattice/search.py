@@ -421,7 +421,7 @@ class LatticeSearcher:
         def run(job: tuple[str, list[str], list[str], bool], sub: Trace) -> SlateScores:
             _v, children, anchors, leaf = job
             texts = [self._text(n, excluded) for n in children + anchors]
-            refs = [self.tree.leaf_set(n) for n in children + anchors]  # what each node stands for (the judge hook)
+            refs = [self.tree.leaf_ref(n) for n in children + anchors]  # what each node stands for (the judge hook)
             return self.scorer.score(query, texts, leaf=leaf, trace=sub, refs=refs)
 
         return map_calls(run, jobs, llm=self.scorer.llm, max_concurrency=self.config.max_concurrency, trace=trace)

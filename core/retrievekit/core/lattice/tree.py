@@ -32,6 +32,7 @@ import os
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,24 @@ class SemanticTree:
             self._leaf_sets[node_id] = got
         return got
 
+    def leaf_ref(self, node_id: str) -> AbstractSet[str]:
+        """The leaves below ``node_id`` as a set that is listed only when iterated: membership walks up from the
+        object (the tree's height in steps), so a search can say what a node stands for without listing a million
+        leaves it will never read.
+
+        What LATTICE passes as ``judge_relevance(refs=)``; :meth:`leaf_set` is the listed set.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> t = SemanticTree.flat([Passage(id="a", text="x"), Passage(id="b", text="y")])
+            >>> "a" in t.leaf_ref("root"), "root" in t.leaf_ref("root"), sorted(t.leaf_ref("root")), len(t.leaf_ref("a"))
+            (True, False, ['a', 'b'], 1)
+        """
+        node = self.nodes[node_id]
+        if node.is_leaf:
+            return frozenset((node_id,))
+        return _SubtreeLeaves(self, node_id)
+
     def iter_nodes(self) -> Iterator[TreeNode]:
         """Nodes in breadth-first order from the root.
 
@@ -467,3 +486,30 @@ class SemanticTree:
     def __repr__(self) -> str:
         s = self.stats()
         return f"SemanticTree(<{s['leaves']} leaves, {s['internal']} internal, height {s['height']}>)"
+
+
+class _SubtreeLeaves(AbstractSet[str]):
+    """The leaves below one node (:meth:`SemanticTree.leaf_ref`): ``in`` walks parents, iteration lists them once."""
+
+    def __init__(self, tree: SemanticTree, node_id: str) -> None:
+        self._tree, self._node = tree, node_id
+
+    def __contains__(self, item: object) -> bool:
+        node = self._tree.nodes.get(item) if isinstance(item, str) else None
+        if node is None or not node.is_leaf:
+            return False
+        cur: str | None = item  # type: ignore[assignment]
+        while cur is not None:
+            if cur == self._node:
+                return True
+            cur = self._tree.nodes[cur].parent
+        return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tree.leaf_set(self._node))
+
+    def __len__(self) -> int:
+        return len(self._tree.leaf_set(self._node))
+
+    def __repr__(self) -> str:
+        return f"<leaves under {self._node!r}>"

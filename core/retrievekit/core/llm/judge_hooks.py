@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -99,17 +100,21 @@ def describe_judge(judge: Any) -> dict[str, Any]:
     return {"name": name[:200], "noise": float(noise) if noise is not None else None, "uses_gold_labels": gold}
 
 
-def _check_refs(refs: Sequence[Collection[str]] | None, n: int) -> tuple[frozenset[str], ...] | None:
-    """``refs`` as one frozenset of ids per candidate (shared when already frozensets), checked against ``n``."""
+def _check_refs(refs: Sequence[Collection[str]] | None, n: int) -> tuple[AbstractSet[str], ...] | None:
+    """``refs`` as one set of ids per candidate (shared when already a set, lazy ones included: a LATTICE node's
+    leaves are listed only if read), checked against ``n``."""
     if refs is None:
         return None
     if len(refs) != n:
         raise InvalidInputError(f"judge_relevance got {len(refs)} refs for {n} candidates")
-    out = []
+    out: list[AbstractSet[str]] = []
     for r in refs:
         if isinstance(r, str):
             raise InvalidInputError(f"each refs item is a collection of object ids, not one string ({r!r})")
-        out.append(r if isinstance(r, frozenset) else frozenset(str(x) for x in r))
+        if isinstance(r, frozenset) or (isinstance(r, AbstractSet) and not isinstance(r, set)):
+            out.append(r)  # shared as it is (a LATTICE node's lazy leaves included)
+        else:
+            out.append(frozenset(str(x) for x in r))
     return tuple(out)
 
 
