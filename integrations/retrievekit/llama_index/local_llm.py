@@ -94,7 +94,7 @@ class LocalLlamaIndexLLM(NamedByClass, CustomLLM):
         >>> LocalLlamaIndexLLM("gpt-9")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: unknown local model 'gpt-9'; known: qwen0.5b, smollm2 (or pass a LocalLM)
+        retrievekit.core.errors.InvalidInputError: unknown local model 'gpt-9'; known: qwen0.5b, qwen1.5b, smollm2 (or pass a LocalLM)
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, protected_namespaces=())

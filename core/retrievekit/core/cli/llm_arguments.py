@@ -35,7 +35,7 @@ def llm_argument(value: str) -> str:
         >>> llm_argument("gpt")
         Traceback (most recent call last):
         ...
-        argparse.ArgumentTypeError: 'gpt' is neither a local model (smollm2, qwen0.5b, none) nor a served LLM CLIENT:MODEL@URL (e.g. openai:smollm2@http://127.0.0.1:8080/v1)
+        argparse.ArgumentTypeError: 'gpt' is neither a local model (smollm2, qwen0.5b, qwen1.5b, none) nor a served LLM CLIENT:MODEL@URL (e.g. openai:smollm2@http://127.0.0.1:8080/v1)
     """
     if value in LLM_CHOICES or value.lower() == "none":
         return value
