@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run every (dataset, judge, mode) not yet recorded, then print the table."""
     from retrievekit.core.eval.advise import advise
     from retrievekit.core.eval.datasets import load_dataset
+    from retrievekit.core.llm.resolve import resolve_llm
     from retrievekit.core.llm.served_spec import parse_served_spec
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -145,12 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    writer = parse_served_spec(args.writer, timeout=args.timeout) if args.writer else None
+    writer = resolve_llm(parse_served_spec(args.writer, timeout=args.timeout)) if args.writer else None
     if not args.table_only:
         for name in args.datasets:
             ds = load_dataset(name, args.data_dir, split="dev")
             questions = {q.id: q.text for q in ds.queries}
-            asker = RecordedQuestions(writer and _resolve(writer), out / f"questions-{name}.jsonl")
+            asker = RecordedQuestions(writer, out / f"questions-{name}.jsonl")
             for spec in args.judges:
                 judge = load_judge(spec, ds.corpus, args.timeout)
                 for mode in MODES if args.only is None else (args.only,):
@@ -170,12 +171,6 @@ def main(argv: list[str] | None = None) -> int:
                     (out / f"{stem}.report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(table(out, args.datasets, args.judges))
     return 0
-
-
-def _resolve(spec: Any) -> Any:
-    from retrievekit.core.llm.resolve import resolve_llm
-
-    return resolve_llm(spec)
 
 
 def table(out: Path, datasets: Sequence[str], judges: Sequence[str]) -> str:

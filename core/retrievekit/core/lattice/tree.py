@@ -498,7 +498,7 @@ class _SubtreeLeaves(AbstractSet[str]):
         node = self._tree.nodes.get(item) if isinstance(item, str) else None
         if node is None or not node.is_leaf:
             return False
-        cur: str | None = item  # type: ignore[assignment]
+        cur: str | None = node.id
         while cur is not None:
             if cur == self._node:
                 return True

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 
 from retrievekit.core.errors import InvalidInputError, LLMUnavailableError, MissingDependencyError
-from retrievekit.core.llm.models import DEFAULT_MODEL
+from retrievekit.core.llm.models import DEFAULT_MODEL, MODEL_REGISTRY, locate_gguf
 
 __all__ = ["LlamaCppServer", "free_port", "serve"]
 
@@ -116,8 +116,6 @@ class LlamaCppServer:
         except ImportError as e:
             raise MissingDependencyError("xllamacpp", XLLAMACPP_HINT, str(e)) from e
         if gguf is None:
-            from retrievekit.core.llm.models import locate_gguf
-
             gguf = locate_gguf(DEFAULT_MODEL)
         path = Path(gguf)
         if not path.is_file():
@@ -210,8 +208,6 @@ def serve(
         import xllamacpp as xlc
     except ImportError as e:
         raise MissingDependencyError("xllamacpp", XLLAMACPP_HINT, str(e)) from e
-    from retrievekit.core.llm.models import MODEL_REGISTRY, locate_gguf
-
     if gguf is None or str(gguf) in MODEL_REGISTRY:  # a registry name ("qwen1.5b") is located and verified
         gguf = str(locate_gguf(DEFAULT_MODEL if gguf is None else str(gguf)))
     params = xlc.CommonParams()
