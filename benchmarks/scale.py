@@ -10,7 +10,8 @@ compared on the same footing; its retrieval quality is not what is measured.
 Methods (rows; each (method, n) runs in its own child process with one BLAS / OpenMP thread):
 
 * ``bm25``: :class:`BM25Index` build, then its search (k = 10).
-* ``dense``: :class:`DenseIndex` in in-memory Chroma (HNSW) over the hashed vectors, then its search (k = 10).
+* ``dense``: :class:`DenseIndex` in a Chroma folder (HNSW, in a temporary directory) over the hashed vectors, then
+  its search (k = 10).
 * ``hybrid``: the BM25 and dense builds of the same child (build seconds are their sum), then
   :class:`HybridRetriever`'s reciprocal-rank fusion search (k = 10).
 * ``arm``: ARM's index (:class:`Arm` with no LLM: its BM25 and dense indexes over the corpus), then its search with
@@ -42,6 +43,7 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 import zlib
 from collections.abc import Sequence
@@ -155,38 +157,40 @@ def _run_bm25(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     return {**row, "ms_per_query": _timed_search(lambda q: idx.search(q, k=10), queries)}
 
 
-def _run_dense(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
+def _dense(corpus: list[Any], folder: str, emb: Any = None) -> Any:
+    """The dense index of ``corpus`` in a Chroma folder under ``folder`` (a million objects in memory would not fit)."""
     from retrievekit.core.index.dense import DenseIndex
 
-    idx, row = _build(lambda: DenseIndex.build(corpus, embedder=HashedWords(), batch_size=1024))
-    with idx:
-        return {**row, "ms_per_query": _timed_search(lambda q: idx.search(q, k=10), queries)}
+    return DenseIndex.build(corpus, Path(folder) / "dense", embedder=emb or HashedWords(), batch_size=1024)
+
+
+def _run_dense(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        idx, row = _build(lambda: _dense(corpus, folder))
+        with idx:
+            return {**row, "ms_per_query": _timed_search(lambda q: idx.search(q, k=10), queries)}
 
 
 def _run_hybrid(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     from retrievekit.core.index.bm25 import BM25Index
-    from retrievekit.core.index.dense import DenseIndex
     from retrievekit.core.index.hybrid import HybridRetriever
 
     bm25, a = _build(lambda: BM25Index.build(corpus))
-    dense, b = _build(lambda: DenseIndex.build(corpus, embedder=HashedWords(), batch_size=1024))
-    row = {k: round(a[k] + b[k], 2) for k in a}
-    with HybridRetriever([bm25, dense], fusion="rrf") as hybrid:
-        return {**row, "ms_per_query": _timed_search(lambda q: hybrid.search(q, k=10), queries)}
+    with tempfile.TemporaryDirectory() as folder:
+        dense, b = _build(lambda: _dense(corpus, folder))
+        row = {k: round(a[k] + b[k], 2) for k in a}
+        with HybridRetriever([bm25, dense], fusion="rrf") as hybrid:
+            return {**row, "ms_per_query": _timed_search(lambda q: hybrid.search(q, k=10), queries)}
 
 
 def _run_arm(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     from retrievekit.core.arm import Arm
-    from retrievekit.core.index.dense import DenseIndex
 
     emb = HashedWords()
-
-    def make() -> Any:
-        dense = DenseIndex.build(corpus, embedder=emb, batch_size=1024)
-        return Arm(corpus, None, dense=dense, embedder=emb)
-
-    arm, row = _build(make)
-    return {**row, "ms_per_query": _timed_search(lambda q: arm.search(q, k=10), queries)}
+    with tempfile.TemporaryDirectory() as folder:
+        arm, row = _build(lambda: Arm(corpus, None, dense=_dense(corpus, folder, emb), embedder=emb))
+        with arm.dense:
+            return {**row, "ms_per_query": _timed_search(lambda q: arm.search(q, k=10), queries)}
 
 
 def token_ids(text: str, vocab: int = 50_000) -> list[int]:

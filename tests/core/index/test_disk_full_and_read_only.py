@@ -91,7 +91,7 @@ def test_chroma_failing_on_a_full_disk_says_disk_full(tmp_path, monkeypatch, min
     def compaction(*a, **kw):
         raise RuntimeError("Error in compaction: Failed to apply logs to the hnsw segment writer")
 
-    monkeypatch.setattr(DenseIndex, "add", compaction)
+    monkeypatch.setattr(DenseIndex, "_add", compaction)
     monkeypatch.setattr(store.shutil, "disk_usage", lambda p: _Usage(0))
     with pytest.raises(StorageWriteError, match="disk full: .*dense.*Error in compaction"):
         DenseIndex.build(NEW, path=folder, embedder=minilm, overwrite=True)

@@ -60,6 +60,7 @@ from retrievekit.core.index.collection_swap import STATE as _STATE
 from retrievekit.core.index.collection_swap import recover_swap, swap_in, sweep_leftovers
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
 from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint, recorded_fingerprint
+from retrievekit.core.index.hnsw_writes import add_requests, hnsw_settings, write_every
 from retrievekit.core.index.open_folders import folder_identity, open_handles
 from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
@@ -224,11 +225,10 @@ class DenseIndex:
             # The in-process EphemeralClient is one shared store: a name of its own per build, never a delete.
             client = _chromadb().EphemeralClient(settings=_chromadb().Settings(anonymized_telemetry=False))
             own = f"{collection_name[:490]}-{uuid.uuid4().hex[:16]}"
-            idx = cls(
-                cls._create(client, own, emb, len(objs)), emb, client=client, owns_client=True, drop_on_close=True
-            )
+            every = write_every(len(objs), step=_step(batch_size, client), most=_max_batch(client))
+            idx = cls(cls._create(client, own, emb, every), emb, client=client, owns_client=True, drop_on_close=True)
             try:
-                idx.add(objs, batch_size=batch_size, progress=progress)
+                idx._add(objs, batch_size=batch_size, progress=progress, write_every=every)
             except BaseException:
                 idx.close()
                 raise
@@ -244,9 +244,10 @@ class DenseIndex:
         with atomic_folder(final) as tmp:
             tmp_client = persistent_client(tmp / "chroma")
             try:
-                col = cls._create(tmp_client, collection_name, emb, len(objs))
+                every = write_every(len(objs), step=_step(batch_size, tmp_client), most=_max_batch(tmp_client))
+                col = cls._create(tmp_client, collection_name, emb, every)
                 building = cls(col, emb, client=tmp_client)
-                building.add(objs, batch_size=batch_size, progress=progress)
+                building._add(objs, batch_size=batch_size, progress=progress, write_every=every)
                 n = len(building)
             finally:
                 _close_client(tmp_client)
@@ -270,10 +271,11 @@ class DenseIndex:
         if name in existing and not overwrite:
             raise InvalidInputError(f"collection {name!r} already exists (pass overwrite=True)")
         tmp_name = f"{name[:470]}-rk-building-{uuid.uuid4().hex[:16]}"
-        col = calls.run("create collection", lambda: cls._create(client, tmp_name, emb, len(objs)), retry=False)
+        every = write_every(len(objs), step=_step(batch_size, client), most=_max_batch(client))
+        col = calls.run("create collection", lambda: cls._create(client, tmp_name, emb, every), retry=False)
         idx = cls(col, emb, client=client, calls=calls)
         try:
-            idx.add(objs, batch_size=batch_size, progress=progress)
+            idx._add(objs, batch_size=batch_size, progress=progress, write_every=every)
             n = len(idx)
             if n != len(objs):
                 raise IndexFormatError(f"the server holds {n} of the {len(objs)} objects just added to {tmp_name!r}")
@@ -293,18 +295,13 @@ class DenseIndex:
         return idx
 
     @staticmethod
-    def _create(client: Any, name: str, emb: Embedder, n: int = 1000) -> Any:
-        """A new collection for ``n`` objects, marked as being built.
-
-        Chroma writes its HNSW segment every ``sync_threshold`` additions and inserts the objects past the last
-        write again from its log whenever a process opens the collection, in an order and with a graph that vary
-        from one process to the next, so an approximate top-k varied too. A threshold of ``n`` makes the build
-        write the whole graph once, at its end: every open then loads the same graph (the same results in every
-        process), and a folder's checksums stay valid across opens. Objects added later by :meth:`add` sit in the
-        log until the next write, as Chroma does by default.
+    def _create(client: Any, name: str, emb: Embedder, write_every: int) -> Any:
+        """A new collection, marked as being built, whose HNSW graph Chroma writes every ``write_every`` objects
+        (:mod:`~retrievekit.core.index.hnsw_writes`: the build's last write lands on its last object, so every
+        open loads the same graph and a folder's checksums stay valid across opens). Objects added later by
+        :meth:`add` sit in the log until the next write, as Chroma does by default.
         """
-        sync = max(2, n)
-        config = {"hnsw": {"space": "cosine", "sync_threshold": sync, "batch_size": min(100, sync)}}
+        config = {"hnsw": {"space": "cosine", **hnsw_settings(write_every)}}
         meta = {**_meta(emb, "building", 0), _BUILT_AT: time.time()}  # when: orphans older than a finished build go
         return client.create_collection(name, configuration=config, metadata=meta, embedding_function=None)
 
@@ -421,6 +418,14 @@ class DenseIndex:
         While it runs the collection is marked as being changed; a folder index is sealed again (fresh checksums)
         by :meth:`close`.
         """
+        self._add(objects, batch_size=batch_size, progress=progress)
+
+    def _add(
+        self, objects: Sequence[DataObject], *, batch_size: int, progress: bool, write_every: int | None = None
+    ) -> None:
+        """:meth:`add`; a build (an empty collection created with a write every ``write_every`` objects) sends its
+        requests as :func:`~retrievekit.core.index.hnsw_writes.add_requests` plans, so Chroma's last write of the
+        graph lands on the last object."""
         objs = check_corpus(objects)
         col = self._live()
         ids = [o.id for o in objs]
@@ -431,11 +436,15 @@ class DenseIndex:
         if clash:
             raise InvalidInputError(f"{len(clash)} object ids already in the index, e.g. {clash[0]!r}")
         self._begin_change()
-        step = max(1, min(batch_size, _max_batch(self.client)))
+        step = _step(batch_size, self.client)
+        every = write_every or len(objs) + step  # a plain add: batches of step
         bar = _progress(len(objs), progress)
-        for start in range(0, len(objs), step):
-            part = objs[start : start + step]
-            vecs = self.embedder.embed_documents([o.index_text() for o in part])
+        for start, end in add_requests(len(objs), step=step, every=every):
+            part = objs[start:end]
+            texts = [o.index_text() for o in part]
+            vecs = np.concatenate(
+                [self.embedder.embed_documents(texts[i : i + step]) for i in range(0, len(part), step)]
+            )
             batch = {
                 "ids": [o.id for o in part],
                 "embeddings": vecs.tolist(),
@@ -494,6 +503,11 @@ _FINGERPRINT = "embedder_fingerprint"
 
 
 _MANIFEST_OWN = frozenset({"format", "format_version", "retrievekit_version", "checksums", "sqlite_digest"})
+
+
+def _step(batch_size: int, client: Any) -> int:
+    """Objects per ``add`` request: ``batch_size``, within what the client accepts at once."""
+    return max(1, min(batch_size, _max_batch(client)))
 
 
 def _meta(emb: Embedder, state: str, n: int) -> dict[str, Any]:
