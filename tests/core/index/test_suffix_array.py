@@ -136,3 +136,30 @@ def test_too_big_for_memory_raises_or_shards() -> None:
 
 def test_doctests() -> None:
     assert doctest.testmod(sa_module, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_frequent_prefixes_of_a_zipf_corpus_match_brute_force() -> None:
+    """Ranges of thousands of suffixes (where the next tokens are read around their changes, not one by one)."""
+    rng = np.random.default_rng(7)
+    docs = [(rng.zipf(1.4, size=int(rng.integers(20, 80))) % 60).tolist() for _ in range(400)]
+    sa = TokenSuffixArray(docs)
+    sharded = ShardedTokenSuffixArray(docs, shard_tokens=5_000)
+    for p in [[1], [2], [1, 1], [3, 1], [1, 2, 1], [59], [0]]:
+        assert sa.allowed(p) == brute_allowed(docs, p) == sharded.allowed(p), p
+    assert sa.count([1]) > 3_000  # the range the skipping reads
+
+
+def test_a_sharded_one_token_prefix_answers_from_the_merged_pairs_like_each_shard() -> None:
+    """One-token prefixes come from one table of all shards' token pairs; it must agree with the shards' reads,
+    with the end of text allowed only after a prefix that occurs, and a shard asked alone still answers."""
+    docs = [[5, 6], [6], [7, 5, 5], [8]]
+    sharded = ShardedTokenSuffixArray(docs, shard_tokens=3, eos_token_id=0)
+    assert sharded.num_shards == 3
+    assert sharded.allowed([5]) == [0, 5, 6]
+    assert sharded.allowed([6]) == [0]  # a document's end only: the end of text
+    assert sharded.allowed([9]) == [] and sharded.allowed([-1]) == []  # found nowhere: nothing, not even the end
+    for p in ([5], [6], [7], [8]):
+        union = sorted(
+            {t for s in sharded.shards() for t in s.allowed(p) if s.count(p)} | ({0} if sharded.count(p) else set())
+        )
+        assert sharded.allowed(p) == union, p

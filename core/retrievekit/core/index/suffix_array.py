@@ -8,13 +8,17 @@ separated by a sentinel so no match crosses a document boundary) and answers, fr
 * :meth:`~TokenSuffixArray.locate` -- where ``prefix`` occurs, as ``(document, token offset)`` pairs;
 * :meth:`~TokenSuffixArray.count` -- how often it occurs.
 
-Each query is a binary search over the suffix array (``O(m log n)`` for an ``m``-token prefix) plus one gather
-over the matching range (the next tokens there are already sorted). The array remembers the range of every prefix it
-was asked (up to 8,192 prefixes), and a prefix one token longer than a remembered one is found inside its parent's
-range by two scalar binary searches on that token, so a beam, one token longer at each step, costs ``O(log n)`` a
-step. Memory is 16 bytes per token (text and suffix array as ``int64``); a corpus above ``max_tokens`` raises
+Each query finds the prefix's range of suffixes (its first token's from the token counts, then two scalar binary
+searches a further token: ``O(m log n)`` for an ``m``-token prefix) and reads the next tokens over that range. They
+are sorted there, so :func:`~retrievekit.core.index.sorted_distinct.distinct_sorted` reads only around the places
+where they change; a one-token prefix, the most frequent question and the one with the largest range, is answered
+from the corpus's distinct token pairs (:class:`~retrievekit.core.index.bigram_followers.Followers`) without
+reading the range at all. The array remembers the range of every prefix it was asked (up to 8,192 prefixes), and a
+prefix one token longer than a remembered one is found inside its parent's range, so a beam, one token longer at
+each step, costs ``O(log n)`` a step. Memory is 16 bytes per token (text and suffix array as ``int64``) plus 8 per
+distinct token pair (at most 24 bytes per token); a corpus above ``max_tokens`` raises
 :class:`SuffixArrayTooLargeError` before allocating anything, and :class:`ShardedTokenSuffixArray` splits a large
-corpus into shards that each stay under a limit, with the same query API.
+corpus into shards that each stay under a limit, with the same query API and one pair table for all shards.
 
 Examples:
     >>> sa = TokenSuffixArray([[5, 6, 7, 6, 8], [6, 9]])
@@ -33,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.index.bigram_followers import Followers
+from retrievekit.core.index.sorted_distinct import distinct_sorted
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -42,13 +48,21 @@ __all__ = [
 ]
 
 DEFAULT_MAX_TOKENS = 20_000_000
-"""Default cap on indexed tokens (about 320 MB of arrays); raise it, or shard, for bigger corpora."""
+"""Default cap on indexed tokens (320 to 480 MB of arrays); raise it, or shard, for bigger corpora."""
 
 #: How many asked prefixes a suffix array remembers the range of (cleared when full; 50 beams over 16 steps ask for
 #: at most 800).
 _RANGE_CACHE = 1 << 13
 _SENTINEL = 0  # tokens are stored as id + 1, so 0 separates documents and sorts before every token
 _EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def _allowed(following: np.ndarray, eos_token_id: int | None) -> np.ndarray:
+    """Token ids from the sorted stored ids that follow a prefix (the sentinel, a document's end, sorts first)."""
+    toks = (following[1:] if following.size and following[0] == _SENTINEL else following) - 1
+    if eos_token_id is not None:
+        toks = np.union1d(toks, np.asarray([eos_token_id], dtype=np.int64))
+    return toks
 
 
 class SuffixArrayTooLargeError(InvalidInputError, MemoryError):
@@ -106,7 +120,7 @@ class TokenSuffixArray:
         if total > max_tokens:
             raise SuffixArrayTooLargeError(
                 f"{total} tokens in {len(docs)} documents exceed max_tokens={max_tokens} "
-                f"(~{16 * total / 1e6:.0f} MB of arrays); raise max_tokens if memory allows, or use "
+                f"(~{16 * total / 1e6:.0f} to {24 * total / 1e6:.0f} MB of arrays); raise max_tokens if memory allows, or use "
                 "ShardedTokenSuffixArray(documents, shard_tokens=...)"
             )
         self.eos_token_id = eos_token_id
@@ -127,8 +141,11 @@ class TokenSuffixArray:
                 f"not enough memory for a suffix array over {total} tokens; shard the corpus "
                 "(ShardedTokenSuffixArray) or lower max_tokens"
             ) from e
-        vocab = np.unique(self._text)
+        vocab, counts = np.unique(self._text, return_counts=True)
         self._vocab = vocab[vocab != _SENTINEL] - 1
+        # suffixes sort by their first token, so a one-token prefix's range is where that token's count starts
+        self._stored, self._starts = vocab, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self._followers: Followers | None = Followers.of(self._text)  # a sharded array keeps one for all shards
         self._ranges: dict[tuple[int, ...], tuple[int, int]] = {}
 
     # ------------------------------------------------------------------ basics
@@ -160,7 +177,8 @@ class TokenSuffixArray:
             >>> TokenSuffixArray([[1, 2]]).nbytes > 0
             True
         """
-        return int(self._text.nbytes + self._sa.nbytes + self._doc_start.nbytes + self._doc_len.nbytes)
+        held = self._text.nbytes + self._sa.nbytes + self._doc_start.nbytes + self._doc_len.nbytes
+        return int(held + (self._followers.nbytes if self._followers is not None else 0))
 
     def document(self, index: int) -> np.ndarray:
         """Token ids of document ``index``.
@@ -175,32 +193,12 @@ class TokenSuffixArray:
         return self._text[start : start + int(self._doc_len[index])] - 1
 
     # ------------------------------------------------------------------ search
-    def _cmp(self, pos: int, pat: np.ndarray) -> int:
-        seg = self._text[pos : pos + pat.size]
-        diff = np.flatnonzero(seg != pat[: seg.size])
-        if diff.size:
-            j = int(diff[0])
-            return -1 if seg[j] < pat[j] else 1
-        return -1 if seg.size < pat.size else 0
-
-    def _range(self, pat: np.ndarray) -> tuple[int, int]:
-        sa = self._sa
-        lo, hi = 0, int(sa.size)
-        while lo < hi:  # first suffix >= pat
-            mid = (lo + hi) // 2
-            if self._cmp(int(sa[mid]), pat) < 0:
-                lo = mid + 1
-            else:
-                hi = mid
-        first = lo
-        hi = int(sa.size)
-        while lo < hi:  # first suffix > pat (not starting with it)
-            mid = (lo + hi) // 2
-            if self._cmp(int(sa[mid]), pat) <= 0:
-                lo = mid + 1
-            else:
-                hi = mid
-        return first, lo
+    def _token_range(self, token: int) -> tuple[int, int]:
+        """The range of the suffixes starting with ``token`` (stored id), from the token counts: no search."""
+        i = int(np.searchsorted(self._stored, token))
+        if i < self._stored.size and int(self._stored[i]) == token:
+            return int(self._starts[i]), int(self._starts[i + 1])
+        return 0, 0
 
     def _narrow(self, lo: int, hi: int, depth: int, token: int) -> tuple[int, int]:
         """The part of ``[lo, hi)`` (suffixes sharing their first ``depth`` tokens) whose next token is ``token``
@@ -224,9 +222,13 @@ class TokenSuffixArray:
         elif min(key) < 0:
             found = 0, 0  # a negative id (padding) never occurs
         else:
-            parent = self._ranges.get(key[:-1])
-            if parent is None:
-                found = self._range(np.asarray(key, dtype=np.int64) + 1)
+            parent = self._ranges.get(key[:-1]) if len(key) > 1 else None
+            if parent is None:  # the first token's range from the counts, then narrowed one token at a time
+                found = self._token_range(key[0] + 1)
+                for depth in range(1, len(key)):
+                    if found[0] == found[1]:
+                        break
+                    found = self._narrow(found[0], found[1], depth, key[depth] + 1)
             elif parent[0] == parent[1]:
                 found = parent
             else:
@@ -273,13 +275,11 @@ class TokenSuffixArray:
         depth = len(prefix)
         if depth == 0:
             return self._vocab
-        nxt = self._text[self._sa[lo:hi] + depth]  # sorted: the suffixes share their first `depth` tokens
-        if nxt.size > 1:
-            nxt = nxt[np.concatenate(([True], nxt[1:] != nxt[:-1]))]
-        toks = (nxt[1:] if nxt[0] == _SENTINEL else nxt) - 1  # the sentinel (a document's end) sorts first
-        if self.eos_token_id is not None:
-            toks = np.union1d(toks, np.asarray([self.eos_token_id], dtype=np.int64))
-        return toks
+        if depth == 1 and self._followers is not None:
+            return _allowed(self._followers.after(int(prefix[0]) + 1), self.eos_token_id)
+        sa, text = self._sa, self._text
+        # sorted: the suffixes share their first `depth` tokens; read where the next tokens change
+        return _allowed(distinct_sorted(lambda pos: text[sa[pos] + depth], lo, hi), self.eos_token_id)
 
     def allowed(self, prefix: Sequence[int]) -> list[int]:
         """:meth:`allowed_array` as a list of ints (the ``allowed_tokens`` signature).
@@ -355,6 +355,7 @@ class ShardedTokenSuffixArray:
         if shard_tokens < 1:
             raise InvalidInputError(f"shard_tokens must be >= 1, got {shard_tokens}")
         self.eos_token_id = eos_token_id
+        self._pending: list[Followers] = []
         self._shards: list[TokenSuffixArray] = []
         self._offsets: list[int] = []
         batch: list[Sequence[int] | np.ndarray] = []
@@ -373,9 +374,15 @@ class ShardedTokenSuffixArray:
             size += n
         if batch or not self._shards:
             self._add(batch, first, shard_tokens)
+        self._followers = Followers.merge(self._pending)
+        del self._pending
 
     def _add(self, batch: list[Sequence[int] | np.ndarray], first: int, shard_tokens: int) -> None:
-        self._shards.append(TokenSuffixArray(batch, eos_token_id=self.eos_token_id, max_tokens=shard_tokens))
+        shard = TokenSuffixArray(batch, eos_token_id=self.eos_token_id, max_tokens=shard_tokens)
+        if shard._followers is not None:  # merged into one table of all shards; a shard asked alone reads instead
+            self._pending.append(shard._followers)
+            shard._followers = None
+        self._shards.append(shard)
         self._offsets.append(first)
 
     @property
@@ -414,6 +421,9 @@ class ShardedTokenSuffixArray:
             >>> ShardedTokenSuffixArray([[1, 2], [1, 3]], shard_tokens=2).allowed_array([1]).tolist()
             [2, 3]
         """
+        if len(prefix) == 1:  # one slice of the shards' merged pairs, not a read per shard
+            following = self._followers.after(int(prefix[0]) + 1) if int(prefix[0]) >= 0 else _EMPTY
+            return _allowed(following, self.eos_token_id) if following.size else _EMPTY  # every token has a follower
         parts = [s.allowed_array(prefix) for s in self._shards]
         parts = [p for p in parts if p.size]
         if not parts:
