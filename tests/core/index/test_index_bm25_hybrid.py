@@ -4,6 +4,8 @@ import shutil
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, IndexFormatError
 from retrievekit.core.index.bm25 import BM25Config, BM25Index, top_k_indices
@@ -105,6 +107,15 @@ def test_top_k_is_deterministic_on_ties():
     assert top_k_indices(np.array([1.0, 1.0, 1.0, 2.0]), 3).tolist() == [3, 0, 1]
 
 
+@settings(max_examples=300, deadline=None)
+@given(scores=st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.5, -1.0]), max_size=40), k=st.integers(0, 50))
+def test_top_k_is_the_head_of_the_full_order(scores, k):
+    """The k-th largest score found by a partition, then only the kept scores sorted: the same as sorting all."""
+    s = np.asarray(scores, dtype=np.float32)
+    full = np.lexsort((np.arange(s.size), -s))[: min(k, s.size)]
+    assert top_k_indices(s, k).tolist() == full.tolist()
+
+
 def _hits(ids_scores):
     return [ScoredHit(Passage(id=i, text=i), s, r) for r, (i, s) in enumerate(ids_scores)]
 
@@ -134,3 +145,17 @@ def test_hybrid_over_two_bm25_variants(small_corpus):
     hits = h.search("river in Africa", k=2, trace=t)
     assert hits[0].id == "nile"
     assert {"hybrid", "hybrid.plain", "hybrid.stem"} <= set(t.stage_seconds)
+
+
+def test_scores_are_bm25s_own_to_the_bit():
+    """BM25Index adds each term's postings itself (a buffered add); the sums must be bm25s' np.add.at sums exactly,
+    a repeated query term counted twice, as bm25s counts it."""
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(40)]
+    corpus = [Passage(id=str(i), text=" ".join(rng.choice(words, size=30))) for i in range(300)]
+    idx = BM25Index.build(corpus)
+    for query in ("w1 w2 w3", "w5 w5 w7 w39", "w0"):
+        tokens = idx._tokenizer.tokenize([query], update_vocab=False, return_as="ids", show_progress=False)[0]
+        theirs = np.asarray(idx._model.get_scores([t for t in tokens if t != 0]), dtype=np.float32)
+        assert idx.scores(query).tobytes() == theirs.tobytes()
+        assert (theirs > 0).sum() > 0

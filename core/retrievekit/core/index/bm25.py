@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -58,12 +59,14 @@ def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
         >>> top_k_indices(np.array([0.5, 2.0, 0.5, 1.0]), 3).tolist()
         [1, 3, 0]
     """
-    k = min(k, scores.shape[0])
+    n = scores.shape[0]
+    k = min(k, n)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    # lexsort: last key is primary → sort by -score, then by index
-    order = np.lexsort((np.arange(scores.shape[0]), -scores))
-    return order[:k]
+    kth = np.partition(scores, n - k)[n - k]  # the k-th largest score: a linear pass, not a sort of every score
+    above = np.flatnonzero(scores > kth)
+    keep = np.concatenate([above, np.flatnonzero(scores == kth)[: k - above.size]])  # ties: lower indices first
+    return keep[np.lexsort((keep, -scores[keep]))]  # lexsort: last key is primary → by -score, then by index
 
 
 def _tokenizer(cfg: BM25Config):  # type: ignore[no-untyped-def]
@@ -149,7 +152,17 @@ class BM25Index:
         known = [t for t in tokens if t != 0]  # id 0 is bm25s' empty/unknown token
         if not known:
             return np.zeros(len(self.objects), dtype=np.float32)
-        return np.asarray(self._model.get_scores(known), dtype=np.float32)  # type: ignore[attr-defined]
+        model: Any = self._model
+        if getattr(model, "nonoccurrence_array", None) is not None:  # BM25L / BM25+: every document scores
+            return np.asarray(model.get_scores(known), dtype=np.float32)
+        # bm25s adds each term's postings with np.add.at (unbuffered); a term lists a document once, so a buffered
+        # add gives the same sums in the same order, several times faster on a large corpus
+        index = model.scores
+        data, docs, starts = index["data"], index["indices"], index["indptr"]
+        out = np.zeros(index["num_docs"], dtype=np.float32)
+        for t in known:
+            out[docs[starts[t] : starts[t + 1]]] += data[starts[t] : starts[t + 1]]
+        return out
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Top-``k`` objects by BM25 score (ties by corpus order).
