@@ -11,7 +11,8 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
 
 * ``bm25``: :class:`BM25Index` build, then its search (k = 10).
 * ``dense``: :class:`DenseIndex` in a Chroma folder (HNSW, in a temporary directory) over the hashed vectors, then
-  its search (k = 10).
+  its search (k = 10). Chroma loads the graph from the folder on the first query after opening: that query is
+  recorded apart (``first_query_ms``) and not in the per-query time (the same for ``hybrid`` and ``arm``).
 * ``hybrid``: the BM25 and dense builds of the same child (build seconds are their sum), then
   :class:`HybridRetriever`'s reciprocal-rank fusion search (k = 10).
 * ``arm``: ARM's index (:class:`Arm` with no LLM: its BM25 and dense indexes over the corpus), then its search with
@@ -133,6 +134,15 @@ def _run_lattice(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     }
 
 
+def _first_then_timed(search: Any, queries: Sequence[Any]) -> dict[str, float]:
+    """A Chroma index loads its HNSW graph on its first query after opening: that query's CPU milliseconds
+    (``first_query_ms``), then every query timed as :func:`_timed_search` does."""
+    cpu = time.process_time()
+    search(queries[0])
+    first = round(1000 * (time.process_time() - cpu), 1)
+    return {"first_query_ms": first, "ms_per_query": _timed_search(search, queries)}
+
+
 def _timed_search(search: Any, queries: Sequence[Any]) -> float:
     """CPU milliseconds per query of ``search`` over ``queries``."""
     cpu = time.process_time()
@@ -168,7 +178,7 @@ def _run_dense(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         idx, row = _build(lambda: _dense(corpus, folder))
         with idx:
-            return {**row, "ms_per_query": _timed_search(lambda q: idx.search(q, k=10), queries)}
+            return {**row, **_first_then_timed(lambda q: idx.search(q, k=10), queries)}
 
 
 def _run_hybrid(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
@@ -180,7 +190,7 @@ def _run_hybrid(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
         dense, b = _build(lambda: _dense(corpus, folder))
         row = {k: round(a[k] + b[k], 2) for k in a}
         with HybridRetriever([bm25, dense], fusion="rrf") as hybrid:
-            return {**row, "ms_per_query": _timed_search(lambda q: hybrid.search(q, k=10), queries)}
+            return {**row, **_first_then_timed(lambda q: hybrid.search(q, k=10), queries)}
 
 
 def _run_arm(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
@@ -190,7 +200,7 @@ def _run_arm(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         arm, row = _build(lambda: Arm(corpus, None, dense=_dense(corpus, folder, emb), embedder=emb))
         with arm.dense:
-            return {**row, "ms_per_query": _timed_search(lambda q: arm.search(q, k=10), queries)}
+            return {**row, **_first_then_timed(lambda q: arm.search(q, k=10), queries)}
 
 
 def token_ids(text: str, vocab: int = 50_000) -> list[int]:

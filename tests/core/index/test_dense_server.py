@@ -109,7 +109,7 @@ def test_frozen_then_stopped_server_raise_typed_errors(tmp_path, minilm, small_c
         idx = DenseIndex.open(client=client, collection_name="rk-live", embedder=minilm, timeout=1.0, retries=1)
         proc.send_signal(signal.SIGSTOP)  # frozen: it accepts connections but never answers
         try:
-            with pytest.raises(StoreUnavailableError, match=r"did not answer count within 1.0 s \(2 tries\)"):
+            with pytest.raises(StoreUnavailableError, match=r"did not answer query within 1.0 s \(2 tries\)"):
                 idx.search("highest mountain", k=1)
         finally:
             proc.send_signal(signal.SIGCONT)

@@ -231,15 +231,12 @@ class ChromaStore:
         check_k(k)
         filt = check_where(where)
         col = self.collection
-        n = min(k, self.count())
-        if n == 0:
-            return []
         chroma_where = None if not filt else filt if len(filt) == 1 else {"$and": [{a: b} for a, b in filt.items()]}
         res = self._calls.run(
             "query",
             lambda: col.query(
                 query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
-                n_results=n,
+                n_results=k,  # Chroma returns what it holds when that is fewer (counting first scans the index)
                 where=chroma_where,
                 include=["distances", "metadatas", "documents"],
             ),

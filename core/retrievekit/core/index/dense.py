@@ -483,12 +483,10 @@ class DenseIndex:
         with trace.stage("dense"):
             with trace.stage("dense.embed"):
                 vec = np.asarray(self.embedder.embed_query(q), dtype=np.float32)
-            n = min(k, len(self))
-            if n == 0:
-                return []
+            # k as asked: Chroma returns what it holds when that is fewer (counting first costs a scan of the index)
             res = self._calls.run(
                 "query",
-                lambda: col.query(query_embeddings=[vec.tolist()], n_results=n, include=["distances", "metadatas"]),
+                lambda: col.query(query_embeddings=[vec.tolist()], n_results=k, include=["distances", "metadatas"]),
             )
         hits = []
         rows = sorted(
