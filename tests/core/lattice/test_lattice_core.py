@@ -61,6 +61,39 @@ def test_calibration_recovers_planted_latent_scores_from_biased_slates():
     assert len(cal.biases) == 60
 
 
+def test_calibration_is_the_weighted_least_squares_solution():
+    """The sparse elimination must give what a dense least-squares solve of the same rows gives: one row per
+    observation (the node's score times tau plus the slate's bias), a ridge row per bias, weights as documented."""
+    rng = np.random.default_rng(1)
+    tau, floor, ridge = 5.0, 0.1, 0.01
+    for _ in range(30):
+        n_nodes, n_slates = int(rng.integers(2, 60)), int(rng.integers(1, 25))
+        slates = [
+            (
+                [f"n{i}" for i in rng.choice(n_nodes, size=min(n_nodes, int(rng.integers(1, 12))), replace=False)],
+                rng.random(12).tolist(),
+            )
+            for _ in range(n_slates)
+        ]
+        slates = [(ids, scores[: len(ids)]) for ids, scores in slates]
+        ids = sorted({n for s, _ in slates for n in s})
+        col = {n: i for i, n in enumerate(ids)}
+        a = np.zeros((sum(len(s) for s, _ in slates) + n_slates, len(ids) + n_slates))
+        y = np.zeros(a.shape[0])
+        row = 0
+        for si, (names, scores) in enumerate(slates):
+            for n, sc in zip(names, scores, strict=True):
+                w = np.sqrt(max(1 / (1 + np.exp(-(sc - 0.5))), floor))
+                a[row, col[n]], a[row, len(ids) + si], y[row] = tau * w, w, tau * sc * w
+                row += 1
+        for si in range(n_slates):
+            a[row + si, len(ids) + si] = np.sqrt(ridge)
+        want = np.linalg.lstsq(a, y, rcond=None)[0]
+        cal = fit_latent_scores(slates, tau=tau, weight_floor=floor, bias_ridge=ridge)
+        assert np.allclose([cal.raw[n] for n in ids], want[: len(ids)], atol=1e-9)
+        assert np.allclose(np.asarray(cal.biases) * tau, want[len(ids) :], atol=1e-9)
+
+
 # ---------------------------------------------------------------------- scoring
 def test_invalid_json_reply_is_retried_and_traced():
     llm = KeywordLLM(replies=["this is not json", "{'scores': [80, 20,],}"])

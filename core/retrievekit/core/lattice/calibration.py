@@ -104,8 +104,10 @@ def _solve(
 
     Each observed score is one row with two unknowns (its node's score times ``tau``, its slate's bias), and a ridge
     row per bias fixes the offset, so the normal equations are positive definite: nodes on the diagonal, slates in a
-    small block. Eliminating the nodes leaves a slates-by-slates system (Schur complement), solved directly; the
-    cost grows with the observations, not with their square as a dense least-squares solve would.
+    small block. Eliminating the nodes leaves a slates-by-slates system (Schur complement), solved directly. Each
+    node couples only the few slates it was shown in, so the complement is summed over the pairs of a node's own
+    (node, slate) entries: the cost grows with the observations and the slates' square, not with nodes times
+    slates, which a long search (hundreds of slates, thousands of nodes) would pay at every iteration.
     """
     ni = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     si = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
@@ -114,12 +116,24 @@ def _solve(
     a_node, a_slate, y = tau * w, w, tau * obs * w
     d_node = np.bincount(ni, a_node * a_node, minlength=n_nodes)
     d_slate = np.bincount(si, a_slate * a_slate, minlength=n_slates) + max(bias_ridge, 1e-9)
-    cross = np.zeros((n_nodes, n_slates))
-    np.add.at(cross, (ni, si), a_node * a_slate)
     b_node = np.bincount(ni, a_node * y, minlength=n_nodes)
     b_slate = np.bincount(si, a_slate * y, minlength=n_slates)
-    scaled = cross / d_node[:, None]
-    schur = np.diag(d_slate) - cross.T @ scaled
-    bias = np.linalg.solve(schur, b_slate - scaled.T @ b_node)
-    phi = (b_node - cross @ bias) / d_node
+    # the sparse node-by-slate coupling: one entry per (node, slate) pair seen, sorted by node
+    pair, where = np.unique(ni * n_slates + si, return_inverse=True)
+    cross = np.bincount(where.ravel(), a_node * a_slate, minlength=pair.size)
+    node, slate = pair // n_slates, pair % n_slates
+    per_node = np.bincount(node, minlength=n_nodes)
+    first = np.cumsum(per_node) - per_node
+    times = per_node[node]  # each entry pairs with every entry of its node, itself included
+    left = np.repeat(np.arange(pair.size), times)
+    right = first[node[left]] + np.arange(left.size) - np.repeat(np.cumsum(times) - times, times)
+    coupling = np.bincount(
+        slate[left] * n_slates + slate[right],
+        cross[left] * cross[right] / d_node[node[left]],
+        minlength=n_slates * n_slates,
+    ).reshape(n_slates, n_slates)
+    schur = np.diag(d_slate) - coupling
+    rhs = b_slate - np.bincount(slate, cross * b_node[node] / d_node[node], minlength=n_slates)
+    bias = np.linalg.solve(schur, rhs)
+    phi = (b_node - np.bincount(node, cross * bias[slate], minlength=n_nodes)) / d_node
     return phi, bias

@@ -183,6 +183,7 @@ class _SearchRun:
     frontier: set[str] = field(default_factory=lambda: {ROOT})
     history: list[tuple[list[str], list[float]]] = field(default_factory=list)
     created: list[str] = field(default_factory=lambda: [ROOT])
+    by_depth: dict[int, list[str]] = field(default_factory=dict)  # the scored nodes (root aside) by tree depth
     hidden: dict[str, bool] = field(default_factory=dict)
 
 
@@ -334,7 +335,7 @@ class LatticeSearcher:
             if not children:
                 continue
             leaf_slate = all(tree.is_leaf(c) for c in children)
-            anchors = self._anchors(v, children, leaf_slate, state, run.rng)
+            anchors = self._anchors(v, children, leaf_slate, run)
             state.anchors[v] = anchors
             jobs.append((v, children, anchors, leaf_slate))
         return jobs
@@ -356,6 +357,7 @@ class LatticeSearcher:
             state.local[c] = s
             if c not in state.path_relevance:
                 run.created.append(c)
+                run.by_depth.setdefault(self.tree.depth(c), []).append(c)
             state.path_relevance[c] = self._chain(s, parent_p)
             if self.tree.is_leaf(c):
                 if c not in excluded and c not in state.predicted:
@@ -399,21 +401,18 @@ class LatticeSearcher:
             predicted=list(state.predicted),
         )
 
-    def _anchors(
-        self, v: str, children: list[str], leaf_slate: bool, state: SearchState, rng: np.random.Generator
-    ) -> list[str]:
-        cfg = self.config
+    def _anchors(self, v: str, children: list[str], leaf_slate: bool, run: _SearchRun) -> list[str]:
+        cfg, state = self.config, run.state
         child_set = set(children)
         if not leaf_slate:
             if not cfg.internal_anchor or v == ROOT:
                 return []
-            depth = self.tree.depth(v)
-            same = [n for n in state.path_relevance if n != ROOT and n not in child_set and self.tree.depth(n) == depth]
+            same = [n for n in run.by_depth.get(self.tree.depth(v), ()) if n not in child_set]
             if not same:
                 return []
             return [min(same, key=lambda n: (-state.path_relevance[n], n))]
         pool = {n: state.calibrated.get(n, state.local.get(n, 0.0)) for n in state.predicted if n not in child_set}
-        return sample_anchors(pool, cfg.num_leaf_anchors, mode=cfg.anchor_sampling, rng=rng)
+        return sample_anchors(pool, cfg.num_leaf_anchors, mode=cfg.anchor_sampling, rng=run.rng)
 
     def _score_all(
         self, query: str, jobs: list[tuple[str, list[str], list[str], bool]], excluded: frozenset[str], trace: Trace
