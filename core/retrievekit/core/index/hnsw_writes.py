@@ -38,7 +38,7 @@ def write_every(n: int, *, step: int, most: int) -> int:
         >>> write_every(500, step=256, most=5461)
         500
     """
-    every = step * max(1, min(round(SYNC_EVERY / step), most // step))
+    every = max(2, step * max(1, min(round(SYNC_EVERY / step), most // step)))  # Chroma's minimum is 2
     return max(2, n) if n <= every else every
 
 
