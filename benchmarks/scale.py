@@ -24,7 +24,8 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   are words hashed into a 50,000-id vocabulary (crc32), so the index, not a tokenizer, is what is timed.
 * ``lattice``: LATTICE's bottom-up build with LLM-free summaries (``summaries="extractive"``, M = 10), then its
   search (beam 2, 20 iterations) with a scripted judge (word overlap, :class:`OverlapJudge`) over the first
-  ``--queries`` SciFact dev claims. LLM time is excluded by construction: the judge is a few lines of Python.
+  ``--queries`` SciFact dev claims, and the slates it judged a query (``slates_per_query``). LLM time is excluded
+  by construction: the judge is a few lines of Python.
 
 Each finished (method, n) is a line of ``<out-dir>/records.jsonl``; a rerun skips what is recorded (the 1M rows
 take long), then prints the table and each method's fitted exponent (least-squares slope of log build CPU seconds
@@ -121,14 +122,17 @@ def _run_lattice(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     tree = build_bottom_up(corpus, None, HashedWords(), TreeBuildConfig(summaries="extractive"))
     build, build_cpu = time.perf_counter() - started, time.process_time() - cpu
     lattice = Lattice(tree, OverlapJudge())
-    cpu = time.process_time()
+    cpu, slates = time.process_time(), 0
     for q in queries:
         lattice.search(q, k=10)
+        state = lattice.last_state  # its judge calls: the search runs until it reaches a leaf
+        slates += len(state.slates) if state is not None else 0
     search = time.process_time() - cpu
     return {
         "build_seconds": round(build_cpu, 2),
         "build_wall_seconds": round(build, 2),
         "ms_per_query": round(1000 * search / max(len(queries), 1), 1),
+        "slates_per_query": round(slates / max(len(queries), 1), 1),
         "tree_nodes": len(tree.nodes),
         "tree_height": tree.height,
     }

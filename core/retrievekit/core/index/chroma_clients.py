@@ -96,6 +96,17 @@ def _max_batch(client: Any) -> int:
         return 1000
 
 
+def add_step(batch_size: int, client: Any) -> int:
+    """Objects per ``add`` request: ``batch_size``, within what the client accepts at once.
+
+    Examples:
+        >>> import tempfile
+        >>> add_step(100_000, persistent_client(tempfile.mkdtemp())) < 100_000
+        True
+    """
+    return max(1, min(batch_size, _max_batch(client)))
+
+
 def _release(owned: Any, client: Any, drop: str | None) -> None:
     """Delete the in-memory collection ``drop`` (if any) from ``client`` and close ``owned`` (if any); never raises."""
     if drop is not None:

@@ -52,6 +52,7 @@ from retrievekit.core.index.chroma_clients import (
     _max_batch,
     _release,
     _stop_chroma_system,
+    add_step,
     http_client,
     persistent_client,
 )
@@ -225,7 +226,7 @@ class DenseIndex:
             # The in-process EphemeralClient is one shared store: a name of its own per build, never a delete.
             client = _chromadb().EphemeralClient(settings=_chromadb().Settings(anonymized_telemetry=False))
             own = f"{collection_name[:490]}-{uuid.uuid4().hex[:16]}"
-            every = write_every(len(objs), step=_step(batch_size, client), most=_max_batch(client))
+            every = write_every(len(objs), step=add_step(batch_size, client), most=_max_batch(client))
             idx = cls(cls._create(client, own, emb, every), emb, client=client, owns_client=True, drop_on_close=True)
             try:
                 idx._add(objs, batch_size=batch_size, progress=progress, write_every=every)
@@ -244,7 +245,7 @@ class DenseIndex:
         with atomic_folder(final) as tmp:
             tmp_client = persistent_client(tmp / "chroma")
             try:
-                every = write_every(len(objs), step=_step(batch_size, tmp_client), most=_max_batch(tmp_client))
+                every = write_every(len(objs), step=add_step(batch_size, tmp_client), most=_max_batch(tmp_client))
                 col = cls._create(tmp_client, collection_name, emb, every)
                 building = cls(col, emb, client=tmp_client)
                 building._add(objs, batch_size=batch_size, progress=progress, write_every=every)
@@ -271,7 +272,7 @@ class DenseIndex:
         if name in existing and not overwrite:
             raise InvalidInputError(f"collection {name!r} already exists (pass overwrite=True)")
         tmp_name = f"{name[:470]}-rk-building-{uuid.uuid4().hex[:16]}"
-        every = write_every(len(objs), step=_step(batch_size, client), most=_max_batch(client))
+        every = write_every(len(objs), step=add_step(batch_size, client), most=_max_batch(client))
         col = calls.run("create collection", lambda: cls._create(client, tmp_name, emb, every), retry=False)
         idx = cls(col, emb, client=client, calls=calls)
         try:
@@ -420,9 +421,7 @@ class DenseIndex:
         """
         self._add(objects, batch_size=batch_size, progress=progress)
 
-    def _add(
-        self, objects: Sequence[DataObject], *, batch_size: int, progress: bool, write_every: int | None = None
-    ) -> None:
+    def _add(self, objects: Sequence[DataObject], *, batch_size: int, progress: bool, write_every: int = 0) -> None:
         """:meth:`add`; a build (an empty collection created with a write every ``write_every`` objects) sends its
         requests as :func:`~retrievekit.core.index.hnsw_writes.add_requests` plans, so Chroma's last write of the
         graph lands on the last object."""
@@ -436,7 +435,7 @@ class DenseIndex:
         if clash:
             raise InvalidInputError(f"{len(clash)} object ids already in the index, e.g. {clash[0]!r}")
         self._begin_change()
-        step = _step(batch_size, self.client)
+        step = add_step(batch_size, self.client)
         every = write_every or len(objs) + step  # a plain add: batches of step
         bar = _progress(len(objs), progress)
         for start, end in add_requests(len(objs), step=step, every=every):
@@ -501,11 +500,6 @@ _FINGERPRINT = "embedder_fingerprint"
 
 
 _MANIFEST_OWN = frozenset({"format", "format_version", "retrievekit_version", "checksums", "sqlite_digest"})
-
-
-def _step(batch_size: int, client: Any) -> int:
-    """Objects per ``add`` request: ``batch_size``, within what the client accepts at once."""
-    return max(1, min(batch_size, _max_batch(client)))
 
 
 def _meta(emb: Embedder, state: str, n: int) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """When a build has Chroma write its HNSW graph: every few thousand objects, and once more at the build's last.
 
 Chroma keeps the objects added since its last write of the graph in a log, and each addition works through that
-log, so a build that writes the graph only at its end grows with the square of its size (SciFact-length documents
-in a folder: 40,000 took 54 CPU seconds that way, 25 with a write every 1,024 objects). Objects past the last write
-are inserted again from the log whenever a process opens the collection, in an order that varies from one process
-to the next. So a build writes the graph every :data:`SYNC_EVERY` objects (a whole number of batches), and plans its
-last requests so that the last write lands on the last object: every open then loads the same complete graph.
+log, so a build that writes the graph only at its end grows with the square of its size (``benchmarks/scale.py``:
+100,000 SciFact-length documents took 198.6 CPU seconds that way, 65.2 with a write every 4,096 objects). Objects
+past the last write are inserted again from the log whenever a process opens the collection, in an order that
+varies from one process to the next. So a build writes the graph every :data:`SYNC_EVERY` objects (a whole number
+of batches), and plans its last requests so that the last write lands on the last object: every open then loads
+the same complete graph.
 
 Chroma writes when an add request brings the objects since its last write to the threshold or past it, and it
 reads the threshold once per collection it has open (changing it later does not take effect), so the plan is in
