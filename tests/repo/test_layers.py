@@ -28,6 +28,7 @@ FOUNDATION = {
     "descriptors",
     "fallbacks",
     "storage",
+    "group_offsets",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
 MACHINERY = {"llm", "index", "registry", "training", "edge", "fakes"}

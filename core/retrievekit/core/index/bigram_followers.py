@@ -35,14 +35,14 @@ class Followers:
         self.base = base
 
     @classmethod
-    def of(cls, text: np.ndarray, base: int | None = None) -> Followers:
+    def of(cls, text: np.ndarray) -> Followers:
         """The pairs of adjacent tokens in ``text`` (non-negative ids; codes ``token * base + next``).
 
         Examples:
             >>> Followers.of(np.asarray([1, 1, 1])).after(1).tolist()
             [1]
         """
-        base = int(text.max(initial=0)) + 1 if base is None else base
+        base = int(text.max(initial=0)) + 1
         if text.size < 2:
             return cls(np.zeros(0, dtype=np.int64), base)
         return cls(np.unique(text[:-1].astype(np.int64) * base + text[1:]), base)

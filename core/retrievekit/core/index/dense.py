@@ -49,7 +49,6 @@ from retrievekit.core.index.chroma_clients import (
     _chromadb,
     _clear_chroma_cache,  # noqa: F401  (still importable from here)
     _close_client,
-    _max_batch,
     _release,
     _stop_chroma_system,
     add_step,
@@ -61,7 +60,7 @@ from retrievekit.core.index.collection_swap import STATE as _STATE
 from retrievekit.core.index.collection_swap import recover_swap, swap_in, sweep_leftovers
 from retrievekit.core.index.embeddings import Embedder, MiniLMEmbedder
 from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint, recorded_fingerprint
-from retrievekit.core.index.hnsw_writes import add_requests, hnsw_settings, write_every
+from retrievekit.core.index.hnsw_writes import add_requests, build_write_every, hnsw_settings
 from retrievekit.core.index.open_folders import folder_identity, open_handles
 from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
@@ -226,7 +225,7 @@ class DenseIndex:
             # The in-process EphemeralClient is one shared store: a name of its own per build, never a delete.
             client = _chromadb().EphemeralClient(settings=_chromadb().Settings(anonymized_telemetry=False))
             own = f"{collection_name[:490]}-{uuid.uuid4().hex[:16]}"
-            every = write_every(len(objs), step=add_step(batch_size, client), most=_max_batch(client))
+            every = build_write_every(len(objs), batch_size, client)
             idx = cls(cls._create(client, own, emb, every), emb, client=client, owns_client=True, drop_on_close=True)
             try:
                 idx._add(objs, batch_size=batch_size, progress=progress, write_every=every)
@@ -245,7 +244,7 @@ class DenseIndex:
         with atomic_folder(final) as tmp:
             tmp_client = persistent_client(tmp / "chroma")
             try:
-                every = write_every(len(objs), step=add_step(batch_size, tmp_client), most=_max_batch(tmp_client))
+                every = build_write_every(len(objs), batch_size, tmp_client)
                 col = cls._create(tmp_client, collection_name, emb, every)
                 building = cls(col, emb, client=tmp_client)
                 building._add(objs, batch_size=batch_size, progress=progress, write_every=every)
@@ -272,7 +271,7 @@ class DenseIndex:
         if name in existing and not overwrite:
             raise InvalidInputError(f"collection {name!r} already exists (pass overwrite=True)")
         tmp_name = f"{name[:470]}-rk-building-{uuid.uuid4().hex[:16]}"
-        every = write_every(len(objs), step=add_step(batch_size, client), most=_max_batch(client))
+        every = build_write_every(len(objs), batch_size, client)
         col = calls.run("create collection", lambda: cls._create(client, tmp_name, emb, every), retry=False)
         idx = cls(col, emb, client=client, calls=calls)
         try:

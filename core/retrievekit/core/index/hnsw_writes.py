@@ -22,7 +22,11 @@ Examples:
 
 from __future__ import annotations
 
-__all__ = ["SYNC_EVERY", "add_requests", "hnsw_settings", "write_every"]
+from typing import Any
+
+from retrievekit.core.index.chroma_clients import _max_batch, add_step
+
+__all__ = ["SYNC_EVERY", "add_requests", "build_write_every", "hnsw_settings", "write_every"]
 
 SYNC_EVERY = 4096
 """Objects between two writes of a building collection's HNSW graph (measured: see docs/benchmarks.md, Scale)."""
@@ -41,6 +45,18 @@ def write_every(n: int, *, step: int, most: int) -> int:
     """
     every = max(2, step * max(1, min(round(SYNC_EVERY / step), most // step)))  # Chroma's minimum is 2
     return max(2, n) if n <= every else every
+
+
+def build_write_every(n: int, batch_size: int, client: Any) -> int:
+    """:func:`write_every` for a build of ``n`` objects sent ``batch_size`` at a time to ``client``.
+
+    Examples:
+        >>> import tempfile
+        >>> from retrievekit.core.index.chroma_clients import persistent_client
+        >>> build_write_every(20_000, 256, persistent_client(tempfile.mkdtemp()))
+        4096
+    """
+    return write_every(n, step=add_step(batch_size, client), most=_max_batch(client))
 
 
 def add_requests(n: int, *, step: int, every: int) -> list[tuple[int, int]]:

@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from retrievekit.core.group_offsets import group_offsets
+
 __all__ = ["BRANCH", "DIRECT", "distinct_sorted"]
 
 BRANCH = 16
@@ -62,7 +64,7 @@ def distinct_sorted(read: Callable[[np.ndarray], np.ndarray], lo: int, hi: int) 
         length = b - a
         inner = np.minimum(length - 1, BRANCH - 1)  # points read inside each part (all of a short one)
         whose = np.repeat(np.arange(a.size), inner)
-        step = np.arange(whose.size) - np.repeat(np.cumsum(inner) - inner, inner) + 1  # 1..inner within a part
+        step = group_offsets(inner) + 1  # 1..inner within a part
         points = a[whose] + (step * length[whose]) // (inner[whose] + 1)
         values = read(points)
         found.append(values)

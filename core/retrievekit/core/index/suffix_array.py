@@ -97,6 +97,8 @@ class TokenSuffixArray:
         eos_token_id: when set, EOS is also allowed after any non-empty prefix that occurs (a generation may stop
             anywhere); ``None`` (the default, as in MindRef's reference code) never allows it.
         max_tokens: refuse to index more tokens than this (:class:`SuffixArrayTooLargeError`).
+        followers: keep the table of distinct token pairs that answers one-token prefixes (a
+            :class:`ShardedTokenSuffixArray` keeps one table for all its shards instead).
 
     Raises:
         SuffixArrayTooLargeError: more than ``max_tokens`` tokens (or the allocation fails).
@@ -114,6 +116,7 @@ class TokenSuffixArray:
         *,
         eos_token_id: int | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        followers: bool = True,
     ) -> None:
         docs = [_as_ids(d, i) for i, d in enumerate(documents)]
         total = sum(int(d.size) for d in docs)
@@ -145,7 +148,7 @@ class TokenSuffixArray:
         self._vocab = vocab[vocab != _SENTINEL] - 1
         # suffixes sort by their first token, so a one-token prefix's range is where that token's count starts
         self._stored, self._starts = vocab, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        self._followers: Followers | None = Followers.of(self._text)  # a sharded array keeps one for all shards
+        self._followers = Followers.of(self._text) if followers else None
         self._ranges: dict[tuple[int, ...], tuple[int, int]] = {}
 
     # ------------------------------------------------------------------ basics
@@ -355,7 +358,6 @@ class ShardedTokenSuffixArray:
         if shard_tokens < 1:
             raise InvalidInputError(f"shard_tokens must be >= 1, got {shard_tokens}")
         self.eos_token_id = eos_token_id
-        self._pending: list[Followers] = []
         self._shards: list[TokenSuffixArray] = []
         self._offsets: list[int] = []
         batch: list[Sequence[int] | np.ndarray] = []
@@ -374,14 +376,10 @@ class ShardedTokenSuffixArray:
             size += n
         if batch or not self._shards:
             self._add(batch, first, shard_tokens)
-        self._followers = Followers.merge(self._pending)
-        del self._pending
+        self._followers = Followers.merge([Followers.of(s._text) for s in self._shards])  # one table for all shards
 
     def _add(self, batch: list[Sequence[int] | np.ndarray], first: int, shard_tokens: int) -> None:
-        shard = TokenSuffixArray(batch, eos_token_id=self.eos_token_id, max_tokens=shard_tokens)
-        if shard._followers is not None:  # merged into one table of all shards; a shard asked alone reads instead
-            self._pending.append(shard._followers)
-            shard._followers = None
+        shard = TokenSuffixArray(batch, eos_token_id=self.eos_token_id, max_tokens=shard_tokens, followers=False)
         self._shards.append(shard)
         self._offsets.append(first)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.group_offsets import group_offsets
 
 __all__ = ["Calibration", "fit_latent_scores"]
 
@@ -126,7 +127,7 @@ def _solve(
     first = np.cumsum(per_node) - per_node
     times = per_node[node]  # each entry pairs with every entry of its node, itself included
     left = np.repeat(np.arange(pair.size), times)
-    right = first[node[left]] + np.arange(left.size) - np.repeat(np.cumsum(times) - times, times)
+    right = first[node[left]] + group_offsets(times)
     coupling = np.bincount(
         slate[left] * n_slates + slate[right],
         cross[left] * cross[right] / d_node[node[left]],
