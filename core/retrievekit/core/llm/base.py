@@ -28,8 +28,8 @@ Examples:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -51,9 +51,12 @@ __all__ = [
     "build_json_messages",
     "check_json_reply",
     "count_json_call",
+    "arun_attempts",
     "grown_limit",
+    "json_attempts",
     "json_instruction",
     "retry_messages",
+    "run_attempts",
 ]
 
 
@@ -178,21 +181,98 @@ class ChatLLMBase:
         if retries < 0:
             raise InvalidInputError(f"retries must be >= 0, got {retries}")
         messages = build_json_messages(prompt, schema_to_json(schema))
-        attempts = retries + 1
         if not counted:  # a JSON path that fell back here has counted its call already
             count_json_call(trace)
-        last_error, last_raw = "", ""
-        for attempt in range(1, attempts + 1):
-            sent = messages if attempt == 1 else retry_messages(messages, last_error)
-            raw = self.complete(sent, max_tokens=max_tokens, temperature=0.0, trace=trace).text
-            checked = check_json_reply(raw, schema, trace, attempt=attempt, attempts=attempts)
-            if isinstance(checked, str):
-                last_error, last_raw = checked, raw
-                continue
-            return JsonResult(value=checked.value, raw=raw, repaired=bool(checked.repairs), attempts=attempt)
-        raise LLMOutputError(
-            f"LLM reply did not match the schema after {attempts} attempt(s): {last_error}", raw=last_raw
-        )
+        attempts = json_attempts(messages, schema, max_tokens=max_tokens, retries=retries, trace=trace)
+
+        def send(sent: list[ChatMessage], limit: int) -> Completion:
+            return self.complete(sent, max_tokens=limit, temperature=0.0, trace=trace)
+
+        return run_attempts(attempts, send)
+
+
+JsonAttempts = Generator[tuple[list[ChatMessage], int], Completion, JsonResult]
+"""The JSON attempt loop as values: yields ``(messages, token limit)`` of each attempt, receives its reply, returns
+the :class:`~retrievekit.core.llm.protocol.JsonResult` or raises ``LLMOutputError``."""
+
+
+def json_attempts(
+    messages: list[ChatMessage],
+    schema: JsonSchemaLike,
+    *,
+    max_tokens: int,
+    retries: int,
+    trace: Trace | None,
+    mode: str = "prompt",
+) -> JsonAttempts:
+    """The one JSON attempt loop of every chat model, sync or async, local or served: ask, parse with repair,
+    validate; retry with a short note (the prompt never grows); a reply cut at its limit is asked again with the
+    limit grown (:func:`grown_limit`); ``LLMOutputError`` when no reply validates after ``retries`` retries.
+
+    Examples:
+        >>> loop = json_attempts([ChatMessage("user", "Rate.")], {"type": "object"}, max_tokens=8, retries=1, trace=None)
+        >>> next(loop)[1]
+        8
+        >>> run_attempts(loop, lambda msgs, limit: Completion('{"a": 1}'), first=([], 8)).value
+        {'a': 1}
+    """
+    attempts, limit = retries + 1, int(max_tokens)
+    last_error, last_raw = "", ""
+    for attempt in range(1, attempts + 1):
+        sent = messages if attempt == 1 else retry_messages(messages, last_error)
+        done = yield sent, limit
+        checked = check_json_reply(done.text, schema, trace, attempt=attempt, attempts=attempts)
+        if not isinstance(checked, str):
+            return JsonResult(value=checked.value, raw=done.text, repaired=bool(checked.repairs), attempts=attempt)
+        last_error, last_raw = checked, done.text
+        if done.finish_reason == "length":  # cut off: the same limit would cut it again
+            limit = grown_limit(limit, max_tokens, done.text)
+    how = f" ({mode})" if mode != "prompt" else ""
+    raise LLMOutputError(
+        f"LLM reply did not match the schema after {attempts} attempt(s){how}: {last_error}", raw=last_raw
+    )
+
+
+def run_attempts(
+    attempts: JsonAttempts,
+    send: Callable[[list[ChatMessage], int], Completion],
+    *,
+    first: tuple[list[ChatMessage], int] | None = None,
+) -> JsonResult:
+    """Drive :func:`json_attempts` with ``send(messages, limit)`` (``first``: the attempt already taken from it).
+
+    Examples:
+        >>> loop = json_attempts([ChatMessage("user", "x")], {"type": "object"}, max_tokens=4, retries=0, trace=None)
+        >>> run_attempts(loop, lambda msgs, limit: Completion("{}")).value
+        {}
+    """
+    ask = first if first is not None else next(attempts)
+    while True:
+        try:
+            ask = attempts.send(send(*ask))
+        except StopIteration as done:
+            return cast(JsonResult, done.value)
+
+
+async def arun_attempts(
+    attempts: JsonAttempts, asend: Callable[[list[ChatMessage], int], Awaitable[Completion]]
+) -> JsonResult:
+    """Drive :func:`json_attempts` with ``await asend(messages, limit)``: the same loop, awaited.
+
+    Examples:
+        >>> import asyncio
+        >>> async def asend(msgs, limit):
+        ...     return Completion('{"ok": true}')
+        >>> loop = json_attempts([ChatMessage("user", "x")], {"type": "object"}, max_tokens=4, retries=0, trace=None)
+        >>> asyncio.run(arun_attempts(loop, asend)).value
+        {'ok': True}
+    """
+    ask = next(attempts)
+    while True:
+        try:
+            ask = attempts.send(await asend(*ask))
+        except StopIteration as done:
+            return cast(JsonResult, done.value)
 
 
 LENGTH_GROWTH_CAP = 4

@@ -56,6 +56,7 @@ __all__ = [
     "acall_client",
     "async_workers",
     "caller_loop",
+    "run_in_pool",
     "run_off_loop",
     "send_request",
     "set_async_workers",
@@ -133,6 +134,20 @@ async def run_off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     ctx = contextvars.copy_context()
     ctx.run(_CALLER_LOOP.set, loop)
     return await loop.run_in_executor(_executor(), functools.partial(ctx.run, fn, *args, **kwargs))
+
+
+async def run_in_pool(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on the bridge's bounded worker pool, awaited (a sync client or an in-process model reached from
+    the async driver: the pool bounds its threads, the loop never blocks).
+
+    Examples:
+        >>> import asyncio
+        >>> asyncio.run(run_in_pool(max, 3, 7))
+        7
+    """
+    loop = asyncio.get_running_loop()
+    ctx = contextvars.copy_context()
+    return await loop.run_in_executor(_executor(), functools.partial(ctx.run, fn, *args))
 
 
 def caller_loop() -> asyncio.AbstractEventLoop | None:

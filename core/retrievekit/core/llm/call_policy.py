@@ -37,9 +37,10 @@ Examples:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -54,7 +55,7 @@ from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.threads import run_with_deadline
 from retrievekit.core.trace import Trace
 
-__all__ = ["CallPolicy", "FailureKind", "call_with_policy", "classify_failure"]
+__all__ = ["CallPolicy", "FailureKind", "acall_with_policy", "call_with_policy", "classify_failure", "failed_request"]
 
 FailureKind = Literal["timeout", "connection", "retryable_status", "refused", "malformed", "other"]
 
@@ -231,49 +232,87 @@ def call_with_policy(
         try:
             done = run_with_deadline(lambda: send(policy.timeout), policy.timeout + policy.deadline_grace)
         except Exception as e:
-            kind, status = classify_failure(e)
-            if kind == "other":
-                raise
-            _record_failure(trace, kind)
-            if kind == "timeout":
-                raise LLMTimeoutError(
-                    f"the LLM at {endpoint} sent no reply within {policy.timeout:g} s (not retried: the server may "
-                    "still be computing it); raise the timeout or lower the load",
-                    endpoint=endpoint,
-                    timeout=policy.timeout,
-                    attempts=attempt,
-                ) from e
-            if kind == "malformed":
-                if isinstance(e, LLMOutputError):
-                    raise
-                raise LLMOutputError(f"the reply from the LLM at {endpoint} could not be read ({_short(e)})") from e
-            if kind == "refused":
-                raise LLMUnavailableError(
-                    f"the LLM at {endpoint} refused the request (HTTP {status}): {str(e)[:300]}",
-                    endpoint=endpoint,
-                    status=status,
-                    attempts=attempt,
-                ) from e
-            if attempt == attempts:
-                raise LLMUnavailableError(
-                    f"the LLM at {endpoint} did not answer after {attempt} request(s): {_short(e)}",
-                    endpoint=endpoint,
-                    status=status,
-                    attempts=attempt,
-                ) from e
-            wait = policy.wait_before(attempt, _retry_after(e))
-            if trace is not None:
-                trace.count("llm.retries")
-                trace.note(
-                    "llm_retry",
-                    f"request {attempt}/{attempts} to {endpoint} failed ({_short(e)}); retrying in {wait:g} s",
-                )
-            sleep(wait)
+            sleep(failed_request(e, attempt, attempts, policy, endpoint=endpoint, trace=trace))
             continue
         if trace is not None:
             trace.record_llm_call(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
         return done
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def acall_with_policy(
+    asend: Callable[[float], Awaitable[Completion]],
+    policy: CallPolicy,
+    *,
+    endpoint: str,
+    trace: Trace | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> Completion:
+    """``await asend(timeout)`` (one request) under ``policy``: :func:`call_with_policy` awaited. The deadline is
+    ``asyncio.timeout`` (no watchdog thread), and a cancelled caller cancels the request in flight (its connection is
+    closed) and sends no retry.
+
+    Examples:
+        >>> import asyncio
+        >>> async def slow(timeout):
+        ...     await asyncio.sleep(5)
+        >>> asyncio.run(acall_with_policy(slow, CallPolicy(timeout=0.05, deadline_grace=0), endpoint="http://x/v1"))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.LLMTimeoutError: the LLM at http://x/v1 sent no reply within 0.05 s (not retried: the server may still be computing it); raise the timeout or lower the load
+    """
+    attempts = int(policy.max_retries) + 1
+    for attempt in range(1, attempts + 1):
+        try:
+            async with asyncio.timeout(policy.timeout + policy.deadline_grace):
+                done = await asend(policy.timeout)
+        except Exception as e:  # a cancellation (BaseException) is not a failure: it ends the call here
+            await sleep(failed_request(e, attempt, attempts, policy, endpoint=endpoint, trace=trace))
+            continue
+        if trace is not None:
+            trace.record_llm_call(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
+        return done
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def failed_request(
+    e: Exception, attempt: int, attempts: int, policy: CallPolicy, *, endpoint: str, trace: Trace | None
+) -> float:
+    """What a failed request leads to, the same for both drivers: the typed error raised (or ``e`` itself when it is
+    none of the client's failures), or the seconds to wait before the next attempt (counted as a retry).
+
+    Examples:
+        >>> failed_request(ConnectionRefusedError("no"), 1, 3, CallPolicy(backoff=0.25), endpoint="e", trace=None)
+        0.25
+    """
+    kind, status = classify_failure(e)
+    if kind == "other":
+        raise e
+    _record_failure(trace, kind)
+    if kind == "timeout":
+        raise LLMTimeoutError(
+            f"the LLM at {endpoint} sent no reply within {policy.timeout:g} s (not retried: the server may "
+            "still be computing it); raise the timeout or lower the load",
+            endpoint=endpoint,
+            timeout=policy.timeout,
+            attempts=attempt,
+        ) from e
+    if kind == "malformed":
+        if isinstance(e, LLMOutputError):
+            raise e
+        raise LLMOutputError(f"the reply from the LLM at {endpoint} could not be read ({_short(e)})") from e
+    if kind == "refused" or attempt == attempts:
+        said = f"refused the request (HTTP {status}): {str(e)[:300]}" if kind == "refused" else (
+            f"did not answer after {attempt} request(s): {_short(e)}"
+        )
+        raise LLMUnavailableError(
+            f"the LLM at {endpoint} {said}", endpoint=endpoint, status=status, attempts=attempt
+        ) from e
+    wait = policy.wait_before(attempt, _retry_after(e))
+    if trace is not None:
+        trace.count("llm.retries")
+        trace.note("llm_retry", f"request {attempt}/{attempts} to {endpoint} failed ({_short(e)}); retrying in {wait:g} s")
+    return wait
 
 
 def _record_failure(trace: Trace | None, kind: FailureKind) -> None:

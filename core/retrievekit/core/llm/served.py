@@ -42,9 +42,11 @@ Examples:
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,14 +56,14 @@ from pydantic import BaseModel
 from retrievekit.core.errors import InvalidInputError, LLMOutputError, LLMUnavailableError
 from retrievekit.core.llm.base import (
     ChatLLMBase,
+    arun_attempts,
     build_json_messages,
-    check_json_reply,
     count_json_call,
-    grown_limit,
-    retry_messages,
+    json_attempts,
+    run_attempts,
 )
-from retrievekit.core.llm.bridge import send_request, usable_async_send
-from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
+from retrievekit.core.llm.bridge import run_in_pool, send_request, usable_async_send
+from retrievekit.core.llm.call_policy import CallPolicy, acall_with_policy, call_with_policy
 from retrievekit.core.llm.json_output import schema_to_json
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.llm.untrusted import defuse_control_tokens
@@ -170,6 +172,9 @@ class ServedChatLLM(ChatLLMBase):
         self.structured_output = structured_output
         self.max_concurrency = int(max_concurrency)
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
+        self._loop_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         self._mode_lock = threading.Lock()
         self._refused_modes: set[str] = set()
         self.limits_sent = True
@@ -272,11 +277,7 @@ class ServedChatLLM(ChatLLMBase):
         trace: Trace | None,
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
-        if isinstance(max_tokens, bool) or int(max_tokens) < 1:
-            raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
-
-        # no text in a message may become a control token of the server's chat template (`<|im_end|>`, `</s>`...)
-        messages = [ChatMessage(m.role, defuse_control_tokens(m.content)) for m in messages]
+        messages = self._checked(messages, max_tokens)
         asend = usable_async_send(self._asend)  # #51: the client's async API when an await waits on this call
 
         def send(timeout: float) -> Completion:
@@ -285,6 +286,50 @@ class ServedChatLLM(ChatLLMBase):
 
         with self._slots:
             done = call_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
+        return self._noted(done, trace)
+
+    async def _arequest(
+        self,
+        messages: list[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        trace: Trace | None,
+        response_format: dict[str, Any] | None = None,
+    ) -> Completion:
+        """:meth:`_request` awaited: the client's async API (or, for a client without one, its sync call on the
+        bounded pool), under this model's slots on the running loop and the call policy's ``asyncio`` deadline."""
+        messages = self._checked(messages, max_tokens)
+
+        async def send(timeout: float) -> Completion:
+            request = SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
+            if self._asend is not None:
+                return await self._asend(request)
+            return await run_in_pool(self._send, request)
+
+        async with self._async_slots():
+            done = await acall_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
+        return self._noted(done, trace)
+
+    def _async_slots(self) -> asyncio.Semaphore:
+        """This model's ``max_concurrency`` slots on the running loop (one semaphore per loop: a retriever serves
+        successive ``asyncio.run`` calls and threads each running a loop of its own)."""
+        loop = asyncio.get_running_loop()
+        with self._mode_lock:
+            slots = self._loop_slots.get(loop)
+            if slots is None:
+                slots = self._loop_slots[loop] = asyncio.Semaphore(self.max_concurrency)
+        return slots
+
+    @staticmethod
+    def _checked(messages: list[ChatMessage], max_tokens: int) -> list[ChatMessage]:
+        """The messages as sent: no text may become a control token of the server's chat template."""
+        if isinstance(max_tokens, bool) or int(max_tokens) < 1:
+            raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
+        return [ChatMessage(m.role, defuse_control_tokens(m.content)) for m in messages]
+
+    def _noted(self, done: Completion, trace: Trace | None) -> Completion:
+        """The notes a reply leads to (limits the client refused, estimated token counts)."""
         if not self.limits_sent and trace is not None:
             trace.count("llm.limits_not_sent")
             trace.note("limit_not_sent", f"{self.endpoint} takes no max_tokens per call; its own setting applied")
@@ -306,10 +351,73 @@ class ServedChatLLM(ChatLLMBase):
             ('', ['empty_reply'])
         """
         done = self._request(as_messages(prompt), max_tokens=max_tokens, temperature=temperature, trace=trace)
+        return self._empty_noted(done, trace)
+
+    def _empty_noted(self, done: Completion, trace: Trace | None) -> Completion:
         if not done.text.strip() and trace is not None:
             trace.count("llm.empty_replies")
             trace.note("empty_reply", f"{self.endpoint} sent an empty reply (finish_reason={done.finish_reason})")
         return done
+
+    async def acomplete(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        trace: Trace | None = None,
+    ) -> Completion:
+        """:meth:`complete` awaited on the client's async API: no thread per request, cancelled with its task.
+
+        Examples:
+            >>> import asyncio
+            >>> class Fixed(ServedChatLLM):
+            ...     async def _asend(self, request):
+            ...         return Completion("hi", 3, 1)
+            >>> asyncio.run(Fixed().acomplete("Hello")).text
+            'hi'
+        """
+        messages = as_messages(prompt)
+        done = await self._arequest(messages, max_tokens=max_tokens, temperature=temperature, trace=trace)
+        return self._empty_noted(done, trace)
+
+    async def acomplete_json(
+        self,
+        prompt: str | Sequence[ChatMessage],
+        schema: type[BaseModel] | dict[str, Any],
+        *,
+        max_tokens: int = 256,
+        trace: Trace | None = None,
+        retries: int = 2,
+    ) -> JsonResult:
+        """:meth:`complete_json` awaited: the same structured-output modes and the same attempt loop
+        (:func:`~retrievekit.core.llm.base.json_attempts`).
+
+        Examples:
+            >>> import asyncio
+            >>> class Fixed(ServedChatLLM):
+            ...     async def _asend(self, request):
+            ...         return Completion('{"ok": true}', 3, 1)
+            >>> asyncio.run(Fixed().acomplete_json("Ok?", {"type": "object"})).value
+            {'ok': True}
+        """
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise InvalidInputError(f"retries must be an int >= 0, got {retries!r}")
+        mode = self.json_mode()
+        messages, response_format = self._json_request(prompt, schema, mode, trace)
+        attempts = json_attempts(messages, schema, max_tokens=max_tokens, retries=retries, trace=trace, mode=mode)
+
+        async def asend(sent: list[ChatMessage], limit: int) -> Completion:
+            return await self._arequest(
+                sent, max_tokens=limit, temperature=0.0, trace=trace, response_format=response_format
+            )
+
+        try:
+            return await arun_attempts(attempts, asend)
+        except LLMUnavailableError as e:
+            if not self._refused_mode(e, mode, trace):
+                raise
+            return await self.acomplete_json(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
 
     # ------------------------------------------------------------------ structured output
     def json_mode(self) -> str:
@@ -334,49 +442,42 @@ class ServedChatLLM(ChatLLMBase):
         Raises ``LLMOutputError`` when no reply validates after ``retries`` retries.
         """
         mode = self.json_mode()
-        if mode == "prompt":
-            return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+        messages, response_format = self._json_request(prompt, schema, mode, trace)
+        attempts = json_attempts(messages, schema, max_tokens=max_tokens, retries=retries, trace=trace, mode=mode)
+
+        def send(sent: list[ChatMessage], limit: int) -> Completion:
+            return self._request(sent, max_tokens=limit, temperature=0.0, trace=trace, response_format=response_format)
+
         try:
-            return self._complete_json_structured(prompt, schema, mode, max_tokens, trace, retries)
+            return run_attempts(attempts, send)
         except LLMUnavailableError as e:
-            if e.status not in (400, 422):
+            if not self._refused_mode(e, mode, trace):
                 raise
-            with self._mode_lock:
-                self._refused_modes.add(mode)
-            if trace is not None:
-                trace.note(
-                    "structured_output",
-                    f"{self.endpoint} refused response_format {mode!r} (HTTP {e.status}); using {self.json_mode()!r}",
-                )
             return self.complete_json(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
 
-    def _complete_json_structured(
-        self,
-        prompt: str | Sequence[ChatMessage],
-        schema: type[BaseModel] | dict[str, Any],
-        mode: str,
-        max_tokens: int,
-        trace: Trace | None,
-        retries: int,
-    ) -> JsonResult:
+    def _json_request(
+        self, prompt: Prompt, schema: JsonSchemaLike, mode: str, trace: Trace | None
+    ) -> tuple[list[ChatMessage], dict[str, Any] | None]:
+        """The messages and ``response_format`` of a JSON call in ``mode`` (the call counted in ``trace``)."""
         schema_json = schema_to_json(schema)
-        # the server enforces the schema itself in json_schema mode: the prompt need not spell it out
-        messages = as_messages(prompt) if mode == "json_schema" else build_json_messages(prompt, schema_json)
-        response_format = response_format_for(mode, schema_json)
-        attempts, limit = retries + 1, int(max_tokens)
         count_json_call(trace)
+        if mode == "prompt":
+            return build_json_messages(prompt, schema_json), None
         if trace is not None:
             trace.count(f"json.{mode}")
-        last_error, last_raw = "", ""
-        for attempt in range(1, attempts + 1):
-            sent = messages if attempt == 1 else retry_messages(messages, last_error)
-            done = self._request(sent, max_tokens=limit, temperature=0.0, trace=trace, response_format=response_format)
-            checked = check_json_reply(done.text, schema, trace, attempt=attempt, attempts=attempts)
-            if not isinstance(checked, str):
-                return JsonResult(value=checked.value, raw=done.text, repaired=bool(checked.repairs), attempts=attempt)
-            last_error, last_raw = checked, done.text
-            if done.finish_reason == "length":  # cut off: the same limit would cut it again
-                limit = grown_limit(limit, max_tokens, done.text)
-        raise LLMOutputError(
-            f"LLM reply did not match the schema after {attempts} attempt(s) ({mode}): {last_error}", raw=last_raw
-        )
+        # the server enforces the schema itself in json_schema mode: the prompt need not spell it out
+        messages = as_messages(prompt) if mode == "json_schema" else build_json_messages(prompt, schema_json)
+        return messages, response_format_for(mode, schema_json)
+
+    def _refused_mode(self, e: LLMUnavailableError, mode: str, trace: Trace | None) -> bool:
+        """Whether the server refused ``mode`` (HTTP 400/422): remembered, noted, and the next mode is used."""
+        if mode == "prompt" or e.status not in (400, 422):
+            return False
+        with self._mode_lock:
+            self._refused_modes.add(mode)
+        if trace is not None:
+            trace.note(
+                "structured_output",
+                f"{self.endpoint} refused response_format {mode!r} (HTTP {e.status}); using {self.json_mode()!r}",
+            )
+        return True

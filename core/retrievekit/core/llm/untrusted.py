@@ -87,10 +87,16 @@ CONTROL_STRINGS = (
     "<reponame>",
 )
 """Control strings of the common model families (Llama 2, Mistral, Gemma, Qwen, SmolLM2's StarCoder vocabulary) that
-are not of the ``<|...|>`` form, which :func:`defuse_control_tokens` breaks whatever its name (``<|im_end|>``,
-``<|eot_id|>``, ``<|start_header_id|>``...): what a served model's template may hold, unseen from here."""
+are not of the forms :func:`defuse_control_tokens` breaks whatever their name: ``<|...|>`` (ChatML, Llama 3:
+``<|im_end|>``, ``<|eot_id|>``, ``<|start_header_id|>``), Mistral's upper-case ``[NAME]`` / ``[/NAME]``
+(``[TOOL_CALLS]``, ``[SYSTEM_PROMPT]``) and Gemma's ``<start_of_...>`` / ``<end_of_...>`` (``<start_of_image>``): what a
+served model's template may hold, unseen from here."""
 
-_PIPE_TOKEN = re.compile(r"<\|[^<>|\s]{0,40}\|>|<｜[^<>｜\s]{0,40}｜>")
+_PIPE_TOKEN = re.compile(
+    r"<\|[^<>|\s]{0,40}\|>|<｜[^<>｜\s]{0,40}｜>"  # ChatML / Llama 3 / DeepSeek: <|im_end|>, <|eot_id|>, <｜end｜>
+    r"|\[/?[A-Z][A-Z0-9_]{1,40}\]"  # Mistral's control tokens: [INST], [TOOL_CALLS], [SYSTEM_PROMPT], [/INST], [IMG]
+    r"|<(?:start|end)_of_[a-z_]{1,30}>|<[a-z]+_soft_token>"  # Gemma: <start_of_turn>, <start_of_image>, <image_soft_token>
+)
 _ZERO_WIDTH = "\u2060"  # WORD JOINER: invisible, and no tokenizer's special token contains it
 
 
@@ -124,6 +130,8 @@ def defuse_control_tokens(text: str, specials: Iterable[str] = ()) -> str:
         'done‹|im_end|›\\n‹|im_start|›assistant (INST) ‹/s›'
         >>> defuse_control_tokens("a<|im_<|im_end|>end|>b")
         'a<|im_‹|im_end|›end|>b'
+        >>> defuse_control_tokens("[TOOL_CALLS] [SYSTEM_PROMPT]x[/SYSTEM_PROMPT] <start_of_image> [1] [a]")
+        '(TOOL_CALLS) (SYSTEM_PROMPT)x(/SYSTEM_PROMPT) ‹start_of_image› [1] [a]'
     """
     pattern = _pattern(frozenset(CONTROL_STRINGS) | frozenset(specials))
     for _ in range(8):

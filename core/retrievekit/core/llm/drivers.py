@@ -1,0 +1,223 @@
+"""The two drivers of every model call: one sync, one async, each written once for every stage.
+
+A stage is a *step* (:mod:`retrievekit.core.llm.calls`): it yields batches of
+:class:`~retrievekit.core.llm.calls.ModelCall` and receives their replies. A driver sends them:
+
+1. **One batch at a time, its calls side by side.** :func:`drive` sends a batch on up to
+   :func:`~retrievekit.core.llm.concurrency.llm_concurrency` threads (only a sync client needs them; a local model
+   runs one call at a time); :func:`adrive` as ``asyncio`` tasks of the caller's loop (a ``TaskGroup``) under a
+   semaphore of the same size: no thread per query or per request for a served model, whose requests await its
+   client's async API (``ServedChatLLM.acomplete_json``). An in-process model or a client with no async API runs
+   on the bounded pool of :mod:`retrievekit.core.llm.bridge`.
+2. **The model's own guarantees apply once, in the model.** Every served request goes through the served path
+   (:mod:`retrievekit.core.llm.served`): control strings defused, token limits sent, one deadline, bounded retries,
+   structured output with repair (:func:`~retrievekit.core.llm.base.json_attempts`), typed errors naming the
+   endpoint, and one budget of ``max_concurrency`` requests per model shared by every component that uses it.
+3. **Recoverable failures are values.** A reply that stays invalid (``LLMOutputError``) or a judge's bad scores
+   (``ValueError``) comes back to the step as the exception, in its slot, so the step decides its fallback; a
+   timeout or an unreachable server raises through the driver.
+4. **Cancellation stops spending.** A cancelled :func:`adrive` cancels its calls in flight (their connections are
+   closed) and the step is closed: it yields nothing more, and no request is sent after the cancel.
+5. **Traces.** Each call has its own trace, merged into the caller's in call order with the batch's critical path
+   (:meth:`~retrievekit.core.trace.Trace.merge_concurrent`).
+
+Examples:
+    >>> import asyncio
+    >>> from retrievekit.core.llm.calls import ModelCall
+    >>> from retrievekit.core.fakes import FixedReplyLLM
+    >>> def shout(words):
+    ...     replies = yield [ModelCall.chat("echo", w) for w in words]
+    ...     return [r.text for r in replies]
+    >>> drive(shout(["a", "b"]), FixedReplyLLM("ok")), asyncio.run(adrive(shout(["c"]), FixedReplyLLM("ok")))
+    (['ok', 'ok'], ['ok'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, TypeVar, cast
+
+import numpy as np
+
+from retrievekit.core.errors import InvalidInputError, LLMOutputError
+from retrievekit.core.llm.bridge import run_in_pool
+from retrievekit.core.llm.calls import ModelCall, Step
+from retrievekit.core.llm.concurrency import llm_concurrency, map_calls
+from retrievekit.core.llm.judge_hooks import judge_relevance
+from retrievekit.core.trace import Trace
+
+__all__ = ["RECOVERABLE", "adrive", "asend_call", "drive", "send_call"]
+
+R = TypeVar("R")
+
+RECOVERABLE = (LLMOutputError, ValueError)
+"""Failures handed back to the step as values (it falls back); anything else raises through the driver."""
+
+
+def send_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder: Any = None) -> Any:
+    """One call, sent now through ``llm`` (or ``embedder`` for an embedding call); a recoverable failure is
+    returned as the exception.
+
+    Examples:
+        >>> from retrievekit.core.fakes import FixedReplyLLM, OnesEmbedder
+        >>> send_call(ModelCall.json("x", "Ok?", {"type": "object"}), FixedReplyLLM("no"))
+        LLMOutputError('LLM reply did not match the schema after 3 attempt(s): reply contains no JSON object or array')
+        >>> send_call(ModelCall.embed(["a"]), None, embedder=OnesEmbedder()).shape
+        (1, 2)
+    """
+    try:
+        if call.kind == "embed":
+            return _embed(call, embedder)
+        if call.kind == "judge":
+            return judge_relevance(llm, call.query, list(call.texts), trace=trace, refs=call.refs)
+        if call.kind == "json":
+            if call.schema is None:
+                raise InvalidInputError(f"the JSON call {call.purpose!r} has no schema")
+            return llm.complete_json(
+                list(call.messages), call.schema, max_tokens=call.max_tokens, trace=trace, retries=call.retries
+            )
+        return llm.complete(
+            list(call.messages), max_tokens=call.max_tokens, temperature=call.temperature, trace=trace
+        )
+    except RECOVERABLE as e:
+        if isinstance(e, InvalidInputError):
+            raise
+        return e
+
+
+async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder: Any = None) -> Any:
+    """:func:`send_call` awaited: through the model's async API where it has one (a served model:
+    ``acomplete_json`` / ``acomplete``; an embedder: ``aembed_documents``), else on the bridge's bounded pool.
+
+    Examples:
+        >>> import asyncio
+        >>> from retrievekit.core.fakes import FixedReplyLLM
+        >>> asyncio.run(asend_call(ModelCall.chat("x", "hi"), FixedReplyLLM("ok"))).text
+        'ok'
+    """
+    try:
+        if call.kind in ("json", "chat") and hasattr(llm, "acomplete_json"):
+            if call.kind == "json":
+                return await llm.acomplete_json(
+                    list(call.messages), call.schema, max_tokens=call.max_tokens, trace=trace, retries=call.retries
+                )
+            return await llm.acomplete(
+                list(call.messages), max_tokens=call.max_tokens, temperature=call.temperature, trace=trace
+            )
+        if call.kind == "embed" and hasattr(embedder, "aembed_documents"):
+            return _vectors(call, await embedder.aembed_documents(list(call.texts)))
+    except RECOVERABLE as e:
+        if isinstance(e, InvalidInputError):
+            raise
+        return e
+    return await run_in_pool(_send_with_trace, call, llm, trace, embedder)
+
+
+def _send_with_trace(call: ModelCall, llm: Any, trace: Trace | None, embedder: Any) -> Any:
+    return send_call(call, llm, trace, embedder=embedder)
+
+
+def _embed(call: ModelCall, embedder: Any) -> np.ndarray:
+    if embedder is None:
+        raise InvalidInputError(f"the embedding call {call.purpose!r} has no embedder")
+    return _vectors(call, embedder.embed_documents(list(call.texts)))
+
+
+def _vectors(call: ModelCall, got: Any) -> np.ndarray:
+    vectors = np.asarray(got, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(call.texts):
+        raise InvalidInputError(
+            f"the embedder gave {vectors.shape} for {len(call.texts)} text(s) ({call.purpose}): one vector per text"
+        )
+    return vectors
+
+
+def drive(
+    step: Step[R], llm: Any, *, trace: Trace | None = None, max_concurrency: int = 4, embedder: Any = None
+) -> R:
+    """Run ``step`` to its result, sending each batch with :func:`send_call` (side by side, up to
+    ``llm_concurrency(llm, max_concurrency)`` at once).
+
+    Examples:
+        >>> from retrievekit.core.fakes import WordJudge
+        >>> def judge():
+        ...     (probs,) = yield [ModelCall.judge("pain", ["aspirin", "rest"])]
+        ...     return probs
+        >>> drive(judge(), WordJudge("aspirin"))
+        [0.9, 0.2]
+    """
+    try:
+        batch = next(step)
+        while True:
+            replies = _send_batch(batch, llm, trace, max_concurrency, embedder)
+            batch = step.send(replies)
+    except StopIteration as done:
+        return cast(R, done.value)
+    finally:
+        step.close()
+
+
+def _send_batch(
+    batch: Sequence[ModelCall], llm: Any, trace: Trace | None, max_concurrency: int, embedder: Any
+) -> list[Any]:
+    if len(batch) == 1:  # no pool for one call
+        return [send_call(batch[0], llm, trace, embedder=embedder)]
+    return map_calls(
+        lambda call, sub: send_call(call, llm, sub, embedder=embedder),
+        list(batch),
+        llm=llm,
+        max_concurrency=max_concurrency,
+        trace=trace,
+    )
+
+
+async def adrive(
+    step: Step[R], llm: Any, *, trace: Trace | None = None, max_concurrency: int = 4, embedder: Any = None
+) -> R:
+    """Run ``step`` to its result on the running loop, each batch's calls as tasks under a semaphore of
+    ``llm_concurrency(llm, max_concurrency)`` (module docstring); cancelling the awaiting task cancels the calls
+    in flight and closes the step.
+
+    Examples:
+        >>> import asyncio
+        >>> from retrievekit.core.fakes import WordJudge
+        >>> def judge():
+        ...     (probs,) = yield [ModelCall.judge("pain", ["aspirin"])]
+        ...     return probs
+        >>> asyncio.run(adrive(judge(), WordJudge("aspirin")))
+        [0.9]
+    """
+    try:
+        batch = next(step)
+        while True:
+            replies = await _asend_batch(batch, llm, trace, max_concurrency, embedder)
+            batch = step.send(replies)
+    except StopIteration as done:
+        return cast(R, done.value)
+    finally:
+        step.close()
+
+
+async def _asend_batch(
+    batch: Sequence[ModelCall], llm: Any, trace: Trace | None, max_concurrency: int, embedder: Any
+) -> list[Any]:
+    if len(batch) == 1:
+        return [await asend_call(batch[0], llm, trace, embedder=embedder)]
+    width = min(llm_concurrency(llm, max_concurrency), len(batch))
+    slots = asyncio.Semaphore(width)
+    subs = [trace.child() if trace is not None else Trace() for _ in batch]
+
+    async def one(call: ModelCall, sub: Trace) -> Any:
+        async with slots:
+            return await asend_call(call, llm, sub, embedder=embedder)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(c, s)) for c, s in zip(batch, subs, strict=True)]
+    except BaseExceptionGroup as group_error:  # the first failure, as the sync driver raises it
+        raise group_error.exceptions[0] from None
+    finally:
+        if trace is not None:
+            trace.merge_concurrent(subs, width)
+    return [t.result() for t in tasks]
