@@ -45,15 +45,25 @@ from typing import Any
 
 import numpy as np
 
-from retrievekit.core.errors import LLMOutputError
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.lattice.degenerate import degenerate_reason, slate_spread
-from retrievekit.core.llm.judge_hooks import judge_relevance
+from retrievekit.core.llm.calls import ModelCall
+from retrievekit.core.llm.drivers import send_call
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, unpredictable_order
 from retrievekit.core.trace import Trace
 
-__all__ = ["SlateScorer", "SlateScores", "build_prompt", "clip_candidate", "cosine_fallback", "reply_schema"]
+__all__ = [
+    "SlateAsk",
+    "SlateFallback",
+    "SlateScorer",
+    "SlateScores",
+    "build_prompt",
+    "clip_candidate",
+    "cosine_fallback",
+    "cosine_scores",
+    "reply_schema",
+]
 
 INTERNAL_TASK = (
     "You navigate a tree of topics to find documents relevant to a search query. Each numbered data block below is "
@@ -141,6 +151,35 @@ class SlateScores:
     events: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SlateAsk:
+    """A slate's model call and what reading its reply needs: the query, the texts in item order, the order shown.
+
+    Examples:
+        >>> SlateScorer(None).ask("q", ["a"]).texts
+        ('a',)
+    """
+
+    query: str
+    texts: tuple[str, ...]
+    order: list[int]
+    call: ModelCall
+
+
+@dataclass
+class SlateFallback:
+    """A slate whose reply cannot be used: why, and what was read of it (the scores come from the fallback).
+
+    Examples:
+        >>> SlateFallback(SlateScorer(None).ask("q", ["a"]), "no reply").why
+        'no reply'
+    """
+
+    ask: SlateAsk
+    why: str
+    base: SlateScores | None = None
+
+
 class SlateScorer:
     """Scores slates with a :class:`~retrievekit.core.llm.protocol.ChatLLM` (one LLM call per slate, plus retries).
 
@@ -181,7 +220,8 @@ class SlateScorer:
         trace: Trace | None = None,
         refs: Sequence[Collection[str]] | None = None,
     ) -> SlateScores:
-        """Score ``texts`` (the slate, in item order) for ``query``.
+        """Score ``texts`` (the slate, in item order) for ``query``: :meth:`ask`, the call sent now
+        (:func:`~retrievekit.core.llm.drivers.send_call`), :meth:`read`, and a failed reply's fallback.
 
         ``refs`` (per item, the ids of the leaves it stands for) go to the judge hook when ``llm`` is a judge.
 
@@ -189,33 +229,65 @@ class SlateScorer:
             >>> SlateScorer(None).score("q", []).scores  # an empty slate needs no call
             []
         """
-        cfg = self.config
-        n = len(texts)
-        if n == 0:
+        if not texts:
             return SlateScores(scores=[])
+        ask = self.ask(query, texts, leaf=leaf, refs=refs)
+        got = self.read(ask, send_call(ask.call, self.llm, trace), trace)
+        return self.fall_back(got, trace) if isinstance(got, SlateFallback) else got
+
+    def ask(
+        self, query: str, texts: Sequence[str], *, leaf: bool = False, refs: Sequence[Collection[str]] | None = None
+    ) -> SlateAsk:
+        """The model call that scores a slate (a value: nothing is sent): a judge call when ``llm`` is a
+        :class:`~retrievekit.core.llm.protocol.RelevanceJudge`, else the JSON prompt, its items in an order drawn
+        from the prompt's inputs (so no document knows its slot).
+
+        Examples:
+            >>> ask = SlateScorer(None, LatticeConfig(shuffle_slates=False)).ask("q", ["a", "b"], leaf=True)
+            >>> ask.call.kind, ask.call.purpose, ask.order
+            ('json', 'lattice.slate', [0, 1])
+        """
+        cfg, n = self.config, len(texts)
         if isinstance(self.llm, RelevanceJudge):
-            return self._judge(query, texts, trace, refs)
-        # 1. the order the LLM sees: drawn from the prompt's inputs, so no document knows its slot
+            clipped = [clip_candidate(t, cfg.max_candidate_chars) for t in texts]
+            return SlateAsk(query, tuple(texts), list(range(n)), ModelCall.judge(query, clipped, refs=refs))
         order = unpredictable_order([query, *texts], n, seed=cfg.seed) if cfg.shuffle_slates else list(range(n))
         prompt = build_prompt(query, [texts[i] for i in order], leaf=leaf, config=cfg)
         max_tokens = max(cfg.score_max_tokens, 8 + n * (6 if cfg.reply_format == "list" else 10))
-        # 2. one reply for the slate (repair and retries in the adapter)
-        try:
-            result = self.llm.complete_json(
-                prompt, reply_schema(n, cfg), max_tokens=max_tokens, trace=trace, retries=cfg.retries
-            )
-        except (LLMOutputError, ValueError) as e:
-            return self._fallback(query, texts, f"LLM reply unusable after retries ({str(e)[:160]})", trace)
-        # 3. scores back in item order
-        out = self._parse(result.value, n)
+        call = ModelCall.json("lattice.slate", prompt, reply_schema(n, cfg), max_tokens=max_tokens, retries=cfg.retries)
+        return SlateAsk(query, tuple(texts), order, call)
+
+    def read(self, ask: SlateAsk, reply: Any, trace: Trace | None) -> SlateScores | SlateFallback:
+        """The slate's scores from the model's reply to :meth:`ask` (an exception: the call failed), or the
+        :class:`SlateFallback` that a failed, empty or degenerate reply leads to.
+
+        Examples:
+            >>> scorer = SlateScorer(None, LatticeConfig(shuffle_slates=False))
+            >>> ask = scorer.ask("q", ["a", "b"])
+            >>> from retrievekit.core.llm.protocol import JsonResult
+            >>> scorer.read(ask, JsonResult({"scores": [90, 10]}, ""), None).scores
+            [0.9, 0.1]
+            >>> scorer.read(ask, ValueError("bad"), None).why
+            'LLM reply unusable after retries (bad)'
+        """
+        if ask.call.kind == "judge":
+            if isinstance(reply, Exception):
+                return SlateFallback(ask, f"judge reply unusable ({str(reply)[:160]})")
+            if trace is not None:
+                trace.count("lattice.judge_slates")
+            return SlateScores(scores=list(reply), source="judge")
+        if isinstance(reply, Exception):
+            return SlateFallback(ask, f"LLM reply unusable after retries ({str(reply)[:160]})")
+        n = len(ask.texts)
+        out = self._parse(reply.value, n)
         shown = out.scores
         out.scores = [0.0] * n
-        for slot, item in enumerate(order):
+        for slot, item in enumerate(ask.order):
             out.scores[item] = shown[slot]
-        out.attempts = int(getattr(result, "attempts", 1))
+        out.attempts = int(getattr(reply, "attempts", 1))
         if out.omitted == n:
-            return self._fallback(query, texts, "the LLM reply scored no item", trace, base=out)
-        # 4. a reply that ranks nothing (all equal, all zero, counted off in the order shown) is a fallback too
+            return SlateFallback(ask, "the LLM reply scored no item", out)
+        # a reply that ranks nothing (all equal, all zero, counted off in the order shown) is a fallback too
         out.spread = slate_spread(out.scores)
         if trace is not None:
             trace.count("lattice.llm_slates")
@@ -224,7 +296,7 @@ class SlateScorer:
         if degenerate is not None:
             if trace is not None:
                 trace.count("lattice.degenerate_slates")
-            return self._fallback(query, texts, f"the LLM reply ranks nothing: {degenerate}", trace, base=out)
+            return SlateFallback(ask, f"the LLM reply ranks nothing: {degenerate}", out)
         if trace is not None:
             for name in ("omitted", "invalid_ids", "duplicate_ids", "clipped"):
                 value = getattr(out, name)
@@ -232,18 +304,6 @@ class SlateScorer:
                     trace.count(f"lattice.{name}", value)
                     trace.note(f"lattice.{name}", f"{value} item(s) {name.replace('_', ' ')} in an LLM slate reply")
         return out
-
-    def _judge(
-        self, query: str, texts: Sequence[str], trace: Trace | None, refs: Sequence[Collection[str]] | None
-    ) -> SlateScores:
-        clipped = [clip_candidate(t, self.config.max_candidate_chars) for t in texts]
-        try:
-            scores = judge_relevance(self.llm, query, clipped, trace=trace, refs=refs)
-        except (LLMOutputError, ValueError) as e:
-            return self._fallback(query, texts, f"judge reply unusable ({str(e)[:160]})", trace)
-        if trace is not None:
-            trace.count("lattice.judge_slates")
-        return SlateScores(scores=scores, source="judge")
 
     def _parse(self, value: Any, n: int) -> SlateScores:
         cfg = self.config
@@ -277,24 +337,50 @@ class SlateScorer:
         scores = [got.get(i + 1, cfg.omitted_score) for i in range(n)]
         return SlateScores(scores=scores, omitted=n - len(got), invalid_ids=invalid, duplicate_ids=dup, clipped=clipped)
 
-    def _fallback(
-        self, query: str, texts: Sequence[str], why: str, trace: Trace | None, base: SlateScores | None = None
+    def fall_back(
+        self, failed: SlateFallback, trace: Trace | None, *, scores: Sequence[float] | None = None
     ) -> SlateScores:
+        """The scores of a slate whose reply failed: ``scores`` when given (cosine scores from stored vectors), else
+        the ``fallback`` scorer's, else ``omitted_score`` for every item; counted and noted in ``trace``.
+
+        Examples:
+            >>> scorer = SlateScorer(None)
+            >>> failed = scorer.read(scorer.ask("q", ["a"]), ValueError("x"), None)
+            >>> scorer.fall_back(failed, None).scores, scorer.fall_back(failed, None, scores=[0.7]).source
+            ([0.0], 'fallback')
+        """
+        texts = failed.ask.texts
         n = len(texts)
-        if self.fallback is not None:
-            scores = [float(s) for s in self.fallback(query, texts)]
+        if scores is not None:
+            how = "embedding cosine scores"
+        elif self.fallback is not None:
+            scores = [float(s) for s in self.fallback(failed.ask.query, texts)]
             how = "embedding cosine scores"
         else:
             scores = [self.config.omitted_score] * n
             how = f"score {self.config.omitted_score} for every item (no fallback scorer)"
         if trace is not None:
             trace.count("lattice.fallback_slates")
-            trace.note("fallback", f"{why}; using {how} for this slate of {n}")
-        out = base or SlateScores(scores=scores)
-        out.scores = scores
+            trace.note("fallback", f"{failed.why}; using {how} for this slate of {n}")
+        out = failed.base or SlateScores(scores=[])
+        out.scores = [float(s) for s in scores]
         out.source = "fallback"
-        out.events.append(why)
+        out.events.append(failed.why)
         return out
+
+
+def cosine_scores(query_vector: np.ndarray, vectors: np.ndarray) -> list[float]:
+    """Cosine between a query vector and each row, mapped from ``[-1, 1]`` to ``[0, 1]`` (the fallback's scale).
+
+    Examples:
+        >>> cosine_scores(np.array([1.0, 0.0]), np.array([[1.0, 0.0], [0.0, 1.0]]))
+        [1.0, 0.5]
+    """
+    q = np.asarray(query_vector, dtype=np.float64)
+    d = np.asarray(vectors, dtype=np.float64)
+    qn = q / (np.linalg.norm(q) or 1.0)
+    dn = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
+    return [round(float((1.0 + c) / 2.0), 6) for c in dn @ qn]
 
 
 def cosine_fallback(
@@ -310,10 +396,6 @@ def cosine_fallback(
     """
 
     def score(query: str, texts: Sequence[str]) -> list[float]:
-        q = np.asarray(embed_query(query), dtype=np.float64)
-        d = np.asarray(embed_documents(list(texts)), dtype=np.float64)
-        qn = q / (np.linalg.norm(q) or 1.0)
-        dn = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
-        return [round(float((1.0 + c) / 2.0), 6) for c in dn @ qn]
+        return cosine_scores(embed_query(query), embed_documents(list(texts)))
 
     return score

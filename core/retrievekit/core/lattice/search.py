@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -45,9 +45,10 @@ from retrievekit.core.fallbacks import FallbackMonitor
 from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.lattice.calibration import fit_latent_scores
 from retrievekit.core.lattice.config import LatticeConfig
-from retrievekit.core.lattice.scoring import SlateScorer, SlateScores, cosine_fallback
+from retrievekit.core.lattice.scoring import SlateFallback, SlateScorer, SlateScores, cosine_scores
 from retrievekit.core.lattice.tree import ROOT, SemanticTree
-from retrievekit.core.llm.concurrency import map_calls
+from retrievekit.core.llm.calls import ModelCall, Step
+from retrievekit.core.llm.drivers import adrive, drive
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace, recall, remember
 from retrievekit.core.types import ScoredHit
@@ -185,6 +186,10 @@ class _SearchRun:
     created: list[str] = field(default_factory=lambda: [ROOT])
     by_depth: dict[int, list[str]] = field(default_factory=dict)  # the scored nodes (root aside) by tree depth
     hidden: dict[str, bool] = field(default_factory=dict)
+    query_vector: list[np.ndarray] = field(default_factory=list)  # embedded once, at the first fallback
+
+
+_Gen = Generator[list[ModelCall], list[Any], Any]
 
 
 class _StateSlot:
@@ -200,6 +205,9 @@ class LatticeSearcher:
         config: :class:`~retrievekit.core.lattice.config.LatticeConfig`.
         scorer: a ready :class:`~retrievekit.core.lattice.scoring.SlateScorer` (overrides ``llm``).
         fallback: embedding fallback for failed slates (see ``SlateScorer``).
+        embedder: the embedder of the tree's vectors: a failed slate is scored by cosine between the query's vector
+            (one embedding call per search, at its first fallback) and the vectors the tree stores (none embedded
+            again); a node without a stored vector is embedded with the others of its batch.
 
     Attributes:
         last_state: the :class:`SearchState` of the latest search made from the current thread or asyncio task.
@@ -224,8 +232,10 @@ class LatticeSearcher:
         *,
         scorer: SlateScorer | None = None,
         fallback: Callable[[str, Sequence[str]], Sequence[float]] | None = None,
+        embedder: Any = None,
     ) -> None:
         self.tree = tree
+        self.embedder = embedder
         self.config = config or (scorer.config if scorer is not None else LatticeConfig())
         if scorer is None:
             if llm is None:
@@ -284,13 +294,42 @@ class LatticeSearcher:
             >>> [h.id for h in searcher.search("solar", k=5, excluded_ids={"a"})]
             ['b', 'c']
         """
+        trace = trace if trace is not None else Trace()
+        step = self.search_step(query, k, trace=trace, excluded_ids=excluded_ids)
+        return cast(list[ScoredHit], drive(step, self.scorer.llm, trace=trace, **self._driver_options()))
+
+    async def asearch(
+        self, query: str, k: int = 10, *, trace: Trace | None = None, excluded_ids: Collection[str] = ()
+    ) -> list[ScoredHit]:
+        """:meth:`search` awaited: the same step, its slates sent by the async driver
+        (:func:`~retrievekit.core.llm.drivers.adrive`) on the caller's loop.
+
+        Examples:
+            >>> import asyncio
+            >>> from retrievekit.core.types import Passage
+            >>> from retrievekit.core.fakes import WordScoreLLM
+            >>> docs = [Passage(id="a", text="sun"), Passage(id="b", text="rain")]
+            >>> [h.id for h in asyncio.run(LatticeSearcher(SemanticTree.flat(docs), WordScoreLLM("sun")).asearch("q"))]
+            ['a', 'b']
+        """
+        trace = trace if trace is not None else Trace()
+        step = self.search_step(query, k, trace=trace, excluded_ids=excluded_ids)
+        return cast(list[ScoredHit], await adrive(step, self.scorer.llm, trace=trace, **self._driver_options()))
+
+    def _driver_options(self) -> dict[str, Any]:
+        return {"max_concurrency": self.config.max_concurrency, "embedder": self.embedder}
+
+    def search_step(
+        self, query: str, k: int, *, trace: Trace, excluded_ids: Collection[str] = ()
+    ) -> Step[list[ScoredHit]]:
+        """The search as a step (:mod:`retrievekit.core.llm.calls`): it yields each iteration's slates as one batch
+        of model calls and returns the hits; :meth:`search` and :meth:`asearch` drive it."""
         query = check_query(query)
         k = check_k(k)
-        trace = trace if trace is not None else Trace()
         run = _SearchRun(query, frozenset(excluded_ids), trace, self._rng(query))
         run.state.query = query
         with trace.stage("lattice.search"):
-            self._run_iterations(run)
+            yield from self._run_iterations(run)
             final = self._final_scores(run.state)
         run.state.final_scores = final
         self.last_state = run.state
@@ -298,14 +337,14 @@ class LatticeSearcher:
         ranked = sorted(final, key=lambda n: (-final[n], n))[:k]
         return [ScoredHit(obj=self.tree.objects[n], score=final[n], rank=i) for i, n in enumerate(ranked)]
 
-    def _run_iterations(self, run: _SearchRun) -> None:
+    def _run_iterations(self, run: _SearchRun) -> _Gen:
         """``num_iters`` iterations, extended so that the search reaches the leaves: at least the tree's height, then
         more while no leaf was reached and the frontier is not empty (a ``lattice.iters_extended`` note says so)."""
         asked = self.config.num_iters
         budget = max(asked, self.tree.height)
         done = 0
         while run.frontier and (done < budget or not run.state.predicted):
-            self._iterate(run)
+            yield from self._iterate(run)
             done += 1
         if done > asked:
             run.trace.count("lattice.iters_extended", done - asked)
@@ -380,10 +419,10 @@ class LatticeSearcher:
                 s = cal.scores.get(n, state.local.get(n, 0.0))
                 state.path_relevance[n] = self._chain(s, state.path_relevance.get(parent, 0.0))
 
-    def _iterate(self, run: _SearchRun) -> None:
-        """One iteration: expand the beam, score its slates (concurrently), apply them, recalibrate."""
+    def _iterate(self, run: _SearchRun) -> _Gen:
+        """One iteration: expand the beam, score its slates (one batch of calls), apply them, recalibrate."""
         jobs = self._expand_beam(run)
-        results = self._score_all(run.query, jobs, run.excluded, run.trace)
+        results = yield from self._score_all(run, jobs)
         for job, res in zip(jobs, results, strict=True):
             self._apply_slate(run, job, res)
         if run.history:
@@ -414,16 +453,48 @@ class LatticeSearcher:
         pool = {n: state.calibrated.get(n, state.local.get(n, 0.0)) for n in state.predicted if n not in child_set}
         return sample_anchors(pool, cfg.num_leaf_anchors, mode=cfg.anchor_sampling, rng=run.rng)
 
-    def _score_all(
-        self, query: str, jobs: list[tuple[str, list[str], list[str], bool]], excluded: frozenset[str], trace: Trace
-    ) -> list[SlateScores]:
-        def run(job: tuple[str, list[str], list[str], bool], sub: Trace) -> SlateScores:
-            _v, children, anchors, leaf = job
-            texts = [self._text(n, excluded) for n in children + anchors]
+    def _score_all(self, run: _SearchRun, jobs: list[_Job]) -> _Gen:
+        """The slates of one iteration: their calls as one batch, their replies read, failed ones scored by the
+        fallback (:meth:`_fall_back`)."""
+        asks = []
+        for _v, children, anchors, leaf in jobs:
+            texts = [self._text(n, run.excluded) for n in children + anchors]
             refs = [self.tree.leaf_ref(n) for n in children + anchors]  # what each node stands for (the judge hook)
-            return self.scorer.score(query, texts, leaf=leaf, trace=sub, refs=refs)
+            asks.append(self.scorer.ask(run.query, texts, leaf=leaf, refs=refs))
+        if not asks:
+            return []
+        replies = yield [a.call for a in asks]
+        read = [self.scorer.read(a, r, run.trace) for a, r in zip(asks, replies, strict=True)]
+        failed = [(job, r) for job, r in zip(jobs, read, strict=True) if isinstance(r, SlateFallback)]
+        scores = (yield from self._fallback_scores(run, failed)) if failed else {}
+        return [
+            self.scorer.fall_back(r, run.trace, scores=scores.get(id(r))) if isinstance(r, SlateFallback) else r
+            for r in read
+        ]
 
-        return map_calls(run, jobs, llm=self.scorer.llm, max_concurrency=self.config.max_concurrency, trace=trace)
+    def _fallback_scores(self, run: _SearchRun, failed: list[tuple[_Job, SlateFallback]]) -> _Gen:
+        """Cosine scores of the failed slates from the tree's stored vectors and the query's (embedded once per
+        search); none without an embedder (or with a ``fallback`` scorer of the caller's, which is used instead)."""
+        if self.embedder is None or self.scorer.fallback is not None:
+            return {}
+        if not run.query_vector:
+            (got,) = yield [ModelCall.embed([run.query], purpose="lattice.fallback.query")]
+            if isinstance(got, Exception):
+                raise got
+            run.query_vector.append(np.asarray(got)[0])
+        nodes = sorted({n for (_v, children, anchors, _l), _f in failed for n in children + anchors})
+        vectors = {n: self.tree.embeddings[n] for n in nodes if n in self.tree.embeddings and n not in run.excluded}
+        missing = [n for n in nodes if n not in vectors]
+        if missing:
+            (got,) = yield [ModelCall.embed([self._text(n, run.excluded) for n in missing], purpose="lattice.fallback")]
+            if isinstance(got, Exception):
+                raise got
+            vectors.update(zip(missing, np.asarray(got), strict=True))
+        out: dict[int, list[float]] = {}
+        for (_v, children, anchors, _l), f in failed:
+            matrix = np.stack([vectors[n] for n in children + anchors])
+            out[id(f)] = cosine_scores(run.query_vector[0], matrix)
+        return out
 
     def _final_scores(self, state: SearchState) -> dict[str, float]:
         w = self.config.leaf_score_weight
@@ -476,11 +547,8 @@ class Lattice:
         self.config = config or LatticeConfig()
         self.embedder = embedder = as_embedder(embedder, where="Lattice")
         self.excluded_ids = frozenset(excluded_ids)
-        fallback = None
-        if embedder is not None:
-            fallback = cosine_fallback(embedder.embed_query, embedder.embed_documents)
-        self.scorer = SlateScorer(llm, self.config, fallback=fallback)
-        self.searcher = LatticeSearcher(tree, config=self.config, scorer=self.scorer)
+        self.scorer = SlateScorer(llm, self.config)
+        self.searcher = LatticeSearcher(tree, config=self.config, scorer=self.scorer, embedder=embedder)
         self.fallbacks = FallbackMonitor("LATTICE")
 
     @property
@@ -496,6 +564,29 @@ class Lattice:
         sub = Trace()  # this query's own counts, for the fallback rate; merged into the caller's trace
         try:
             return self.searcher.search(query, k, trace=sub, excluded_ids=excluded)
+        finally:
+            if trace is not None:
+                trace.merge(sub)
+            self.fallbacks.observe(sub)
+
+    async def asearch(
+        self, query: str, k: int = 10, *, trace: Trace | None = None, excluded_ids: Collection[str] = ()
+    ) -> list[ScoredHit]:
+        """:meth:`search` awaited: the slates' requests await the model's async API on the caller's loop (no thread
+        per query or per request for a served model); cancelling the awaiting task stops the search's requests.
+
+        Examples:
+            >>> import asyncio
+            >>> from retrievekit.core.types import Passage
+            >>> from retrievekit.core.fakes import WordScoreLLM
+            >>> lat = Lattice(SemanticTree.flat([Passage(id="a", text="sun")]), WordScoreLLM("sun"))
+            >>> [h.id for h in asyncio.run(lat.asearch("solar"))]
+            ['a']
+        """
+        excluded = self.excluded_ids | frozenset(excluded_ids)
+        sub = Trace()
+        try:
+            return await self.searcher.asearch(query, k, trace=sub, excluded_ids=excluded)
         finally:
             if trace is not None:
                 trace.merge(sub)
