@@ -52,6 +52,7 @@ __all__ = [
     "close_core",
     "hit_metadata",
     "split_corpus",
+    "atraced_search",
     "traced_search",
 ]
 
@@ -142,6 +143,33 @@ def traced_search(owner: Any, core: Retriever, query: str, k: int) -> tuple[list
     """
     trace = Trace(query=query)  # this call's own (as search_with_trace makes it), one file fewer on a query's path
     hits = core.search(query, check_k(k), trace=trace)
+    owner.last_trace = trace
+    publish(trace)
+    return hits, trace
+
+
+async def atraced_search(owner: Any, core: Retriever, query: str, k: int) -> tuple[list[ScoredHit], Trace]:
+    """:func:`traced_search` awaited: a core with an async search of its own (``asearch``: LATTICE's, on the async
+    model driver) is awaited on the caller's loop; any other runs off the loop on the bridge's bounded pool.
+
+    Examples:
+        >>> import asyncio
+        >>> from retrievekit.core.index.bm25 import BM25Index
+        >>> class Edge:
+        ...     last_trace = None
+        >>> hits, trace = asyncio.run(atraced_search(Edge(), BM25Index.build([Passage(id="a", text="x")]), "x", 1))
+        >>> [h.id for h in hits], trace.query
+        (['a'], 'x')
+    """
+    from retrievekit.core.llm.bridge import run_off_loop
+
+    trace = Trace(query=query)
+    k = check_k(k)
+    asearch = getattr(core, "asearch", None)
+    if asearch is not None:
+        hits = await asearch(query, k, trace=trace)
+    else:
+        hits = await run_off_loop(core.search, query, k, trace=trace)
     owner.last_trace = trace
     publish(trace)
     return hits, trace

@@ -20,7 +20,15 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from retrievekit.core.edge import CoreAlias, build_for_edge, caller_passage, close_core, hit_metadata, traced_search
+from retrievekit.core.edge import (
+    CoreAlias,
+    atraced_search,
+    build_for_edge,
+    caller_passage,
+    close_core,
+    hit_metadata,
+    traced_search,
+)
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.sources import SourceMap
@@ -297,8 +305,7 @@ class RetrieveKitRetriever(BaseRetriever):
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
-        # the one sync implementation off the loop, with ``k`` passed on and the trace kept here; its served-LLM
-        # requests await the client's async API on this loop
-        return await in_executor_keeping_trace(
-            self, self._get_relevant_documents, query, run_manager=run_manager.get_sync(), k=k
-        )
+        # awaited to the socket where the method has an async search (LATTICE), else off the loop on a bounded pool
+        hits, trace = await atraced_search(self, self.retriever, query, k if k is not None else self.k)
+        emit_trace(trace, run_manager.get_child())
+        return [self._document_for(h.obj, h.score) for h in hits]

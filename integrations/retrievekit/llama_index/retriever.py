@@ -20,9 +20,16 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, QueryType, TextNode
 
 from retrievekit.core.checks import check_k
-from retrievekit.core.edge import build_for_edge, caller_passage, close_core, core_argument, hit_metadata, traced_search
+from retrievekit.core.edge import (
+    atraced_search,
+    build_for_edge,
+    caller_passage,
+    close_core,
+    core_argument,
+    hit_metadata,
+    traced_search,
+)
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.sources import SourceMap
 from retrievekit.core.trace import Trace, capture_traces, last_trace_property
@@ -271,10 +278,14 @@ class RetrieveKitRetriever(BaseRetriever):
         return node.model_copy(update={"metadata": {**node.metadata, **extra}}) if extra else node
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        # the one sync implementation, off the loop; its served-LLM requests await the client's async API
-        return await run_off_loop(self._retrieve, query_bundle)
+        # awaited to the socket where the method has an async search (LATTICE), else off the loop on a bounded pool
+        hits, trace = await atraced_search(self, self._core, query_bundle.query_str, self.similarity_top_k)
+        return self._nodes(query_bundle, hits, trace)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hits, trace = traced_search(self, self._core, query_bundle.query_str, self.similarity_top_k)
+        return self._nodes(query_bundle, hits, trace)
+
+    def _nodes(self, query_bundle: QueryBundle, hits: list[Any], trace: Trace) -> list[NodeWithScore]:
         dispatcher.event(RetrieveKitTraceEvent(query=query_bundle.query_str, trace=trace.to_dict()))
         return [NodeWithScore(node=self._node_for(h.obj), score=h.score) for h in hits]
