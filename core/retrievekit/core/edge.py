@@ -9,7 +9,9 @@ its LLM wrapper, its callback events) stay in ``integrations/``:
 4. :func:`traced_search` -- one search with its own trace, kept as the edge's ``last_trace`` and published;
 5. :func:`hit_metadata` / :func:`close_core` -- a hit's metadata for a new node or document, and closing;
 6. :class:`CoreAlias` -- a method edge's typed name for its core object (``ArmRetriever(...).arm``);
-7. :func:`lazy_exports` -- an edge package's names, each imported from its module on first use.
+7. :func:`lazy_exports` -- an edge package's names, each imported from its module on first use;
+8. :func:`require_extras` -- an edge package's framework checked at import: a missing one is a
+   :class:`~retrievekit.core.errors.MissingDependencyError` naming the extra that provides it.
 
 An edge's ``llm=`` goes to the method as the user gave it: a name, a served spec, a framework's model or a
 retrievekit model, resolved once by :func:`~retrievekit.core.llm.resolve.resolve_llm` (the edge's framework
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import warnings
@@ -40,8 +43,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
 from retrievekit.core.checks import check_corpus, check_k
+from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.index.as_embedder import as_embedder
-from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.registry import EMBEDS_NOTHING, MethodContext, build_method
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace, publish
 from retrievekit.core.types import DataObject, Passage, ScoredHit
@@ -51,6 +55,8 @@ __all__ = [
     "caller_passage",
     "close_core",
     "hit_metadata",
+    "lazy_exports",
+    "require_extras",
     "split_corpus",
     "atraced_search",
     "traced_search",
@@ -105,27 +111,53 @@ def build_for_edge(
     options: dict[str, Any],
     store: Any = None,
     embedder: Any = None,
+    default_embedder: Any = None,
 ) -> Retriever:
     """A registered method built over ``corpus`` (checked) for an edge's ``from_documents``; ``llm`` is the model as
     the user gave it (:attr:`~retrievekit.core.registry.MethodContext.llm`), ``work_dir`` caches the built indexes,
     ``store`` is the user's vector store as the dense side (``MethodContext.store``; an edge's ``from_vector_store``),
-    ``embedder`` is the embedding model of the methods that embed (a framework's is wrapped by
-    :func:`~retrievekit.core.index.as_embedder.as_embedder`).
+    ``embedder`` is the embedding model the user passed for the methods that embed (a framework's is wrapped by
+    :func:`~retrievekit.core.index.as_embedder.as_embedder`), ``default_embedder`` the one used when none is passed
+    (LlamaIndex's ``Settings.embed_model``).
+
+    An ``embedder`` that no stage of the method takes is refused by name (:class:`InvalidInputError`): before anything
+    is built for a method that embeds nothing (:data:`~retrievekit.core.registry.EMBEDS_NOTHING`), else once the
+    method is built (e.g. ``llm-rerank`` over a ``bm25`` first stage), never dropped in silence.
 
     Examples:
         >>> docs = [Passage(id="a", text="red apples"), Passage(id="b", text="green pears")]
         >>> build_for_edge("bm25", docs, work_dir=None, llm=None, options={}).search("pears", 1)[0].id
         'b'
+        >>> from retrievekit.core.fakes import OnesEmbedder
+        >>> build_for_edge("bm25", docs, work_dir=None, llm=None, options={}, embedder=OnesEmbedder())
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: from_documents(method='bm25'): embedder= reaches no stage of this method (none of them embeds); leave embedder= out, or choose a method or first stage that embeds (dense, hybrid, oneshot, arm, lattice; llm-rerank or judge-rerank with first_stage=dense or hybrid)
     """
+    given = as_embedder(embedder, where="from_documents")
+    if given is not None and method in EMBEDS_NOTHING:
+        raise InvalidInputError(_unused_embedder(method, "none of them embeds"))
     ctx = MethodContext(
         corpus=check_corpus(corpus),
         work_dir=Path(work_dir) if work_dir else None,
         options=options,
         llm=llm,
         store=store,
-        embedder=as_embedder(embedder, where="from_documents"),
+        embedder=given if given is not None else as_embedder(default_embedder, where="from_documents"),
     )
-    return build_method(method, ctx)
+    built = build_method(method, ctx)
+    if given is not None and not ctx.embedder_taken:
+        close_core(built)
+        raise InvalidInputError(_unused_embedder(method, f"with options {options}, none of its stages embeds"))
+    return built
+
+
+def _unused_embedder(method: str, why: str) -> str:
+    return (
+        f"from_documents(method={method!r}): embedder= reaches no stage of this method ({why}); leave embedder= out, "
+        "or choose a method or first stage that embeds (dense, hybrid, oneshot, arm, lattice; llm-rerank or "
+        "judge-rerank with first_stage=dense or hybrid)"
+    )
 
 
 def traced_search(owner: Any, core: Retriever, query: str, k: int) -> tuple[list[ScoredHit], Trace]:
@@ -157,9 +189,10 @@ async def atraced_search(owner: Any, core: Retriever, query: str, k: int) -> tup
         >>> from retrievekit.core.index.bm25 import BM25Index
         >>> class Edge:
         ...     last_trace = None
-        >>> hits, trace = asyncio.run(atraced_search(Edge(), BM25Index.build([Passage(id="a", text="x")]), "x", 1))
+        >>> index = BM25Index.build([Passage(id="a", text="red apples"), Passage(id="b", text="tea")])
+        >>> hits, trace = asyncio.run(atraced_search(Edge(), index, "apples", 1))
         >>> [h.id for h in hits], trace.query
-        (['a'], 'x')
+        (['a'], 'apples')
     """
     from retrievekit.core.llm.bridge import run_off_loop
 
@@ -262,9 +295,15 @@ def core_argument(owner: type, core: Any, renamed: Mapping[str, Any]) -> Any:
     return value
 
 
-def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, exports: Mapping[str, str], needs: Mapping[str, str] | None = None
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's module-level ``__getattr__`` and ``__dir__`` (PEP 562) serving ``exports`` (public name -> module
     that defines it) lazily: importing one component does not import the dependencies of every other.
+
+    ``needs`` (module -> its install hint, as :func:`require_extras` takes) turns a component's
+    ``ModuleNotFoundError`` for one of those modules into a
+    :class:`~retrievekit.core.errors.MissingDependencyError` naming the component and the hint.
 
     Examples:
         >>> getattr_, dir_ = lazy_exports("pkg", {"dumps": "json"})
@@ -274,6 +313,10 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
         Traceback (most recent call last):
         ...
         AttributeError: module 'pkg' has no attribute 'loads'
+        >>> lazy_exports("pkg", {"X": "no_such_framework.x"}, {"no_such_framework": "pip install nsf"})[0]("X")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.MissingDependencyError: the package 'no_such_framework' is required but not installed; install it with: pip install nsf (pkg.X needs it)
     """
     names = sorted(exports)
 
@@ -281,9 +324,41 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(module), name)
+        try:
+            found = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            top = (e.name or "").partition(".")[0]
+            hint = next((h for m, h in (needs or {}).items() if m.partition(".")[0] == top), None)
+            if hint is None:
+                raise
+            raise MissingDependencyError(top, hint, f"{package}.{name} needs it") from e
+        return getattr(found, name)
 
     def __dir__() -> list[str]:
         return list(names)
 
     return __getattr__, __dir__
+
+
+def require_extras(edge: str, needs: Mapping[str, str]) -> None:
+    """Check, without importing them, that the modules an edge package needs are installed: the first one missing
+    (in ``needs``' order: module -> its install hint, ``pip install "retrievekit[EXTRA]"``) raises
+    :class:`~retrievekit.core.errors.MissingDependencyError` naming it, the hint and ``edge``, where the edge's
+    own imports would raise a bare ``ModuleNotFoundError``. An edge package calls it first thing.
+
+    Examples:
+        >>> require_extras("retrievekit.demo", {"json": "pip install json"})
+        >>> require_extras("retrievekit.demo", {"no_such_framework.core": 'pip install "retrievekit[all]"'})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.MissingDependencyError: the package 'no_such_framework' is required but not installed; install it with: pip install "retrievekit[all]" (retrievekit.demo needs it)
+    """
+    for module, hint in needs.items():
+        try:
+            installed = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # its parent package is missing (or an import hook refuses it)
+            installed = False
+        except ValueError:  # imported already, without a spec (a test's stand-in)
+            installed = True
+        if not installed:
+            raise MissingDependencyError(module.partition(".")[0], hint, f"{edge} needs it")

@@ -24,6 +24,7 @@ from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.bridge import acall_client
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
+from retrievekit.core.llm.per_loop import PerLoop
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.resolve import adapt_llm, register_llm_adapter
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
@@ -136,6 +137,18 @@ class LangChainChatLLM(ServedChatLLM):
         )
         self.config = dict(config) if config is not None else None
         self.adopt_client(llm, endpoint=_endpoint_of(llm), model=_single_request_copy(llm), openai=_openai_family(llm))
+        self._loop_models: PerLoop[Any] = PerLoop(self._loop_model, _close_loop_model)
+
+    def _loop_model(self) -> Any:
+        """The copy of the model whose async client belongs to the running loop (an OpenAI client is bound to the
+        loop it was first used on); other models are shared."""
+        root = getattr(self._model, "root_async_client", None)
+        if not self._openai or root is None:
+            return self._model
+        import openai
+
+        fresh = root.copy(max_retries=0, http_client=openai.DefaultAsyncHttpxClient())
+        return self._model.model_copy(update={"root_async_client": fresh, "async_client": fresh.chat.completions})
 
     @staticmethod
     def to_langchain_messages(prompt: str | Sequence[ChatMessage]) -> list[BaseMessage]:
@@ -191,13 +204,19 @@ class LangChainChatLLM(ServedChatLLM):
         """
         messages = self.to_langchain_messages(request.messages)
         kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
+        model = await self._loop_models.get()
         try:
-            response = await acall_client(
-                self, lambda **kw: self._model.ainvoke(messages, config=self.config, **kw), kwargs
-            )
+            response = await acall_client(self, lambda **kw: model.ainvoke(messages, config=self.config, **kw), kwargs)
         except Exception as e:
             return _cut_or_raise(e)
         return _completion(response, messages)
+
+
+async def _close_loop_model(model: Any) -> None:
+    """Close the async client of a loop's copy of the model (at that loop's shutdown)."""
+    client = getattr(model, "root_async_client", None)
+    if client is not None:
+        await client.close()
 
 
 def _cut_or_raise(error: Exception) -> Completion:

