@@ -48,3 +48,30 @@ def test_advise_refuses_fewer_than_20_labelled_questions(tmp_path, capsys):
     args = ["advise", "--dataset", "scifact", "--data-dir", str(data), "--llm", "openai:m@http://127.0.0.1:9/v1"]
     assert cli.main([*args, "--qrels"]) == 2
     assert "at least 20 labelled questions, got 3" in capsys.readouterr().err
+
+
+def _nan_logprobs(body):
+    """A chat completion whose every log-probability is NaN (a broken server: the scripted NaN is the point)."""
+    import math
+
+    from _http_replies import Reply
+
+    top = [{"token": t, "logprob": math.nan, "bytes": None} for t in ("Yes", "No")]
+    choice = {"index": 0, "message": {"role": "assistant", "content": "Yes"}, "finish_reason": "length"}
+    choice["logprobs"] = {"content": [{"token": "Yes", "logprob": math.nan, "bytes": None, "top_logprobs": top}]}
+    reply = {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice]}
+    reply["usage"] = {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}
+    return Reply(body=json.dumps(reply).encode())
+
+
+def test_a_server_answering_nan_log_probabilities_gets_no_advice(tmp_path, capsys):
+    """Issue #62 item 5. Before: 'AUC 0.500 (0.500-0.500)' and 'oneshot: pays off', exit 0."""
+    from _http_replies import scripted_server
+
+    data = write_mini_scifact(tmp_path, DOCS, CLAIMS)
+    with scripted_server(answer=_nan_logprobs) as srv:
+        args = ["advise", "--dataset", "scifact", "--data-dir", str(data), "--llm", f"openai:m@{srv.url}"]
+        code = cli.main([*args, "--qrels", "--max-calls", "80", "--negatives", "1", "--out", str(tmp_path / "a.json")])
+    printed, err = capsys.readouterr()
+    assert code == 2 and "pays off" not in printed and not (tmp_path / "a.json").exists()
+    assert "no usable pairs" in err and "NaN or infinite" in err and len(srv.requests) >= 20

@@ -2,63 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
 
-import numpy as np
 import pytest
+from _advise import CORPUS, WORDS, KeywordQuestions, KnownAUC
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.eval.advise import advise, render_advice
-from retrievekit.core.llm.base import ChatLLMBase
-from retrievekit.core.llm.protocol import Completion
-from retrievekit.core.types import Passage
-
-WORDS = [f"zq{i:03d}x" for i in range(80)]  # one unique keyword per document
-CORPUS = [
-    Passage(id=f"d{i}", text=f"Study {w} of cells. Patients with {w} were followed for months in the clinic.")
-    for i, w in enumerate(WORDS)
-]
-
-
-class KeywordQuestions(ChatLLMBase):
-    """Writes 'What is <the document's keyword>?' (the point: a question whose positive is known)."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        self.calls += 1
-        text = prompt if isinstance(prompt, str) else prompt[-1].content
-        word = re.search(r"zq\d{3}x", text).group(0)
-        self._record(trace, 20, 5)
-        return Completion(f"What is {word}?", 20, 5)
-
-
-class KnownAUC:
-    """A judge of known ROC AUC: N(d, 1) for a text holding the question's keyword, N(0, 1) otherwise, drawn from a
-    hash of the pair (so repeatable); AUC = Phi(d / sqrt 2)."""
-
-    def __init__(self, auc: float) -> None:
-        from statistics import NormalDist
-
-        self.d = math.sqrt(2) * NormalDist().inv_cdf(auc)
-        self.auc = auc
-        self.pairs = 0
-
-    def __repr__(self) -> str:  # names the judge in the record file's settings
-        return f"KnownAUC({self.auc})"
-
-    def score_relevance(self, query, candidates, *, trace=None):
-        word = re.search(r"zq\d{3}x", query).group(0)
-        out = []
-        for c in candidates:
-            self.pairs += 1
-            seed = int(hashlib.sha256(f"{query}|{c}".encode()).hexdigest()[:8], 16)
-            z = float(np.random.default_rng(seed).normal())
-            out.append(1 / (1 + math.exp(-(z + (self.d if word in c else 0.0)))))
-        return out
 
 
 @pytest.mark.parametrize("auc", [0.95, 0.7])
@@ -71,10 +21,14 @@ def test_the_label_free_estimate_lands_on_the_known_auc(auc):
         a = r["auc"][kind]
         assert a["low"] <= auc <= a["high"] and abs(a["auc"] - auc) < 0.1  # the truth inside its 95 % interval
     lattice = next(m for m in r["methods"] if m["method"] == "lattice")
-    oneshot = next(m for m in r["methods"] if m["method"] == "oneshot")
-    assert lattice["pays_off"] is (auc >= 0.9) and oneshot["pays_off"]
     assert (lattice["expected"] > lattice["first_stage_quality"]) is (auc >= 0.9)
-    assert "lattice: pays off" in render_advice(r) if auc >= 0.9 else "lattice: does not pay off" in render_advice(r)
+    # issue #64 item 3: a label-free report gives no verdict, only the interval widened by the validation's error
+    assert all(m["pays_off"] is None for m in r["methods"])
+    text = render_advice(r)
+    assert "pays off at" not in text and "does not pay off" not in text and "lattice: no verdict" in text
+    low, high = r["widened"]["documents"]
+    assert math.isclose(low, max(0.0, r["auc"]["documents"]["low"] - 0.237)) and high >= r["auc"]["documents"]["high"]
+    assert f"{low:.2f}-{high:.2f}" in text and "no per-method verdict" in text
 
 
 def test_the_labelled_mode_and_its_refusal():

@@ -6,7 +6,8 @@
 * :mod:`~retrievekit.core.cli.data` -- ``data check``: a benchmark data folder read as ``bench`` would;
 * :mod:`~retrievekit.core.cli.serve` -- ``serve``: llama.cpp's OpenAI-compatible server over a GGUF;
 * :mod:`~retrievekit.core.cli.train_judge` / :mod:`~retrievekit.core.cli.train_self_retrieval` -- fine-tuning;
-* :mod:`~retrievekit.core.cli.advise` -- ``advise``: an LLM's judge AUC on your corpus and which method pays off.
+* :mod:`~retrievekit.core.cli.advise` -- ``advise``: an LLM's judge AUC on your corpus and which method pays off;
+* :mod:`~retrievekit.core.cli.label` -- ``label``: label your questions in the browser, for ``advise --qrels``.
 
 What several commands share is in :mod:`~retrievekit.core.cli.arguments` (``--data-dir``, output files),
 :mod:`~retrievekit.core.cli.llm_arguments` (``--llm`` and the served LLM's settings) and
@@ -44,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "train-judge": "retrievekit.core.cli.train_judge",
     "train-self-retrieval": "retrievekit.core.cli.train_self_retrieval",
     "advise": "retrievekit.core.cli.advise",
+    "label": "retrievekit.core.cli.label",
 }
 """Every sub-command and the module that holds it (imported when the parser is built; none imports torch)."""
 

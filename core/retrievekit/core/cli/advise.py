@@ -2,26 +2,32 @@
 
 ``retrievekit advise --dataset scifact --data-dir DIR --llm openai:MODEL@URL`` estimates that served LLM's judge AUC
 on the folder's corpus from questions it writes itself (label-free); ``--qrels`` uses the folder's labels instead
-(``--qrels FILE``: a BEIR-style ``query-id<TAB>corpus-id<TAB>score`` file), at least 20 labelled questions. The judge
-is the served LLM asked Yes/No per pair (``--judge served``, the default for ``CLIENT:MODEL@URL``), else the
-zero-shot judge of a local ``--llm`` (``--judge zero-shot``), or any ``--judge`` that ``retrievekit bench`` takes.
+(``--qrels FILE``: a BEIR-style ``query-id<TAB>corpus-id<TAB>score`` file, such as ``retrievekit label`` writes), at
+least 20 labelled questions. ``--questions FILE`` takes your own questions (one a line, or JSONL) in place of the
+dataset's; their hard negatives come from ``--first-stage`` (BM25, or hybrid) over the corpus. The judge is the
+served LLM asked Yes/No per pair (``--judge served``, the default for ``CLIENT:MODEL@URL``), else the zero-shot judge
+of a local ``--llm`` (``--judge zero-shot``), or any ``--judge`` that ``retrievekit bench`` takes. The records are
+kept beside ``--out`` (or in ``advise-records/``) under a name made from the run's settings, so an interrupted run
+resumes by running the same command again.
 
 Examples:
     >>> import argparse
     >>> p = argparse.ArgumentParser(); add_arguments(p)
     >>> a = p.parse_args(["--dataset", "scifact", "--data-dir", ".", "--llm", "qwen0.5b", "--qrels"])
-    >>> a.qrels, a.max_calls, a.judge
-    ('dataset', 200, None)
+    >>> a.qrels, a.max_calls, a.judge, a.first_stage
+    ('dataset', 200, None, 'bm25')
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.eval import labels
 
 __all__ = ["HELP", "add_arguments", "read_qrels", "run"]
 
@@ -55,14 +61,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-calls", type=int, default=200, help="bound on LLM calls, stated first (default 200)")
     parser.add_argument("--negatives", type=int, default=3, help="BM25 hard negatives per question (default 3)")
-    parser.add_argument("--records", default=None, help="JSONL record file: a rerun resumes from it")
+    parser.add_argument(
+        "--questions",
+        default=None,
+        metavar="FILE",
+        help="your questions (one a line, or JSONL with id/text) in place of the dataset's; with --qrels FILE",
+    )
+    parser.add_argument(
+        "--first-stage",
+        choices=["bm25", "hybrid"],
+        default="bm25",
+        help="what gives each question its hard negatives (default bm25)",
+    )
+    parser.add_argument(
+        "--records",
+        default=None,
+        help="JSONL record file (default: one named by the run's settings beside --out, or in advise-records/)",
+    )
+    parser.add_argument("--no-records", action="store_true", help="keep no records (an interrupted run starts over)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument("--out", default=None, help="write the report as JSON here")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
-def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """``{query_id: {doc_id: grade}}`` from a TSV (a header line starting ``query-id`` is skipped).
+def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
+    """``{query_id: {doc_id: grade}}`` from a qrels TSV (:func:`retrievekit.core.eval.labels.read_qrels`).
 
     Examples:
         >>> import tempfile, pathlib
@@ -71,15 +94,32 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         >>> read_qrels(p)
         {'1': {'100': 1}}
     """
-    out: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8", newline="") as f:
-        for row in csv.reader(f, delimiter="\t"):
-            if len(row) < 3 or row[0] == "query-id":
-                continue
-            out.setdefault(row[0], {})[row[1]] = int(float(row[2]))
-    if not out:
-        raise InvalidInputError(f"no qrels rows (query-id, corpus-id, score) in {path}")
-    return out
+    return labels.read_qrels(path)
+
+
+def _questions_and_labels(args: argparse.Namespace, dataset: Any) -> tuple[dict[str, str], Any]:
+    """The questions (``--questions`` or the dataset's) and the labels (``--qrels``, or None)."""
+    questions = {q.id: q.text for q in dataset.queries}
+    if args.questions is not None:
+        if args.qrels is None:
+            raise InvalidInputError(
+                f"--questions {args.questions} needs labels: label them (retrievekit label --questions "
+                f"{args.questions} --labels LABELS.tsv ...), then run advise with --qrels LABELS.tsv"
+            )
+        if args.qrels == "dataset":
+            raise InvalidInputError("--questions takes your labels as --qrels FILE, not the dataset's qrels")
+        questions = labels.read_questions(args.questions)
+    if args.qrels is None:
+        return questions, None
+    return questions, dataset.qrels if args.qrels == "dataset" else labels.read_qrels(args.qrels)
+
+
+def _records(args: argparse.Namespace) -> dict[str, Any]:
+    if args.no_records:
+        return {}
+    if args.records:
+        return {"records": args.records}
+    return {"records_dir": Path(args.out).parent if args.out else Path("advise-records")}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,22 +146,21 @@ def run(args: argparse.Namespace) -> int:
         llm=served_llm_spec(args) or args.llm,
         options={"judge_dir": args.judge or ("served" if served else "zero-shot")},
     )
+    questions, qrels = _questions_and_labels(args, dataset)
     judge, _ = judge_from_options(ctx)
-    qrels = None
-    if args.qrels is not None:
-        qrels = dataset.qrels if args.qrels == "dataset" else read_qrels(args.qrels)
     llm = ctx.load_llm() if qrels is None else None
     report = advise(
         dataset.corpus,
         judge,
         question_llm=llm,
-        questions={q.id: q.text for q in dataset.queries},
+        questions=questions,
         qrels=qrels,
         max_calls=args.max_calls,
         negatives=args.negatives,
-        records=args.records,
+        first_stage=args.first_stage,
         seed=args.seed,
         progress=not args.no_progress,
+        **_records(args),
     )
     print(render_advice(report))
     if args.out:

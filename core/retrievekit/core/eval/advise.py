@@ -5,15 +5,22 @@
 1. **Plan the bound.** Each question costs one judge call per judged text (``1 + negatives`` documents and as many
    LATTICE-style summaries) plus, without labels, one call to write the question; the number of questions is what
    ``max_calls`` (default 200) allows, stated before anything is sent.
-2. **Probes.** With labels (``qrels``, at least :data:`MIN_LABELLED` labelled questions, else refused): the labelled
-   questions, a gold document positive. Without: documents sampled from the corpus, a question written for each by
-   the LLM, the document positive (:mod:`retrievekit.core.eval.advise_probes`). BM25's hard negatives either way.
+2. **Probes.** With labels (``qrels``, at least :data:`MIN_LABELLED` labelled questions whose relevant documents are
+   in the corpus, else refused): the labelled questions, a gold document positive. Without: documents sampled from
+   the corpus, a question written for each by the LLM, the document positive
+   (:mod:`retrievekit.core.eval.advise_probes`). The first stage's (BM25, or hybrid) hard negatives either way.
 3. **Judge** every probe's texts (a progress bar on stderr), one record per question in ``records`` (a
-   :class:`~retrievekit.core.eval.records.RecordFile`): a rerun with the same settings resumes where it stopped.
+   :class:`~retrievekit.core.eval.records.RecordFile` whose settings hold the judge, the corpus's and the labels'
+   digests): a rerun with the same settings resumes where it stopped. A question the judge scores NaN or infinite
+   is left out (and not recorded, so a rerun asks again); no usable pairs, no advice
+   (:class:`~retrievekit.core.errors.InvalidInputError`).
 4. **Estimate** the ROC AUC on documents and on summaries, pooled over the questions, with a 95 % bootstrap interval
-   over questions, and the measured cost of one judged pair (calls, tokens, seconds).
+   over questions, and the measured cost of one judged pair (calls, tokens, seconds). An interval that holds 0.5 is
+   a judge no better than chance, said first.
 5. **Place** the estimate on the measured curves (:mod:`retrievekit.core.eval.payoff_curves`): per method, pays off
-   or not, the expected quality beside the first stage's, and the cost per query at the method's judged items.
+   or not, the expected quality beside the first stage's, and the cost per query at the method's judged items. A
+   label-free estimate gets no verdict: its interval is widened by the validation's largest error
+   (:data:`LABEL_FREE_ERROR`).
 
 Examples:
     >>> plan_questions(200, negatives=3, labelled=False)
@@ -24,29 +31,39 @@ Examples:
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.eval.advise_probes import Probe, labelled_probes, probe_for_document, sample_documents
-from retrievekit.core.eval.judge_accuracy import roc_auc
-from retrievekit.core.eval.payoff_curves import CURVES, expected_quality, pays_off
-from retrievekit.core.eval.records import QueryRecord, RecordFile
-from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.eval.advise_report import (
+    LABEL_FREE_CAVEAT,
+    LABEL_FREE_ERROR,
+    auc_interval,
+    chance_kinds,
+    methods_rows,
+    render_advice,
+)
+from retrievekit.core.eval.labels import labels_digest
+from retrievekit.core.eval.records import QueryRecord, RecordFile, run_signature
+from retrievekit.core.index.baselines import corpus_fingerprint
 from retrievekit.core.llm.protocol import RelevanceJudge
+from retrievekit.core.registry import MethodContext, build_method
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
 __all__ = [
     "LABEL_FREE_CAVEAT",
+    "LABEL_FREE_ERROR",
     "MIN_LABELLED",
     "QUESTION_PROMPT",
     "advise",
+    "advise_settings",
     "plan_questions",
     "render_advice",
     "write_question",
@@ -59,14 +76,6 @@ QUESTION_PROMPT = (
     "Write one short search question that the document below answers. Reply with the question only.\n\n"
     "Document: {document}"
 )
-
-
-LABEL_FREE_CAVEAT = (
-    "caution: a label-free estimate is not the advice to act on. Questions written from one document are easier than "
-    "real ones, and in validation most label-free estimates missed the AUC measured with labels by more than 0.05 "
-    "(docs/advise.md, 'Validation'). Label 20 or more questions and run with --qrels."
-)
-"""The line a label-free report starts with: the labelled mode is the advice."""
 
 
 def plan_questions(max_calls: int, *, negatives: int, labelled: bool) -> tuple[int, int]:
@@ -106,32 +115,33 @@ def write_question(llm: Any, doc: DataObject, *, trace: Trace | None = None) -> 
     return " ".join(text.split()[:12])
 
 
-def _judge_probe(judge: RelevanceJudge, probe: Probe, trace: Trace) -> dict[str, Any]:
+def _scores(judge: RelevanceJudge, question: str, texts: Sequence[str], trace: Trace) -> list[float] | None:
+    """The judge's scores of ``texts``; None when one is NaN or infinite (the question is then left out)."""
+    got = list(judge.score_relevance(question, list(texts), trace=trace))
+    if len(got) != len(texts):
+        raise InvalidInputError(f"judge {judge!r} returned {len(got)} scores for {len(texts)} texts")
+    try:
+        out = [float(s) for s in got]
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"judge {judge!r} returned scores that are not numbers: {got[:3]!r}") from None
+    return out if all(math.isfinite(s) for s in out) else None
+
+
+def _judge_probe(judge: RelevanceJudge, probe: Probe, trace: Trace) -> dict[str, Any] | None:
     start = time.perf_counter()
-    docs = judge.score_relevance(probe.question, probe.doc_texts, trace=trace)
-    sums = judge.score_relevance(probe.question, probe.summary_texts, trace=trace)
+    docs = _scores(judge, probe.question, probe.doc_texts, trace)
+    sums = _scores(judge, probe.question, probe.summary_texts, trace) if docs is not None else None
+    if docs is None or sums is None:
+        return None
     return {
         "question": probe.question,
-        "doc_scores": [float(s) for s in docs],
+        "doc_scores": docs,
         "doc_labels": probe.doc_labels,
-        "summary_scores": [float(s) for s in sums],
+        "summary_scores": sums,
         "summary_labels": probe.summary_labels,
         "pairs": probe.n_pairs,
         "judge_seconds": time.perf_counter() - start,
     }
-
-
-def _auc_interval(rows: Sequence[Mapping[str, Any]], kind: str, seed: int) -> dict[str, Any]:
-    def pooled(chosen: Sequence[Mapping[str, Any]]) -> float | None:
-        scores = [s for r in chosen for s in r[f"{kind}_scores"]]
-        return roc_auc(scores, [y for r in chosen for y in r[f"{kind}_labels"]])
-
-    auc = pooled(rows)
-    rng = np.random.default_rng(seed)
-    boots = [pooled([rows[i] for i in rng.integers(0, len(rows), len(rows))]) for _ in range(1000)] if rows else []
-    got = sorted(b for b in boots if b is not None)
-    lo, hi = (got[int(0.025 * len(got))], got[int(0.975 * len(got)) - 1]) if got else (None, None)
-    return {"auc": auc, "low": lo, "high": hi, "pairs": sum(len(r[f"{kind}_scores"]) for r in rows)}
 
 
 def _pair_cost(records: Sequence[QueryRecord]) -> dict[str, float]:
@@ -145,52 +155,70 @@ def _pair_cost(records: Sequence[QueryRecord]) -> dict[str, float]:
     }
 
 
-def _methods(doc_auc: float | None, summary_auc: float | None, cost: Mapping[str, float]) -> list[dict[str, Any]]:
-    rows = []
-    for c in CURVES:
-        aucs = [doc_auc] if c.auc_on == "documents" else [doc_auc, summary_auc]
-        known = [a for a in aucs if a is not None]
-        auc = min(known) if known else None
-        rows.append(
-            {
-                "method": c.method,
-                "measured_on": c.dataset,
-                "metric": c.metric,
-                "judge_auc_used": auc,
-                "pays_off": bool(auc is not None and pays_off(c, auc)),
-                "threshold": c.threshold,
-                "expected": expected_quality(c, auc) if auc is not None else None,
-                "first_stage": c.first_stage,
-                "first_stage_quality": c.first_stage_quality,
-                "calls_per_query": c.items_per_query * cost["calls"],
-                "tokens_per_query": c.items_per_query * cost["tokens"],
-                "seconds_per_query": c.items_per_query * cost["seconds"],
-                "note": c.note,
-            }
-        )
-    return rows
+def _usable_labels(
+    questions: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]], corpus: Sequence[DataObject]
+) -> dict[str, dict[str, int]]:
+    """The labels of questions that have a text and a relevant document in the corpus; fewer than
+    :data:`MIN_LABELLED` are refused, saying why the others cannot be used."""
+    ids = {o.id for o in corpus}
+    labelled = {q: dict(g) for q, g in qrels.items() if any(v > 0 for v in g.values())}
+    usable = {q: g for q, g in labelled.items() if q in questions and any(v > 0 and d in ids for d, v in g.items())}
+    if len(usable) >= MIN_LABELLED:
+        return usable
+    no_text = sorted(q for q in labelled if q not in questions)
+    missing = sorted({d for q, g in labelled.items() if q in questions for d, v in g.items() if v > 0 and d not in ids})
+    why = [f"{len(labelled)} questions have a relevant label"]
+    if no_text:
+        why.append(f"{len(no_text)} of them are not among the questions (e.g. {no_text[0]!r})")
+    if missing:
+        why.append(f"{len(missing)} relevant ids are not in the corpus (e.g. {missing[0]!r})")
+    raise InvalidInputError(
+        f"the labelled mode needs at least {MIN_LABELLED} labelled questions, got {len(usable)} with a text and a "
+        f"relevant document in the corpus ({'; '.join(why)}): label more (retrievekit label), check that the "
+        "labels name this corpus's ids, or run without --qrels (questions written by the LLM)"
+    )
 
 
-def _probes(
+def _first_stage(first_stage: str | Retriever, corpus: Sequence[DataObject]) -> tuple[Retriever, str]:
+    if isinstance(first_stage, str):
+        if first_stage not in ("bm25", "hybrid"):
+            raise InvalidInputError(f"first_stage must be 'bm25' or 'hybrid' (or a retriever), got {first_stage!r}")
+        return build_method(first_stage, MethodContext(corpus=list(corpus))), first_stage
+    return first_stage, type(first_stage).__name__
+
+
+def advise_settings(
+    judge: RelevanceJudge,
     corpus: Sequence[DataObject],
-    index: BM25Index,
-    n: int,
     *,
     qrels: Mapping[str, Mapping[str, int]] | None,
     questions: Mapping[str, str] | None,
+    max_calls: int,
     negatives: int,
     seed: int,
-) -> list[Any]:
-    """Labelled probes, or the sampled documents a question is still to be written for."""
-    if qrels is None:
-        return sample_documents(corpus, n, seed=seed)
-    labelled = [q for q in (questions or {}) if any(g > 0 for g in qrels.get(q, {}).values())]
-    if len(labelled) < MIN_LABELLED:
-        raise InvalidInputError(
-            f"the labelled mode needs at least {MIN_LABELLED} labelled questions, got {len(labelled)}: label more, "
-            "or run without --qrels (questions written by the LLM)"
-        )
-    return labelled_probes(questions or {}, qrels, corpus, index, n, negatives=negatives, seed=seed)
+    first_stage: str = "bm25",
+) -> dict[str, Any]:
+    """The settings a run's record file holds: a rerun resumes only under the same ones (the same judge, corpus,
+    labels and bound).
+
+    Examples:
+        >>> from retrievekit.core.fakes import WordJudge
+        >>> from retrievekit.core.types import Passage
+        >>> docs = [Passage(id="a", text="x"), Passage(id="b", text="y")]
+        >>> one = advise_settings(WordJudge("x"), docs, qrels={"q": {"a": 1}}, questions={"q": "x?"}, max_calls=200,
+        ...                       negatives=3, seed=0)
+        >>> two = advise_settings(WordJudge("x"), docs, qrels={"q": {"b": 1}}, questions={"q": "x?"}, max_calls=200,
+        ...                       negatives=3, seed=0)
+        >>> one["labels"] == two["labels"], one["corpus_digest"] == two["corpus_digest"]
+        (False, True)
+    """
+    mode = "labelled" if qrels is not None else "label-free"
+    settings = {"tool": "advise", "mode": mode, "judge": repr(judge), "max_calls": max_calls, "negatives": negatives}
+    settings |= {"seed": seed, "corpus": len(corpus), "corpus_digest": corpus_fingerprint(corpus)}
+    settings |= {"first_stage": first_stage}
+    if qrels is not None:
+        settings["labels"] = labels_digest(qrels, questions or {})
+    return settings
 
 
 def advise(
@@ -203,6 +231,8 @@ def advise(
     max_calls: int = 200,
     negatives: int = 3,
     records: str | Path | None = None,
+    records_dir: str | Path | None = None,
+    first_stage: str | Retriever = "bm25",
     seed: int = 0,
     progress: bool = True,
     say: Callable[[str], None] | None = None,
@@ -210,8 +240,14 @@ def advise(
 ) -> dict[str, Any]:
     """Estimate ``judge``'s AUC on ``corpus`` and place it on the measured curves (module docstring's steps).
 
-    Without ``qrels``, ``question_llm`` (a chat LLM) writes the questions. Returns the report
-    (:func:`render_advice` prints it).
+    Without ``qrels``, ``question_llm`` (a chat LLM) writes the questions. ``records`` is the record file;
+    ``records_dir`` a folder for one named by the run's settings (``advise-<signature>.jsonl``: a rerun of the same
+    run resumes, another run starts its own). ``first_stage`` gives the hard negatives: ``"bm25"``, ``"hybrid"`` or
+    a retriever over ``corpus``. Returns the report (:func:`render_advice` prints it).
+
+    Raises:
+        InvalidInputError: a corpus under 2 documents, too few usable labels, or no usable pairs (the judge scored
+            every question NaN or infinite, or no question has a negative): no advice on nothing.
 
     Examples:
         >>> from retrievekit.core.fakes import WordJudge
@@ -225,113 +261,131 @@ def advise(
     if qrels is None and question_llm is None:
         raise InvalidInputError("without qrels, advise needs question_llm (the LLM that writes the questions)")
     say = say or (lambda line: print(line, file=sys.stderr))
+    usable = _usable_labels(questions or {}, qrels, corpus) if qrels is not None else None
     # 1. the bound, stated before anything is sent
     n, per = plan_questions(max_calls, negatives=negatives, labelled=qrels is not None)
     mode = "labelled" if qrels is not None else "label-free"
     say(f"advise ({mode}): {n} questions x {per} calls = at most {n * per} LLM calls (--max-calls {max_calls})")
-    # 2. the probes (BM25 for the hard negatives and the summaries' groups)
-    index = BM25Index.build(corpus)
-    items = _probes(corpus, index, n, qrels=qrels, questions=questions, negatives=negatives, seed=seed)
+    # 2. the probes (the first stage gives the hard negatives and the summaries' groups)
+    index, stage = _first_stage(first_stage, corpus)
+    if usable is None:
+        items: list[Any] = sample_documents(corpus, n, seed=seed)
+    else:
+        items = labelled_probes(questions or {}, usable, corpus, index, n, negatives=negatives, seed=seed)
     # 3. judged, one record per question (a rerun resumes)
-    settings = {"tool": "advise", "mode": mode, "judge": repr(judge), "max_calls": max_calls, "negatives": negatives}
-    settings |= {"seed": seed, "corpus": len(corpus)}
-    done = _judge_all(items, judge, question_llm, index, corpus, negatives, records, settings, progress, stream)
-    # 4. the estimate and the cost of one judged pair
+    settings = advise_settings(
+        judge,
+        corpus,
+        qrels=usable,
+        questions=questions,
+        max_calls=max_calls,
+        negatives=negatives,
+        seed=seed,
+        first_stage=stage,
+    )
+    if records is None and records_dir is not None:
+        records = Path(records_dir) / f"advise-{run_signature(settings)}.jsonl"
+        say(f"records: {records} (a rerun with the same settings resumes from them)")
+    job = _Job(judge, question_llm, index, corpus, negatives)
+    done, left_out = _judge_all(items, job, records, settings, progress, stream)
+    return _report(done, left_out, mode=mode, judge=judge, max_calls=max_calls, seed=seed, records=records)
+
+
+def _report(
+    done: Sequence[QueryRecord],
+    left_out: int,
+    *,
+    mode: str,
+    judge: RelevanceJudge,
+    max_calls: int,
+    seed: int,
+    records: str | Path | None,
+) -> dict[str, Any]:
+    """Steps 4 and 5: the estimate, its cost, and the curves; refused without usable pairs."""
     rows = [r.extra for r in done]
-    doc, summ = _auc_interval(rows, "doc", seed), _auc_interval(rows, "summary", seed)
+    auc = {"documents": auc_interval(rows, "doc", seed), "summaries": auc_interval(rows, "summary", seed)}
+    if any(a["auc"] is None for a in auc.values()):
+        why = f"{left_out} questions were scored NaN or infinite by the judge" if left_out else "no question had"
+        why += "" if left_out else " both a positive and a negative text"
+        raise InvalidInputError(
+            f"advise has no usable pairs to estimate {judge!r}'s AUC from ({len(done)} usable questions; {why}): "
+            "no advice. Check the judge (a served judge must return finite log-probabilities) and the corpus."
+        )
     cost = _pair_cost(done)
-    calls = sum(r.llm_calls for r in done)
-    # 5. placed on the curves
+    widened = {}
+    if mode == "label-free":
+        widened = {
+            k: [max(0.0, a["low"] - LABEL_FREE_ERROR[k]), min(1.0, a["high"] + LABEL_FREE_ERROR[k])]
+            for k, a in auc.items()
+        }
     return {
         "mode": mode,
         "judge": repr(judge),
         "questions": len(done),
-        "llm_calls": calls,
+        "left_out": left_out,
+        "llm_calls": sum(r.llm_calls for r in done),
         "max_calls": max_calls,
-        "auc": {"documents": doc, "summaries": summ},
+        "auc": auc,
+        "widened": widened,
+        "no_better_than_chance": chance_kinds(auc),
         "cost_per_pair": cost,
-        "methods": _methods(doc["auc"], summ["auc"], cost),
+        "records": None if records is None else str(records),
+        "methods": methods_rows(auc["documents"]["auc"], auc["summaries"]["auc"], cost, verdict=mode == "labelled"),
     }
+
+
+class _Job:
+    """What judging one item needs (the judge, the question writer, the first stage, the corpus)."""
+
+    def __init__(
+        self, judge: RelevanceJudge, writer: Any, index: Retriever, corpus: Sequence[DataObject], negatives: int
+    ) -> None:
+        self.judge, self.writer, self.index, self.corpus, self.negatives = judge, writer, index, corpus, negatives
+
+    def run(self, item: Any, qid: str) -> QueryRecord | str:
+        """One question judged: its record, or why not (``"no probe"``, ``"not finite"``: a score NaN or
+        infinite)."""
+        trace = Trace()
+        extra: dict[str, Any] = {}
+        probe = item
+        if not isinstance(item, Probe):  # label-free: the LLM writes the question first
+            question = write_question(self.writer, item, trace=trace)
+            extra = {"write_calls": trace.llm_calls, "write_tokens": trace.prompt_tokens + trace.completion_tokens}
+            probe = probe_for_document(question, item, self.index, self.corpus, negatives=self.negatives)
+        if probe is None:
+            return "no probe"
+        judged = _judge_probe(self.judge, probe, trace)
+        if judged is None:
+            return "not finite"
+        record = QueryRecord(qid=qid, llm_calls=trace.llm_calls, prompt_tokens=trace.prompt_tokens)
+        record.completion_tokens, record.extra = trace.completion_tokens, extra | judged
+        return record
 
 
 def _judge_all(
     items: Sequence[Any],
-    judge: RelevanceJudge,
-    question_llm: Any,
-    index: BM25Index,
-    corpus: Sequence[DataObject],
-    negatives: int,
+    job: _Job,
     records: str | Path | None,
     settings: Mapping[str, Any],
     progress: bool,
     stream: TextIO | None,
-) -> list[QueryRecord]:
+) -> tuple[list[QueryRecord], int]:
+    """Every item judged or read back from ``records``; returns the records and how many were left out."""
     from tqdm.auto import tqdm
 
     file = RecordFile(records, settings) if records is not None else None
     done = dict(file.done()) if file is not None else {}
     out: list[QueryRecord] = []
+    left_out = 0
     bar = tqdm(total=len(items), desc="advise", file=stream or sys.stderr, disable=not progress)
     for item in items:
         qid = item.qid if isinstance(item, Probe) else f"doc:{item.id}"
-        if qid in done:
-            out.append(done[qid])
-            bar.update(1)
-            continue
-        trace = Trace()
-        extra: dict[str, Any] = {}
-        probe = item
-        if not isinstance(item, Probe):  # label-free: the LLM writes the question first
-            question = write_question(question_llm, item, trace=trace)
-            extra = {"write_calls": trace.llm_calls, "write_tokens": trace.prompt_tokens + trace.completion_tokens}
-            probe = probe_for_document(question, item, index, corpus, negatives=negatives)
-        if probe is not None:
-            extra |= _judge_probe(judge, probe, trace)
-            record = QueryRecord(qid=qid, llm_calls=trace.llm_calls, prompt_tokens=trace.prompt_tokens)
-            record.completion_tokens, record.extra = trace.completion_tokens, extra
-            if file is not None:
+        record = done.get(qid) or job.run(item, qid)
+        if isinstance(record, QueryRecord):
+            if file is not None and qid not in done:
                 file.append(record)
             out.append(record)
+        left_out += record == "not finite"
         bar.update(1)
     bar.close()
-    return out
-
-
-def _threshold(value: float | None) -> str:
-    return "no AUC" if value is None else ("any AUC" if value <= 0 else f"{value:.2f}")
-
-
-def render_advice(report: Mapping[str, Any]) -> str:
-    """The report as text: the AUC estimates, then one line per method.
-
-    Examples:
-        >>> r = {"mode": "labelled", "judge": "j", "questions": 20, "llm_calls": 160, "max_calls": 200,
-        ...      "auc": {"documents": {"auc": 0.9, "low": 0.8, "high": 0.95, "pairs": 80},
-        ...              "summaries": {"auc": None, "low": None, "high": None, "pairs": 0}},
-        ...      "cost_per_pair": {"calls": 1.0, "tokens": 300.0, "seconds": 0.5}, "methods": []}
-        >>> print(render_advice(r).splitlines()[1])
-        judge AUC on documents: 0.900 (95% interval 0.800-0.950, 80 pairs)
-    """
-
-    def fmt(x: Any, spec: str = ".3f") -> str:
-        return "n/a" if x is None else format(x, spec)
-
-    lines = [f"{report['judge']}: {report['mode']}, {report['questions']} questions, {report['llm_calls']} LLM calls"]
-    if report["mode"] == "label-free":
-        lines.append(LABEL_FREE_CAVEAT)
-    for kind in ("documents", "summaries"):
-        a = report["auc"][kind]
-        lines.append(
-            f"judge AUC on {kind}: {fmt(a['auc'])} (95% interval {fmt(a['low'])}-{fmt(a['high'])}, {a['pairs']} pairs)"
-        )
-    c = report["cost_per_pair"]
-    lines.append(f"one judged pair: {c['calls']:.2f} calls, {c['tokens']:.0f} tokens, {c['seconds']:.2f} s")
-    for m in report["methods"]:
-        verdict = "pays off" if m["pays_off"] else "does not pay off"
-        lines.append(
-            f"- {m['method']}: {verdict} at AUC {fmt(m['judge_auc_used'])} (from {_threshold(m['threshold'])}); "
-            f"expected {m['metric']} {fmt(m['expected'])} vs {m['first_stage']} {fmt(m['first_stage_quality'])} "
-            f"on {m['measured_on']}; per query {m['calls_per_query']:.0f} calls, {m['tokens_per_query']:.0f} tokens, "
-            f"{m['seconds_per_query']:.1f} s. {m['note']}"
-        )
-    return "\n".join(lines)
+    return out, left_out

@@ -13,6 +13,7 @@ Labelled probes (:func:`labelled_probes`) take the question and its positives fr
 sampled document as the positive. Sampling is seeded and sorted, so a run is repeatable.
 
 Examples:
+    >>> from retrievekit.core.index.bm25 import BM25Index
     >>> from retrievekit.core.types import Passage
     >>> docs = [Passage(id=str(i), text=f"Topic {i} words. More about {i}.") for i in range(6)]
     >>> p = probe_for_document("What about topic 2?", docs[2], BM25Index.build(docs), docs, negatives=2)
@@ -27,7 +28,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.retriever import Retriever
 from retrievekit.core.types import DataObject
 
 __all__ = ["Probe", "extractive_summary", "labelled_probes", "probe_for_document", "sample_documents"]
@@ -73,18 +74,18 @@ def extractive_summary(objects: Sequence[DataObject], max_chars: int = 600) -> s
     return " ".join(f for f in firsts if f)[:max_chars]
 
 
-def _neighbours(index: BM25Index, obj: DataObject, avoid: set[str], n: int) -> list[DataObject]:
+def _neighbours(index: Retriever, obj: DataObject, avoid: set[str], n: int) -> list[DataObject]:
     text = " ".join(obj.index_text().split()[:64]) or obj.id
     hits = index.search(text, k=n + len(avoid) + 1)
     return [h.obj for h in hits if h.id != obj.id and h.id not in avoid][:n]
 
 
-def _group_summary(index: BM25Index, obj: DataObject, avoid: set[str]) -> str:
+def _group_summary(index: Retriever, obj: DataObject, avoid: set[str]) -> str:
     return extractive_summary([obj, *_neighbours(index, obj, avoid, GROUP_SIZE - 1)])
 
 
 def _probe(
-    qid: str, question: str, positive: DataObject, gold: set[str], index: BM25Index, negatives: int
+    qid: str, question: str, positive: DataObject, gold: set[str], index: Retriever, negatives: int
 ) -> Probe | None:
     hits = [h.obj for h in index.search(question, k=negatives + len(gold) + 5)]
     hits += _neighbours(index, positive, gold, negatives)  # when the question's words reach few documents
@@ -98,13 +99,14 @@ def _probe(
 
 
 def probe_for_document(
-    question: str, doc: DataObject, index: BM25Index, corpus: Sequence[DataObject], *, negatives: int = 3
+    question: str, doc: DataObject, index: Retriever, corpus: Sequence[DataObject], *, negatives: int = 3
 ) -> Probe | None:
     """The label-free probe of ``doc``: the question written for it, ``doc`` positive, BM25's hard negatives.
 
     None when the corpus has no other document.
 
     Examples:
+        >>> from retrievekit.core.index.bm25 import BM25Index
         >>> from retrievekit.core.types import Passage
         >>> one = [Passage(id="a", text="alone")]
         >>> probe_for_document("q?", one[0], BM25Index.build(one), one) is None
@@ -132,7 +134,7 @@ def labelled_probes(
     questions: Mapping[str, str],
     qrels: Mapping[str, Mapping[str, int]],
     corpus: Sequence[DataObject],
-    index: BM25Index,
+    index: Retriever,
     n: int,
     *,
     negatives: int = 3,
@@ -142,6 +144,7 @@ def labelled_probes(
     negatives.
 
     Examples:
+        >>> from retrievekit.core.index.bm25 import BM25Index
         >>> from retrievekit.core.types import Passage
         >>> docs = [Passage(id=str(i), text=f"topic {i} text") for i in range(4)]
         >>> [p.meta["positive"] for p in labelled_probes({"q": "topic 1"}, {"q": {"1": 1}}, docs, BM25Index.build(docs), 5)]
