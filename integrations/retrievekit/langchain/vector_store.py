@@ -34,6 +34,7 @@ from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 from retrievekit.core.checks import check_k
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.store_deadline import DEFAULT_STORE_TIMEOUT_S, StoreDeadline
+from retrievekit.core.index.store_input import check_ids, check_query_vector
 from retrievekit.core.index.store_kinds import register_store_kind
 from retrievekit.core.index.vector_store import (
     RECORD_KEYS,
@@ -129,7 +130,7 @@ class LangChainStore:
             >>> from langchain_core.vectorstores import InMemoryVectorStore
             >>> LangChainStore(InMemoryVectorStore(DeterministicFakeEmbedding(size=2))).delete(["nope"])
         """
-        doc_ids = [str(i) for i in ids]
+        doc_ids = check_ids(ids)
         self._calls.run("delete", lambda: self.vector_store.delete(ids=doc_ids))
 
     def count(self) -> int:
@@ -183,15 +184,16 @@ class LangChainStore:
             >>> from langchain_core.vectorstores import InMemoryVectorStore
             >>> LangChainStore(InMemoryVectorStore(DeterministicFakeEmbedding(size=2))).search(np.ones(2), k=2)
             []
-            >>> LangChainStore(InMemoryVectorStore(DeterministicFakeEmbedding(size=2))).search(np.ones(2), k=2, where={"a": [1]})
+            >>> LangChainStore(InMemoryVectorStore(DeterministicFakeEmbedding(size=2))).search(np.ones(2), k=2, where={"a": {"$ne": 1}})
             Traceback (most recent call last):
             ...
-            retrievekit.core.errors.InvalidInputError: a metadata filter value must be a str, int, float or bool; 'a' is [1]
+            retrievekit.core.errors.InvalidInputError: metadata filter 'a': a value must be a str, int, float or bool (or a list of str or of int), got dict {'$ne': 1}
         """
         check_k(k)
         filt = check_where(where)
-        extra = {"filter": filt} if filt else {}  # only when set: not every store takes filter=
-        emb = np.asarray(vector, dtype=np.float32).tolist()
+        # LangChain's filter dict ($in for a list); only when set: not every store takes filter=
+        extra = {"filter": {a: {"$in": b} if isinstance(b, list) else b for a, b in filt.items()}} if filt else {}
+        emb = check_query_vector(vector)
         store = self.vector_store
         if hasattr(store, "similarity_search_with_score_by_vector"):
             pairs = self._calls.run("query", lambda: store.similarity_search_with_score_by_vector(emb, k=k, **extra))

@@ -36,6 +36,7 @@ from llama_index.core.vector_stores.types import (
 from retrievekit.core.checks import check_k
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.store_deadline import DEFAULT_STORE_TIMEOUT_S, StoreDeadline
+from retrievekit.core.index.store_input import check_ids, check_query_vector
 from retrievekit.core.index.store_kinds import register_store_kind
 from retrievekit.core.index.vector_store import (
     OBJECT_KEY,
@@ -47,7 +48,7 @@ from retrievekit.core.index.vector_store import (
 )
 from retrievekit.core.types import DataObject, ScoredHit
 
-__all__ = ["LlamaIndexStore"]
+__all__ = ["LlamaIndexStore", "llama_filters"]
 
 
 class LlamaIndexStore:
@@ -122,7 +123,7 @@ class LlamaIndexStore:
             >>> from llama_index.core.vector_stores import SimpleVectorStore
             >>> LlamaIndexStore(SimpleVectorStore()).delete(["nope"])
         """
-        node_ids = [str(i) for i in ids]
+        node_ids = check_ids(ids)
         self._calls.run("delete", lambda: self.vector_store.delete_nodes(node_ids=node_ids))
 
     def count(self) -> int:
@@ -167,15 +168,20 @@ class LlamaIndexStore:
         """
         check_k(k)
         filt = check_where(where)
-        filters = MetadataFilters(
-            filters=[MetadataFilter(key=a, value=b, operator=FilterOperator.EQ) for a, b in filt.items()]
-        )
         query = VectorStoreQuery(
-            query_embedding=np.asarray(vector, dtype=np.float32).tolist(),
+            query_embedding=check_query_vector(vector),
             similarity_top_k=k,
-            filters=filters if filt else None,
+            filters=llama_filters(filt, self.vector_store),
         )
-        res = self._calls.run("query", lambda: self.vector_store.query(query))
+        try:
+            res = self._calls.run("query", lambda: self.vector_store.query(query))
+        except Exception as e:
+            if filt and "DataError" in {c.__name__ for c in type(e).__mro__}:  # e.g. a number against text rows
+                raise InvalidInputError(
+                    f"{self.label} cannot compare its metadata with the filter {filt!r}: "
+                    f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200]}"
+                ) from e
+            raise
         ids = list(res.ids or [n.node_id for n in res.nodes or []])
         nodes = list(res.nodes) if res.nodes else self._docstore_nodes(ids)
         sims = list(res.similarities) if res.similarities is not None else [1.0 / (r + 1) for r in range(len(ids))]
@@ -199,6 +205,53 @@ class LlamaIndexStore:
             >>> from llama_index.core.vector_stores import SimpleVectorStore
             >>> LlamaIndexStore(SimpleVectorStore()).close()
         """
+
+
+_BINDS_VALUES = frozenset({"SimpleVectorStore"})
+"""LlamaIndex stores known to take filter values as data (compared in Python, or bound as parameters)."""
+_PASTES_AS_TEXT = frozenset({"PGVectorStore"})
+"""Stores that compare ``EQ`` as numbers when a value looks like one (``'42'::float``) and text with ``IN``."""
+_BREAKS_OUT = frozenset("'\"\\`:")
+"""Characters that end a quoted literal or start a bound parameter in query text a store writes with the value."""
+
+
+def llama_filters(filt: Mapping[str, Any], store: Any) -> MetadataFilters | None:
+    """A filter checked by :func:`~retrievekit.core.index.store_input.check_where` as LlamaIndex ``MetadataFilters``
+    (``EQ`` for a value, ``IN`` for a list). LlamaIndex's ``PGVectorStore`` (and other stores) paste filter values
+    into their SQL, so for every store not known to bind them a string holding a quote, a backslash, a backtick or
+    a colon is refused, as is a bool (``MetadataFilter`` has none); a string compares as text on ``PGVectorStore``.
+
+    Examples:
+        >>> from llama_index.core.vector_stores import SimpleVectorStore
+        >>> llama_filters({"year": 2020}, SimpleVectorStore()).filters[0].operator.value
+        '=='
+        >>> llama_filters({"tenant": "x' OR '1'='1"}, object())
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: metadata filter 'tenant': object writes filter values into its query text, so a value for it may not hold any of " ' : \\ `
+    """
+    if not filt:
+        return None
+    name = type(store).__name__
+    out = []
+    for key, value in filt.items():
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, bool):
+                raise InvalidInputError(
+                    f"metadata filter {key!r}: LlamaIndex's MetadataFilter takes no bool; store and filter it as a "
+                    "str or int"
+                )
+            if name not in _BINDS_VALUES and isinstance(v, str) and _BREAKS_OUT & set(v):
+                raise InvalidInputError(
+                    f"metadata filter {key!r}: {name} writes filter values into its query text, so a value for it "
+                    f"may not hold any of {' '.join(sorted(_BREAKS_OUT))}"
+                )
+        if isinstance(value, list) or (isinstance(value, str) and name in _PASTES_AS_TEXT):
+            values = value if isinstance(value, list) else [value]
+            out.append(MetadataFilter(key=key, value=values, operator=FilterOperator.IN))
+        else:
+            out.append(MetadataFilter(key=key, value=value, operator=FilterOperator.EQ))
+    return MetadataFilters(filters=out)
 
 
 def _node(obj: DataObject, vec: np.ndarray, record: Mapping[str, Any]) -> TextNode:

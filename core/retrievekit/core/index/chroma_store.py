@@ -34,6 +34,7 @@ from retrievekit.core.checks import check_k
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
 from retrievekit.core.index.chroma_clients import _chromadb, _close_client, _max_batch, _release, persistent_client
+from retrievekit.core.index.store_input import check_ids, check_query_vector
 from retrievekit.core.index.vector_store import (
     DIM_KEY,
     EMBEDDER_KEY,
@@ -210,7 +211,8 @@ class ChromaStore:
             0
         """
         col = self.collection
-        self._calls.run("delete", lambda: col.delete(ids=[str(i) for i in ids]), retry=False)
+        doomed = check_ids(ids)
+        self._calls.run("delete", lambda: col.delete(ids=doomed), retry=False)
 
     def count(self) -> int:
         """The number of objects in the collection.
@@ -229,13 +231,13 @@ class ChromaStore:
             []
         """
         check_k(k)
-        filt = check_where(where)
+        query = check_query_vector(vector)
+        chroma_where = _chroma_where(check_where(where))
         col = self.collection
-        chroma_where = None if not filt else filt if len(filt) == 1 else {"$and": [{a: b} for a, b in filt.items()]}
         res = self._calls.run(
             "query",
             lambda: col.query(
-                query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
+                query_embeddings=[query],
                 n_results=k,  # Chroma returns what it holds when that is fewer (counting first scans the index)
                 where=chroma_where,
                 include=["distances", "metadatas", "documents"],
@@ -258,6 +260,13 @@ class ChromaStore:
             >>> s = ChromaStore.in_memory(); s.close(); s.close()
         """
         self._release()
+
+
+def _chroma_where(filt: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A checked filter in Chroma's own ``where`` (``$in`` for a list, ``$and`` of several keys); Chroma takes the
+    values as data."""
+    parts = [{key: {"$in": value} if isinstance(value, list) else value} for key, value in filt.items()]
+    return None if not parts else parts[0] if len(parts) == 1 else {"$and": parts}
 
 
 def _create(client: Any, name: str, *, get_or_create: bool = False) -> Any:

@@ -53,7 +53,8 @@ class StoreRetriever:
             store wrapped by an edge: ``retrievekit.llama_index.LlamaIndexStore``, ``retrievekit.langchain.
             LangChainStore``).
         embedder: the model that wrote the store's vectors (default: all-MiniLM-L6-v2).
-        where: a metadata filter applied to every search (equality on each key).
+        where: a metadata filter applied to every search (each key equal to a value, or one of a list; checked by
+            :func:`~retrievekit.core.index.store_input.check_where`, refused with ``InvalidInputError`` here).
 
     Examples:
         >>> from retrievekit.core.index.chroma_store import ChromaStore

@@ -28,6 +28,7 @@ import numpy as np
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerprint, recorded_fingerprint
 from retrievekit.core.index.store import object_json
+from retrievekit.core.index.store_input import check_storable, check_where
 from retrievekit.core.types import DataObject, Passage, ScoredHit, object_from_dict
 
 __all__ = [
@@ -84,7 +85,8 @@ class VectorStore(Protocol):
 
     def search(self, vector: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None) -> list[ScoredHit]:
         """The ``k`` nearest objects to ``vector`` (cosine similarity, best first), among those whose metadata
-        equals every ``where`` item."""
+        matches every ``where`` item (:func:`~retrievekit.core.index.store_input.check_where`: equal to a value, or
+        one of a list). A search never writes."""
         ...
 
     def count(self) -> int:
@@ -144,7 +146,9 @@ def check_recorded_embedder(recorded: Mapping[str, Any] | None, embedder: Any, *
 
 
 def check_vectors(objects: Sequence[DataObject], vectors: Any, dim: int | None = None) -> np.ndarray:
-    """``vectors`` as a float32 array with one finite row per object (of ``dim`` columns when given).
+    """``vectors`` as a float32 array with one finite row per object (of ``dim`` columns when given), for objects a
+    store can hold (:func:`~retrievekit.core.index.store_input.check_storable`: no NUL byte in an id, a text or
+    metadata): what every store's ``add`` checks before writing.
 
     Examples:
         >>> check_vectors([Passage(id="a", text="x")], [[1.0, 0.0]]).shape
@@ -153,7 +157,12 @@ def check_vectors(objects: Sequence[DataObject], vectors: Any, dim: int | None =
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.InvalidInputError: vectors must have shape (1, 3), got (1, 2)
+        >>> check_vectors([Passage(id="a\\x00", text="x")], [[1.0, 0.0]])
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: object id: a string may not hold a NUL byte
     """
+    check_storable(objects)
     arr = np.asarray(vectors, dtype=np.float32)
     want = (len(objects), arr.shape[-1] if dim is None and arr.ndim == 2 else dim)
     if arr.ndim != 2 or arr.shape != want:
@@ -161,27 +170,6 @@ def check_vectors(objects: Sequence[DataObject], vectors: Any, dim: int | None =
     if not np.isfinite(arr).all():
         raise InvalidInputError("vectors must be finite numbers")
     return arr
-
-
-def check_where(where: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A metadata filter: keys are strings, values are str, int, float or bool (every item must match).
-
-    Examples:
-        >>> check_where({"year": 2020})
-        {'year': 2020}
-        >>> check_where({"tags": ["a"]})
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: a metadata filter value must be a str, int, float or bool; 'tags' is ['a']
-    """
-    out: dict[str, Any] = {}
-    for key, value in (where or {}).items():
-        if not isinstance(key, str) or not key:
-            raise InvalidInputError(f"a metadata filter key must be a non-empty string, got {key!r}")
-        if not isinstance(value, str | int | float | bool):
-            raise InvalidInputError(f"a metadata filter value must be a str, int, float or bool; {key!r} is {value!r}")
-        out[key] = value
-    return out
 
 
 def stored_metadata(obj: DataObject, record: Mapping[str, Any]) -> dict[str, Any]:
