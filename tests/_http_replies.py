@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -44,8 +44,11 @@ class ScriptedServer:
 
 
 @contextlib.contextmanager
-def scripted_server(replies: list[Reply]) -> Iterator[ScriptedServer]:
-    """Serve ``replies`` in order (the last one repeats) on a free loopback port."""
+def scripted_server(
+    replies: list[Reply] | None = None, *, answer: Callable[[dict[str, Any]], Reply] | None = None
+) -> Iterator[ScriptedServer]:
+    """Serve ``replies`` in order (the last one repeats) on a free loopback port; or, with ``answer``, what
+    ``answer(request body)`` returns for each request."""
     received: list[dict[str, Any]] = []
     lock = threading.Lock()
 
@@ -55,7 +58,7 @@ def scripted_server(replies: list[Reply]) -> Iterator[ScriptedServer]:
             raw = self.rfile.read(length)
             with lock:
                 received.append(json.loads(raw or b"{}"))
-                reply = replies[min(len(received), len(replies)) - 1]
+                reply = answer(received[-1]) if answer is not None else replies[min(len(received), len(replies)) - 1]
             self.send_response(reply.status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(reply.body)))

@@ -12,6 +12,7 @@ from langchain_core.documents import Document
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.oneshot.config import OneShotConfig
 from retrievekit.langchain import OneShotCompressor
 from retrievekit.llama_index import OneShotPostprocessor
 
@@ -59,3 +60,23 @@ def test_one_id_with_two_texts_is_refused_naming_the_id():
     ]
     with pytest.raises(InvalidInputError, match="'a'.*different texts"):
         OneShotPostprocessor(budget=100).postprocess_nodes(nodes, query_str="q")
+
+
+@pytest.mark.parametrize("mode", ["rank", "minmax", "max", "raw"])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_one_bad_score_leaves_the_finite_scores_order_alone(mode, bad):
+    """Issue #62 item 8: ``[0.1, 0.9, nan]`` with room for one node keeps the 0.9 node, in every normalisation; the
+    bad node comes after both finite ones when there is room for all."""
+    texts = [TEXT, "six seven eight nine ten", "eleven twelve thirteen fourteen fifteen"]
+    nodes = [
+        NodeWithScore(node=TextNode(id_=i, text=t), score=s)
+        for i, t, s in zip(["low", "high", "bad"], texts, [0.1, 0.9, bad], strict=True)
+    ]
+    config = OneShotConfig(budget=5, score_normalization=mode)
+    assert [n.node.node_id for n in OneShotPostprocessor(config=config).postprocess_nodes(nodes, query_str="q")] == [
+        "high"
+    ]
+    every = OneShotPostprocessor(config=OneShotConfig(budget=100, score_normalization=mode))
+    assert [n.node.node_id for n in every.postprocess_nodes(nodes, query_str="q")] == ["high", "low", "bad"]
+    docs = [Document(page_content=n.node.text, id=n.node.node_id, metadata={"score": n.score}) for n in nodes]
+    assert [d.id for d in OneShotCompressor(config=config).compress_documents(docs, "q")] == ["high"]

@@ -17,6 +17,7 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.metadata
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ from retrievekit.core.retriever import Retriever
 from retrievekit.core.types import DataObject
 
 __all__ = [
+    "EMBEDS_NOTHING",
     "METHOD_ENTRY_POINT_GROUP",
     "MethodContext",
     "MethodFactory",
@@ -66,7 +68,9 @@ class MethodContext:
             None: the methods build their own Chroma index over ``corpus``.
         embedder: the embedding model of the methods that embed (anything
             :func:`~retrievekit.core.index.as_embedder.as_embedder` takes; ``retrievekit bench --embedder``); None:
-            all-MiniLM-L6-v2.
+            all-MiniLM-L6-v2. A factory (or stage) that embeds takes it with :meth:`take_embedder`, and a method's
+            stages get a context made by :meth:`stage`, so a ``from_documents`` can tell whether the user's model
+            reached any stage (:attr:`embedder_taken`) and refuse it by name when it did not.
 
     Examples:
         >>> MethodContext(corpus=[], llm="qwen0.5b").llm
@@ -86,6 +90,7 @@ class MethodContext:
     judge: Any = None
     store: Any = None
     embedder: Any = None
+    _taken: set[str] = field(default_factory=set, repr=False, compare=False)  # shared with every stage()
 
     def __post_init__(self) -> None:
         from retrievekit.core.llm.resolve import checked_llm
@@ -93,6 +98,42 @@ class MethodContext:
         if self.work_dir is not None:
             object.__setattr__(self, "work_dir", check_folder_path(self.work_dir, "work_dir"))
         object.__setattr__(self, "llm", checked_llm(self.llm))  # a framework's model wrapped; a name loads later
+
+    def stage(self, **changes: Any) -> MethodContext:
+        """This context for one stage of the method (a first-stage retriever, the index of a pool): every field, the
+        user's embedder, store, LLM and judge included, carried over, ``changes`` replaced; what the stage takes is
+        recorded for the whole method (:attr:`embedder_taken`).
+
+        Examples:
+            >>> from retrievekit.core.fakes import OnesEmbedder
+            >>> ctx = MethodContext(corpus=[], embedder=OnesEmbedder(), options={"budget": 10})
+            >>> first = ctx.stage(options={})
+            >>> first.embedder is ctx.embedder, first.options, ctx.embedder_taken
+            (True, {}, False)
+            >>> _ = first.take_embedder(); ctx.embedder_taken
+            True
+        """
+        return dataclasses.replace(self, **changes)
+
+    def take_embedder(self) -> Any:
+        """:attr:`embedder`, for a factory or stage that embeds with it; recorded (:attr:`embedder_taken`).
+
+        Examples:
+            >>> MethodContext(corpus=[]).take_embedder() is None
+            True
+        """
+        self._taken.add("embedder")
+        return self.embedder
+
+    @property
+    def embedder_taken(self) -> bool:
+        """Whether some stage of the method took :attr:`embedder` (:meth:`take_embedder`).
+
+        Examples:
+            >>> MethodContext(corpus=[]).embedder_taken
+            False
+        """
+        return "embedder" in self._taken
 
     def load_llm(self, default: str | None = DEFAULT_MODEL) -> Any:
         """The model a method uses: :attr:`llm` resolved by :func:`~retrievekit.core.llm.resolve.resolve_llm`
@@ -122,6 +163,9 @@ class MethodContext:
 
         return llm_label(self.llm)
 
+
+EMBEDS_NOTHING = frozenset({"bm25", "mindref", "self-retrieval"})
+"""Built-in methods no stage of which embeds: an ``embedder=`` given to one is refused before anything is built."""
 
 MethodFactory = Callable[[MethodContext], Retriever]
 """A method factory: builds a retriever from a :class:`MethodContext`."""

@@ -174,8 +174,10 @@ class RetrieveKitRetriever(BaseRetriever):
         """Build a registered method (``bm25``, ``dense``, ``hybrid``, ``llm-rerank``...) over LangChain documents;
         ``llm`` (a LangChain chat model such as ``ChatOpenAI``, or a retrievekit model) is the LLM of an LLM-based
         method (default: its local model). ``embedder`` (a LangChain ``Embeddings``, a retrievekit ``Embedder`` or
-        ``"openai:MODEL@URL"``) is the embedding model of ``dense`` / ``hybrid`` / ARM / LATTICE (default:
-        all-MiniLM-L6-v2).
+        ``"openai:MODEL@URL"``) is the embedding model of ``dense`` / ``hybrid`` / ARM / LATTICE and of every
+        method's first stage that embeds (One-SHOT's pool, ``llm-rerank``'s and ``judge-rerank``'s
+        ``first_stage=dense``); a method that would not use it refuses it by name (``InvalidInputError``). Default:
+        all-MiniLM-L6-v2.
 
         Examples:
             >>> RetrieveKitRetriever.from_documents([Document(page_content="x")], method="bm25").k

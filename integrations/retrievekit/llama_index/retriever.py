@@ -158,8 +158,10 @@ class RetrieveKitRetriever(BaseRetriever):
         ``work_dir`` caches the built indexes on disk (reopened when the corpus is unchanged). ``llm`` (a LlamaIndex
         ``LLM`` such as ``OpenAILike``, or a retrievekit model) is the LLM of an LLM-based method (default: its local
         model). ``embedder`` (a LlamaIndex ``BaseEmbedding``, a retrievekit ``Embedder`` or ``"openai:MODEL@URL"``) is
-        the embedding model of ``dense`` / ``hybrid`` / ARM / LATTICE; default: ``Settings.embed_model`` when you set
-        it, else all-MiniLM-L6-v2.
+        the embedding model of ``dense`` / ``hybrid`` / ARM / LATTICE and of every method's first stage that embeds
+        (One-SHOT's pool, ``llm-rerank``'s and ``judge-rerank``'s ``first_stage=dense``); a method that would not use
+        it refuses it by name (``InvalidInputError``). Default: ``Settings.embed_model`` when you set it (used where a
+        method embeds), else all-MiniLM-L6-v2.
 
         Examples:
             >>> from llama_index.core import Document
@@ -169,10 +171,10 @@ class RetrieveKitRetriever(BaseRetriever):
         from retrievekit.llama_index.embeddings import user_embed_model
 
         corpus = nodes_to_objects(documents)
-        embedder = user_embed_model(embedder)
         core = build_for_edge(
-            method, corpus, work_dir=work_dir, llm=or_settings_llm(llm), options=options, embedder=embedder
-        )
+            method, corpus, work_dir=work_dir, llm=or_settings_llm(llm), options=options, embedder=embedder,
+            default_embedder=user_embed_model(None),  # Settings.embed_model: for the methods that embed, unrefused
+        )  # fmt: skip
         return cls(core, similarity_top_k=similarity_top_k, nodes=documents)
 
     @classmethod

@@ -79,9 +79,7 @@ def build_arm(ctx: MethodContext) -> Arm:
     cache_dir = cache_folder_option("keyword_cache", options.pop("keyword_cache", None), ctx.work_dir, "arm-keywords",
                                     default_on=True)  # fmt: skip
     config = ArmConfig.from_options(options)
-    index_ctx = MethodContext(
-        corpus=ctx.corpus, work_dir=ctx.work_dir, options={"progress": progress}, store=ctx.store, embedder=ctx.embedder
-    )
+    index_ctx = ctx.stage(options={"progress": progress})
     llm = judge if judge is not None else ctx.load_llm()
     cache = None
     if llm is not None and cache_dir is not None:

@@ -16,7 +16,6 @@ Examples:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -114,15 +113,16 @@ def build_dense(ctx: MethodContext) -> Retriever:
         return as_store_retriever(ctx.store)
     cache = _cache_dir(ctx, "dense")
     progress = option_bool("progress", ctx.options.get("progress", False))
+    embedder = ctx.take_embedder()
     if cache is None:
-        return DenseIndex.build(ctx.corpus, embedder=ctx.embedder, progress=progress)
+        return DenseIndex.build(ctx.corpus, embedder=embedder, progress=progress)
     with build_lock(cache):
         if cache.exists():
             try:  # a cache built by another embedding model is refused (EmbedderMismatchError) and rebuilt
-                return DenseIndex.open(cache, embedder=ctx.embedder)
+                return DenseIndex.open(cache, embedder=embedder)
             except IndexFormatError:
                 pass
-        return DenseIndex.build(ctx.corpus, path=cache, overwrite=True, embedder=ctx.embedder, progress=progress)
+        return DenseIndex.build(ctx.corpus, path=cache, overwrite=True, embedder=embedder, progress=progress)
 
 
 def build_hybrid(ctx: MethodContext) -> HybridRetriever:
@@ -154,6 +154,6 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
         if not (math.isfinite(w) and w >= 0):
             raise InvalidInputError(f"option {key} must be a finite number >= 0, got {opts.get(key)!r}")
         weights.append(w)
-    parts = dataclasses.replace(ctx, options={"progress": opts.get("progress", False)})
+    parts = ctx.stage(options={"progress": opts.get("progress", False)})
     dense, bm25 = build_dense(parts), build_bm25(parts)
     return HybridRetriever([dense, bm25], weights, config=cfg, names=["dense", "bm25"])

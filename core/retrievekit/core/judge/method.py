@@ -209,13 +209,15 @@ def create_judge_rerank(
     batch_size: int = 32,
     max_passage_tokens: int | None = None,
     store: Any = None,
+    embedder: Any = None,
     **options: Any,
 ) -> JudgeRerankRetriever:
     """A :class:`JudgeRerankRetriever` over ``corpus``: ``judge`` as given, else loaded from ``judge_dir``, else the
     zero-shot judge of ``llm`` (a loaded ``LocalLM`` or a model's name; default
     :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`); ``first_stage`` a method name (``bm25`` | ``dense`` |
     ``hybrid``) or a retriever; ``store`` the user's vector store as the dense side of a ``dense`` or ``hybrid``
-    first stage (``MethodContext.store``); ``options`` are :class:`JudgeRerankConfig` fields.
+    first stage (``MethodContext.store``), ``embedder`` the embedding model of such a stage (``MethodContext.embedder``);
+    ``options`` are :class:`JudgeRerankConfig` fields.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -230,7 +232,9 @@ def create_judge_rerank(
     if isinstance(first_stage, str):
         base = build_method(
             first_stage,
-            MethodContext(corpus=corpus, work_dir=Path(work_dir) if work_dir is not None else None, store=store),
+            MethodContext(
+                corpus=corpus, work_dir=Path(work_dir) if work_dir is not None else None, store=store, embedder=embedder
+            ),
         )
     else:
         base = first_stage
@@ -273,12 +277,15 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     first = str(opts.pop("first_stage", "bm25"))
     batch_size = int(opts.pop("batch_size", 32))
     mpt = opts.pop("max_passage_tokens", None)
+    JudgeRerankConfig.from_options(opts)  # bad values refused before the first stage is built
+    from retrievekit.core.registry import build_method
+
     return create_judge_rerank(
         ctx.corpus,
         judge=judge,
         judge_dir=judge_dir,
         llm=ctx.llm,
-        first_stage=first,
+        first_stage=build_method(first, ctx.stage(options={})),  # the user's embedder and store reach it
         work_dir=ctx.work_dir,
         store=ctx.store,
         batch_size=batch_size,

@@ -288,7 +288,7 @@ def build_lattice(ctx: MethodContext) -> Lattice:
     return create_lattice(
         ctx.corpus,
         llm=judge if judge is not None else ctx.llm,
-        embedder=ctx.embedder,
+        embedder=ctx.take_embedder(),
         tree_dir=tree_dir,
         builder=builder,
         rebuild=rebuild,
@@ -414,7 +414,7 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
     candidates, calls = rerank_budget(*(int(v) if v is not None else None for v in raw))
     first = str(opts.pop("first_stage", "dense"))
     opts.pop("progress", None)
-    base = build_method(first, MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, store=ctx.store))
+    base = build_method(first, ctx.stage(options={}))  # the user's embedder and store reach the first stage
     llm = judge if judge is not None else ctx.load_llm()
     opts.setdefault("max_concurrency", 4)  # slates of a flat rerank are all independent (LATTICE's own default: B)
     return FlatLLMReranker(base, llm, LatticeConfig.from_options(opts), candidates=candidates, calls=calls)

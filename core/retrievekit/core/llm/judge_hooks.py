@@ -286,7 +286,7 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     elif str(judge_dir) == "served" and not Path(str(judge_dir)).exists():  # --judge served --llm CLIENT:MODEL@URL
         judge = load_judge_by_path("served")(ctx.llm)
     elif str(judge_dir) == "cosine" and not Path(str(judge_dir)).exists():
-        judge = load_judge_by_path("cosine")(load_base=ctx.load_llm)
+        judge = load_judge_by_path("cosine")(ctx.take_embedder(), load_base=ctx.load_llm)
     else:
         judge = load_judge_by_path("trained")(str(judge_dir))
     if not isinstance(judge, RelevanceJudge):

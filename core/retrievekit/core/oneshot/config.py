@@ -51,8 +51,9 @@ class OneShotConfig:
             for several short tail chunks. ``"minmax"`` maps the pool's scores to [relevance_floor, 1];
             ``"max"`` divides by the best score (needs positive scores); ``"raw"`` uses scores as given
             (non-positive ones are never selected). The measured comparison that made ``rank`` the default is in
-            ``docs/methods/oneshot.md`` ("Results"). When any score is missing (None/NaN), the pool uses 1/(1+rank)
-            of the input order and the trace says so.
+            ``docs/methods/oneshot.md`` ("Results"). When any score is missing (None), the pool uses 1/(1+rank)
+            of the input order and the trace says so; a NaN or infinite score ranks after every finite one, which
+            keep their order and this normalisation (:mod:`~retrievekit.core.oneshot.relevance`).
         relevance_floor: the value ``"minmax"`` gives the weakest candidate, so every candidate keeps a positive
             value. Our choice: 0.05.
         solver: ``"auto"`` (DP when it fits ``max_dp_cells``, else greedy), ``"dp"`` or ``"greedy"``. Paper: knapsack,

@@ -122,9 +122,7 @@ def build_oneshot(ctx: MethodContext) -> OneShotRetriever:
     keys = MetadataKeys()
     hybrid_opts = {k: v for k, v in opts.items() if k not in _CONFIG_KEYS | {"pool", "documents_meta"}}
     hybrid_opts.setdefault("candidate_k", max(100, pool))
-    base = build_hybrid(
-        MethodContext(corpus=ctx.corpus, work_dir=ctx.work_dir, llm=ctx.llm, options=hybrid_opts, store=ctx.store)
-    )
+    base = build_hybrid(ctx.stage(options=hybrid_opts))  # the user's embedder and store reach the pool
     selector = OneShotSelector(
         cfg,
         catalog=catalog,

@@ -13,7 +13,8 @@ bare objects (score ``None``). Output is a :class:`OneShotResult`: the selected 
 Bad input is handled, never silently: an empty pool returns an empty result (noted); copies of one id with one text
 are merged (at the first copy's rank, with the best finite score), one id with two texts is refused, duplicate texts
 under other ids are dropped, all noted; missing scores switch the pool to rank-based relevance of the input order
-(noted), and a NaN or infinite score ranks after every other candidate (noted);
+(noted), and a NaN or infinite score ranks after every candidate with a finite score, which keep their order
+(noted; :mod:`~retrievekit.core.oneshot.relevance`);
 a budget below the smallest chunk returns nothing (noted) or raises with ``if_nothing_fits="raise"``; unparseable
 dates are kept by the date rule (noted).
 
@@ -49,6 +50,7 @@ from retrievekit.core.oneshot.filters import (
     default_rules,
 )
 from retrievekit.core.oneshot.knapsack import KnapsackItem, KnapsackResult, solve_knapsack
+from retrievekit.core.oneshot.relevance import pool_relevance
 from retrievekit.core.oneshot.tokens import make_token_counter
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage
@@ -314,52 +316,11 @@ class OneShotSelector:
         ]
 
     def _relevances(self, cands: Sequence[Candidate], trace: Trace) -> list[float]:
+        """The knapsack values of the pool's scores: :func:`~retrievekit.core.oneshot.relevance.pool_relevance`."""
         cfg = self.config
         scores = [c.score for c in cands]
-        bad = [i for i, s in enumerate(scores) if s is not None and not math.isfinite(s)]
-        missing = sum(1 for s in scores if s is None) + len(bad)
-        mode = cfg.score_normalization
-        if missing:
-            trace.note(
-                "oneshot.scores",
-                f"{missing} of {len(cands)} candidates have no (finite) score; using relevance 1/(1+rank) "
-                "of the input order for the whole pool",
-                missing=missing,
-            )
-            mode = "rank"
-        if bad:
-            trace.note(
-                "oneshot.scores",
-                f"{len(bad)} candidate(s) scored NaN or infinite: ranked last (after every other candidate, in input "
-                "order)",
-                ids=[cands[i].obj.id for i in bad],
-            )
-        if mode == "rank":
-            if missing:
-                order = [i for i in range(len(cands)) if i not in set(bad)] + bad  # non-finite scores rank last
-                rel = [0.0] * len(cands)
-                for r, i in enumerate(order):
-                    rel[i] = 1.0 / (1 + r)
-                return rel
-            order = sorted(range(len(cands)), key=lambda i: (-float(scores[i] or 0.0), i))
-            rel = [0.0] * len(cands)
-            for r, i in enumerate(order):
-                rel[i] = 1.0 / (1 + r)
-            return rel
-        vals = [float(s) for s in scores if s is not None]
-        if mode == "raw":
-            return vals
-        if mode == "max":
-            top = max(vals)
-            if top <= 0:
-                trace.note("oneshot.scores", "best score is not positive; 'max' normalisation fell back to 'minmax'")
-            else:
-                return [v / top for v in vals]
-        lo, hi = min(vals), max(vals)
-        if hi - lo <= 1e-12:
-            return [1.0] * len(vals)
-        f = cfg.relevance_floor
-        return [f + (1 - f) * (v - lo) / (hi - lo) for v in vals]
+        ids = [c.obj.id for c in cands]
+        return pool_relevance(scores, cfg.score_normalization, cfg.relevance_floor, trace, ids=ids)
 
     def _filter_context(self, query: str, pool: Sequence[_Pool], trace: Trace) -> FilterContext:
         """What the filter rules see: the query analysed against the pool's and the catalog's documents and entities."""
