@@ -27,7 +27,7 @@ from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.bridge import acall_client
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
-from retrievekit.core.llm.per_loop import PerLoop
+from retrievekit.core.llm.per_loop import PerLoop, shards_for
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.resolve import adapt_llm, register_llm_adapter
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
@@ -137,7 +137,9 @@ class LlamaIndexChatLLM(ServedChatLLM):
             forward_generation_kwargs=forward_generation_kwargs,
         )
         self.adopt_client(llm, endpoint=_endpoint_of(llm), model=_single_request_copy(llm), openai=_openai_family(llm))
-        self._loop_models: PerLoop[Any] = PerLoop(self._loop_model, _close_loop_model)
+        self._loop_models: PerLoop[Any] = PerLoop(
+            self._loop_model, _close_loop_model, shards=shards_for(self.max_concurrency) if self._openai else 1
+        )
 
     def _loop_model(self) -> Any:
         """The copy of the model whose async client belongs to the running loop (an OpenAI-family model's client is

@@ -7,6 +7,11 @@ client per running loop, made on first use there, and closes it when ``asyncio.r
 generator of the loop's, which ``loop.shutdown_asyncgens()`` finalises). A framework edge keeps its client's async
 copies in one (``retrievekit.llama_index.LlamaIndexChatLLM``, ``retrievekit.langchain.LangChainChatLLM``).
 
+``shards`` clients are kept per loop and handed out in turn: an ``httpx`` connection pool assigns its queued requests
+to its connections in time that grows with both (every assignment scans them all), so hundreds of requests in flight
+through one pool spend more CPU queueing than sending; :data:`REQUESTS_PER_CLIENT` in flight per client keeps that
+small (:func:`shards_for`).
+
 Examples:
     >>> import asyncio
     >>> closed = []
@@ -24,14 +29,29 @@ Examples:
 from __future__ import annotations
 
 import asyncio
+import itertools
+import math
 import threading
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Generic, TypeVar
 
-__all__ = ["PerLoop"]
+__all__ = ["REQUESTS_PER_CLIENT", "PerLoop", "shards_for"]
 
 T = TypeVar("T")
+
+REQUESTS_PER_CLIENT = 16
+"""Requests in flight through one async client (ours: 16; see the module docstring)."""
+
+
+def shards_for(max_concurrency: int) -> int:
+    """How many clients a model with ``max_concurrency`` slots keeps per loop.
+
+    Examples:
+        >>> shards_for(4), shards_for(16), shards_for(256)
+        (1, 1, 16)
+    """
+    return max(1, math.ceil(int(max_concurrency) / REQUESTS_PER_CLIENT))
 
 
 class PerLoop(Generic[T]):
@@ -43,32 +63,40 @@ class PerLoop(Generic[T]):
         []
     """
 
-    def __init__(self, make: Callable[[], T], aclose: Callable[[T], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self, make: Callable[[], T], aclose: Callable[[T], Awaitable[None]] | None = None, *, shards: int = 1
+    ) -> None:
         self._make = make
         self._aclose = aclose
-        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[T, object]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._shards = max(1, int(shards))
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Held[T]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     async def get(self) -> T:
-        """The object of the running loop (made now when this loop has none)."""
+        """An object of the running loop (made now when this loop has none), the loop's ``shards`` in turn."""
         loop = asyncio.get_running_loop()
         with self._lock:
             held = self._by_loop.get(loop)
-        if held is not None:
-            return held[0]
-        obj = self._make()
-        keeper = self._keeper(obj)
-        with self._lock:  # stored before the first await: concurrent first uses on this loop share it
-            held = self._by_loop.setdefault(loop, (obj, keeper))
-        if held[1] is keeper:
-            await keeper.asend(None)  # started: the loop finalises it at shutdown_asyncgens()
-        return held[0]
+        if held is None:
+            objs = [self._make() for _ in range(self._shards)]
+            mine = _Held(objs, self._keeper(objs))
+            with self._lock:  # stored before the first await: concurrent first uses on this loop share it
+                held = self._by_loop.setdefault(loop, mine)
+            if held is mine:
+                await mine.keeper.asend(None)  # started: the loop finalises it at shutdown_asyncgens()
+        return held.objs[next(held.turn) % len(held.objs)]
 
-    async def _keeper(self, obj: T) -> AsyncGenerator[None, None]:
+    async def _keeper(self, objs: list[T]) -> AsyncGenerator[None, None]:
         try:
             yield
         finally:
             if self._aclose is not None:
-                await self._aclose(obj)
+                for obj in objs:
+                    await self._aclose(obj)
+
+
+class _Held(Generic[T]):
+    """A loop's objects, the generator that closes them with the loop, and whose turn it is."""
+
+    def __init__(self, objs: list[T], keeper: AsyncGenerator[None, None]) -> None:
+        self.objs, self.keeper, self.turn = objs, keeper, itertools.count()
