@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrievekit.core.edge import lazy_exports
+from retrievekit.core.edge import lazy_exports, require_extras
+
+_NEEDS = {"langchain_core": 'pip install "retrievekit[langchain]"'}
+require_extras(__name__, _NEEDS)  # without the extra: one typed error naming it, not a ModuleNotFoundError
 
 # public name -> module that defines it (add new components here)
 _EXPORTS: dict[str, str] = {
@@ -47,4 +50,4 @@ if TYPE_CHECKING:
     from retrievekit.langchain.vector_store import LangChainStore
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _NEEDS)

@@ -6,7 +6,14 @@ Examples:
     'build_iterative_agent'
 """
 
-from retrievekit.langgraph.graph import (
+from retrievekit.core.edge import require_extras
+
+require_extras(  # without the extra: one typed error naming it, not a ModuleNotFoundError
+    __name__,
+    {"langgraph": 'pip install "retrievekit[langgraph]"', "langchain_core": 'pip install "retrievekit[langgraph]"'},
+)
+
+from retrievekit.langgraph.graph import (  # noqa: E402 - after the check
     ChunkDeleteArgs,
     ChunkSearchArgs,
     IterativeAgentState,
@@ -15,9 +22,9 @@ from retrievekit.langgraph.graph import (
     chunk_delete,
     chunk_search,
 )
-from retrievekit.langgraph.method import IterativeAgentMethod, arun_agent, build_iterative, run_agent
-from retrievekit.langgraph.retrievers import SearchFunction, as_search_function
-from retrievekit.langgraph.testing import ScriptedToolChatModel
+from retrievekit.langgraph.method import IterativeAgentMethod, arun_agent, build_iterative, run_agent  # noqa: E402
+from retrievekit.langgraph.retrievers import SearchFunction, as_search_function  # noqa: E402
+from retrievekit.langgraph.testing import ScriptedToolChatModel  # noqa: E402
 
 __all__ = [
     "ChunkDeleteArgs",

@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
-from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
 __all__ = ["ModelStep", "arun_step", "model_node", "run_step"]
 
@@ -104,4 +103,4 @@ def model_node(body: Callable[[Any], ModelStep], name: str) -> Runnable[Any, Any
     async def async_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
         return await arun_step(body(state), config)
 
-    return RunnableCallable(sync_node, async_node, name=name, trace=False)
+    return RunnableLambda(sync_node, afunc=async_node, name=name)  # public API: sync under invoke, async under ainvoke

@@ -8,7 +8,14 @@ Examples:
     0
 """
 
-from retrievekit.outlines import processors
-from retrievekit.outlines.processors import *  # noqa: F403 - the package's API is the processors module's
+from retrievekit.core.edge import require_extras
+
+require_extras(  # without the extra: one typed error naming it, not a ModuleNotFoundError
+    __name__,
+    {"outlines": 'pip install "retrievekit[local]"', "torch": 'pip install "retrievekit[local]" torch==2.13.0'},
+)
+
+from retrievekit.outlines import processors  # noqa: E402 - after the check
+from retrievekit.outlines.processors import *  # noqa: E402, F403 - the package's API is the processors module's
 
 __all__ = list(processors.__all__)

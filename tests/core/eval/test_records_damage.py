@@ -1,6 +1,6 @@
 """Benchmark records against damage and misuse (issue #52 item 4): a malformed header or a byte that is not UTF-8 is
 a typed error naming the line; a write cut short by a real file-size limit is an error at once, and the torn line is
-dropped on resume while the file stays usable; a run through a symlink meets the same lock; a second line for one
+dropped on resume while the file stays usable; a run through a symlink or a hardlink meets the same lock; a second line for one
 query and a signed file whose header was downgraded to version 1 are refused."""
 
 from __future__ import annotations
@@ -99,6 +99,61 @@ def test_the_same_file_through_a_symlink_is_locked_against_a_second_run(tmp_path
         with pytest.raises(InvalidInputError, match="another process is writing"):
             with RecordFile(link, SETTINGS).writing():
                 pass
+
+
+@pytest.mark.parametrize("where", ["same folder", "other folder"])
+@pytest.mark.parametrize("part", [None, (1, 2)])
+def test_the_same_file_through_a_hardlink_is_locked_against_a_second_run(tmp_path, where, part):
+    # issue #62 item 7: a hardlink is another name of the same file (device and inode); before, each name had its own
+    # lock file beside it and two runs wrote every query twice
+    path = _file(tmp_path, "q1")
+    folder = tmp_path if where == "same folder" else tmp_path / "elsewhere"
+    folder.mkdir(exist_ok=True)
+    link = folder / "hard.jsonl"
+    os.link(path, link)
+    with RecordFile(path, SETTINGS).writing(part):
+        with pytest.raises(InvalidInputError, match="another process is writing"):
+            with RecordFile(link, SETTINGS).writing(part):
+                pass
+        if part is not None:  # another shard through the other name is welcome
+            with RecordFile(link, SETTINGS).writing((0, 2)):
+                pass
+    with RecordFile(link, SETTINGS).writing(part):  # every lock given back
+        pass
+
+
+_HOLD_THE_LOCK = """
+    import sys
+    from retrievekit.core.eval.records import RecordFile
+    with RecordFile(sys.argv[1], {"method": "bm25", "k": 10}).writing((1, 2)):
+        print("holding", flush=True)
+        sys.stdin.readline()
+"""
+
+
+def test_another_process_holding_a_shard_through_a_hardlink_refuses_this_one(tmp_path):
+    path = _file(tmp_path, "q1")
+    (tmp_path / "other").mkdir()
+    link = tmp_path / "other" / "run.jsonl"
+    os.link(path, link)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")])}
+    code = textwrap.dedent(_HOLD_THE_LOCK)
+    with subprocess.Popen(
+        [sys.executable, "-c", code, str(link)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as proc:
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == b"holding\n"
+            with pytest.raises(InvalidInputError, match="another process is writing"):
+                with RecordFile(path, SETTINGS).writing((1, 2)):
+                    pass
+            with pytest.raises(InvalidInputError, match="another process is writing"):
+                with RecordFile(path, SETTINGS).writing():
+                    pass
+        finally:
+            proc.communicate(b"\n", timeout=60)
+    assert proc.returncode == 0
+    with RecordFile(path, SETTINGS).writing((1, 2)):
+        pass
 
 
 def test_a_second_resigned_line_for_one_query_is_refused(tmp_path):

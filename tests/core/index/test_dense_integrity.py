@@ -138,6 +138,7 @@ def test_folder_without_checksums_opens_with_a_warning(built, minilm):
     mpath = built / "manifest.json"
     manifest = json.loads(mpath.read_text())
     del manifest["checksums"], manifest["sqlite_digest"], manifest["manifest_check"]  # as written before checksums
+    manifest["retrievekit_version"] = "0.0.9"
     mpath.write_text(json.dumps(manifest))
     with pytest.warns(UnverifiedIndexWarning, match="before checksums"):
         DenseIndex.open(built, embedder=minilm).close()

@@ -1,6 +1,7 @@
 """A process killed between ``atomic_folder``'s two renames (the old index moved aside, the new one not yet in place)
 leaves nothing at the index's path and the old copy in ``.<name>.old-<pid>``: the next open, or the next write,
-finds it and puts it back (issue #52 item 6). The kill is a real SIGKILL of a subprocess at that instant."""
+finds it and puts it back (issue #52 item 6), whether or not the killed pid is alive again (issue #62 item 7). The
+kill is a real SIGKILL of a subprocess at that instant."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from _paths import REPO
 
 from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.folder_swap import restore_interrupted_swap
 from retrievekit.core.index.store import sweep_stale_temp_folders
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.types import Passage
@@ -77,3 +79,31 @@ def test_a_sweep_never_removes_the_only_copy_and_the_next_write_restores_it_firs
     BM25Index.build([Passage(id="n", text="plums")]).save(folder)  # the next write: restored, then replaced
     assert [o.id for o in BM25Index.load(folder).objects] == ["n"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bm25"]
+
+
+@pytest.mark.parametrize("pid", ["mine", "init"])
+def test_the_restore_does_not_depend_on_the_killed_pid_being_dead(tmp_path, pid):
+    # issue #62 item 7: the killed writer's pid is alive again (reused by another process, or the same number after
+    # a reboot): the old copy still goes back, since no swap holds the lock
+    folder = tmp_path / "bm25"
+    BM25Index.build(OLD).save(folder)
+    _kill_mid_swap(folder, "bm25")
+    old = next(p for p in tmp_path.iterdir() if ".old-" in p.name)
+    alive = os.getpid() if pid == "mine" else 1
+    old.rename(tmp_path / f".bm25.old-{alive}")
+    assert [h.id for h in BM25Index.load(folder).search("apples")] == ["old1"]
+    assert not [p for p in tmp_path.iterdir() if ".old-" in p.name or "lock" in p.name]  # the temp folder waits
+
+
+def test_a_running_swap_is_never_undone_by_a_reader(tmp_path):
+    from retrievekit.core.index.folder_swap import _swap_lock
+
+    # a reader that meets nothing at the path while a swap holds its lock leaves the old copy where it is
+    folder = tmp_path / "bm25"
+    BM25Index.build(OLD).save(folder)
+    aside = tmp_path / ".bm25.old-1"
+    with _swap_lock(folder, wait=True):
+        os.replace(folder, aside)  # the swap's first rename, by the lock's holder
+        assert restore_interrupted_swap(folder) is False and aside.is_dir() and not folder.exists()
+        os.replace(aside, folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bm25"]  # the lock file goes with its holder

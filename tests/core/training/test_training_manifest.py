@@ -9,7 +9,7 @@ import pytest
 import torch
 from _tiny_lm import build_tiny_lm
 
-from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError
+from retrievekit.core.errors import IndexFormatError, InvalidInputError, ModelMismatchError, UnverifiedIndexWarning
 from retrievekit.core.training import (
     MANIFEST_NAME,
     VERSION,
@@ -91,11 +91,14 @@ def test_newer_foreign_corrupt_and_missing_folders(tmp_path: Path):
     (d / MANIFEST_NAME).write_text("{not json")
     with pytest.raises(IndexFormatError, match="corrupt"):
         read_model_manifest(d)
-    (d / MANIFEST_NAME).write_text(json.dumps({"format": "retrievekit-trained-model", "format_version": 1}))
-    with pytest.raises(IndexFormatError, match="lacks the field 'kind'"):
+    before_checksums = {"retrievekit_version": "0.0.9"}  # unsealed, as written before checksums (issue #62 item 7)
+    (d / MANIFEST_NAME).write_text(
+        json.dumps({"format": "retrievekit-trained-model", "format_version": 1, **before_checksums})
+    )
+    with pytest.warns(UnverifiedIndexWarning), pytest.raises(IndexFormatError, match="lacks the field 'kind'"):
         read_model_manifest(d)
-    (d / MANIFEST_NAME).write_text(json.dumps(manifest().to_dict()))
-    with pytest.raises(IndexFormatError, match="could not load"):  # a manifest without weights
+    (d / MANIFEST_NAME).write_text(json.dumps({**manifest().to_dict(), **before_checksums}))
+    with pytest.warns(UnverifiedIndexWarning), pytest.raises(IndexFormatError, match="could not load"):  # no weights
         load_trained_model(d, kind="self-retrieval")
     with pytest.raises(IndexFormatError, match="does not exist"):
         read_model_manifest(tmp_path / "nowhere")

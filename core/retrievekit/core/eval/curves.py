@@ -186,7 +186,7 @@ def curves_markdown(results: Sequence[ResultLike], metric: str | Sequence[str] =
 def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str | Sequence[str] = "ndcg@10") -> Path:
     """One panel per dataset (a row of panels per metric when several are given): the metric against judge AUC, a
     line per series through the oracle runs, real judges marked by name. Needs matplotlib
-    (``pip install "retrievekit[report]"``).
+    (``pip install "retrievekit[bench]"``).
 
     Examples:
         >>> import pathlib, tempfile
@@ -205,7 +205,7 @@ def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingDependencyError("matplotlib", 'pip install "retrievekit[report]"', "for curves") from None
+        raise MissingDependencyError("matplotlib", 'pip install "retrievekit[bench]"', "for curves") from None
     datasets = sorted({p.dataset for p in rows[0]})
     fig, axes = plt.subplots(
         len(metrics), len(datasets), figsize=(5.5 * len(datasets), 4.2 * len(metrics)), squeeze=False

@@ -329,6 +329,10 @@ class RecordFile:
         """Hold the file's lock while a run writes to it: exclusive without a shard, shared with one (plus the shard's
         own lock). A second process that would do the same queries gets an ``InvalidInputError`` at once.
 
+        The lock is the kernel's, on the file itself (its device and inode), not on a name beside it: a second writer
+        through a symlink or a hardlink meets it, and a killed writer releases it. The file is created with its
+        header first.
+
         Examples:
             >>> import tempfile
             >>> f = RecordFile(tempfile.mkdtemp() + "/w.jsonl", {})
@@ -344,21 +348,20 @@ class RecordFile:
         except ImportError:  # pragma: no cover - not POSIX: no lock
             yield
             return
-        ensure_folder(self.path.parent, "record folder")
-        target = self.path.resolve()  # the file itself: a second run through a symlink meets the same lock
-        names = [(target.name + ".lock", fcntl.LOCK_EX if part is None else fcntl.LOCK_SH)]
-        if part is not None:
-            names.append((f"{target.name}.lock.{part[0]}-{part[1]}", fcntl.LOCK_EX))
+        with self._lock:
+            ensure_folder(self.path.parent, "record folder")
+            self._ensure_header()  # the file itself is what is locked: it exists from here on
         with contextlib.ExitStack() as stack:
-            for name, mode in names:
-                handle = stack.enter_context(open(target.with_name("." + name), "a+b"))  # noqa: SIM115
-                try:
-                    fcntl.flock(handle.fileno(), mode | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    raise InvalidInputError(
-                        f"another process is writing {self.path} (a run without --shard, or the same shard); wait "
-                        "for it or give each process its own --shard K/N"
-                    ) from None
+            handle = stack.enter_context(open(self.path, "ab"))  # any name (a symlink, a hardlink): the same file
+            try:
+                fcntl.flock(handle.fileno(), (fcntl.LOCK_EX if part is None else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+                if part is not None:
+                    _lock_shard(stack, handle, part)
+            except BlockingIOError:
+                raise InvalidInputError(
+                    f"another process is writing {self.path} (a run without --shard, or the same shard); wait "
+                    "for it or give each process its own --shard K/N"
+                ) from None
             yield
 
     def _ensure_header(self) -> None:
@@ -414,6 +417,32 @@ def _split_torn(line: str) -> tuple[bool, str | None]:
         if line.startswith(_RECORD_START) and e.pos >= len(line.rstrip()) - 1:  # cut off: JSON ended too early
             return True, None
         return False, line  # damage of another kind: refused, naming the line
+
+
+def _lock_shard(stack: contextlib.ExitStack, handle: Any, part: tuple[int, int]) -> None:
+    """Lock shard ``part``'s own byte of the records file open in ``handle`` (``BlockingIOError`` when another writer
+    holds it): an open-file-description lock (Linux), on the file itself like its ``flock``; elsewhere an ``flock`` on
+    a lock file beside it named by the file's device and inode (two names of the file in two folders then miss each
+    other's shard lock; the file's own lock still keeps a run without a shard apart)."""
+    import fcntl
+    import struct
+    import sys
+
+    k, n = part
+    offset = (1 << 40) + n * (n - 1) // 2 + k  # one byte per (K, N), far past any record
+    if sys.platform == "linux" and hasattr(fcntl, "F_OFD_SETLK") and struct.calcsize("P") == 8:
+        request = struct.pack("hhxxxxqqixxxx", fcntl.F_WRLCK, os.SEEK_SET, offset, 1, 0)  # struct flock, l_pid 0
+        try:
+            fcntl.fcntl(handle.fileno(), fcntl.F_OFD_SETLK, request)
+        except OSError as e:
+            if e.errno in (errno.EAGAIN, errno.EACCES):
+                raise BlockingIOError(e.errno, "shard locked") from e
+            raise
+        return
+    info = os.fstat(handle.fileno())  # pragma: no cover - not Linux
+    lock = Path(handle.name).resolve().with_name(f".records-{info.st_dev}-{info.st_ino}.lock.{k}-{n}")
+    shard = stack.enter_context(open(lock, "a+b"))  # closed with the records file's handle
+    fcntl.flock(shard.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def _append_line(path: Path, data: bytes, qid: str) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -38,13 +39,25 @@ from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.storage import file_sha256
 
-__all__ = ["MANIFEST_CHECK", "folder_checksums", "manifest_check", "sqlite_digest", "verify_checksums"]
+__all__ = [
+    "CHECKSUMS_SINCE",
+    "MANIFEST_CHECK",
+    "folder_checksums",
+    "manifest_check",
+    "refuse_stripped_seal",
+    "sqlite_digest",
+    "verify_checksums",
+]
 
 SKIPPED_SUFFIXES = ("-wal", "-shm", "-journal")
 """SQLite's transient side files: not content, never checksummed."""
 VOLATILE_TABLES = frozenset({"acquire_write", "maintenance_log"})
 """Chroma's bookkeeping tables, written on every open: left out of :func:`sqlite_digest`."""
 
+
+CHECKSUMS_SINCE = (0, 1, 0)
+"""The first retrievekit version whose manifests record checksums: one of this version or later without them had
+them removed (:func:`refuse_stripped_seal`)."""
 
 MANIFEST_CHECK = "manifest_check"
 """The manifest field holding :func:`manifest_check` of the rest of the manifest."""
@@ -61,6 +74,34 @@ def manifest_check(data: Mapping[str, object]) -> str:
     body = {k: v for k, v in data.items() if k != MANIFEST_CHECK}
     text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def refuse_stripped_seal(folder: str | os.PathLike[str], data: Mapping[str, object]) -> str:
+    """For a manifest without ``"checksums"``: the version that wrote it (for the caller's warning) when that
+    version predates checksums (:data:`CHECKSUMS_SINCE`); otherwise :class:`IndexFormatError`. A manifest that names
+    a version which records checksums, names none, or names one that does not parse, had its checksums removed: an
+    edit that would read unverified files with one warning.
+
+    Examples:
+        >>> refuse_stripped_seal("/idx", {"retrievekit_version": "0.0.9"})
+        '0.0.9'
+        >>> refuse_stripped_seal("/idx", {"retrievekit_version": "0.1.0"})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: /idx is damaged: its manifest names retrievekit 0.1.0, which records checksums, but carries none (removed since it was written); rebuild it
+    """
+    version = data.get("retrievekit_version")
+    found = re.match(r"(\d+)\.(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    if found is not None and tuple(int(n) for n in found.groups()) < CHECKSUMS_SINCE:
+        return str(version)
+    named = (
+        f"names retrievekit {version}, which records checksums,"
+        if found is not None
+        else f"names no version before checksums ({version!r}),"
+    )
+    raise IndexFormatError(
+        f"{folder} is damaged: its manifest {named} but carries none (removed since it was written); rebuild it"
+    )
 
 
 def folder_checksums(folder: str | os.PathLike[str], *, exclude: Iterable[str] = ("manifest.json",)) -> dict[str, str]:

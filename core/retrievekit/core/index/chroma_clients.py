@@ -18,7 +18,13 @@ from retrievekit.core.errors import IndexFormatError, MissingDependencyError, St
 from retrievekit.core.index.chroma_calls import DEFAULT_TIMEOUT_S
 from retrievekit.core.index.folder_swap import storage_error
 
-__all__ = ["http_client", "persistent_client"]
+__all__ = ["CHROMA_HINT", "http_client", "persistent_client"]
+
+CHROMA_HINT = (
+    'pip install "retrievekit[chroma]" (enough with a served or a framework\'s embedder=; the built-in '
+    'all-MiniLM-L6-v2 also needs: pip install torch==2.13.0 "retrievekit[dense]")'
+)
+"""What to install when ``chromadb`` is missing: Chroma alone serves any ``embedder=`` but the built-in model."""
 
 
 def _chromadb() -> Any:
@@ -26,7 +32,7 @@ def _chromadb() -> Any:
     try:
         import chromadb
     except ImportError as e:
-        raise MissingDependencyError("chromadb", 'pip install torch==2.13.0 "retrievekit[dense]"') from e
+        raise MissingDependencyError("chromadb", CHROMA_HINT) from e
     return chromadb
 
 

@@ -43,7 +43,7 @@ from retrievekit.core.errors import (
     UnverifiedIndexWarning,
 )
 from retrievekit.core.index.as_embedder import as_embedder
-from retrievekit.core.index.checksums import sqlite_digest, verify_checksums
+from retrievekit.core.index.checksums import refuse_stripped_seal, sqlite_digest, verify_checksums
 from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
 from retrievekit.core.index.chroma_clients import (
     _chromadb,
@@ -560,8 +560,8 @@ def _verify_folder(folder: Path, manifest: dict[str, Any]) -> bool:
     if "checksums" not in manifest:
         why = (
             "an add() changed it and the index was not closed"
-            if manifest.get("modified")
-            else f"it was written by retrievekit {manifest.get('retrievekit_version')}, before checksums"
+            if manifest.get("modified") is True
+            else f"it was written by retrievekit {refuse_stripped_seal(folder, manifest)}, before checksums"
         )
         warnings.warn(
             f"{folder}: the index cannot be verified ({why}); open it and close() it, or build it again, to seal it",

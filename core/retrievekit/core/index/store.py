@@ -43,7 +43,13 @@ from retrievekit.core.errors import (
     StorageWriteError,
     UnverifiedIndexWarning,
 )
-from retrievekit.core.index.checksums import MANIFEST_CHECK, folder_checksums, manifest_check, verify_checksums
+from retrievekit.core.index.checksums import (
+    MANIFEST_CHECK,
+    folder_checksums,
+    manifest_check,
+    refuse_stripped_seal,
+    verify_checksums,
+)
 from retrievekit.core.index.folder_swap import pid_alive, restore_interrupted_swap, storage_error, swap_folder
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.storage import atomic_write_text
@@ -270,8 +276,9 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int, *,
     """Read and check a manifest; raise :class:`IndexFormatError` if missing, foreign, corrupt or too new, or when
     a file the manifest lists is missing or does not match its recorded sha256 (``verify=False`` skips that read).
 
-    A folder written before retrievekit recorded checksums (no ``"checksums"`` field) is read with a
-    :class:`UnverifiedIndexWarning`: save it again to add them.
+    A folder written before retrievekit recorded checksums (no ``"checksums"`` field, a version before
+    :data:`~retrievekit.core.index.checksums.CHECKSUMS_SINCE`) is read with a :class:`UnverifiedIndexWarning`: save it
+    again to add them. One that names a version which records them and carries none is refused (they were removed).
 
     Examples:
         >>> import tempfile
@@ -292,8 +299,9 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int, *,
         if "checksums" in data:
             verify_checksums(folder, data["checksums"])
         else:
+            version = refuse_stripped_seal(folder, data)  # a version that records them: they were removed
             warnings.warn(
-                f"{folder} was written without checksums (retrievekit {data.get('retrievekit_version')}): its files "
+                f"{folder} was written without checksums (retrievekit {version}): its files "
                 "cannot be verified; save or build it again to add them",
                 UnverifiedIndexWarning,
                 stacklevel=3,

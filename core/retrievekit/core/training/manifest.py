@@ -338,13 +338,14 @@ def _verify_model_files(mdir: Path, data: Mapping[str, Any]) -> None:
     import warnings
 
     from retrievekit.core.errors import UnverifiedIndexWarning
-    from retrievekit.core.index.checksums import verify_checksums
+    from retrievekit.core.index.checksums import refuse_stripped_seal, verify_checksums
 
     if "checksums" in data:
         verify_checksums(mdir, data["checksums"], exclude=[MANIFEST_NAME])
         return
+    version = refuse_stripped_seal(mdir, data)  # a version that records them: they were removed
     warnings.warn(
-        f"{mdir} was saved without checksums (retrievekit {data.get('retrievekit_version')}): its files cannot be "
+        f"{mdir} was saved without checksums (retrievekit {version}): its files cannot be "
         "verified; save the model again to add them",
         UnverifiedIndexWarning,
         stacklevel=4,

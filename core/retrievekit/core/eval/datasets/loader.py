@@ -10,6 +10,8 @@ from retrievekit.core.errors import DatasetFormatError, DatasetNotFoundError, In
 from retrievekit.core.eval.datasets.dataset import Dataset
 from retrievekit.core.eval.datasets.files import _SEE
 from retrievekit.core.eval.datasets.registry import DATASETS, LAYOUTS, dataset_spec
+from retrievekit.core.eval.datasets.spec import guarded
+from retrievekit.core.types import Passage, Table, TableRow
 
 __all__ = ["DATASETS", "LAYOUTS", "load_dataset", "supported_splits"]
 
@@ -21,27 +23,49 @@ def supported_splits(name: str, data_dir: str | Path) -> list[str]:
         >>> supported_splits("musique", "/anywhere")
         ['dev', 'train']
     """
-    return list(dataset_spec(name).splits(Path(data_dir)))
+    spec = dataset_spec(name)
+    return list(guarded(name, "splits", spec.splits, Path(data_dir)))
 
 
 def _checked(dataset: Dataset, name: str, root: Path) -> Dataset:
-    """What ``name``'s loader returned, refused when two queries share an id, with the notes ``data check`` prints
-    (``files``, ``n_corpus``, ``qrels_missing_from_corpus``) filled in where a loader left them out."""
+    """What ``name``'s loader returned, refused where ``bench`` would refuse it (two queries or two corpus objects
+    sharing an id, an item that is not a corpus object, an empty corpus or one with no text), with the notes
+    ``data check`` prints (``files``, ``n_corpus``, ``qrels_missing_from_corpus`` and its examples) filled in where a
+    loader left them out."""
     if not isinstance(dataset, Dataset):
         raise InvalidInputError(f"the loader of dataset {name!r} returned a {type(dataset).__name__}, not a Dataset")
-    repeated = sorted(qid for qid, n in Counter(q.id for q in dataset.queries).items() if n > 1)
+    _refuse_repeats(name, root, "query", [q.id for q in dataset.queries])
+    _check_corpus(dataset, name, root)
+    ids = {o.id for o in dataset.corpus}
+    missing = sorted({d for docs in dataset.qrels.values() for d, grade in docs.items() if grade > 0 and d not in ids})
+    notes: dict[str, object] = {"files": [], "n_corpus": len(dataset.corpus), "qrels_missing_from_corpus": len(missing)}
+    if missing:
+        notes["qrels_missing_examples"] = missing[:10]
+    return replace(dataset, metadata={**notes, **dataset.metadata})
+
+
+def _refuse_repeats(name: str, root: Path, what: str, ids: list[str]) -> None:
+    """:class:`DatasetFormatError` when an id appears more than once (the count and the first, sorted)."""
+    repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
     if repeated:
         raise DatasetFormatError(
-            f"{name}: {len(repeated)} query id(s) appear more than once under {root} (e.g. {repeated[0]!r}); "
-            f"query ids must be unique; {_SEE}",
+            f"{name}: {len(repeated)} {what} id(s) appear more than once under {root} (e.g. {repeated[0]!r}); "
+            f"{what} ids must be unique; {_SEE}",
             path=root,
         )
-    if {"files", "n_corpus", "qrels_missing_from_corpus"} <= set(dataset.metadata):
-        return dataset
-    ids = {o.id for o in dataset.corpus}
-    missing = {d for docs in dataset.qrels.values() for d, grade in docs.items() if grade > 0 and d not in ids}
-    notes = {"files": [], "n_corpus": len(dataset.corpus), "qrels_missing_from_corpus": len(missing)}
-    return replace(dataset, metadata={**notes, **dataset.metadata})
+
+
+def _check_corpus(dataset: Dataset, name: str, root: Path) -> None:
+    """The corpus as every method's index checks it (``check_corpus``), said as the dataset's error."""
+    bad = next((o for o in dataset.corpus if not isinstance(o, (Passage, Table, TableRow))), None)
+    if bad is not None:
+        raise DatasetFormatError(
+            f"{name}: the corpus under {root} holds a {type(bad).__name__}, not a Passage, Table or TableRow", path=root
+        )
+    _refuse_repeats(name, root, "corpus object", [o.id for o in dataset.corpus])
+    if not dataset.corpus or not any(o.index_text().strip() for o in dataset.corpus):
+        what = "is empty" if not dataset.corpus else f"has no text in any of its {len(dataset.corpus)} objects"
+        raise DatasetFormatError(f"{name}: the corpus under {root} {what}: nothing to index; {_SEE}", path=root)
 
 
 def load_dataset(
@@ -97,4 +121,5 @@ def load_dataset(
         raise InvalidInputError(f"split must be a non-empty string, got {split!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidInputError(f"limit must be a non-negative integer or None, got {limit!r}")
-    return _checked(spec.load(root, split, limit), name, root).restrict_corpus(corpus_size, seed=seed)
+    loaded = guarded(name, "loader", spec.load, root, split, limit)
+    return _checked(loaded, name, root).restrict_corpus(corpus_size, seed=seed)

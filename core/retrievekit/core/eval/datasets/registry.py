@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.errors import DatasetError, InvalidInputError, MissingDependencyError
 from retrievekit.core.eval.datasets.multihop import HOTPOTQA, MUSIQUE
 from retrievekit.core.eval.datasets.obliqa import OBLIQA
 from retrievekit.core.eval.datasets.ott_qa import OTT_QA
@@ -63,6 +63,8 @@ def _load_plugin(entry: importlib.metadata.EntryPoint) -> DatasetSpec:
         ) from e
     except AttributeError as e:
         raise InvalidInputError(f"{where} names nothing: {e}") from e
+    except Exception as e:  # the module raised while it was imported: its bug, said as the dataset's error
+        raise DatasetError(f"{where} failed to import ({type(e).__name__}: {str(e)[:300]})") from e
     if not isinstance(spec, DatasetSpec):
         raise InvalidInputError(f"{where} is a {type(spec).__name__}, not a DatasetSpec")
     if spec.name != entry.name:

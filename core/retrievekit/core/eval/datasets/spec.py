@@ -6,10 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from retrievekit.core.errors import DatasetError, RetrieveKitError
 from retrievekit.core.eval.datasets.dataset import Dataset
 
-__all__ = ["DatasetLoader", "DatasetSpec"]
+__all__ = ["DatasetLoader", "DatasetSpec", "guarded"]
+
+T = TypeVar("T")
 
 DatasetLoader = Callable[[Path, str, int | None], Dataset]
 """``load(root, split, limit) -> Dataset``: reads the dataset's files under the data folder ``root`` (already checked
@@ -56,7 +60,9 @@ class DatasetSpec:
             >>> DatasetSpec("toy", print, "toy/x", splits=lambda root: []).is_present(Path("/"))
             False
         """
-        return self.present(root) if self.present is not None else (root / self.name).is_dir()
+        if self.present is None:
+            return (root / self.name).is_dir()
+        return bool(guarded(self.name, "present", self.present, root))
 
     def default_splits(self, root: Path) -> list[str]:
         """The splits ``retrievekit data check`` reads in ``root`` when none is asked for (``dev`` when none is found).
@@ -65,5 +71,36 @@ class DatasetSpec:
             >>> DatasetSpec("toy", print, "toy/x", splits=lambda root: []).default_splits(Path("/"))
             ['dev']
         """
-        found = self.checked_splits(root) if self.checked_splits is not None else self.splits(root)
+        if self.checked_splits is not None:
+            found = guarded(self.name, "checked_splits", self.checked_splits, root)
+        else:
+            found = guarded(self.name, "splits", self.splits, root)
         return list(found) or ["dev"]
+
+
+def guarded(name: str, what: str, call: Callable[..., T], *args: object) -> T:
+    """``call(*args)``, one of dataset ``name``'s own callables (its ``what``: loader, splits, ...): a
+    :class:`~retrievekit.core.errors.RetrieveKitError` it raises goes through as it is, any other exception becomes a
+    :class:`~retrievekit.core.errors.DatasetError` naming the dataset and the callable (the original chained), so a
+    registered or installed dataset's bug is never a raw traceback in ``bench`` or ``data check``.
+
+    Examples:
+        >>> guarded("toy", "splits", lambda root: ["dev"], Path("/"))
+        ['dev']
+        >>> guarded("toy", "loader", lambda root: {}["x"], Path("/d"))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.DatasetError: dataset 'toy': its loader failed on /d (KeyError: 'x'); ...
+    """
+    try:
+        return call(*args)
+    except RetrieveKitError:
+        raise
+    except Exception as e:
+        where = next((a for a in args if isinstance(a, Path)), None)
+        on = f" on {where}" if where is not None else ""
+        raise DatasetError(
+            f"dataset {name!r}: its {what} failed{on} ({type(e).__name__}: {str(e)[:300]}); the code that declares "
+            "the dataset raised an untyped error (check its files, or report it to its package)",
+            path=where,
+        ) from e
