@@ -1,8 +1,8 @@
 """A scripted OpenAI-compatible chat server in a process of its own, for load and cancellation tests.
 
-``python tests/_async_llm_server.py DELAY`` listens on a free loopback port (printed as the first line of stdout) and
-answers every ``POST /v1/chat/completions`` after ``DELAY`` seconds, as many at once as arrive (asyncio: the slots
-are unbounded), with a LATTICE-style JSON reply: ``{"scores": [...]}`` with as many integers as the request's
+``python tests/_async_llm_server.py DELAY [SLOTS]`` listens on a free loopback port (printed as the first line of
+stdout) and answers every ``POST /v1/chat/completions`` after ``DELAY`` seconds, ``SLOTS`` at once (default: as many
+as arrive; more wait their turn, as on a real server), with a LATTICE-style JSON reply: ``{"scores": [...]}`` with as many integers as the request's
 ``response_format`` schema asks for (``minItems``), or a short text for a plain chat call. ``GET /stats`` answers
 ``{"arrivals": [monotonic seconds of each request], "open": connections open now}``; ``POST /embeddings`` is
 answered too (counted in ``embeddings``), so a test can prove none was sent.
@@ -25,6 +25,7 @@ from typing import Any
 
 _ARRIVALS: list[float] = []
 _STATE = {"open": 0, "embeddings": 0}
+_SLOTS: list[asyncio.Semaphore] = []
 
 
 def _reply_for(body: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +76,11 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, de
                 payload = {"object": "list", "data": data, "model": "scripted", "usage": {"prompt_tokens": 1}}
             else:
                 _ARRIVALS.append(time.monotonic())
-                await asyncio.sleep(delay)
+                if _SLOTS:
+                    async with _SLOTS[0]:
+                        await asyncio.sleep(delay)
+                else:
+                    await asyncio.sleep(delay)
                 payload = _reply_for(json.loads(body or b"{}"))
             raw = json.dumps(payload).encode()
             head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(raw)}\r\n\r\n"
@@ -86,7 +91,9 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, de
         writer.close()
 
 
-async def _main(delay: float) -> None:
+async def _main(delay: float, slots: int) -> None:
+    if slots:
+        _SLOTS.append(asyncio.Semaphore(slots))
     server = await asyncio.start_server(lambda r, w: _handle(r, w, delay), "127.0.0.1", 0, backlog=1024)
     print(server.sockets[0].getsockname()[1], flush=True)
     async with server:
@@ -102,9 +109,9 @@ class LLMServer:
 
 
 @contextlib.contextmanager
-def llm_server(delay: float = 0.2) -> Iterator[LLMServer]:
-    """Start the server in its own process on a free loopback port; stop it by its PID on exit."""
-    proc = subprocess.Popen([sys.executable, __file__, str(delay)], stdout=subprocess.PIPE, text=True)
+def llm_server(delay: float = 0.2, slots: int = 0) -> Iterator[LLMServer]:
+    """Start the server in its own process on a free loopback port (``slots`` 0: unbounded); stop it by its PID."""
+    proc = subprocess.Popen([sys.executable, __file__, str(delay), str(slots)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
@@ -124,4 +131,4 @@ def stats(server: LLMServer) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    asyncio.run(_main(float(sys.argv[1])))
+    asyncio.run(_main(float(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0))

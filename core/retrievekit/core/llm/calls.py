@@ -112,7 +112,8 @@ class ModelCall:
 
     @classmethod
     def embed(cls, texts: Sequence[str], *, purpose: str = "embed") -> ModelCall:
-        """An embedding call: one vector per text (a 2-D array).
+        """An embedding call: one vector per text (a 2-D array); a ``purpose`` ending in ``.query`` marks one query,
+        embedded as a query (``embed_query``).
 
         Examples:
             >>> ModelCall.embed(["a", "b"]).kind

@@ -105,7 +105,9 @@ async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, e
             return await llm.acomplete(
                 list(call.messages), max_tokens=call.max_tokens, temperature=call.temperature, trace=trace
             )
-        if call.kind == "embed" and hasattr(embedder, "aembed_documents"):
+        if call.kind == "embed" and _is_query(call) and hasattr(embedder, "aembed_query"):
+            return _vectors(call, [await embedder.aembed_query(call.texts[0])])
+        if call.kind == "embed" and not _is_query(call) and hasattr(embedder, "aembed_documents"):
             return _vectors(call, await embedder.aembed_documents(list(call.texts)))
     except RECOVERABLE as e:
         if isinstance(e, InvalidInputError):
@@ -118,9 +120,16 @@ def _send_with_trace(call: ModelCall, llm: Any, trace: Trace | None, embedder: A
     return send_call(call, llm, trace, embedder=embedder)
 
 
+def _is_query(call: ModelCall) -> bool:
+    """An embedding call whose one text is a query (purpose ``"....query"``): embedded as a query."""
+    return call.purpose.endswith(".query") and len(call.texts) == 1
+
+
 def _embed(call: ModelCall, embedder: Any) -> np.ndarray:
     if embedder is None:
         raise InvalidInputError(f"the embedding call {call.purpose!r} has no embedder")
+    if _is_query(call):
+        return _vectors(call, [embedder.embed_query(call.texts[0])])
     return _vectors(call, embedder.embed_documents(list(call.texts)))
 
 

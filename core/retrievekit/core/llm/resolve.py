@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +43,15 @@ from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge, ScoringLM
 from retrievekit.core.llm.served_spec import LLM_ENTRY_POINT_GROUP, ServedLLMSpec, load_served_llm, parse_served_spec
 
-__all__ = ["LLMAdapter", "adapt_llm", "checked_llm", "llm_label", "register_llm_adapter", "resolve_llm"]
+__all__ = [
+    "LLMAdapter",
+    "adapt_llm",
+    "checked_llm",
+    "llm_label",
+    "register_llm_adapter",
+    "resolve_llm",
+    "share_adapter",
+]
 
 NO_LLM = "none"
 """The name that means no model (``--llm none``)."""
@@ -94,10 +104,53 @@ def _load_edges() -> None:
             continue
 
 
+_SHARED: dict[int, tuple[Callable[[], Any], Any]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared(llm: Any) -> Any:
+    with _SHARED_LOCK:
+        held = _SHARED.get(id(llm))
+    return held[1] if held is not None and held[0]() is llm else None
+
+
+def share_adapter(adapter: Any) -> Any:
+    """Make ``adapter`` (a ``LlamaIndexChatLLM`` / ``LangChainChatLLM`` you built, e.g. with ``max_concurrency`` set to
+    your server's slots) the one every retrievekit component uses for its model (``adapter.llm``): passed as
+    ``llm=``, or read from LlamaIndex's ``Settings.llm``. Every component wrapping the same model object shares one
+    adapter, hence one budget of requests in flight; this sets that budget once. Returns ``adapter``.
+
+    Examples:
+        >>> class Adapter:
+        ...     def __init__(self, llm):
+        ...         self.llm = llm
+        >>> model = object()
+        >>> shared = share_adapter(Adapter(model))
+        >>> _shared(model) is shared
+        True
+    """
+    llm = adapter.llm
+    try:
+        ref: Callable[[], Any] = weakref.ref(llm)
+    except TypeError:  # not weakly referable: kept alive by the table
+
+        def ref() -> Any:
+            return llm
+
+    with _SHARED_LOCK:
+        _SHARED[id(llm)] = (ref, adapter)
+    return adapter
+
+
 def _wrapped(llm: Any, adapters: list[LLMAdapter]) -> Any:
+    """The one adapter of ``llm`` (made on first need: every component using the same model object shares it)."""
+    shared = _shared(llm)
+    if shared is not None:
+        return shared
     for adapter in adapters:
         if isinstance(llm, adapter.native):
-            return adapter.wrap(llm)
+            wrapped = adapter.wrap(llm)
+            return share_adapter(wrapped) if hasattr(wrapped, "llm") else wrapped
     return None
 
 
