@@ -72,7 +72,9 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, de
                 request = json.loads(body or b"{}")
                 texts = request.get("input") or []
                 texts = [texts] if isinstance(texts, str) else texts
-                data = [{"index": i, "embedding": [1.0, float(i % 3)], "object": "embedding"} for i in range(len(texts))]
+                data = [
+                    {"index": i, "embedding": [1.0, float(i % 3)], "object": "embedding"} for i in range(len(texts))
+                ]
                 payload = {"object": "list", "data": data, "model": "scripted", "usage": {"prompt_tokens": 1}}
             else:
                 _ARRIVALS.append(time.monotonic())

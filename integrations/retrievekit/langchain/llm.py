@@ -21,7 +21,6 @@ from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from retrievekit.core.errors import MissingDependencyError
-from retrievekit.core.llm.bridge import acall_client
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.per_loop import PerLoop, shards_for
@@ -208,7 +207,7 @@ class LangChainChatLLM(ServedChatLLM):
         kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
         model = await self._loop_models.get()
         try:
-            response = await acall_client(self, lambda **kw: model.ainvoke(messages, config=self.config, **kw), kwargs)
+            response = await self.acall_client(lambda **kw: model.ainvoke(messages, config=self.config, **kw), kwargs)
         except Exception as e:
             return _cut_or_raise(e)
         return _completion(response, messages)

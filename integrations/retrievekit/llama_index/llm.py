@@ -24,7 +24,6 @@ from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM
 
 from retrievekit.core.errors import MissingDependencyError
-from retrievekit.core.llm.bridge import acall_client
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
 from retrievekit.core.llm.per_loop import PerLoop, shards_for
@@ -191,7 +190,7 @@ class LlamaIndexChatLLM(ServedChatLLM):
         messages = self.to_llama_index_messages(request.messages)
         kwargs = self.client_kwargs(request, per_request_timeout=self._openai)
         model = await self._loop_models.get()
-        return _completion(await acall_client(self, lambda **kw: model.achat(messages, **kw), kwargs), messages)
+        return _completion(await self.acall_client(lambda **kw: model.achat(messages, **kw), kwargs), messages)
 
 
 async def _close_loop_model(model: Any) -> None:

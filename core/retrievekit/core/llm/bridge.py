@@ -43,7 +43,7 @@ import contextvars
 import functools
 import os
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -53,7 +53,6 @@ from retrievekit.core.trace import share_scope
 __all__ = [
     "DEFAULT_WORKERS",
     "ENV_VAR",
-    "acall_client",
     "async_workers",
     "caller_loop",
     "run_in_pool",
@@ -219,27 +218,3 @@ def send_request(
     except concurrent.futures.TimeoutError:
         future.cancel()
         raise TimeoutError(f"no reply within {timeout:g} s") from None
-
-
-async def acall_client(owner: Any, call: Callable[..., Awaitable[T]], kwargs: dict[str, Any]) -> T:
-    """``await call(**kwargs)``, the async form of ``ServedChatLLM.call_client``: a client that refuses per-call
-    limits (``TypeError``) is called again without them, and ``owner`` stops sending them
-    (``owner.refuses_limits``).
-
-    Examples:
-        >>> import asyncio
-        >>> from retrievekit.core.llm.served import ServedChatLLM
-        >>> async def achat(**kwargs):
-        ...     if "max_tokens" in kwargs:
-        ...         raise TypeError("achat() got an unexpected keyword argument 'max_tokens'")
-        ...     return "ok"
-        >>> llm = ServedChatLLM()
-        >>> asyncio.run(acall_client(llm, achat, {"max_tokens": 5})), llm.limits_sent
-        ('ok', False)
-    """
-    try:
-        return await call(**kwargs)
-    except TypeError as e:
-        if not owner.refuses_limits(e):
-            raise
-        return await call(**{k: v for k, v in kwargs.items() if k not in ("max_tokens", "temperature")})

@@ -302,8 +302,10 @@ def failed_request(
             raise e
         raise LLMOutputError(f"the reply from the LLM at {endpoint} could not be read ({_short(e)})") from e
     if kind == "refused" or attempt == attempts:
-        said = f"refused the request (HTTP {status}): {str(e)[:300]}" if kind == "refused" else (
-            f"did not answer after {attempt} request(s): {_short(e)}"
+        said = (
+            f"refused the request (HTTP {status}): {str(e)[:300]}"
+            if kind == "refused"
+            else (f"did not answer after {attempt} request(s): {_short(e)}")
         )
         raise LLMUnavailableError(
             f"the LLM at {endpoint} {said}", endpoint=endpoint, status=status, attempts=attempt
@@ -311,7 +313,9 @@ def failed_request(
     wait = policy.wait_before(attempt, _retry_after(e))
     if trace is not None:
         trace.count("llm.retries")
-        trace.note("llm_retry", f"request {attempt}/{attempts} to {endpoint} failed ({_short(e)}); retrying in {wait:g} s")
+        trace.note(
+            "llm_retry", f"request {attempt}/{attempts} to {endpoint} failed ({_short(e)}); retrying in {wait:g} s"
+        )
     return wait
 
 

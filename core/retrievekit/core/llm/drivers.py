@@ -77,9 +77,7 @@ def send_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder
             return llm.complete_json(
                 list(call.messages), call.schema, max_tokens=call.max_tokens, trace=trace, retries=call.retries
             )
-        return llm.complete(
-            list(call.messages), max_tokens=call.max_tokens, temperature=call.temperature, trace=trace
-        )
+        return llm.complete(list(call.messages), max_tokens=call.max_tokens, temperature=call.temperature, trace=trace)
     except RECOVERABLE as e:
         if isinstance(e, InvalidInputError):
             raise
@@ -142,9 +140,7 @@ def _vectors(call: ModelCall, got: Any) -> np.ndarray:
     return vectors
 
 
-def drive(
-    step: Step[R], llm: Any, *, trace: Trace | None = None, max_concurrency: int = 4, embedder: Any = None
-) -> R:
+def drive(step: Step[R], llm: Any, *, trace: Trace | None = None, max_concurrency: int = 4, embedder: Any = None) -> R:
     """Run ``step`` to its result, sending each batch with :func:`send_call` (side by side, up to
     ``llm_concurrency(llm, max_concurrency)`` at once).
 

@@ -53,7 +53,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from retrievekit.core.errors import InvalidInputError, LLMOutputError, LLMUnavailableError
+from retrievekit.core.errors import InvalidInputError, LLMUnavailableError
 from retrievekit.core.llm.base import (
     ChatLLMBase,
     arun_attempts,
@@ -251,6 +251,27 @@ class ServedChatLLM(ChatLLMBase):
             if not self.refuses_limits(e):
                 raise
             return call(**{k: v for k, v in kwargs.items() if k not in ("max_tokens", "temperature")})
+
+    async def acall_client(self, call: Callable[..., Coroutine[Any, Any, Any]], kwargs: dict[str, Any]) -> Any:
+        """``await call(**kwargs)``, the async form of :meth:`call_client`: a client that refuses per-call limits
+        (``TypeError``) is called again without them, and this adapter stops sending them.
+
+        Examples:
+            >>> import asyncio
+            >>> async def achat(**kwargs):
+            ...     if "max_tokens" in kwargs:
+            ...         raise TypeError("achat() got an unexpected keyword argument 'max_tokens'")
+            ...     return "ok"
+            >>> llm = ServedChatLLM()
+            >>> asyncio.run(llm.acall_client(achat, {"max_tokens": 5})), llm.limits_sent
+            ('ok', False)
+        """
+        try:
+            return await call(**kwargs)
+        except TypeError as e:
+            if not self.refuses_limits(e):
+                raise
+            return await call(**{k: v for k, v in kwargs.items() if k not in ("max_tokens", "temperature")})
 
     def refuses_limits(self, error: TypeError) -> bool:
         """Whether a client's ``TypeError`` says it takes no ``max_tokens`` / ``temperature`` per call; if so, this
