@@ -37,11 +37,13 @@ from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
 from retrievekit.core.lattice.rerank_budget import check_slates, rerank_budget
-from retrievekit.core.lattice.scoring import SlateScorer
+from retrievekit.core.lattice.scoring import SlateFallback, SlateScorer
 from retrievekit.core.lattice.search import Lattice
 from retrievekit.core.lattice.top_down import build_top_down
 from retrievekit.core.lattice.tree import SemanticTree
-from retrievekit.core.llm.concurrency import map_calls
+from retrievekit.core.llm.bridge import run_in_pool
+from retrievekit.core.llm.calls import Step
+from retrievekit.core.llm.drivers import adrive, drive
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.options import check_option_keys
@@ -350,32 +352,68 @@ class FlatLLMReranker:
         self.calls = calls
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
-        """Rerank the first stage's top candidates with ``calls`` LLM slates."""
-        query = check_query(query)
-        k = check_k(k)
+        """Rerank the first stage's top candidates with ``calls`` LLM slates (sent side by side)."""
+        query, k = check_query(query), check_k(k)
         trace = trace if trace is not None else Trace()
+        first = self._first(query, k, trace)
+        step = self.rerank_step(query, k, first, trace)
+        return drive(step, self.scorer.llm, trace=trace, max_concurrency=self.config.max_concurrency)
+
+    async def asearch(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """:meth:`search` awaited: the first stage on the bounded pool (or its own ``asearch``), the slates by the
+        async driver on the caller's loop.
+
+        Examples:
+            >>> import asyncio
+            >>> from retrievekit.core.index.bm25 import BM25Index
+            >>> from retrievekit.core.types import Passage
+            >>> from retrievekit.core.fakes import WordScoreLLM
+            >>> docs = [Passage(id="a", text="sun rain"), Passage(id="b", text="sun power")]
+            >>> r = FlatLLMReranker(BM25Index.build(docs), WordScoreLLM("power"), candidates=2, calls=1)
+            >>> [h.id for h in asyncio.run(r.asearch("sun"))]
+            ['b', 'a']
+        """
+        query, k = check_query(query), check_k(k)
+        trace = trace if trace is not None else Trace()
+        first_async = getattr(self.first_stage, "asearch", None)
+        if first_async is not None:
+            with trace.stage("llm_rerank.first_stage"):
+                first = await first_async(query, max(k, self.candidates), trace=trace)
+        else:
+            first = await run_in_pool(self._first, query, k, trace)
+        step = self.rerank_step(query, k, first, trace)
+        return await adrive(step, self.scorer.llm, trace=trace, max_concurrency=self.config.max_concurrency)
+
+    def _first(self, query: str, k: int, trace: Trace) -> list[ScoredHit]:
         with trace.stage("llm_rerank.first_stage"):
-            first = self.first_stage.search(query, max(k, self.candidates), trace=trace)
+            return self.first_stage.search(query, max(k, self.candidates), trace=trace)
+
+    def _chunks(self, pool: list[ScoredHit]) -> list[list[ScoredHit]]:
+        """Exactly ``calls`` slates of near-equal size, in first-stage order."""
+        n_chunks = min(self.calls, len(pool))
+        base, extra = divmod(len(pool), n_chunks)
+        chunks, start = [], 0
+        for c in range(n_chunks):
+            chunks.append(pool[start : start + base + (1 if c < extra else 0)])
+            start += len(chunks[-1])
+        return chunks
+
+    def rerank_step(self, query: str, k: int, first: list[ScoredHit], trace: Trace) -> Step[list[ScoredHit]]:
+        """The rerank as a step: its slates are one batch of model calls; returns the top ``k``."""
         pool = first[: self.candidates]
         scored: dict[str, float] = {}
         with trace.stage("llm_rerank.score"):
             if self.calls > 0 and pool:
-                n_chunks = min(self.calls, len(pool))
-                base, extra = divmod(len(pool), n_chunks)
-                chunks, start = [], 0
-                for c in range(n_chunks):  # exactly `calls` slates of near-equal size
-                    chunks.append(pool[start : start + base + (1 if c < extra else 0)])
-                    start += len(chunks[-1])
-
-                def score(chunk: list[ScoredHit], sub: Trace) -> list[float]:
-                    texts = [h.obj.index_text() for h in chunk]
-                    return self.scorer.score(query, texts, leaf=True, trace=sub, refs=[(h.id,) for h in chunk]).scores
-
-                results = map_calls(
-                    score, chunks, llm=self.scorer.llm, max_concurrency=self.config.max_concurrency, trace=trace
-                )  # the slates are independent: side by side on a served LLM
-                for chunk, scores in zip(chunks, results, strict=True):
-                    for h, s in zip(chunk, scores, strict=True):
+                chunks = self._chunks(pool)
+                asks = [
+                    self.scorer.ask(query, [h.obj.index_text() for h in c], leaf=True, refs=[(h.id,) for h in c])
+                    for c in chunks
+                ]
+                replies = yield [a.call for a in asks]  # the slates are independent: side by side
+                for chunk, ask, reply in zip(chunks, asks, replies, strict=True):
+                    got = self.scorer.read(ask, reply, trace)
+                    scores = self.scorer.fall_back(got, trace) if isinstance(got, SlateFallback) else got
+                    for h, s in zip(chunk, scores.scores, strict=True):
                         scored[h.id] = s
         rank = {h.id: i for i, h in enumerate(first)}
         head = sorted((h for h in first if h.id in scored), key=lambda h: (-scored[h.id], rank[h.id]))
