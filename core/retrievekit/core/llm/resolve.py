@@ -104,21 +104,40 @@ def _load_edges() -> None:
             continue
 
 
-_SHARED: dict[int, tuple[Callable[[], Any], Any]] = {}
+_SHARED: dict[int, Callable[[], Any]] = {}
+"""``id(model)`` -> its adapter: held for good when the user shared it (:func:`share_adapter`), else weakly (it lives
+while a component uses it, so a model dropped by every component is freed with its adapter and clients)."""
 _SHARED_LOCK = threading.Lock()
 
 
 def _shared(llm: Any) -> Any:
     with _SHARED_LOCK:
         held = _SHARED.get(id(llm))
-    return held[1] if held is not None and held[0]() is llm else None
+    adapter = held() if held is not None else None
+    # the adapter holds its model: while it lives, no other object can have the model's id
+    return adapter if adapter is not None and getattr(adapter, "llm", None) is llm else None
+
+
+def _remember(adapter: Any, *, keep: bool) -> Any:
+    """Record ``adapter`` as the one of its model: held for good (``keep``) or weakly; returns it."""
+    ref: Callable[[], Any]
+    try:
+        ref = (lambda: adapter) if keep else weakref.ref(adapter)
+    except TypeError:  # not weakly referable: held
+        ref = lambda: adapter  # noqa: E731 - the table's one kind of value
+    with _SHARED_LOCK:
+        for key in [key for key, held in _SHARED.items() if held() is None]:  # adapters freed since
+            del _SHARED[key]
+        _SHARED[id(adapter.llm)] = ref
+    return adapter
 
 
 def share_adapter(adapter: Any) -> Any:
     """Make ``adapter`` (a ``LlamaIndexChatLLM`` / ``LangChainChatLLM`` you built, e.g. with ``max_concurrency`` set to
     your server's slots) the one every retrievekit component uses for its model (``adapter.llm``): passed as
     ``llm=``, or read from LlamaIndex's ``Settings.llm``. Every component wrapping the same model object shares one
-    adapter, hence one budget of requests in flight; this sets that budget once. Returns ``adapter``.
+    adapter, hence one budget of requests in flight; this sets that budget once, and keeps the adapter (and its
+    model) for the life of the process. Returns ``adapter``.
 
     Examples:
         >>> class Adapter:
@@ -129,17 +148,7 @@ def share_adapter(adapter: Any) -> Any:
         >>> _shared(model) is shared
         True
     """
-    llm = adapter.llm
-    try:
-        ref: Callable[[], Any] = weakref.ref(llm)
-    except TypeError:  # not weakly referable: kept alive by the table
-
-        def ref() -> Any:
-            return llm
-
-    with _SHARED_LOCK:
-        _SHARED[id(llm)] = (ref, adapter)
-    return adapter
+    return _remember(adapter, keep=True)
 
 
 def _wrapped(llm: Any, adapters: list[LLMAdapter]) -> Any:
@@ -150,7 +159,7 @@ def _wrapped(llm: Any, adapters: list[LLMAdapter]) -> Any:
     for adapter in adapters:
         if isinstance(llm, adapter.native):
             wrapped = adapter.wrap(llm)
-            return share_adapter(wrapped) if hasattr(wrapped, "llm") else wrapped
+            return _remember(wrapped, keep=False) if hasattr(wrapped, "llm") else wrapped
     return None
 
 
