@@ -18,6 +18,7 @@ import os
 __all__ = [
     "CheckpointError",
     "ConstraintError",
+    "CorpusMismatchError",
     "DatasetError",
     "DatasetFormatError",
     "DatasetNotFoundError",
@@ -146,6 +147,24 @@ class EmbedderMismatchError(IndexFormatError):
         >>> issubclass(EmbedderMismatchError, IndexFormatError)
         True
     """
+
+
+class CorpusMismatchError(IndexFormatError):
+    """An index folder (a ``work_dir`` cache entry, a LATTICE ``tree_dir``) that holds another corpus than the one
+    given: other ids, or the same ids with other texts. The message names both sizes and an example id that differs;
+    ``indexed`` and ``given`` are the two sizes, ``example`` that id.
+
+    Examples:
+        >>> e = CorpusMismatchError("the index holds 5 objects, not this corpus of 3", indexed=5, given=3, example="b0")
+        >>> isinstance(e, IndexFormatError), e.indexed, e.given, e.example
+        (True, 5, 3, 'b0')
+    """
+
+    def __init__(self, message: str, *, indexed: int = 0, given: int = 0, example: str = "") -> None:
+        self.indexed = indexed
+        self.given = given
+        self.example = example
+        super().__init__(message)
 
 
 class _NamesEndpoint(Exception):

@@ -22,9 +22,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.errors import CorpusMismatchError, IndexFormatError, InvalidInputError
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.build_lock import build_lock
+from retrievekit.core.index.corpus_record import check_same_corpus
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
 from retrievekit.core.options import check_option_keys, coerce_option, option_bool
 from retrievekit.core.registry import MethodContext
@@ -70,6 +71,17 @@ def _cache_dir(ctx: MethodContext, kind: str) -> Path | None:
     return Path(ctx.work_dir) / f"{kind}-{corpus_fingerprint(ctx.corpus)}"
 
 
+def _another_corpus(e: CorpusMismatchError, cache: Path) -> CorpusMismatchError:
+    """A cache entry named for this corpus that holds another one (copied or written there by hand), refused with
+    what to do."""
+    return CorpusMismatchError(
+        f"{e}; this work_dir entry is named for this corpus: remove {cache} to rebuild it, or use another work_dir",
+        indexed=e.indexed,
+        given=e.given,
+        example=e.example,
+    )
+
+
 def build_bm25(ctx: MethodContext) -> BM25Index:
     """BM25 over the corpus (cached in ``ctx.work_dir`` when given).
 
@@ -85,7 +97,9 @@ def build_bm25(ctx: MethodContext) -> BM25Index:
     with build_lock(cache):  # shards started together build it once; the others load it
         if cache.exists():
             try:
-                return BM25Index.load(cache)
+                return BM25Index.load(cache, corpus=ctx.corpus)
+            except CorpusMismatchError as e:  # named for this corpus, holding another one: never served
+                raise _another_corpus(e, cache) from e
             except IndexFormatError:
                 pass  # stale or damaged cache: rebuild below (atomically replaces it)
         idx = BM25Index.build(ctx.corpus)
@@ -117,12 +131,34 @@ def build_dense(ctx: MethodContext) -> Retriever:
     if cache is None:
         return DenseIndex.build(ctx.corpus, embedder=embedder, progress=progress)
     with build_lock(cache):
-        if cache.exists():
-            try:  # a cache built by another embedding model is refused (EmbedderMismatchError) and rebuilt
-                return DenseIndex.open(cache, embedder=embedder)
-            except IndexFormatError:
-                pass
+        found = _reopen_dense(cache, embedder, ctx.corpus) if cache.exists() else None
+        if found is not None:
+            return found
         return DenseIndex.build(ctx.corpus, path=cache, overwrite=True, embedder=embedder, progress=progress)
+
+
+def _reopen_dense(cache: Path, embedder: object, corpus: Sequence[DataObject]) -> Retriever | None:
+    """The dense index cached in ``cache`` when it holds ``corpus``; None when it is stale or damaged (rebuilt) or
+    built by another embedding model (``EmbedderMismatchError``: rebuilt); another corpus is refused."""
+    from retrievekit.core.index.dense import DenseIndex
+    from retrievekit.core.index.dense_corpus import stored_objects
+
+    try:
+        idx = DenseIndex.open(cache, embedder=embedder)
+    except IndexFormatError:
+        return None
+    try:
+        check_same_corpus(stored_objects(idx), corpus, where=f"the dense index in {cache}")
+    except CorpusMismatchError as e:  # named for this corpus, holding another one: never served
+        idx.close()
+        raise _another_corpus(e, cache) from e
+    except IndexFormatError:  # a row it cannot read back: damaged, rebuilt
+        idx.close()
+        return None
+    except BaseException:
+        idx.close()
+        raise
+    return idx
 
 
 def build_hybrid(ctx: MethodContext) -> HybridRetriever:

@@ -19,6 +19,7 @@ import numpy as np
 
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.index.corpus_record import RECORD_KEY, check_same_corpus, corpus_record
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
@@ -206,18 +207,28 @@ class BM25Index:
             self._model.save(str(tmp / "bm25s"), show_progress=False)  # type: ignore[attr-defined]
             self._tokenizer.save_vocab(str(tmp / "bm25s"))  # type: ignore[attr-defined]
             n = write_objects(tmp, self.objects)
-            write_manifest(tmp, FORMAT, FORMAT_VERSION, {"n_objects": n, "config": asdict(self.config)})
+            fields = {"n_objects": n, "config": asdict(self.config), RECORD_KEY: corpus_record(self.objects)}
+            write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
 
     @classmethod
-    def load(cls, folder: str | os.PathLike[str]) -> BM25Index:
-        """Reopen a saved index; :class:`IndexFormatError` if the folder is not one.
+    def load(cls, folder: str | os.PathLike[str], *, corpus: Iterable[DataObject] | None = None) -> BM25Index:
+        """Reopen a saved index; :class:`IndexFormatError` if the folder is not one. With ``corpus``, an index that
+        holds another corpus (other ids, or the same ids with other texts) raises its subclass
+        :class:`~retrievekit.core.errors.CorpusMismatchError` naming both sizes and an example id.
 
         Examples:
-            >>> import tempfile
+            >>> import tempfile, pathlib
             >>> BM25Index.load(tempfile.mkdtemp())
             Traceback (most recent call last):
             ...
             retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+            >>> from retrievekit.core.types import Passage
+            >>> d = pathlib.Path(tempfile.mkdtemp()) / "bm25"
+            >>> BM25Index.build([Passage(id="a", text="alpha")]).save(d)
+            >>> BM25Index.load(d, corpus=[Passage(id="a", text="beta")])
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.CorpusMismatchError: the BM25 index in ... holds another corpus: 1 objects, not this corpus of 1: 1 object has another text in the index (e.g. 'a')
         """
         import bm25s
 
@@ -227,6 +238,9 @@ class BM25Index:
         except (KeyError, TypeError) as e:
             raise IndexFormatError(f"{folder}: manifest has no valid BM25 config ({e})") from e
         objs = read_objects(folder, expected=manifest.get("n_objects"))
+        if corpus is not None:
+            where = f"the BM25 index in {folder}"
+            check_same_corpus(objs, corpus, where=where, recorded=manifest.get(RECORD_KEY))
         sub = Path(folder) / "bm25s"
         try:
             model = bm25s.BM25.load(str(sub), show_progress=False, verbosity=0)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
@@ -33,6 +33,7 @@ from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, RetrieveKitError
 from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.build_lock import build_lock
+from retrievekit.core.index.corpus_record import check_same_corpus
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.bottom_up import build_bottom_up
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
@@ -171,35 +172,20 @@ def _saved_since(path: Path, asked_ns: int) -> bool:
 
 
 def _load_tree(path: Path, corpus: Sequence[DataObject] | None) -> SemanticTree:
-    """The tree saved in ``path``, checked to cover ``corpus`` when one is given."""
+    """The tree saved in ``path``, checked to hold ``corpus`` when one is given: the same ids with the same texts,
+    else :class:`~retrievekit.core.errors.CorpusMismatchError` (an :class:`IndexFormatError`) naming both sizes and an
+    example id (:func:`~retrievekit.core.index.corpus_record.check_same_corpus`)."""
     tree = SemanticTree.load(path)
     if corpus is not None:
-        want = {o.id for o in corpus}
-        if want != set(tree.leaf_ids()):
-            raise IndexFormatError(
-                f"the tree in {path} covers {tree.num_leaves} objects, not this corpus of {len(want)}: "
-                f"{pool_difference(want, tree.leaf_ids())}; a bench pool (--corpus-size) depends on the queries asked "
-                "(--limit), so another --limit is another pool; pass rebuild=True (--option rebuild=true) or another "
-                "--tree-dir"
-            )
+        check_same_corpus(
+            (tree.objects[i] for i in tree.leaf_ids()),
+            corpus,
+            where=f"the tree in {path}",
+            held_name="tree",
+            advice="a bench pool (--corpus-size) depends on the queries asked (--limit), so another --limit is another "
+            "pool; pass rebuild=True (--option rebuild=true) or another --tree-dir",
+        )
     return tree
-
-
-def pool_difference(corpus_ids: Collection[str], tree_ids: Collection[str]) -> str:
-    """How a corpus and a tree's leaves differ: how many ids each lacks, with the first of each (sorted).
-
-    Examples:
-        >>> pool_difference({"a", "b", "c"}, {"a", "b", "z"})
-        "1 of the corpus's objects are not in the tree (e.g. 'c'), 1 of the tree's are not in the corpus (e.g. 'z')"
-    """
-    missing = sorted(set(corpus_ids) - set(tree_ids))
-    extra = sorted(set(tree_ids) - set(corpus_ids))
-    parts = []
-    if missing:
-        parts.append(f"{len(missing)} of the corpus's objects are not in the tree (e.g. {missing[0]!r})")
-    if extra:
-        parts.append(f"{len(extra)} of the tree's are not in the corpus (e.g. {extra[0]!r})")
-    return ", ".join(parts) or "the same ids"
 
 
 def _no_tree_error(path: Path | None, rebuild: bool) -> RetrieveKitError:

@@ -41,6 +41,7 @@ import numpy as np
 
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
+from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
 from retrievekit.core.types import DataObject
 
@@ -409,7 +410,9 @@ class SemanticTree:
                 vectors = np.stack([self.embeddings[i] for i in ids]).astype(np.float32)
                 with open(tmp / EMBEDDINGS, "wb") as fb:
                     np.savez(fb, ids=np.asarray(ids, dtype=str), vectors=vectors)
-            write_manifest(tmp, FORMAT, FORMAT_VERSION, {"root": ROOT, **self.stats(), "meta": self.meta})
+            fields = {"root": ROOT, **self.stats(), "meta": self.meta}
+            fields[RECORD_KEY] = corpus_record(self.objects[i] for i in self._leaf_ids)
+            write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
         return path
 
     @classmethod
