@@ -44,9 +44,8 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tools import BaseTool, tool
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -478,7 +477,7 @@ def _agent_graph(
     graph = StateGraph(IterativeAgentState)
     graph.add_node("start", _start_node)
     graph.add_node("agent", _make_agent_node(bound, system_prompt, max_turns))
-    graph.add_node("tools", RunnableCallable(tool_node, tool_node.acall, name="tools", trace=False))
+    graph.add_node("tools", RunnableLambda(tool_node, afunc=tool_node.acall, name="tools"))
     graph.add_node("answer", _make_answer_node(wrap(chat, ANSWER_MAX_TOKENS), max_turns, raise_errors))
     graph.add_edge(START, "start")
     graph.add_edge("start", "agent")

@@ -52,11 +52,13 @@ def test_no_special_token_of_the_vocabulary_leaks_from_a_chat_message(name, lm):
     tokens = sorted(control_strings(lm.tokenizer))
     assert len(tokens) >= 3  # the tiny tokenizer has 4, SmolLM2 17
     system = ChatMessage("system", "Score the documents.")
-    want = _special_counts(lm, lm.encode(lm.format_chat([system, ChatMessage("user", fence([BENIGN]))])))
+    want = _special_counts(lm, lm.chat_ids([system, ChatMessage("user", fence([BENIGN]))]))
+    assert want  # the template's own markers are special tokens
     for token in tokens:
         for text in (_hostile(token), fence([_hostile(token)])):  # raw and fenced, as every method sends it
-            prompt = lm.format_chat([system, ChatMessage("user", text)])
-            assert _special_counts(lm, lm.encode(prompt)) == want, (name, token)
+            prompt = lm.chat_ids([system, ChatMessage("user", text)])
+            assert _special_counts(lm, prompt) == want, (name, token)
+            assert not _special_counts(lm, lm.encode(text)), (name, token)  # text encoded alone: none at all
 
 
 @pytest.mark.parametrize(("name", "lm"), MODELS, ids=[n for n, _ in MODELS])

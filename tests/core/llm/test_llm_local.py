@@ -141,7 +141,7 @@ def test_constrained_json_cut_while_counting_is_not_asked_again_with_more_room(s
 
 def test_trie_constrained_beam_search_returns_valid_titles(smol: LocalLM) -> None:
     trie = TokenTrie.from_texts(TITLES, smol.encode, smol.eos_token_id)
-    prompt = smol.format_chat("Which encyclopedia article explains how plants turn light into sugar? Give its title.")
+    prompt = smol.chat_ids("Which encyclopedia article explains how plants turn light into sugar? Give its title.")
     t = Trace()
     beams = smol.constrained_beam_search(prompt, trie, num_beams=5, max_new_tokens=12, trace=t)
     assert len(beams) == 5 and len({b.token_ids for b in beams}) == 5

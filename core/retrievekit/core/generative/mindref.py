@@ -201,7 +201,8 @@ class MindRef:
         titles: the title of each document (given or derived), in corpus order.
         checks: running counts ``titles``, ``title_violations``, ``passages``, ``passage_violations`` (a passage
             that is not a token span of its document) and ``text_not_substring`` (its decoded text is not found
-            verbatim in the document text, e.g. a tokenizer that normalises text).
+            verbatim in the document text, e.g. a tokenizer that normalises text, or a chat control string in the
+            document, broken when the model encodes it: :meth:`~retrievekit.core.llm.protocol.ScoringLM.encode`).
 
     Raises:
         EmptyCorpusError: no documents.

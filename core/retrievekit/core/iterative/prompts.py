@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from retrievekit.core.llm.untrusted import DATA_RULE
+from retrievekit.core.llm.untrusted import DATA_RULE, defuse_control_tokens
 
 __all__ = [
     "ACTION_KINDS",
@@ -71,11 +71,15 @@ ANSWER_PROMPT = (
 def agent_instruction(question: str, working_set: str, *, turn: int, max_turns: int, tokens: int) -> str:
     """The user turn the agent sees each turn: question, working set, turn budget.
 
+    The question is the user's text: its chat control strings are broken
+    (:func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`), as the working set's documents are, so a
+    question holding ``<|im_end|>`` cannot close the turn in the model's template.
+
     Examples:
-        >>> print(agent_instruction("Who?", "(empty)", turn=1, max_turns=5, tokens=0).splitlines()[0])
-        Question: Who?
+        >>> print(agent_instruction("Who?<|im_end|>", "(empty)", turn=1, max_turns=5, tokens=0).splitlines()[0])
+        Question: Who?‹|im_end|›
     """
-    return (
+    return defuse_control_tokens(
         f"Question: {question}\n\n"
         f"Working set ({tokens} tokens):\n{working_set}\n\n"
         f"Turn {turn} of {max_turns}. Choose one action."
@@ -89,7 +93,8 @@ ACTION_KINDS: tuple[str, ...] = ("search", "delete", "judge_delete", "tool_error
 def turn_instruction(
     question: str, working_set: str, events: Iterable[Mapping[str, Any]], *, turn: int, max_turns: int, tokens: int
 ) -> str:
-    """:func:`agent_instruction` plus a "Done so far" list of the last 8 actions in ``events`` (trace event dicts).
+    """:func:`agent_instruction` plus a "Done so far" list of the last 8 actions in ``events`` (trace event dicts;
+    their messages quote the model's own queries and ids, so they are defused as the question is).
 
     Examples:
         >>> ev = [{"kind": "search", "message": "model search 'x': 1 hits, 1 new", "turn": 1}]
@@ -99,15 +104,19 @@ def turn_instruction(
     text = agent_instruction(question, working_set, turn=turn, max_turns=max_turns, tokens=tokens)
     actions = [f"- turn {e['turn']}: {e['message']}" for e in events if e["kind"] in ACTION_KINDS]
     if actions:
-        text += "\nDone so far:\n" + "\n".join(actions[-8:])
+        text += "\nDone so far:\n" + defuse_control_tokens("\n".join(actions[-8:]))
     return text
 
 
 def answer_messages(question: str, passages: str) -> list[tuple[str, str]]:
-    """``(role, content)`` pairs for the answer node.
+    """``(role, content)`` pairs for the answer node (the user turn's control strings broken, as in
+    :func:`agent_instruction`).
 
     Examples:
         >>> answer_messages("Q?", "P")[1][1].endswith("Answer:")
         True
+        >>> answer_messages("Q?[INST]", "P")[1][1].splitlines()[-2]
+        'Question: Q?(INST)'
     """
-    return [("system", ANSWER_PROMPT), ("user", f"Passages:\n{passages}\n\nQuestion: {question}\nAnswer:")]
+    user = defuse_control_tokens(f"Passages:\n{passages}\n\nQuestion: {question}\nAnswer:")
+    return [("system", ANSWER_PROMPT), ("user", user)]

@@ -42,6 +42,7 @@ from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
 from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.llm.served_spec import ServedLLMSpec, parse_served_spec
+from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace
 
 __all__ = ["DIGIT_INSTRUCTION", "MODES", "ServedJudge", "digit_margin", "yes_no_margin"]
@@ -238,12 +239,18 @@ class ServedJudge:
                 self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key or "-", max_retries=0)
             return self._client
 
-    def _send(self, trace: Trace | None, **kwargs: Any) -> Any:
+    def _send(self, trace: Trace | None, *, messages: list[dict[str, str]], **kwargs: Any) -> Any:
+        """One request (``messages`` plus ``kwargs``) under the call policy: the one place the request body is built,
+        so every text in it has its chat control strings broken first (``<|im_start|>`` in a query or a candidate
+        never reaches the server's template as one: :func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`)."""
         client = self._client_or_new()
+        messages = [{**m, "content": defuse_control_tokens(m["content"])} for m in messages]
         got: list[Any] = []
 
         def send(timeout: float) -> Completion:
-            reply = client.chat.completions.create(model=self.model, temperature=0.0, timeout=timeout, **kwargs)
+            reply = client.chat.completions.create(
+                model=self.model, messages=messages, temperature=0.0, timeout=timeout, **kwargs
+            )
             choice = reply.choices[0]
             usage = getattr(reply, "usage", None)
             got.append(choice)

@@ -60,8 +60,11 @@ class LocalLM(ChatLLMBase):
         name: a label for traces and ``repr``.
         use_outlines: use Outlines for ``complete_json`` (falls back to prompt + repair when unavailable).
 
-    Text given to the scoring methods is encoded **without** special tokens; use :meth:`format_chat` to put a
-    chat template around a prompt first.
+    Text given to :meth:`encode` and to the scoring methods is encoded **without** special tokens: no BOS is
+    added, and every chat control string in it (the common families' and the tokenizer's own special and added
+    tokens) is broken first, so no special-token id comes from text (a query or a document holding ``<|im_end|>``).
+    Only the chat template puts special tokens in a prompt: :meth:`complete` applies it, and :meth:`chat_ids` gives
+    the ids of a prompt in it (to score under the template, pass those ids, not :meth:`format_chat`'s text).
 
     Examples:
         >>> lm = LocalLM.load(DEFAULT_MODEL)  # doctest: +SKIP
@@ -97,6 +100,7 @@ class LocalLM(ChatLLMBase):
         self._max_positions = getattr(getattr(model, "config", None), "max_position_embeddings", None)
         self._outlines_model: Any = None
         self._generators: dict[str, Any] = {}
+        self._control: tuple[int, frozenset[str]] = (-1, frozenset())
 
     @classmethod
     def load(
@@ -148,9 +152,27 @@ class LocalLM(ChatLLMBase):
         return self._vocab
 
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text``, without special tokens."""
+        """Token ids of ``text``, without special tokens: none added, and none read from the text (its control strings
+        are broken first: :func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`)."""
         if not isinstance(text, str):
             raise InvalidInputError(f"text must be str, got {type(text).__name__}")
+        return self._encode_rendered(defuse_control_tokens(text, self._specials()))
+
+    def _specials(self) -> frozenset[str]:
+        """The tokenizer's special and added tokens: what no text may become (read again when tokens are added)."""
+        size = len(self.tokenizer) if hasattr(self.tokenizer, "__len__") else -1
+        if size != self._control[0] or size < 0:
+            self._control = (size, control_strings(self.tokenizer))
+        return self._control[1]
+
+    def chat_ids(self, prompt: str | Sequence[ChatMessage]) -> list[int]:
+        """Token ids of ``prompt`` in the chat template (:meth:`format_chat`), as :meth:`complete` sends it: the
+        template's markers are special tokens, the messages' text never is. Pass them to the scoring methods
+        (``constrained_beam_search``, ``token_logprobs``) to score a reply under the template."""
+        return self._encode_rendered(self.format_chat(prompt))
+
+    def _encode_rendered(self, text: str) -> list[int]:
+        """Token ids of a prompt the chat template rendered (:meth:`format_chat`): its markers are special tokens."""
         return [int(t) for t in self.tokenizer.encode(text, add_special_tokens=False)]
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -165,7 +187,7 @@ class LocalLM(ChatLLMBase):
         first (:func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`): only the template's own markers
         become special tokens.
         """
-        specials = control_strings(self.tokenizer)  # no text in a message may become one of its special tokens
+        specials = self._specials()  # no text in a message may become one of its special tokens
         msgs = [ChatMessage(m.role, defuse_control_tokens(m.content, specials)) for m in as_messages(prompt)]
         if getattr(self.tokenizer, "chat_template", None):
             rendered = self.tokenizer.apply_chat_template(
@@ -207,7 +229,7 @@ class LocalLM(ChatLLMBase):
         if max_tokens < 1:
             raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens}")
         torch = _torch()
-        ids = self.encode(self.format_chat(prompt))
+        ids = self.chat_ids(prompt)
         self._check_length(len(ids) + max_tokens)
         input_ids = torch.tensor([ids], device=self.device)
         kwargs: dict[str, Any] = {
@@ -275,7 +297,7 @@ class LocalLM(ChatLLMBase):
                 )
             return self._complete_json_by_repair(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
         text = self.format_chat(build_json_messages(prompt, schema_to_json(schema)))
-        prompt_tokens = len(self.encode(text))
+        prompt_tokens = len(self._encode_rendered(text))
         self._check_length(prompt_tokens + max_tokens)
         count_json_call(trace)
         limit = max_tokens

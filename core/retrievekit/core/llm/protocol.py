@@ -223,8 +223,8 @@ class ChatLLM(Protocol):
 class ScoringLM(Protocol):
     """A local causal LM with logits.
 
-    Token-id prompts are used as given; text prompts are encoded with :meth:`encode` (no special tokens added;
-    apply a chat template yourself when you want one).
+    Token-id prompts are used as given; text prompts are encoded with :meth:`encode` (no special tokens added, none
+    read from the text; apply a chat template yourself when you want one).
 
     Examples:
         >>> from retrievekit.core.index.token_trie import TokenTrie
@@ -244,7 +244,9 @@ class ScoringLM(Protocol):
         ...
 
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` (no special tokens added)."""
+        """Token ids of ``text``: no special token added, and none read from the text (a query or document holding
+        ``<|im_end|>`` must not yield its id: ``LocalLM`` breaks control strings first,
+        :func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`)."""
         ...
 
     def decode(self, ids: Sequence[int]) -> str:

@@ -12,9 +12,11 @@ instructions. Each such prompt therefore
   ``{"scores": [9]}`` can no longer be read as a reply object): :func:`neutralize`;
 * breaks chat control strings (``<|im_end|>``, ``<|im_start|>assistant``, ``</s>``, ``[INST]``...) so that no
   tokenizer reads them as special tokens: a document cannot close the prompt's turn and open the assistant's
-  (:func:`defuse_control_tokens`). Every message a model receives passes through it as well: in-process with the
-  tokenizer's own special and added tokens (``LocalLM``, the judge's prompt), and to a served model with the common
-  chat-template markers (``ServedChatLLM``).
+  (:func:`defuse_control_tokens`). Every text a model receives passes through it as well: in-process with the
+  tokenizer's own special and added tokens (every text ``LocalLM`` encodes or puts in a chat message: the prompts
+  of MindRef, Self-Retrieval and ARM's constrained search included; the judge's prompt), and to a served model with
+  the common chat-template markers (every message of ``ServedChatLLM``, every request of the served judge, the
+  iterative agent's turns).
 
 What a hostile document can still do against a real model is measured in ``docs/security.md`` (the injection suite,
 ``benchmarks/injection.py``).

@@ -17,6 +17,10 @@ trainable segments:
 * ``reject`` -- query, a negative passage (other passages of the gold document first, then seeded random passages
   of other documents, ``neg_num`` in all), ``\\n\\n Final answer:`` -> the rejection response.
 
+Titles, passages, queries and answers have their chat control strings broken
+(:func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`), as the index and the query prompt encode them: no
+instance teaches the model a special token that a document or a query wrote.
+
 Query instances are repeated ``qa_repeat_times`` times (negatives re-sampled per repeat) and mixed with the indexing
 data; the trainer shuffles.
 
@@ -41,6 +45,7 @@ from dataclasses import dataclass
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.generative.self_retrieval.config import SelfRetrievalConfig
 from retrievekit.core.generative.self_retrieval.passages import PassageSet, sentence_spans
+from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.training.examples import Segment, TrainingExample
 
 __all__ = ["QueryPair", "build_training_examples", "indexing_examples", "query_examples"]
@@ -72,7 +77,8 @@ def _first_words(text: str, n: int) -> str:
 
 
 def _target(title: str, body: str, config: SelfRetrievalConfig) -> str:
-    return f"{title}{config.content_separator}{body}"
+    """Title and body as the model learns them: their chat control strings broken, as the index encodes them."""
+    return f"{defuse_control_tokens(title)}{config.content_separator}{defuse_control_tokens(body)}"
 
 
 def indexing_examples(
@@ -115,7 +121,7 @@ def indexing_examples(
             out.append(
                 TrainingExample(
                     segments=(
-                        Segment(config.query_prompt.format(query=sent)),
+                        Segment(config.query_prompt.format(query=defuse_control_tokens(sent))),
                         Segment(_target(title, body, config), trainable=True),
                     ),
                     kind="index",
@@ -170,7 +176,7 @@ def _title_and_passage_examples(
         TrainingExample(
             segments=(
                 Segment(prompt),
-                Segment(title, trainable=True),
+                Segment(defuse_control_tokens(title), trainable=True),
                 Segment(f"{config.content_separator}{body}"),
             ),
             kind="query-title",
@@ -193,10 +199,10 @@ def _candidates_example(
     others = [t for t in titles if t != title]
     cands = rng.sample(others, min(len(others), config.candidate_titles - 1))
     cands.insert(rng.randrange(len(cands) + 1), title)
-    listing = "\n".join(f" {t}" for t in cands)
+    listing = "\n".join(f" {defuse_control_tokens(t)}" for t in cands)
     return TrainingExample(
         segments=(
-            Segment(config.candidates_prompt.format(query=pair.query, candidates=listing)),
+            Segment(config.candidates_prompt.format(query=defuse_control_tokens(pair.query), candidates=listing)),
             Segment(_target(title, _first_words(body, config.prefix_words), config), trainable=True),
         ),
         kind="candidates",
@@ -208,7 +214,11 @@ def _approve_example(
     pair: QueryPair, prompt: str, title: str, body: str, config: SelfRetrievalConfig
 ) -> TrainingExample:
     """Query + gold passage -> the pair's answer (or the approval response)."""
-    approval = f" {pair.answer.strip()}" if pair.answer and pair.answer.strip() else config.approval_response
+    approval = (
+        f" {defuse_control_tokens(pair.answer.strip())}"
+        if pair.answer and pair.answer.strip()
+        else config.approval_response
+    )
     return TrainingExample(
         segments=(
             Segment(prompt),
@@ -251,7 +261,7 @@ def _reject_examples(src: _QuerySource, prompt: str, negs: list[int]) -> list[Tr
 def _pair_examples(src: _QuerySource, pair: QueryPair, g: int, rng: random.Random) -> list[TrainingExample]:
     """All instances of one (non-empty) query pair with gold passage ``g``, in the order they are trained."""
     title, body = src.passages.titles[g], src.clip(src.passages.passages[g].text)
-    prompt = src.config.query_prompt.format(query=pair.query)
+    prompt = src.config.query_prompt.format(query=defuse_control_tokens(pair.query))
     out = _title_and_passage_examples(prompt, title, body, src.config)
     candidates = _candidates_example(src, pair, title, body, rng)
     if candidates is not None:
