@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -86,8 +87,8 @@ class CallPolicy:
             default). A timeout is never retried.
         backoff: seconds before the first retry, doubled for each next one (ours: 0.5).
         max_backoff: the longest wait between retries, ``Retry-After`` included (ours: 8).
-        deadline_grace: seconds past ``timeout`` after which the watchdog stops waiting for a client that ignores
-            its timeout (ours: 5).
+        deadline_grace: seconds past ``timeout`` after which the sync path's watchdog stops waiting for a client that
+            ignores its timeout (ours: 5). The async path needs none: its ``asyncio`` deadline is ``timeout`` itself.
 
     Examples:
         >>> CallPolicy().timeout, CallPolicy(timeout=5).max_retries
@@ -130,14 +131,19 @@ class CallPolicy:
 
     def wait_before(self, retry: int, retry_after: float | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (1-based): the server's ``Retry-After`` when given, else
-        ``backoff * 2 ** (retry - 1)``; never more than ``max_backoff``.
+        ``backoff * 2 ** (retry - 1)``; never more than ``max_backoff`` (a ``Retry-After`` that is not a finite
+        number >= 0 is ignored).
 
         Examples:
             >>> p = CallPolicy(backoff=0.5, max_backoff=8)
             >>> [p.wait_before(r) for r in (1, 2, 3)], p.wait_before(1, retry_after=30.0)
             ([0.5, 1.0, 2.0], 8.0)
+            >>> p.wait_before(1, retry_after=float("nan")), p.wait_before(2, retry_after=-3.0)
+            (0.5, 1.0)
         """
-        wait = retry_after if retry_after is not None else self.backoff * 2 ** (retry - 1)
+        wait = self.backoff * 2 ** (retry - 1)
+        if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
+            wait = retry_after
         return float(min(max(wait, 0.0), self.max_backoff))
 
 
@@ -154,12 +160,14 @@ def _status_of(exc: BaseException) -> int | None:
 
 
 def _retry_after(exc: BaseException) -> float | None:
+    """The ``Retry-After`` seconds of a failed request; None when absent or not a finite number >= 0 (``nan``,
+    ``-1``, an HTTP date: the backoff applies)."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
     try:
-        value = headers.get("retry-after") if headers is not None else None
-        return float(value) if value is not None else None
+        value = float(headers.get("retry-after")) if headers is not None else math.nan
     except (TypeError, ValueError, AttributeError):
         return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def classify_failure(exc: BaseException) -> tuple[FailureKind, int | None]:
@@ -264,7 +272,7 @@ async def acall_with_policy(
     attempts = int(policy.max_retries) + 1
     for attempt in range(1, attempts + 1):
         try:
-            async with asyncio.timeout(policy.timeout + policy.deadline_grace):
+            async with asyncio.timeout(policy.timeout):  # cancelling ends the wait at once: no grace needed
                 done = await asend(policy.timeout)
         except Exception as e:  # a cancellation (BaseException) is not a failure: it ends the call here
             await sleep(failed_request(e, attempt, attempts, policy, endpoint=endpoint, trace=trace))

@@ -153,11 +153,11 @@ def share_adapter(adapter: Any) -> Any:
 
 def _wrapped(llm: Any, adapters: list[LLMAdapter]) -> Any:
     """The one adapter of ``llm`` (made on first need: every component using the same model object shares it)."""
-    shared = _shared(llm)
-    if shared is not None:
-        return shared
     for adapter in adapters:
-        if isinstance(llm, adapter.native):
+        if isinstance(llm, adapter.native):  # a shared adapter is handed out by its own framework's rule only
+            shared = _shared(llm)
+            if shared is not None:
+                return shared
             wrapped = adapter.wrap(llm)
             return _remember(wrapped, keep=False) if hasattr(wrapped, "llm") else wrapped
     return None

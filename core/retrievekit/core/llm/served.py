@@ -18,7 +18,8 @@ A served LLM (vLLM, Ollama, llama.cpp's server, a hosted API) is reached through
    mode (HTTP 400) is asked again with the next one, once, and the adapter remembers it (``structured_output``
    event). Replies are still parsed and validated; a retry re-sends the first prompt with a short note (it never
    grows) and, when the reply was cut at ``max_tokens``, doubles the limit (up to 4x).
-4. **Bounded concurrency.** At most ``max_concurrency`` requests of one adapter are in flight at once; methods
+4. **Bounded concurrency.** At most ``max_concurrency`` requests of one adapter are in flight at once, from all its
+   threads and event loops together (:class:`~retrievekit.core.llm.slots.SharedSlots`); methods
    fan their independent calls out up to that (:func:`~retrievekit.core.llm.concurrency.map_calls`).
 
 Examples:
@@ -42,11 +43,9 @@ Examples:
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import warnings
-import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +65,7 @@ from retrievekit.core.llm.bridge import run_in_pool, send_request, usable_async_
 from retrievekit.core.llm.call_policy import CallPolicy, acall_with_policy, call_with_policy
 from retrievekit.core.llm.json_output import schema_to_json
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
+from retrievekit.core.llm.slots import SharedSlots
 from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace
 
@@ -171,10 +171,7 @@ class ServedChatLLM(ChatLLMBase):
         self.policy = policy if policy is not None else CallPolicy()
         self.structured_output = structured_output
         self.max_concurrency = int(max_concurrency)
-        self._slots = threading.BoundedSemaphore(self.max_concurrency)
-        self._loop_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._slots = SharedSlots(self.max_concurrency)  # one budget for every thread and event loop
         self._mode_lock = threading.Lock()
         self._refused_modes: set[str] = set()
         self.limits_sent = True
@@ -319,7 +316,8 @@ class ServedChatLLM(ChatLLMBase):
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
         """:meth:`_request` awaited: the client's async API (or, for a client without one, its sync call on the
-        bounded pool), under this model's slots on the running loop and the call policy's ``asyncio`` deadline."""
+        bounded pool), under this model's slots (shared with its sync callers and every other loop) and the call
+        policy's ``asyncio`` deadline."""
         messages = self._checked(messages, max_tokens)
 
         async def send(timeout: float) -> Completion:
@@ -328,19 +326,9 @@ class ServedChatLLM(ChatLLMBase):
                 return await self._asend(request)
             return await run_in_pool(self._send, request)
 
-        async with self._async_slots():
+        async with self._slots:
             done = await acall_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
         return self._noted(done, trace)
-
-    def _async_slots(self) -> asyncio.Semaphore:
-        """This model's ``max_concurrency`` slots on the running loop (one semaphore per loop: a retriever serves
-        successive ``asyncio.run`` calls and threads each running a loop of its own)."""
-        loop = asyncio.get_running_loop()
-        with self._mode_lock:
-            slots = self._loop_slots.get(loop)
-            if slots is None:
-                slots = self._loop_slots[loop] = asyncio.Semaphore(self.max_concurrency)
-        return slots
 
     @staticmethod
     def _checked(messages: list[ChatMessage], max_tokens: int) -> list[ChatMessage]:
