@@ -3,7 +3,9 @@
 ``python tests/_async_llm_server.py DELAY [SLOTS]`` listens on a free loopback port (printed as the first line of
 stdout) and answers every ``POST /v1/chat/completions`` after ``DELAY`` seconds, ``SLOTS`` at once (default: as many
 as arrive; more wait their turn, as on a real server), with a LATTICE-style JSON reply: ``{"scores": [...]}`` with as many integers as the request's
-``response_format`` schema asks for (``minItems``), or a short text for a plain chat call. ``GET /stats`` answers
+``response_format`` schema asks for (``minItems``), ``{"keep": [0]}`` to a One-SHOT cropping schema (a ``keep``
+array), ARM's ``{"keywords": [...]}`` and ``{"objects": [...]}`` to its keyword and verification schemas
+(:func:`_arm_content`), or a short text for a plain chat call. ``GET /stats`` answers
 ``{"arrivals": [monotonic seconds of each request], "open": connections open now}``; ``POST /embeddings`` is
 answered too (counted in ``embeddings``), so a test can prove none was sent.
 
@@ -28,10 +30,27 @@ _STATE = {"open": 0, "embeddings": 0}
 _SLOTS: list[asyncio.Semaphore] = []
 
 
+def _arm_content(properties: dict[str, Any], body: dict[str, Any]) -> str:
+    """ARM's replies: ``{"keywords": [...]}`` (the two longest words of the prompt's ``Question:`` line, each its
+    own "similar" phrase) and ``{"objects": [...]}`` (the first two names the schema's enum allows)."""
+    if "objects" in properties:
+        names = (properties["objects"].get("items") or {}).get("enum") or []
+        return json.dumps({"objects": names[: max(1, min(2, int(properties["objects"].get("maxItems") or 2)))]})
+    text = str(((body.get("messages") or [{}])[-1]).get("content") or "")
+    question = text.rsplit("Question:", 1)[-1].split("\n", 1)[0]
+    words = sorted({w.strip("?,.") for w in question.split()}, key=lambda w: (-len(w), w))[:2]
+    return json.dumps({"keywords": [{"keyword": w, "similar": [w.lower()]} for w in words]})
+
+
 def _reply_for(body: dict[str, Any]) -> dict[str, Any]:
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
-    n = (((schema.get("properties") or {}).get("scores")) or {}).get("minItems")
+    properties = schema.get("properties") or {}
+    n = (properties.get("scores") or {}).get("minItems")
     content = json.dumps({"scores": [(i * 37 + 11) % 100 for i in range(int(n))]}) if n else "a short summary"
+    if "keep" in properties:  # One-SHOT cropping: keep the sentence shown as block 0
+        content = json.dumps({"keep": [0]})
+    if "keywords" in properties or "objects" in properties:  # ARM's keywords and verification
+        content = _arm_content(properties, body)
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",

@@ -32,8 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrievekit.core.arm.ngrams import NGramIndex
+from retrievekit.core.arm.recover import failure_of, falls_back, recovering
 from retrievekit.core.arm.serialize import words
-from retrievekit.core.errors import ConstraintError, LLMOutputError, LLMUnavailableError, RetrieveKitError
+from retrievekit.core.errors import ConstraintError, LLMOutputError, RetrieveKitError
+from retrievekit.core.llm.calls import ModelCall, Step
+from retrievekit.core.llm.drivers import drive
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.core.trace import Trace
 
@@ -42,8 +45,10 @@ __all__ = [
     "REPHRASE_PROMPT",
     "KeywordAlignment",
     "align_keywords",
+    "align_keywords_step",
     "decompose",
     "decompose_constrained",
+    "decompose_step",
     "fallback_keywords",
     "has_scoring",
     "in_text",
@@ -149,11 +154,27 @@ def _clean(items: Sequence[Any], n: int) -> list[str]:
 def decompose(
     llm: Any, question: str, n: int, *, max_tokens: int = 64, trace: Trace | None = None
 ) -> tuple[list[str], str]:
-    """Keywords of ``question`` from schema-constrained JSON; returns ``(keywords, fallback reason or "")``.
+    """Keywords of ``question`` from schema-constrained JSON; returns ``(keywords, fallback reason or "")``
+    (:func:`decompose_step`, its call sent now).
 
     Examples:
         >>> decompose(object(), "Who founded Rome?", 2)
         (['founded', 'rome'], 'the LLM has no complete_json method')
+    """
+    return drive(decompose_step(llm, question, n, max_tokens=max_tokens), recovering(llm), trace=trace)
+
+
+def decompose_step(llm: Any, question: str, n: int, *, max_tokens: int = 64) -> Step[tuple[list[str], str]]:
+    """:func:`decompose` as a step (:mod:`retrievekit.core.llm.calls`): it yields its one JSON call (none for a
+    model without ``complete_json``) and reads the reply; a failed call falls back to the question's words.
+
+    Examples:
+        >>> from retrievekit.core.llm.drivers import drive
+        >>> from retrievekit.core.fakes import FixedReplyLLM
+        >>> drive(decompose_step(object(), "Who founded Rome?", 2), FixedReplyLLM('{"keywords": ["Rome"]}'))
+        (['founded', 'rome'], 'the LLM has no complete_json method')
+        >>> drive(decompose_step(FixedReplyLLM(""), "Who founded Rome?", 2), FixedReplyLLM('{"keywords": ["Rome"]}'))
+        (['Rome'], '')
     """
     if n < 1:
         return [], ""
@@ -166,21 +187,26 @@ def decompose(
     }
     if not callable(getattr(llm, "complete_json", None)):
         return fallback_keywords(question, n), "the LLM has no complete_json method"
-    try:
-        res = llm.complete_json(
-            DECOMPOSE_PROMPT.format(n=n, question=question), schema, max_tokens=max_tokens, trace=trace
-        )
-        value = res.value if isinstance(res.value, dict) else {}
-        kws = _clean(value.get("keywords") or [], n * 2)
-    except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
-        raise
-    except RetrieveKitError as e:
-        return fallback_keywords(question, n), f"keyword decomposition failed ({type(e).__name__}: {str(e)[:120]})"
+    prompt = DECOMPOSE_PROMPT.format(n=n, question=question)
+    (reply,) = yield [ModelCall.json("arm.keywords", prompt, schema, max_tokens=max_tokens)]
+    error = failure_of(reply)
+    if error is not None:
+        return fallback_keywords(question, n), _failed(error)
+    value = reply.value if isinstance(reply.value, dict) else {}
+    kws = _clean(value.get("keywords") or [], n * 2)
     in_question = [kw for kw in kws if in_text(kw, question)][:n]
     if not in_question:
         why = "the LLM returned no keywords" if not kws else f"no keyword occurs in the question (got {kws[:n]})"
         return fallback_keywords(question, n), why
     return in_question, ""
+
+
+def _failed(error: BaseException) -> str:
+    """Why a decomposition fell back, from the failure of its call (raised again when ARM does not fall back on it:
+    an unreachable served model, the caller hears of it)."""
+    if not falls_back(error):
+        raise error
+    return f"keyword decomposition failed ({type(error).__name__}: {str(error)[:120]})"
 
 
 def in_text(phrase: str, text: str) -> bool:
@@ -341,7 +367,8 @@ def align_keywords(
     constrained: bool = True,
     trace: Trace | None = None,
 ) -> KeywordAlignment:
-    """Decompose ``question`` and align every keyword with corpus N-grams (constrained or snapped).
+    """Decompose ``question`` and align every keyword with corpus N-grams (constrained or snapped):
+    :func:`align_keywords_step`, its call sent now.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -350,25 +377,65 @@ def align_keywords(
         >>> a.mode, a.keywords, a.ngrams["rome"]
         ('snap', ['founded', 'rome'], ['rome'])
     """
+    step = align_keywords_step(
+        llm,
+        question,
+        index,
+        max_keywords=max_keywords,
+        beams=beams,
+        keep=keep,
+        max_tokens=max_tokens,
+        decompose_max_tokens=decompose_max_tokens,
+        constrained=constrained,
+        trace=trace,
+    )
+    return drive(step, recovering(llm), trace=trace)
+
+
+def align_keywords_step(
+    llm: Any,
+    question: str,
+    index: NGramIndex,
+    *,
+    max_keywords: int = 4,
+    beams: int = 5,
+    keep: int = 5,
+    max_tokens: int = 8,
+    decompose_max_tokens: int = 64,
+    constrained: bool = True,
+    trace: Trace | None = None,
+) -> Step[KeywordAlignment]:
+    """:func:`align_keywords` as a step (:mod:`retrievekit.core.llm.calls`). A scoring LM decodes in-process
+    (constrained beam search, no call yielded); a chat LLM's decomposition is one JSON call (yielded), whose
+    phrases are then snapped to corpus N-grams.
+
+    Examples:
+        >>> from retrievekit.core.llm.drivers import drive
+        >>> from retrievekit.core.fakes import FixedReplyLLM
+        >>> from retrievekit.core.types import Passage
+        >>> idx = NGramIndex.build([Passage(id="a", text="Rome was founded by Romulus")])
+        >>> llm = FixedReplyLLM('{"keywords": [{"keyword": "Rome", "similar": ["Romulus"]}]}')
+        >>> drive(align_keywords_step(llm, "Who founded Rome?", idx), llm).ngrams
+        {'Rome': ['rome', 'romulus']}
+    """
     if max_keywords < 1:
         return KeywordAlignment([], {}, "off")
     if constrained and has_scoring(llm):
-        kws, why, transient = _decompose_constrained(
-            llm, question, max_keywords, max_tokens=decompose_max_tokens, trace=trace
+        return _align_constrained(
+            llm,
+            question,
+            index,
+            max_keywords=max_keywords,
+            beams=beams,
+            keep=keep,
+            max_tokens=max_tokens,
+            decompose_max_tokens=decompose_max_tokens,
+            trace=trace,
         )
-        chosen: list[str] = []
-        out: dict[str, list[str]] = {}
-        for kw in kws:
-            grams = rephrase_constrained(
-                llm, question, kw, index, beams=beams, keep=keep, max_tokens=max_tokens, exclude=chosen, trace=trace
-            )
-            out[kw] = grams
-            chosen.extend(grams)
-        return KeywordAlignment(kws, out, "constrained", why, transient)
-    kws, similar, why, transient = _decompose_with_similar(
-        llm, question, max_keywords, keep, decompose_max_tokens, trace
+    kws, similar, why, transient = yield from _decompose_with_similar(
+        llm, question, max_keywords, keep, decompose_max_tokens
     )
-    out = {}
+    out: dict[str, list[str]] = {}
     for kw in kws:
         snapped: list[str] = []
         for phrase in [kw, *similar.get(kw, [])]:
@@ -379,9 +446,36 @@ def align_keywords(
     return KeywordAlignment(kws, out, "snap", why, transient)
 
 
+def _align_constrained(
+    llm: Any,
+    question: str,
+    index: NGramIndex,
+    *,
+    max_keywords: int,
+    beams: int,
+    keep: int,
+    max_tokens: int,
+    decompose_max_tokens: int,
+    trace: Trace | None,
+) -> KeywordAlignment:
+    """The scoring LM's alignment: in-process constrained decoding, each keyword rephrased into corpus N-grams."""
+    kws, why, transient = _decompose_constrained(
+        llm, question, max_keywords, max_tokens=decompose_max_tokens, trace=trace
+    )
+    chosen: list[str] = []
+    out: dict[str, list[str]] = {}
+    for kw in kws:
+        grams = rephrase_constrained(
+            llm, question, kw, index, beams=beams, keep=keep, max_tokens=max_tokens, exclude=chosen, trace=trace
+        )
+        out[kw] = grams
+        chosen.extend(grams)
+    return KeywordAlignment(kws, out, "constrained", why, transient)
+
+
 def _decompose_with_similar(
-    llm: Any, question: str, n: int, m: int, max_tokens: int, trace: Trace | None
-) -> tuple[list[str], dict[str, list[str]], str, bool]:
+    llm: Any, question: str, n: int, m: int, max_tokens: int
+) -> Step[tuple[list[str], dict[str, list[str]], str, bool]]:
     schema = {
         "type": "object",
         "properties": {
@@ -402,16 +496,12 @@ def _decompose_with_similar(
     }
     if not callable(getattr(llm, "complete_json", None)):
         return fallback_keywords(question, n), {}, "the LLM has no complete_json method", False
-    try:
-        res = llm.complete_json(
-            SNAP_PROMPT.format(n=n, m=m, question=question), schema, max_tokens=max_tokens * 4, trace=trace
-        )
-        items = (res.value or {}).get("keywords") or [] if isinstance(res.value, dict) else []
-    except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
-        raise
-    except RetrieveKitError as e:
-        why = f"keyword decomposition failed ({type(e).__name__}: {str(e)[:120]})"
-        return fallback_keywords(question, n), {}, why, _is_transient(e)
+    prompt = SNAP_PROMPT.format(n=n, m=m, question=question)
+    (reply,) = yield [ModelCall.json("arm.keywords", prompt, schema, max_tokens=max_tokens * 4)]
+    error = failure_of(reply)
+    if error is not None:
+        return fallback_keywords(question, n), {}, _failed(error), _is_transient(error)
+    items = (reply.value or {}).get("keywords") or [] if isinstance(reply.value, dict) else []
     kws: list[str] = []
     similar: dict[str, list[str]] = {}
     for item in items:

@@ -7,7 +7,7 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -17,15 +17,19 @@ from retrievekit.core.arm.compatibility import compatibility
 from retrievekit.core.arm.config import ArmConfig
 from retrievekit.core.arm.drafts import expand
 from retrievekit.core.arm.keyword_cache import KeywordCache
-from retrievekit.core.arm.keywords import KeywordAlignment, align_keywords, has_scoring
+from retrievekit.core.arm.keywords import KeywordAlignment, align_keywords, align_keywords_step, has_scoring
 from retrievekit.core.arm.mip import relevance_top_k, solve_mip
 from retrievekit.core.arm.ngrams import NGramIndex
+from retrievekit.core.arm.recover import recovering
 from retrievekit.core.arm.serialize import serialize_object, unique_names
-from retrievekit.core.arm.verify import verify_draft
+from retrievekit.core.arm.verify import Verdict, VerifyAsk, ask_verification, read_verification, verify_draft
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.bm25 import BM25Index, top_k_indices
+from retrievekit.core.llm.calls import Step
 from retrievekit.core.llm.concurrency import map_calls
+from retrievekit.core.llm.drivers import adrive, drive
+from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit, Table
@@ -160,7 +164,11 @@ class Arm:
 
     # ------------------------------------------------------------------ stages
     def align(self, query: str, vocab: Sequence[DataObject], trace: Trace) -> KeywordAlignment:
-        """Stage 1: keywords and their corpus N-grams (``mode="off"`` when disabled or without an LLM)."""
+        """Stage 1: keywords and their corpus N-grams (``mode="off"`` when disabled or without an LLM); the step of
+        :meth:`search_step`'s keyword stage, its call sent now."""
+        return cast(KeywordAlignment, drive(self._align_step(query, vocab, trace), self._driven(), trace=trace))
+
+    def _align_step(self, query: str, vocab: Sequence[DataObject], trace: Trace) -> Step[KeywordAlignment]:
         cfg = self.config
         if not cfg.keywords or cfg.max_keywords < 1:
             return KeywordAlignment([], {}, "off")
@@ -182,18 +190,20 @@ class Arm:
             ((o.id, serialize_object(o, query, rows=cfg.view_rows, chars=2000)) for o in vocab), cfg.ngram_max
         )
         trace.count("arm.vocab_ngrams", len(index))
-        out = align_keywords(
-            self._keyword_llm(),
-            query,
-            index,
-            max_keywords=cfg.max_keywords,
-            beams=cfg.keyword_beams,
-            keep=cfg.words_per_keyword,
-            max_tokens=cfg.keyword_max_tokens,
-            decompose_max_tokens=cfg.decompose_max_tokens,
-            constrained=cfg.constrained,
-            trace=trace,
-        )
+        options: dict[str, Any] = {
+            "max_keywords": cfg.max_keywords,
+            "beams": cfg.keyword_beams,
+            "keep": cfg.words_per_keyword,
+            "max_tokens": cfg.keyword_max_tokens,
+            "decompose_max_tokens": cfg.decompose_max_tokens,
+            "constrained": cfg.constrained,
+            "trace": trace,
+        }
+        keyword_llm = self._keyword_llm()
+        if keyword_llm is self.llm:
+            out = yield from align_keywords_step(keyword_llm, query, index, **options)
+        else:  # a judge's in-process base model decodes the keywords (not the model the steps are driven through)
+            out = align_keywords(keyword_llm, query, index, **options)
         if out.fallback:
             trace.note("fallback", f"{out.fallback}; using the question's content words as keywords")
         trace.note(
@@ -221,54 +231,72 @@ class Arm:
     def _alignment_settings(self) -> dict[str, Any]:
         """What keyword alignment depends on besides the model, the question and the vocabulary."""
         cfg = self.config
-        names = ("view_rows", "ngram_max", "max_keywords", "keyword_beams", "words_per_keyword", "keyword_max_tokens",
-                 "decompose_max_tokens", "constrained")  # fmt: skip
+        names = (
+            "view_rows",
+            "ngram_max",
+            "max_keywords",
+            "keyword_beams",
+            "words_per_keyword",
+            "keyword_max_tokens",
+            "decompose_max_tokens",
+            "constrained",
+        )
         return {**{n: getattr(cfg, n) for n in names}, "scoring": has_scoring(self._keyword_llm())}
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
-        """ARM's object set for ``query`` (at most ``k`` hits, aggregation order; see the module docstring)."""
+        """ARM's object set for ``query`` (at most ``k`` hits, aggregation order; see the module docstring):
+        :meth:`search_step`, its model calls sent by the sync driver (:func:`~retrievekit.core.llm.drivers.drive`)."""
+        trace = trace if trace is not None else Trace()
+        step = self.search_step(query, k, trace=trace)
+        return cast(
+            list[ScoredHit], drive(step, self._driven(), trace=trace, max_concurrency=self.config.max_concurrency)
+        )
+
+    async def asearch(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """:meth:`search` awaited: the same step, its keyword and verification calls sent by the async driver
+        (:func:`~retrievekit.core.llm.drivers.adrive`) on the caller's loop (no thread per query or per request
+        for a served model; cancelling the awaiting task stops the query's requests). The stages without a model
+        call (dense and BM25 retrieval, the MIP, a scoring LM's in-process decoding) run on the bridge's bounded pool
+        between the calls, so the loop is never held by them.
+
+        Examples:
+            >>> import asyncio
+            >>> from retrievekit.core.types import Passage
+            >>> from retrievekit.core.fakes import OnesEmbedder
+            >>> arm = Arm([Passage(id="p", text="Prime Suspect was created by Lynda La Plante.")], None,
+            ...           embedder=OnesEmbedder())
+            >>> [h.id for h in asyncio.run(arm.asearch("Who created Prime Suspect?"))]
+            ['p']
+        """
+        trace = trace if trace is not None else Trace()
+        step = self.search_step(query, k, trace=trace)
+        width = self.config.max_concurrency
+        return cast(
+            list[ScoredHit], await adrive(step, self._driven(), trace=trace, max_concurrency=width, off_loop=True)
+        )
+
+    def _driven(self) -> Any:
+        """The model the steps' calls are sent to (:func:`~retrievekit.core.arm.recover.recovering`)."""
+        return None if self.llm is None else recovering(self.llm)
+
+    def search_step(self, query: str, k: int, *, trace: Trace) -> Step[list[ScoredHit]]:
+        """The search as a step (:mod:`retrievekit.core.llm.calls`): it yields the keyword call, then the drafts'
+        verification calls as one batch, and returns the hits; :meth:`search` and :meth:`asearch` drive it."""
         query = check_query(query)
         k = check_k(k)
-        trace = trace if trace is not None else Trace()
         cfg = self.config
         with trace.stage("arm.retrieve"):
             dense_hits = self.dense.search(query, max(cfg.vocab_objects, cfg.pool_size), trace=trace)
             qvec = self._query_vector(query)
         with trace.stage("arm.keywords"):
-            alignment = self.align(query, [h.obj for h in dense_hits[: cfg.vocab_objects]], trace)
+            alignment = yield from self._align_step(query, [h.obj for h in dense_hits[: cfg.vocab_objects]], trace)
         trace.count("arm.keywords", len(alignment.keywords))
         trace.count("arm.keyword_ngrams", sum(len(v) for v in alignment.ngrams.values()))
         with trace.stage("arm.base"):
-            terms = alignment.all_terms()
-            bm25_query = " ".join([query, *terms])
-            if not self.bm25.query_terms(bm25_query):
-                trace.note(
-                    "no_searchable_terms",
-                    "the query (with its keywords) has no searchable terms (only stop words or punctuation); "
-                    "BM25 adds nothing, objects are ranked by dense similarity alone",
-                )
-            scores = self.bm25.scores(bm25_query)
-            bm25_ids = [self.bm25.objects[int(i)].id for i in top_k_indices(scores, cfg.pool_size) if scores[i] > 0]
-            cand = list(dict.fromkeys([h.id for h in dense_hits[: cfg.pool_size]] + bm25_ids))
-            if not cand:
-                trace.note("no_candidates", "neither dense nor BM25 returned a candidate; returning no hits")
-                return []
-            vecs = self._vectors(cand)
-            dense_s = {oid: float(v @ qvec) for oid, v in zip(cand, vecs, strict=True)}
-            bm25_s = {oid: float(scores[self._bm25_pos[oid]]) for oid in cand if oid in self._bm25_pos}
-            fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=cand)
-            base_ids = top_k(fused, cfg.base_k)
-            pool = top_k(fused, cfg.pool_size)
-            linked = self._linked_passages(base_ids, set(pool))
-            if linked:
-                lv = self._vectors(linked)
-                for oid, v in zip(linked, lv, strict=True):
-                    dense_s[oid] = float(v @ qvec)
-                    if oid in self._bm25_pos:
-                        bm25_s[oid] = float(scores[self._bm25_pos[oid]])
-                fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=[*pool, *linked])
-                pool = [*pool, *linked]
-                trace.count("arm.linked_passages", len(linked))
+            base = self._base(query, alignment, dense_hits, qvec, trace)
+        if base is None:
+            return []
+        pool, fused, base_ids = base
         objs = [self.by_id[i] for i in pool]
         R = np.array([fused[i] for i in pool], dtype=float)
         base_idx = [pool.index(b) for b in base_ids]
@@ -280,7 +308,7 @@ class Arm:
                 objs, self._vectors(pool), query, self._embed, view_rows=cfg.view_rows, cell_cache=self._text_vecs
             )
         drafts = self._drafts(base_idx, R, comp.matrix, trace)
-        verdicts, min_votes, threshold = self._verify(query, objs, drafts, comp, trace)
+        verdicts, min_votes, threshold = yield from self._verify(query, objs, drafts, comp, trace)
         with trace.stage("arm.aggregate"):
             agg = aggregate(
                 verdicts,
@@ -296,6 +324,44 @@ class Arm:
         info = {a.id: a for a in agg}
         trace.count("arm.set_size", len(chosen))
         return self._hits(chosen, info, pool, objs, R, drafts, comp, k, trace)
+
+    def _base(
+        self, query: str, alignment: KeywordAlignment, dense_hits: Sequence[ScoredHit], qvec: np.ndarray, trace: Trace
+    ) -> tuple[list[str], dict[str, float], list[str]] | None:
+        """The candidate pool (dense and BM25 with the keywords, fused; passages linked from the base tables), its
+        fused relevance and the base objects; None (noted) when there is no candidate."""
+        cfg = self.config
+        terms = alignment.all_terms()
+        bm25_query = " ".join([query, *terms])
+        if not self.bm25.query_terms(bm25_query):
+            trace.note(
+                "no_searchable_terms",
+                "the query (with its keywords) has no searchable terms (only stop words or punctuation); "
+                "BM25 adds nothing, objects are ranked by dense similarity alone",
+            )
+        scores = self.bm25.scores(bm25_query)
+        bm25_ids = [self.bm25.objects[int(i)].id for i in top_k_indices(scores, cfg.pool_size) if scores[i] > 0]
+        cand = list(dict.fromkeys([h.id for h in dense_hits[: cfg.pool_size]] + bm25_ids))
+        if not cand:
+            trace.note("no_candidates", "neither dense nor BM25 returned a candidate; returning no hits")
+            return None
+        vecs = self._vectors(cand)
+        dense_s = {oid: float(v @ qvec) for oid, v in zip(cand, vecs, strict=True)}
+        bm25_s = {oid: float(scores[self._bm25_pos[oid]]) for oid in cand if oid in self._bm25_pos}
+        fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=cand)
+        base_ids = top_k(fused, cfg.base_k)
+        pool = top_k(fused, cfg.pool_size)
+        linked = self._linked_passages(base_ids, set(pool))
+        if linked:
+            lv = self._vectors(linked)
+            for oid, v in zip(linked, lv, strict=True):
+                dense_s[oid] = float(v @ qvec)
+                if oid in self._bm25_pos:
+                    bm25_s[oid] = float(scores[self._bm25_pos[oid]])
+            fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=[*pool, *linked])
+            pool = [*pool, *linked]
+            trace.count("arm.linked_passages", len(linked))
+        return pool, fused, base_ids
 
     def _linked_passages(self, base_ids: Sequence[str], have: set[str]) -> list[str]:
         if not self.config.linked_passages:
@@ -356,7 +422,7 @@ class Arm:
 
     def _verify(
         self, query: str, objs: Sequence[DataObject], drafts: Sequence[Draft], comp: Any, trace: Trace
-    ) -> tuple[list[dict[str, float]], int, float]:
+    ) -> Step[tuple[list[dict[str, float]], int, float]]:
         cfg = self.config
         vote_only = [{objs[i].id: 0.0 for i in d.objects} for d in drafts]
         majority = cfg.min_votes or (len(drafts) // 2 + 1)
@@ -366,7 +432,7 @@ class Arm:
             trace.note("no_llm", "no LLM given: verification skipped; objects in a majority of drafts are kept")
             return vote_only, majority, float("-inf")
         with trace.stage("arm.verify"):
-            verdicts = self._verify_drafts(query, objs, drafts, comp, trace)
+            verdicts = yield from self._verify_drafts(query, objs, drafts, comp, trace)
         if not verdicts:
             with trace.stage("arm.aggregate"):  # the votes' fallback, not an LLM ask of its own
                 trace.note("fallback", "verification failed for every draft; objects in a majority of drafts are kept")
@@ -375,20 +441,14 @@ class Arm:
 
     def _verify_drafts(
         self, query: str, objs: Sequence[DataObject], drafts: Sequence[Draft], comp: Any, trace: Trace
-    ) -> list[dict[str, float]]:
+    ) -> Step[list[dict[str, float]]]:
         """Each draft's verdict (the chosen objects and their log-probs); failed drafts cast no votes."""
         cfg = self.config
-        # one verification per distinct draft (an identical draft gets the identical greedy verdict), run side by side
+        # one verification per distinct draft (an identical draft gets the identical greedy verdict), side by side
         keys = [(d.objects, d.edges) for d in drafts]
         distinct = list(dict.fromkeys(keys)) if cfg.verify_beams == 1 else keys
-        first = {key: drafts[keys.index(key)] for key in distinct}
-        results = map_calls(
-            lambda key, sub: self._verify_one(query, objs, first[key], comp, sub),
-            distinct,
-            llm=self.llm,
-            max_concurrency=cfg.max_concurrency,
-            trace=trace,
-        )
+        first = [drafts[keys.index(key)] for key in distinct]
+        results = yield from self._verdicts(query, objs, first, comp, trace)
         by_key = dict(zip(distinct, results, strict=True))
         verdicts: list[dict[str, float]] = []
         seen: set[tuple[Any, ...]] = set()
@@ -406,6 +466,45 @@ class Arm:
                 trace.count("arm.verify_failed")
                 trace.note("fallback", f"draft k={d.expand_k}: {v.message}; it casts no votes", expand_k=d.expand_k)
         return verdicts
+
+    def _verdicts(
+        self, query: str, objs: Sequence[DataObject], drafts: Sequence[Draft], comp: Any, trace: Trace
+    ) -> Step[list[Verdict]]:
+        """The verdicts of ``drafts``: a chat LLM's or a judge's calls as one batch (yielded); a scoring LM decodes
+        each in-process (one at a time: a local model)."""
+        cfg = self.config
+        if self.scoring and not isinstance(self.llm, RelevanceJudge):
+            return map_calls(
+                lambda d, sub: self._verify_one(query, objs, d, comp, sub),
+                list(drafts),
+                llm=self.llm,
+                max_concurrency=cfg.max_concurrency,
+                trace=trace,
+            )
+        asks = [self._ask(query, objs, d, comp) if d.objects else None for d in drafts]
+        sent = [a for a in asks if a is not None]
+        replies = iter((yield [a.call for a in sent]) if sent else [])
+        return [
+            Verdict({}, True, "empty draft") if a is None else read_verification(a, next(replies), trace) for a in asks
+        ]
+
+    def _ask(self, query: str, objs: Sequence[DataObject], d: Draft, comp: Any) -> VerifyAsk:
+        """The call verifying one draft (:func:`~retrievekit.core.arm.verify.ask_verification`)."""
+        cfg = self.config
+        dobjs = [objs[i] for i in d.objects]
+        connections = [comp.link(a, b) for a, b in d.edges if comp.link(a, b)]
+        return ask_verification(
+            self.llm,
+            query,
+            dobjs,
+            unique_names(dobjs),
+            connections,
+            max_objects=cfg.verify_max_objects,
+            rows=cfg.prompt_rows,
+            chars=cfg.prompt_chars,
+            max_chars=cfg.prompt_max_chars,
+            judge_threshold=cfg.judge_threshold,
+        )
 
     def _verify_one(self, query: str, objs: Sequence[DataObject], d: Draft, comp: Any, trace: Trace) -> Any:
         """One draft's LLM self-verification (:func:`~retrievekit.core.arm.verify.verify_draft`)."""

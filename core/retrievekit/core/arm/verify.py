@@ -30,15 +30,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrievekit.core.arm.recover import failure_of, falls_back, recovering
 from retrievekit.core.arm.serialize import serialize_object
-from retrievekit.core.errors import ConstraintError, LLMUnavailableError, RetrieveKitError
-from retrievekit.core.llm.judge_hooks import judge_relevance
+from retrievekit.core.errors import ConstraintError, RetrieveKitError
+from retrievekit.core.llm.calls import ModelCall
+from retrievekit.core.llm.drivers import send_call
 from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, neutralize
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
-__all__ = ["VERIFY_PROMPT", "NameGrammar", "Verdict", "build_prompt", "verify_draft"]
+__all__ = [
+    "VERIFY_PROMPT",
+    "NameGrammar",
+    "Verdict",
+    "VerifyAsk",
+    "ask_verification",
+    "build_prompt",
+    "read_verification",
+    "verify_draft",
+]
 
 VERIFY_PROMPT = (
     "{rule}\nCandidate objects:\n{objects}\n{connections}\nQuestion: {question}\n"
@@ -192,6 +203,96 @@ def build_prompt(
     return VERIFY_PROMPT.format(rule=DATA_RULE, objects=blocks, connections=conn, question=question)
 
 
+@dataclass(frozen=True)
+class VerifyAsk:
+    """The model call that verifies one draft (a value: nothing is sent) and what reading its reply needs.
+
+    Attributes:
+        call: a JSON call (``{"objects": [names]}``) or, for a relevance judge, a judge call over the objects.
+        objs: the draft's objects; ``names``: their display names (the JSON path's enum).
+        judge_threshold: the judge path's threshold (None: the JSON path).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> ask = ask_verification(object(), "Q?", [Passage(id="a", text="x")], ["A"], [])
+        >>> ask.call.kind, ask.call.schema["properties"]["objects"]["items"]
+        ('json', {'enum': ['A']})
+    """
+
+    call: ModelCall
+    objs: tuple[DataObject, ...]
+    names: tuple[str, ...]
+    judge_threshold: float | None = None
+
+
+def ask_verification(
+    llm: Any,
+    question: str,
+    objs: Sequence[DataObject],
+    names: Sequence[str],
+    connections: Sequence[str],
+    *,
+    max_objects: int = 4,
+    rows: int = 5,
+    chars: int = 300,
+    max_chars: int | None = None,
+    judge_threshold: float = 0.5,
+) -> VerifyAsk:
+    """The call that verifies a non-empty draft with a chat LLM (JSON enum over the names) or a relevance judge
+    (one batched judge call; see the module docstring); :func:`read_verification` reads its reply.
+
+    Examples:
+        >>> from retrievekit.core.fakes import WordJudge
+        >>> from retrievekit.core.types import Passage
+        >>> ask_verification(WordJudge("x"), "Q?", [Passage(id="a", text="x")], ["A"], []).call.kind
+        'judge'
+    """
+    if isinstance(llm, RelevanceJudge):
+        bodies = [serialize_object(o, question, rows=rows, chars=chars) for o in objs]
+        if max_chars is not None:  # each object is judged alone, so the prompt-wide cap bounds one object's text
+            bodies = [b if len(b) <= max_chars else b[: max(0, max_chars - 3)].rstrip() + "..." for b in bodies]
+        call = ModelCall.judge(question, bodies, refs=[(o.id,) for o in objs])
+        return VerifyAsk(call, tuple(objs), tuple(names), judge_threshold)
+    prompt = build_prompt(question, objs, names, connections, rows=rows, chars=chars, max_chars=max_chars)
+    m = min(max_objects, len(objs))
+    schema = {
+        "type": "object",
+        "properties": {"objects": {"type": "array", "items": {"enum": list(names)}, "minItems": 1, "maxItems": m}},
+        "required": ["objects"],
+    }
+    return VerifyAsk(ModelCall.json("arm.verify", prompt, schema, max_tokens=24 * m + 16), tuple(objs), tuple(names))
+
+
+def read_verification(ask: VerifyAsk, reply: Any, trace: Trace | None = None) -> Verdict:
+    """The verdict from the reply to :meth:`ask_verification`'s call: the named objects (JSON) or those the judge
+    kept; a failed call (the exception in the reply's slot) or a reply naming no candidate is a failed verdict.
+
+    Examples:
+        >>> from retrievekit.core.llm.protocol import JsonResult
+        >>> from retrievekit.core.types import Passage
+        >>> ask = ask_verification(object(), "Q?", [Passage(id="a", text="x")], ["A"], [])
+        >>> read_verification(ask, JsonResult({"objects": ["A"]}, "")).chosen
+        {'a': 0.0}
+        >>> read_verification(ask, ValueError("no JSON")).message
+        'JSON verification failed (ValueError: no JSON)'
+    """
+    judged = ask.judge_threshold is not None
+    error = failure_of(reply)
+    if error is not None:
+        if not falls_back(error):
+            raise error
+        how = "judge" if judged else "JSON"
+        return Verdict({}, False, f"{how} verification failed ({type(error).__name__}: {str(error)[:120]})")
+    if ask.judge_threshold is not None:
+        return _judge_verdict(ask.objs, [float(p) for p in reply], ask.judge_threshold, trace)
+    chosen = reply.value.get("objects") if isinstance(reply.value, dict) else None
+    by_name = {n: o.id for n, o in zip(ask.names, ask.objs, strict=True)}
+    ids = [by_name[n] for n in (chosen or []) if isinstance(n, str) and n in by_name]
+    if not ids:
+        return Verdict({}, False, "the verifier named no candidate object")
+    return Verdict(dict.fromkeys(ids, 0.0))
+
+
 def verify_draft(
     llm: Any,
     question: str,
@@ -209,7 +310,8 @@ def verify_draft(
     trace: Trace | None = None,
 ) -> Verdict:
     """Verify one draft with a scoring LM (constrained to names), a chat LLM (JSON enum over names) or a relevance
-    judge (objects with ``P(relevant) >= judge_threshold``; see the module docstring).
+    judge (objects with ``P(relevant) >= judge_threshold``; see the module docstring). The chat and judge paths are
+    :func:`ask_verification`, the call sent now, and :func:`read_verification`.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -223,75 +325,78 @@ def verify_draft(
     """
     if not objs:
         return Verdict({}, True, "empty draft")
-    if isinstance(llm, RelevanceJudge):
-        return _verify_with_judge(
-            llm, question, objs, rows=rows, chars=chars, max_chars=max_chars, threshold=judge_threshold, trace=trace
+    if scoring and not isinstance(llm, RelevanceJudge):
+        return _verify_constrained(
+            llm,
+            question,
+            objs,
+            names,
+            connections,
+            beams=beams,
+            max_objects=max_objects,
+            rows=rows,
+            chars=chars,
+            max_chars=max_chars,
+            trace=trace,
         )
-    prompt = build_prompt(question, objs, names, connections, rows=rows, chars=chars, max_chars=max_chars)
-    m = min(max_objects, len(objs))
-    if scoring:
-        enc = llm.encode
-        name_ids = [[t for t in enc(" " + n) if t != llm.eos_token_id] for n in names]
-        keep = [i for i, ids in enumerate(name_ids) if ids]
-        grammar = NameGrammar([name_ids[i] for i in keep], enc(SEP), llm.eos_token_id, m)
-        longest = sorted((len(grammar.items[j]) for j in range(len(keep))), reverse=True)[:m]
-        try:
-            found = llm.constrained_beam_search(
-                prompt,
-                grammar.allowed,
-                num_beams=beams,
-                num_return_sequences=1,
-                max_new_tokens=sum(longest) + 1,
-                trace=trace,
-            )
-        except (ConstraintError, RetrieveKitError) as e:
-            return Verdict({}, False, f"constrained verification failed ({type(e).__name__}: {str(e)[:120]})")
-        if not found:
-            return Verdict({}, False, "constrained verification returned no beam")
-        best = found[0]
-        picked = grammar.parse(best.token_ids, best.token_logprobs)
-        if not picked:
-            return Verdict({}, False, "the verifier named no complete object")
-        return Verdict({objs[keep[i]].id: lp for i, lp in picked})
-    schema = {
-        "type": "object",
-        "properties": {"objects": {"type": "array", "items": {"enum": list(names)}, "minItems": 1, "maxItems": m}},
-        "required": ["objects"],
-    }
-    try:
-        res = llm.complete_json(prompt, schema, max_tokens=24 * m + 16, trace=trace)
-        chosen = res.value.get("objects") if isinstance(res.value, dict) else None
-    except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
-        raise
-    except RetrieveKitError as e:
-        return Verdict({}, False, f"JSON verification failed ({type(e).__name__}: {str(e)[:120]})")
-    by_name = {n: o.id for n, o in zip(names, objs, strict=True)}
-    ids = [by_name[n] for n in (chosen or []) if isinstance(n, str) and n in by_name]
-    if not ids:
-        return Verdict({}, False, "the verifier named no candidate object")
-    return Verdict(dict.fromkeys(ids, 0.0))
+    ask = ask_verification(
+        llm,
+        question,
+        objs,
+        names,
+        connections,
+        max_objects=max_objects,
+        rows=rows,
+        chars=chars,
+        max_chars=max_chars,
+        judge_threshold=judge_threshold,
+    )
+    return read_verification(ask, send_call(ask.call, recovering(llm), trace), trace)
 
 
-def _verify_with_judge(
-    judge: Any,
+def _verify_constrained(
+    llm: Any,
     question: str,
     objs: Sequence[DataObject],
+    names: Sequence[str],
+    connections: Sequence[str],
     *,
+    beams: int,
+    max_objects: int,
     rows: int,
     chars: int,
     max_chars: int | None,
-    threshold: float,
     trace: Trace | None,
 ) -> Verdict:
-    bodies = [serialize_object(o, question, rows=rows, chars=chars) for o in objs]
-    if max_chars is not None:  # each object is judged alone, so the prompt-wide cap bounds one object's text
-        bodies = [b if len(b) <= max_chars else b[: max(0, max_chars - 3)].rstrip() + "..." for b in bodies]
+    """The scoring LM's verification: in-process decoding under a grammar over the candidate names."""
+    prompt = build_prompt(question, objs, names, connections, rows=rows, chars=chars, max_chars=max_chars)
+    m = min(max_objects, len(objs))
+    enc = llm.encode
+    name_ids = [[t for t in enc(" " + n) if t != llm.eos_token_id] for n in names]
+    keep = [i for i, ids in enumerate(name_ids) if ids]
+    grammar = NameGrammar([name_ids[i] for i in keep], enc(SEP), llm.eos_token_id, m)
+    longest = sorted((len(grammar.items[j]) for j in range(len(keep))), reverse=True)[:m]
     try:
-        ps = judge_relevance(judge, question, bodies, trace=trace, refs=[(o.id,) for o in objs])
-    except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
-        raise
-    except (RetrieveKitError, ValueError) as e:
-        return Verdict({}, False, f"judge verification failed ({type(e).__name__}: {str(e)[:120]})")
+        found = llm.constrained_beam_search(
+            prompt,
+            grammar.allowed,
+            num_beams=beams,
+            num_return_sequences=1,
+            max_new_tokens=sum(longest) + 1,
+            trace=trace,
+        )
+    except (ConstraintError, RetrieveKitError) as e:
+        return Verdict({}, False, f"constrained verification failed ({type(e).__name__}: {str(e)[:120]})")
+    if not found:
+        return Verdict({}, False, "constrained verification returned no beam")
+    best = found[0]
+    picked = grammar.parse(best.token_ids, best.token_logprobs)
+    if not picked:
+        return Verdict({}, False, "the verifier named no complete object")
+    return Verdict({objs[keep[i]].id: lp for i, lp in picked})
+
+
+def _judge_verdict(objs: Sequence[DataObject], ps: Sequence[float], threshold: float, trace: Trace | None) -> Verdict:
     best = min(range(len(objs)), key=lambda i: (-ps[i], i))
     keep = [i for i in range(len(objs)) if ps[i] >= threshold]
     message = f"judge kept {len(keep)}/{len(objs)} objects with P(relevant) >= {threshold}"

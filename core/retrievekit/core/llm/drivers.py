@@ -35,6 +35,7 @@ Examples:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import Any, TypeVar, cast
 
@@ -178,11 +179,18 @@ def _send_batch(
 
 
 async def adrive(
-    step: Step[R], llm: Any, *, trace: Trace | None = None, max_concurrency: int = 4, embedder: Any = None
+    step: Step[R],
+    llm: Any,
+    *,
+    trace: Trace | None = None,
+    max_concurrency: int = 4,
+    embedder: Any = None,
+    off_loop: bool = False,
 ) -> R:
     """Run ``step`` to its result on the running loop, each batch's calls as tasks under a semaphore of
     ``llm_concurrency(llm, max_concurrency)`` (module docstring); cancelling the awaiting task cancels the calls
-    in flight and closes the step.
+    in flight and closes the step. With ``off_loop`` the step's own code between its batches (a search, a solver,
+    an in-process model) runs on the bridge's bounded pool, so the loop only sends and receives.
 
     Examples:
         >>> import asyncio
@@ -193,15 +201,42 @@ async def adrive(
         >>> asyncio.run(adrive(judge(), WordJudge("aspirin")))
         [0.9]
     """
+    advance = _advance_off_loop if off_loop else _advance
     try:
-        batch = next(step)
-        while True:
-            replies = await _asend_batch(batch, llm, trace, max_concurrency, embedder)
-            batch = step.send(replies)
-    except StopIteration as done:
-        return cast(R, done.value)
+        finished, got = await advance(step, None)
+        while not finished:
+            replies = await _asend_batch(got, llm, trace, max_concurrency, embedder)
+            finished, got = await advance(step, replies)
+        return cast(R, got)
     finally:
         step.close()
+
+
+def _resume(step: Step[Any], replies: list[Any] | None) -> tuple[bool, Any]:
+    """``(False, next batch)`` or ``(True, the step's result)``: a ``StopIteration`` never leaves this frame (it
+    cannot cross a coroutine or a future)."""
+    try:
+        return False, (next(step) if replies is None else step.send(replies))
+    except StopIteration as done:
+        return True, done.value
+
+
+async def _advance(step: Step[Any], replies: list[Any] | None) -> tuple[bool, Any]:
+    """The step's next batch, its own code run on the loop (a step whose work between calls is light)."""
+    return _resume(step, replies)
+
+
+async def _advance_off_loop(step: Step[Any], replies: list[Any] | None) -> tuple[bool, Any]:
+    """The step's next batch, its own code (a search, a solver, an in-process model) run on the bridge's bounded
+    pool, so the loop only sends and receives. A cancellation waits for that code to end on its thread (a running
+    generator cannot be closed), then goes on."""
+    running = asyncio.ensure_future(run_in_pool(_resume, step, replies))
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await running
+        raise
 
 
 async def _asend_batch(
