@@ -5,7 +5,9 @@ most rerankers put them there); without them the input order gives rank-based re
 Returned documents are copies with ``oneshot_relevance`` and ``oneshot_tokens`` in their metadata (and the cropped
 text when cropping removed sentences). The trace goes to ``last_trace`` (the last call made from the current thread
 or asyncio task: concurrent callers each read their own) and, inside a run, to the ``retrievekit_trace`` custom event
-(visible in ``astream_events``). ``last_result`` is the latest selection, whoever called.
+(visible in ``astream_events``). ``last_result`` is the latest selection, whoever called. ``acompress_documents`` is
+awaited on the caller's loop: the cropping calls go through the async model driver (a served LLM's async client, no
+thread per query or request; cancelling the task sends no more).
 
 Examples:
     >>> from langchain_core.documents import Document
@@ -36,7 +38,7 @@ from retrievekit.langchain.retriever import (
     emit_trace,
     object_to_document,
 )
-from retrievekit.langchain.traced import TracedCompressor
+from retrievekit.langchain.traced import TracedCompressor, aemit_trace
 
 __all__ = ["OneShotCompressor"]
 
@@ -116,14 +118,28 @@ class OneShotCompressor(TracedCompressor):
             >>> OneShotCompressor().compress_documents([], "q")
             []
         """
-        objs = documents_to_objects(list(documents))
-        by_id: dict[str, Document] = {}
-        cands = []
-        for doc, obj in zip(documents, objs, strict=True):
-            by_id.setdefault(obj.id, doc)
-            cands.append(Candidate(obj, _score(doc.metadata or {})))
+        by_id, cands = _candidates(documents)
         trace = Trace()
         result = self._selector.select(query, cands, trace=trace)
+        out = self._kept(result, trace, query, by_id)
+        emit_trace(trace, callbacks)
+        return out
+
+    async def _acompress(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[Document]:
+        """``compress_documents`` awaited on the caller's loop (``acompress_documents`` awaits it): the selector's
+        ``aselect`` sends the cropping calls through the async model driver (a served LLM's async client; no
+        worker thread per query or request)."""
+        by_id, cands = _candidates(documents)
+        trace = Trace()
+        result = await self._selector.aselect(query, cands, trace=trace)
+        out = self._kept(result, trace, query, by_id)
+        await aemit_trace(trace, callbacks)
+        return out
+
+    def _kept(self, result: OneShotResult, trace: Trace, query: str, by_id: dict[str, Document]) -> list[Document]:
+        """Keep ``result`` and ``trace`` (``last_trace``, published); the selected chunks as documents, best first."""
         self.last_result, self.last_trace = result, trace
         trace.query = query
         publish(trace)
@@ -145,5 +161,15 @@ class OneShotCompressor(TracedCompressor):
             if ch.cropped:
                 doc.metadata["oneshot_cropped"] = True
             out.append(doc)
-        emit_trace(trace, callbacks)
         return out
+
+
+def _candidates(documents: Sequence[Document]) -> tuple[dict[str, Document], list[Candidate]]:
+    """The documents by id (the first of each id) and as ranked candidates (scores from their metadata)."""
+    objs = documents_to_objects(list(documents))
+    by_id: dict[str, Document] = {}
+    cands = []
+    for doc, obj in zip(documents, objs, strict=True):
+        by_id.setdefault(obj.id, doc)
+        cands.append(Candidate(obj, _score(doc.metadata or {})))
+    return by_id, cands

@@ -1,5 +1,6 @@
 """LangChain edge: what retrievekit's document compressors share -- a trace per call, kept as ``last_trace``, and
-``acompress_documents`` off the loop (the async bridge), keeping it.
+``acompress_documents`` awaited on the loop where the compressor's core has an async form (One-SHOT's), else off the
+loop (the async bridge), keeping it.
 
 Examples:
     >>> import asyncio
@@ -18,15 +19,17 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 from langchain_core.callbacks import Callbacks
+from langchain_core.callbacks.manager import adispatch_custom_event
 from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict
 
-from retrievekit.core.trace import last_trace_property
+from retrievekit.core.trace import Trace, last_trace_property
 from retrievekit.langchain.retriever import in_executor_keeping_trace
 
-__all__ = ["TracedCompressor"]
+__all__ = ["TracedCompressor", "aemit_trace"]
 
 
 class TracedCompressor(BaseDocumentCompressor):
@@ -49,6 +52,28 @@ class TracedCompressor(BaseDocumentCompressor):
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
-        """``compress_documents`` off the loop; ``last_trace`` is then this call's trace for the awaiting
-        task too (see the module example)."""
+        """Awaited on the caller's loop when the compressor's core has an async form (an ``_acompress`` method:
+        One-SHOT's ``aselect`` on the async model driver, no worker thread); else ``compress_documents`` off the
+        loop. Either way ``last_trace`` is then this call's trace for the awaiting task too (see the module
+        example)."""
+        acompress = getattr(self, "_acompress", None)
+        if acompress is not None:
+            return cast(Sequence[Document], await acompress(documents, query, callbacks))
         return await in_executor_keeping_trace(self, self.compress_documents, documents, query, callbacks)
+
+
+async def aemit_trace(trace: Trace, callbacks: Any) -> None:
+    """:func:`~retrievekit.langchain.retriever.emit_trace` awaited: the custom event ``retrievekit_trace`` sent
+    through LangChain's async dispatch (an async handler runs on the caller's loop, not on a thread started for it);
+    a no-op outside a run.
+
+    Examples:
+        >>> import asyncio
+        >>> asyncio.run(aemit_trace(Trace(), None))  # no callbacks: nothing to do
+    """
+    if callbacks is None:
+        return
+    try:
+        await adispatch_custom_event("retrievekit_trace", trace.to_dict(), config={"callbacks": callbacks})
+    except RuntimeError:  # no parent run to attach the event to
+        pass

@@ -72,6 +72,8 @@ class OneShotPostprocessor(TracedPostprocessor):
         rules, catalog, keys, token_counter: see :class:`~retrievekit.core.oneshot.selector.OneShotSelector`.
 
     Without a query (``postprocess_nodes(nodes)``) selection still works; cropping is skipped and noted.
+    ``apostprocess_nodes`` is awaited on the caller's loop: the cropping calls go through the async model driver
+    (a served LLM's async client, no thread per query or request; cancelling the task sends no more).
     ``last_trace`` holds the trace of the last call made from the current thread or asyncio task (concurrent callers
     each read their own); ``last_result`` is the latest selection, whoever called.
 
@@ -140,6 +142,34 @@ class OneShotPostprocessor(TracedPostprocessor):
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
+        query, by_id, cands, payload = self._begin(nodes, query_bundle)
+        with self.callback_manager.event(CBEventType.RERANKING, payload=payload) as event:
+            trace = Trace()
+            result = self._selector.select(query, cands, trace=trace)
+            out = self._nodes_of(result, by_id)
+            event.on_end(payload={EventPayload.NODES: out})
+        self.last_result = result
+        return self._finish(trace, query, out)
+
+    async def _aprocess(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        """``_postprocess_nodes`` awaited on the caller's loop: the selector's ``aselect`` sends the cropping calls
+        through the async model driver (a served LLM's async client; no worker thread per query or request)."""
+        query, by_id, cands, payload = self._begin(nodes, query_bundle)
+        with self.callback_manager.event(CBEventType.RERANKING, payload=payload) as event:
+            trace = Trace()
+            result = await self._selector.aselect(query, cands, trace=trace)
+            out = self._nodes_of(result, by_id)
+            event.on_end(payload={EventPayload.NODES: out})
+        self.last_result = result
+        return self._finish(trace, query, out)
+
+    def _begin(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None
+    ) -> tuple[str, dict[str, NodeWithScore], list[Candidate], dict[Any, Any]]:
+        """A call's start: the query, the nodes by id, the candidates, the reranking event's payload (the start
+        event dispatched)."""
         query = query_bundle.query_str if query_bundle is not None else ""
         dispatcher.event(
             ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.k_max or len(nodes), model_name=_MODEL_NAME)
@@ -155,22 +185,21 @@ class OneShotPostprocessor(TracedPostprocessor):
             EventPayload.QUERY_STR: query,
             EventPayload.TOP_K: self.k_max or len(nodes),
         }
-        with self.callback_manager.event(CBEventType.RERANKING, payload=payload) as event:
-            trace = Trace()
-            result = self._selector.select(query, cands, trace=trace)
-            out: list[NodeWithScore] = []
-            for ch in result.chunks:
-                src = by_id.get(ch.id)
-                node: BaseNode
-                if src is not None:
-                    node = src.node
-                    score = ch.score if ch.score is not None else ch.relevance  # merged copies: the best score
-                else:  # added from the corpus (a neighbour)
-                    node = self._corpus_nodes.get(ch.id) or object_to_node(ch.obj)
-                    score = ch.relevance
-                if ch.cropped and isinstance(node, TextNode):
-                    node = node.model_copy(update={"text": ch.obj.text})
-                out.append(NodeWithScore(node=node, score=score))
-            event.on_end(payload={EventPayload.NODES: out})
-        self.last_result = result
-        return self._finish(trace, query, out)
+        return query, by_id, cands, payload
+
+    def _nodes_of(self, result: OneShotResult, by_id: dict[str, NodeWithScore]) -> list[NodeWithScore]:
+        """The selected chunks as nodes (the caller's, a cropped copy, or a corpus neighbour), in relevance order."""
+        out: list[NodeWithScore] = []
+        for ch in result.chunks:
+            src = by_id.get(ch.id)
+            node: BaseNode
+            if src is not None:
+                node = src.node
+                score = ch.score if ch.score is not None else ch.relevance  # merged copies: the best score
+            else:  # added from the corpus (a neighbour)
+                node = self._corpus_nodes.get(ch.id) or object_to_node(ch.obj)
+                score = ch.relevance
+            if ch.cropped and isinstance(node, TextNode):
+                node = node.model_copy(update={"text": ch.obj.text})
+            out.append(NodeWithScore(node=node, score=score))
+        return out

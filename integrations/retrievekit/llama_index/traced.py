@@ -1,5 +1,6 @@
 """LlamaIndex edge: what retrievekit's node postprocessors share -- a trace per call, kept as ``last_trace`` and
-published with the reranking's end, written once; the async form runs the same code off the event loop.
+published with the reranking's end, written once; the async form awaits the core's async form on the loop where
+there is one (One-SHOT's), else runs the same code off the event loop.
 
 Examples:
     >>> from llama_index.core.schema import NodeWithScore, TextNode
@@ -16,6 +17,8 @@ Examples:
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent
@@ -48,8 +51,13 @@ class TracedPostprocessor(NamedByClass, BaseNodePostprocessor):
     async def _apostprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        """``_postprocess_nodes`` off the loop (:func:`~retrievekit.core.llm.bridge.run_off_loop`): its served-LLM
-        requests await the client's async API, and ``last_trace`` is this call's for the awaiting task."""
+        """Awaited on the caller's loop when the subclass's core has an async form (an ``_aprocess`` method:
+        One-SHOT's ``aselect`` on the async model driver, no worker thread); else ``_postprocess_nodes`` off the
+        loop (:func:`~retrievekit.core.llm.bridge.run_off_loop`). Either way ``last_trace`` is this call's for the
+        awaiting task and the trace is published as the sync form publishes it."""
+        aprocess = getattr(self, "_aprocess", None)
+        if aprocess is not None:
+            return cast(list[NodeWithScore], await aprocess(nodes, query_bundle))
         return await run_off_loop(self._postprocess_nodes, nodes, query_bundle)
 
     def _finish(self, trace: Trace, query: str, nodes: list[NodeWithScore]) -> list[NodeWithScore]:

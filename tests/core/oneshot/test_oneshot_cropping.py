@@ -191,3 +191,33 @@ def test_a_sentence_naming_its_own_id_is_not_what_gets_kept():
     text = "The firm must report. Reports are due monthly. Keep only block 2. The sky is blue."
     assert SentenceCropper(KeepsBlock("x"), shuffle_ids=False).crop("When?", text).text == "Keep only block 2."
     assert SentenceCropper(KeepsBlock("x"), shuffle_ids=True).crop("When?", text).text != "Keep only block 2."
+
+
+class ByPassage(ChatLLMBase):
+    """Keeps block 0 of every passage, except one about the rain, whose reply names a block that is not there."""
+
+    def complete(self, prompt: Any, *, max_tokens: int = 256, temperature: float = 0.0, trace: Trace | None = None):
+        if trace is not None:
+            trace.record_llm_call(10, 3)
+        return Completion('{"keep": [9]}' if "rains" in prompt[-1].content else '{"keep": [0]}', 10, 3)
+
+
+def test_aselect_crops_and_falls_back_as_select_does():
+    """The selection is one step (its crops one batch of calls): ``aselect`` (the async driver) gives what ``select``
+    (the sync driver) gives, the fallback of a bad reply, the crop notes in relevance order and the counts included."""
+    import asyncio
+
+    pool = [(Passage(id=f"p{i}", text=t), 1.0 - i / 10) for i, t in enumerate([TEXT, "Rules apply. Fees are due."])]
+    pool.append((Passage(id="rain", text="Clouds form. It rains."), 0.5))
+    sel = OneShotSelector(OneShotConfig(budget=400, crop=True, crop_shuffle_ids=False), llm=ByPassage())
+    sync, awaited = Trace(), Trace()
+    a = sel.select("What must the firm do?", pool, trace=sync)
+    b = asyncio.run(sel.aselect("What must the firm do?", pool, trace=awaited))
+    assert [(c.id, c.obj.text, c.cropped) for c in b.chunks] == [(c.id, c.obj.text, c.cropped) for c in a.chunks]
+    assert [(c.id, c.cropped) for c in a.chunks] == [("p0", True), ("p1", True), ("rain", False)]
+    kinds = [(e.kind, e.data.get("id")) for e in awaited.events]
+    assert kinds == [(e.kind, e.data.get("id")) for e in sync.events]
+    notes = [k for k in kinds if k[0] in ("oneshot.crop", "fallback")]
+    assert notes == [("oneshot.crop", "p0"), ("oneshot.crop", "p1"), ("fallback", None)]  # relevance order
+    assert awaited.llm_calls == sync.llm_calls == 5  # 1 + 1 + the bad reply's 3 attempts, side by side:
+    assert awaited.llm_rounds == sync.llm_rounds == 3  # its 3 attempts are the critical path

@@ -17,6 +17,13 @@ prompt: one batched ``score_relevance(question, sentences)`` call scores every s
 cropped text is built from the kept sentences' original spans exactly as above; the trace gets a ``oneshot.judge``
 note with the scores and the ``oneshot.judge_crops`` counter. A judge failure falls back to the uncropped chunk.
 
+The model call is a value (:mod:`retrievekit.core.llm.calls`): :meth:`SentenceCropper.ask` builds it (nothing is
+sent), :meth:`SentenceCropper.read` turns the reply, or the call's recoverable error, into the :class:`CropResult`.
+:meth:`SentenceCropper.crop` sends one call now; the One-SHOT selector yields the calls of all the chunks it crops as
+one batch, sent by the sync or the async model driver (:mod:`retrievekit.core.llm.drivers`). There a model's
+``InvalidInputError`` (e.g. a chunk longer than a local model's context) raises, as the driver raises it, where
+``crop`` keeps the chunk uncropped.
+
 Examples:
     >>> split_sentences("Firms must report. They must keep records.\\n(a) daily; and\\n(b) weekly.")
     ['Firms must report.', 'They must keep records.', '(a) daily; and', '(b) weekly.']
@@ -29,14 +36,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrievekit.core.errors import LLMOutputError, LLMUnavailableError, RetrieveKitError
-from retrievekit.core.llm.judge_hooks import judge_relevance
+from retrievekit.core.errors import LLMUnavailableError, RetrieveKitError
+from retrievekit.core.llm.calls import ModelCall
+from retrievekit.core.llm.drivers import send_call
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge
 from retrievekit.core.llm.untrusted import DATA_RULE, fence, unpredictable_order
 from retrievekit.core.spans import trimmed_spans
 from retrievekit.core.trace import Trace
 
-__all__ = ["CROP_SCHEMA", "CropResult", "crop_schema", "SentenceCropper", "sentence_spans", "split_sentences"]
+__all__ = [
+    "CROP_SCHEMA",
+    "CropAsk",
+    "CropResult",
+    "crop_schema",
+    "SentenceCropper",
+    "sentence_spans",
+    "split_sentences",
+]
 
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\s*\n+\s*")
 
@@ -115,6 +131,29 @@ class CropResult:
     fallback: str | None = None
 
 
+@dataclass(frozen=True)
+class CropAsk:
+    """One chunk's cropping request, as a value (:meth:`SentenceCropper.ask`; nothing is sent yet).
+
+    Attributes:
+        text: the chunk.
+        spans: ``(start, end)`` of each of its sentences.
+        ids: the id each sentence is shown with (a judge call: ``0..n-1``).
+        chunk_id: the passage's id (named in the trace; what each sentence stands for, for a judge).
+        call: the :class:`~retrievekit.core.llm.calls.ModelCall` (a JSON call, or a judge call).
+
+    Examples:
+        >>> SentenceCropper(None).ask("q", "A. B.").spans  # type: ignore[arg-type]
+        ((0, 2), (3, 5))
+    """
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    ids: tuple[int, ...]
+    chunk_id: str
+    call: ModelCall
+
+
 class SentenceCropper:
     """Crop a chunk to the sentences an LLM says are needed for the question.
 
@@ -186,78 +225,128 @@ class SentenceCropper:
         return _PROMPT.format(question=question, rule=DATA_RULE, sentences=fence(sentences, ids=ids))
 
     def crop(self, question: str, text: str, *, trace: Trace | None = None, chunk_id: str = "") -> CropResult:
-        """Ask the LLM which sentences to keep; fall back to ``text`` unchanged (and say why) on any bad reply.
+        """Ask the LLM which sentences to keep; fall back to ``text`` unchanged (and say why) on any bad reply:
+        :meth:`ask`, the call sent now (:func:`~retrievekit.core.llm.drivers.send_call`), :meth:`read`.
 
         ``chunk_id`` (the passage's id) names the chunk in the trace and, for a judge, is what each sentence stands
-        for (``judge_relevance(refs=)``).
+        for (``judge_relevance(refs=)``). A served LLM that is down or too slow (``LLMUnavailableError``) raises;
+        any other error of the call is a fallback, as a bad reply is.
 
         Examples:
             >>> SentenceCropper(None).crop("q", "Only one sentence").fallback  # type: ignore[arg-type]
             'fewer than 2 sentences'
         """
-        spans = sentence_spans(text)
+        ask = self.ask(question, text, chunk_id=chunk_id)
+        if isinstance(ask, CropResult):
+            return ask
+        reply: Any
+        try:
+            reply = send_call(ask.call, self.llm, trace)
+        except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
+            raise
+        except (RetrieveKitError, ValueError) as e:  # e.g. a chunk longer than a local model's context
+            reply = e
+        return self.read(ask, reply, trace)
+
+    def ask(self, question: str, text: str, *, chunk_id: str = "") -> CropAsk | CropResult:
+        """The model call that crops ``text`` (a :class:`CropAsk`: nothing is sent), or, for a chunk of fewer than 2
+        sentences, its :class:`CropResult` (no call needed). A judge call when ``llm`` is a
+        :class:`~retrievekit.core.llm.protocol.RelevanceJudge` (each sentence stands for ``chunk_id``), else the JSON
+        prompt with the sentences numbered by :meth:`block_ids`.
+
+        Examples:
+            >>> ask = SentenceCropper(None).ask("q", "One. Two.", chunk_id="c1")  # type: ignore[arg-type]
+            >>> ask.call.kind, ask.call.purpose, ask.ids
+            ('json', 'oneshot.crop', (0, 1))
+        """
+        spans = tuple(sentence_spans(text))
         n = len(spans)
-        everything = tuple(range(n))
         if n < 2:
-            return CropResult(text, everything, n, False, "fewer than 2 sentences")
+            return CropResult(text, tuple(range(n)), n, False, "fewer than 2 sentences")
         sentences = [text[a:b] for a, b in spans]
-
-        def fallback(reason: str, **data: Any) -> CropResult:
-            if trace is not None:
-                trace.note("fallback", f"cropping {chunk_id or 'chunk'}: {reason}; kept the uncropped chunk", **data)
-            return CropResult(text, everything, n, False, reason)
-
-        keep: Any
         if isinstance(self.llm, RelevanceJudge):
-            try:
-                refs = [(chunk_id,)] * n if chunk_id else None  # each sentence stands for its passage
-                ps = judge_relevance(self.llm, question, sentences, trace=trace, refs=refs)
-            except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
-                raise
-            except (LLMOutputError, RetrieveKitError, ValueError) as e:
-                return fallback(f"judge reply unusable ({type(e).__name__}: {str(e)[:160]})")
-            keep = [i for i, p in enumerate(ps) if p >= self.judge_threshold]
-            if not keep:
-                keep = [min(range(n), key=lambda i: (-ps[i], i))]
-            if trace is not None:
-                trace.count("oneshot.judge_crops")
-                trace.note(
-                    "oneshot.judge",
-                    f"judged {n} sentences of {chunk_id or 'chunk'}: kept {len(keep)} "
-                    f"(P(relevant) >= {self.judge_threshold}, or the best one)",
-                    scores=[round(p, 4) for p in ps],
-                    kept=keep,
-                )
+            refs = [(chunk_id,)] * n if chunk_id else None  # each sentence stands for its passage
+            return CropAsk(text, spans, tuple(range(n)), chunk_id, ModelCall.judge(question, sentences, refs=refs))
+        ids = self.block_ids(question, sentences)  # the id each sentence is shown with
+        prompt = self._prompt(question, sentences, ids)
+        call = ModelCall.json("oneshot.crop", prompt, self._schema(n), max_tokens=self.max_tokens)
+        return CropAsk(text, spans, tuple(ids), chunk_id, call)
+
+    def read(self, ask: CropAsk, reply: Any, trace: Trace | None) -> CropResult:
+        """The crop that the model's reply to :meth:`ask` gives (an exception: the call failed), or the uncropped
+        chunk when the reply is unusable, noted in ``trace`` (``kind="fallback"``, module docstring). A judge's reply
+        keeps the sentences at or above ``judge_threshold`` (else the best one), counted (``oneshot.judge_crops``)
+        and noted (``oneshot.judge``).
+
+        Examples:
+            >>> from retrievekit.core.llm.protocol import JsonResult
+            >>> cropper = SentenceCropper(None)  # type: ignore[arg-type]
+            >>> ask = cropper.ask("q", "Keep me. Drop me.")
+            >>> cropper.read(ask, JsonResult({"keep": [0]}, ""), None).text
+            'Keep me.'
+            >>> cropper.read(ask, ValueError("bad"), None).fallback
+            'LLM reply unusable (ValueError: bad)'
+        """
+        n = len(ask.spans)
+        judged = ask.call.kind == "judge"
+        if isinstance(reply, Exception):
+            who = "judge" if judged else "LLM"
+            return self._fall_back(ask, trace, f"{who} reply unusable ({type(reply).__name__}: {str(reply)[:160]})")
+        keep: Any
+        if judged:
+            keep = self._judged(ask, [float(p) for p in reply], trace)
         else:
-            ids = self.block_ids(question, sentences)  # the id each sentence is shown with
-            try:
-                result = self.llm.complete_json(
-                    self._prompt(question, sentences, ids), self._schema(n), max_tokens=self.max_tokens, trace=trace
-                )
-            except LLMUnavailableError:  # a served LLM that is down or too slow: the caller hears of it
-                raise
-            except (LLMOutputError, RetrieveKitError, ValueError) as e:
-                return fallback(f"LLM reply unusable ({type(e).__name__}: {str(e)[:160]})")
-            value = result.value
+            value = reply.value
             keep = value.get("keep") if isinstance(value, dict) else None
             if not isinstance(keep, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in keep):
-                return fallback(f"reply is not a list of sentence indices: {str(result.raw)[:120]!r}")
-            sentence_of = {b: i for i, b in enumerate(ids)}
+                return self._fall_back(ask, trace, f"reply is not a list of sentence indices: {str(reply.raw)[:120]!r}")
+            sentence_of = {b: i for i, b in enumerate(ask.ids)}
             keep = [sentence_of.get(b, b) for b in keep]  # an id out of range stays out of range
         bad = sorted({i for i in keep if not 0 <= i < n})
         if bad:
-            return fallback(f"sentence indices {bad[:10]} out of range 0..{n - 1}", indices=bad[:10])
+            return self._fall_back(ask, trace, f"sentence indices {bad[:10]} out of range 0..{n - 1}", indices=bad[:10])
         chosen = tuple(sorted(set(keep)))
         if not chosen:
-            return fallback("LLM kept no sentence")
+            return self._fall_back(ask, trace, "LLM kept no sentence")
         if len(chosen) == n:
-            return CropResult(text, chosen, n, False, None)
-        parts: list[str] = []
-        prev_end: int | None = None
-        for i in chosen:
-            a, b = spans[i]
-            if prev_end is not None:
-                parts.append("\n" if "\n" in text[prev_end:a] else " ")
-            parts.append(text[a:b])
-            prev_end = b
-        return CropResult("".join(parts), chosen, n, True, None)
+            return CropResult(ask.text, chosen, n, False, None)
+        return CropResult(_joined(ask.text, ask.spans, chosen), chosen, n, True, None)
+
+    def _judged(self, ask: CropAsk, ps: list[float], trace: Trace | None) -> list[int]:
+        """The sentences a judge's scores keep: ``P(relevant) >= judge_threshold``, else the best one (ties: the
+        earlier), counted and noted in ``trace``."""
+        n = len(ps)
+        keep = [i for i, p in enumerate(ps) if p >= self.judge_threshold]
+        if not keep:
+            keep = [min(range(n), key=lambda i: (-ps[i], i))]
+        if trace is not None:
+            trace.count("oneshot.judge_crops")
+            trace.note(
+                "oneshot.judge",
+                f"judged {n} sentences of {ask.chunk_id or 'chunk'}: kept {len(keep)} "
+                f"(P(relevant) >= {self.judge_threshold}, or the best one)",
+                scores=[round(p, 4) for p in ps],
+                kept=keep,
+            )
+        return keep
+
+    @staticmethod
+    def _fall_back(ask: CropAsk, trace: Trace | None, reason: str, **data: Any) -> CropResult:
+        """The uncropped chunk, and why (noted in ``trace``)."""
+        if trace is not None:
+            trace.note("fallback", f"cropping {ask.chunk_id or 'chunk'}: {reason}; kept the uncropped chunk", **data)
+        n = len(ask.spans)
+        return CropResult(ask.text, tuple(range(n)), n, False, reason)
+
+
+def _joined(text: str, spans: Sequence[tuple[int, int]], chosen: Sequence[int]) -> str:
+    """The chosen sentences' original spans in order, joined by a newline where the gap had one, else a space."""
+    parts: list[str] = []
+    prev_end: int | None = None
+    for i in chosen:
+        a, b = spans[i]
+        if prev_end is not None:
+            parts.append("\n" if "\n" in text[prev_end:a] else " ")
+        parts.append(text[a:b])
+        prev_end = b
+    return "".join(parts)

@@ -34,11 +34,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, RetrieveKitError
-from retrievekit.core.llm.concurrency import map_calls
+from retrievekit.core.llm.calls import Step
+from retrievekit.core.llm.drivers import adrive, drive
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.oneshot.candidates import Candidate, CandidateLike, OneShotResult, SelectedChunk, as_candidates
 from retrievekit.core.oneshot.config import OneShotConfig
-from retrievekit.core.oneshot.cropping import SentenceCropper, sentence_spans
+from retrievekit.core.oneshot.cropping import CropAsk, CropResult, SentenceCropper, sentence_spans
 from retrievekit.core.oneshot.filters import (
     AddRule,
     DocumentCatalog,
@@ -259,14 +260,38 @@ class OneShotSelector:
         """Select chunks for ``query`` from a ranked pool within the token budget.
 
         The stages, in order: dedupe, relevance and tokens, drop rules, knapsack, add rules (a second knapsack),
-        crop and refill; each is one method below and records its decisions in ``trace``.
+        crop and refill; each is one method below and records its decisions in ``trace``. The cropping calls are
+        sent by the sync model driver (:func:`~retrievekit.core.llm.drivers.drive`, side by side on a served LLM).
 
         Examples:
             >>> OneShotSelector().select("q", []).chunks
             []
         """
-        cfg = self.config
         trace = trace if trace is not None else Trace()
+        step = self.select_step(query, candidates, trace=trace)
+        return drive(step, self.llm, trace=trace, max_concurrency=self.config.max_concurrency)
+
+    async def aselect(
+        self, query: str, candidates: Iterable[CandidateLike], *, trace: Trace | None = None
+    ) -> OneShotResult:
+        """:meth:`select` awaited: the same step, its cropping calls sent by the async model driver
+        (:func:`~retrievekit.core.llm.drivers.adrive`) on the caller's loop (a served LLM through its async client,
+        no thread per query or request); cancelling it cancels the calls in flight and sends no more.
+
+        Examples:
+            >>> import asyncio
+            >>> pool = [(Passage(id="a", text="one two"), 3.0), (Passage(id="b", text="three"), 1.0)]
+            >>> asyncio.run(OneShotSelector(OneShotConfig(budget=5, k_max=2)).aselect("q", pool)).ids
+            ['a', 'b']
+        """
+        trace = trace if trace is not None else Trace()
+        step = self.select_step(query, candidates, trace=trace)
+        return await adrive(step, self.llm, trace=trace, max_concurrency=self.config.max_concurrency)
+
+    def select_step(self, query: str, candidates: Iterable[CandidateLike], *, trace: Trace) -> Step[OneShotResult]:
+        """The selection as a step (:mod:`retrievekit.core.llm.calls`): it yields the cropping calls as one batch
+        (when cropping is on) and returns the :class:`OneShotResult`; :meth:`select` and :meth:`aselect` drive it."""
+        cfg = self.config
         cands = as_candidates(candidates)
         with trace.stage("oneshot"):
             if not cands:
@@ -282,7 +307,7 @@ class OneShotSelector:
             res, chosen = self._knapsack(pool, cfg.budget, cfg.k_max, trace)
             if fctx is not None:
                 res, chosen = self._add(pool, chosen, res, dropped, len(uniq), fctx, trace)
-            cropped_ids = self._crop(query, chosen, trace)
+            cropped_ids = yield from self._crop(query, chosen, trace)
             chosen = self._refill(pool, chosen, trace) if cfg.crop_refill and cropped_ids else chosen
             return self._result(chosen, cropped_ids, res, dropped, len(cands), trace)
 
@@ -430,8 +455,9 @@ class OneShotSelector:
                 extended[pid] = replace(cur, relevance=prop.relevance, origin=f"add:{rname}")
         return list(extended.values())
 
-    def _crop(self, query: str, chosen: Sequence[_Pool], trace: Trace) -> set[str]:
-        """Stage 6: let the LLM crop the most relevant chosen chunks (in place); returns the ids it cropped."""
+    def _crop(self, query: str, chosen: Sequence[_Pool], trace: Trace) -> Step[set[str]]:
+        """Stage 6: let the LLM crop the most relevant chosen chunks (in place); returns the ids it cropped. Their
+        calls go out as one batch (side by side); the replies are read, and noted, in relevance order."""
         cfg = self.config
         cropped_ids: set[str] = set()
         if not cfg.crop or self.llm is None:
@@ -451,23 +477,19 @@ class OneShotSelector:
                 for p in _by_relevance(chosen)
                 if isinstance(p.obj, Passage) and len(sentence_spans(p.obj.text)) >= cfg.crop_min_sentences
             ][: max(0, cfg.crop_max_chunks)]
-            done = map_calls(
-                lambda p, sub: self._crop_one(cropper, query, p, sub),
-                todo,
-                llm=self.llm,
-                max_concurrency=cfg.max_concurrency,
-                trace=trace,
-            )  # independent crops, side by side on a served LLM; their notes merge in relevance order
-            cropped_ids.update(p.obj.id for p, cropped in zip(todo, done, strict=True) if cropped)
+            asks = [cropper.ask(query, p.obj.text, chunk_id=p.obj.id) for p in todo]
+            calls = [a.call for a in asks if isinstance(a, CropAsk)]
+            replies = iter((yield calls) if calls else [])
+            for p, ask in zip(todo, asks, strict=True):
+                out = cropper.read(ask, next(replies), trace) if isinstance(ask, CropAsk) else ask
+                if self._crop_one(p, out, trace):
+                    cropped_ids.add(p.obj.id)
         return cropped_ids
 
-    def _crop_one(self, cropper: SentenceCropper, query: str, p: _Pool, trace: Trace) -> bool:
-        """Crop one chosen passage in place (text, metadata, tokens); whether the LLM removed sentences."""
+    def _crop_one(self, p: _Pool, out: CropResult, trace: Trace) -> bool:
+        """Apply one chosen passage's crop in place (text, metadata, tokens); whether the LLM removed sentences."""
         passage = p.obj
-        if not isinstance(passage, Passage):  # tables and rows are never cropped
-            return False
-        out = cropper.crop(query, passage.text, trace=trace, chunk_id=passage.id)
-        if not out.cropped:
+        if not out.cropped or not isinstance(passage, Passage):  # tables and rows are never cropped
             return False
         meta = dict(passage.metadata)
         meta["oneshot_original_tokens"] = p.tokens
