@@ -314,7 +314,8 @@ class LatticeSearcher:
         """
         trace = trace if trace is not None else Trace()
         step = self.search_step(query, k, trace=trace, excluded_ids=excluded_ids)
-        return cast(list[ScoredHit], await adrive(step, self.scorer.llm, trace=trace, **self._driver_options()))
+        options = {**self._driver_options(), "off_loop": True}  # its calibration and prompts off the loop
+        return cast(list[ScoredHit], await adrive(step, self.scorer.llm, trace=trace, **options))
 
     def _driver_options(self) -> dict[str, Any]:
         return {"max_concurrency": self.config.max_concurrency, "embedder": self.embedder}

@@ -13,9 +13,11 @@ A stage is a *step* (:mod:`retrievekit.core.llm.calls`): it yields batches of
    (:mod:`retrievekit.core.llm.served`): control strings defused, token limits sent, one deadline, bounded retries,
    structured output with repair (:func:`~retrievekit.core.llm.base.json_attempts`), typed errors naming the
    endpoint, and one budget of ``max_concurrency`` requests per model shared by every component that uses it.
-3. **Recoverable failures are values.** A reply that stays invalid (``LLMOutputError``) or a judge's bad scores
-   (``ValueError``) comes back to the step as the exception, in its slot, so the step decides its fallback; a
-   timeout or an unreachable server raises through the driver.
+3. **Recoverable failures are values.** A reply that stays invalid (``LLMOutputError``), a judge's bad scores or a
+   model's refusal of one call's input (``ValueError``, ``InvalidInputError`` included: a text too long for a local
+   model) comes back to the step as the exception, in its slot, so the step decides its fallback; a timeout or an
+   unreachable server raises through the driver, and so does a call the driver cannot send (a JSON call without a
+   schema, an embedding call without an embedder).
 4. **Cancellation stops spending.** A cancelled :func:`adrive` cancels its calls in flight (their connections are
    closed) and the step is closed: it yields nothing more, and no request is sent after the cancel.
 5. **Traces.** Each call has its own trace, merged into the caller's in call order with the batch's critical path
@@ -67,22 +69,27 @@ def send_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder
         >>> send_call(ModelCall.embed(["a"]), None, embedder=OnesEmbedder()).shape
         (1, 2)
     """
+    _check_call(call, embedder)
     try:
         if call.kind == "embed":
             return _embed(call, embedder)
         if call.kind == "judge":
             return judge_relevance(llm, call.query, list(call.texts), trace=trace, refs=call.refs)
         if call.kind == "json":
-            if call.schema is None:
-                raise InvalidInputError(f"the JSON call {call.purpose!r} has no schema")
             return llm.complete_json(
                 list(call.messages), call.schema, max_tokens=call.max_tokens, trace=trace, retries=call.retries
             )
         return llm.complete(list(call.messages), max_tokens=call.max_tokens, temperature=call.temperature, trace=trace)
-    except RECOVERABLE as e:
-        if isinstance(e, InvalidInputError):
-            raise
+    except RECOVERABLE as e:  # the model's own refusal of this call (a reply, a text too long for it) included
         return e
+
+
+def _check_call(call: ModelCall, embedder: Any) -> None:
+    """A call the driver cannot send is the stage's mistake, raised (not handed back as the model's failure)."""
+    if call.kind == "json" and call.schema is None:
+        raise InvalidInputError(f"the JSON call {call.purpose!r} has no schema")
+    if call.kind == "embed" and embedder is None:
+        raise InvalidInputError(f"the embedding call {call.purpose!r} has no embedder")
 
 
 async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder: Any = None) -> Any:
@@ -95,6 +102,7 @@ async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, e
         >>> asyncio.run(asend_call(ModelCall.chat("x", "hi"), FixedReplyLLM("ok"))).text
         'ok'
     """
+    _check_call(call, embedder)
     try:
         if call.kind in ("json", "chat") and hasattr(llm, "acomplete_json"):
             if call.kind == "json":
@@ -109,8 +117,6 @@ async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, e
         if call.kind == "embed" and not _is_query(call) and hasattr(embedder, "aembed_documents"):
             return _vectors(call, await embedder.aembed_documents(list(call.texts)))
     except RECOVERABLE as e:
-        if isinstance(e, InvalidInputError):
-            raise
         return e
     return await run_in_pool(_send_with_trace, call, llm, trace, embedder)
 
@@ -125,8 +131,6 @@ def _is_query(call: ModelCall) -> bool:
 
 
 def _embed(call: ModelCall, embedder: Any) -> np.ndarray:
-    if embedder is None:
-        raise InvalidInputError(f"the embedding call {call.purpose!r} has no embedder")
     if _is_query(call):
         return _vectors(call, [embedder.embed_query(call.texts[0])])
     return _vectors(call, embedder.embed_documents(list(call.texts)))
