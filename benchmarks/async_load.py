@@ -14,7 +14,10 @@ Printed per row: queries per second and its ratio to ``min(slots, concurrency) x
 alone, measured first), p50 / p95 latency, the peak thread count, the peak RSS (each row runs in a child process of
 its own) and, for ``async``, the longest stall of the loop (a task waking every 20 ms). Nothing is asserted.
 
-    python benchmarks/async_load.py --queries 256 --out runs/async_load.json
+    python benchmarks/async_load.py --queries 256 --records benchmarks/records/async_load/rows.jsonl
+
+Each finished row is a line of ``--records``; a rerun skips the rows recorded there (same mode, concurrency,
+queries and slots) and prints the whole table.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -132,25 +136,44 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64, 256])
     parser.add_argument("--modes", nargs="+", default=["async", "threads"])
-    parser.add_argument("--out", type=Path)
+    parser.add_argument("--records", type=Path, help="one JSON line per finished row; recorded rows are skipped")
     parser.add_argument("--row", nargs=3, metavar=("URL", "MODE", "WIDTH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.row:
         url, mode, width = args.row
         print(json.dumps(_row(url, args.slots, mode, int(width), args.queries)))
         return
-    rows = []
+    done = _recorded(args.records)
     with llm_server(args.delay, args.slots) as server:
         for width in args.concurrency:
             for mode in args.modes:
-                cmd = [sys.executable, __file__, "--row", server.url, mode, str(width)]
-                cmd += ["--queries", str(args.queries), "--slots", str(args.slots)]
-                out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-                rows.append(json.loads(out.strip().splitlines()[-1]))
-                print(json.dumps(rows[-1]), flush=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(rows, indent=1))
+                key = (mode, width, args.queries, args.slots)
+                if key not in done:
+                    done[key] = _run_row(server.url, mode, width, args)
+                    if args.records:
+                        args.records.parent.mkdir(parents=True, exist_ok=True)
+                        with args.records.open("a", encoding="utf-8") as f:
+                            f.write(json.dumps(done[key]) + "\n")
+                print(json.dumps(done[key]), flush=True)
+
+
+def _recorded(path: Path | None) -> dict[tuple[Any, ...], dict[str, Any]]:
+    rows = (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path and path.exists() else []
+    )
+    return {(r["mode"], r["concurrency"], r["queries"], r["slots"]): r for r in rows}
+
+
+def _run_row(url: str, mode: str, width: int, args: argparse.Namespace) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--row", url, mode, str(width), "--queries", str(args.queries)]
+    cmd += ["--slots", str(args.slots)]
+    got = subprocess.run(cmd, capture_output=True, text=True)
+    if got.returncode != 0:
+        raise SystemExit(f"the row {mode} x {width} failed:\n{got.stderr[-3000:]}")
+    row = json.loads(got.stdout.strip().splitlines()[-1])
+    row["slots"] = args.slots
+    row["load_average"] = round(os.getloadavg()[0], 2)
+    return row
 
 
 if __name__ == "__main__":
