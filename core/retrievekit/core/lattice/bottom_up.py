@@ -6,8 +6,10 @@ most M nodes remain, which become the root's children. A corpus of at most M obj
 ``summaries="extractive"`` no LLM is called: each node's text is its children's short texts nearest the group's
 centroid (:func:`~retrievekit.core.lattice.summarize.centroid_summary`), so ``llm`` may be None.
 
-LLM calls run on a bounded thread pool with a progress bar; every finished summary is journaled in ``build_dir``
-(see :class:`~retrievekit.core.lattice.summarize.BuildJournal`), so a restarted build only does the missing work.
+A level's summaries are a step (``_summaries_step``: one ``"lattice.summary"`` call per group not journaled
+yet, in batches of one round) that the build drives with the sync driver at its ``max_concurrency``, under a
+progress bar; every finished summary is journaled in ``build_dir`` (see
+:class:`~retrievekit.core.lattice.summarize.BuildJournal`), so a restarted build only does the missing work.
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -40,13 +42,16 @@ from retrievekit.core.lattice.summarize import (
     CHARS_PER_TOKEN,
     SUMMARY_PROMPT,
     centroid_summary,
+    drive_build,
     extractive_label,
+    journaled_step,
     object_short_text,
-    run_bounded,
+    read_summary,
     short_text,
-    summarize_children,
+    summary_call,
 )
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
+from retrievekit.core.llm.calls import Step
 from retrievekit.core.llm.concurrency import llm_concurrency
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
@@ -127,27 +132,23 @@ def _open_parents(
     return jobs
 
 
-def _node_summary(lv: _Levels, job: tuple[str, list[str]]) -> str:
-    """The summary of one new node from its children's short texts (journaled)."""
+def _summaries_step(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int, calls: Trace) -> Step[list[str]]:
+    """The summaries of a level's new nodes as a step: one ``"lattice.summary"`` call per group whose summary is not
+    journaled yet (keyed by the build's scope and the children's texts), in batches of as many calls as may be in
+    flight; each reply read (an extractive label on failure, counted and noted in ``calls``) and journaled."""
     run = lv.run
-    nid, child_ids = job
-    texts = [lv.short[c] for c in child_ids]
-    key = run.journal.key("summary", texts)  # what produced it: the build's scope and the children's texts
-    done = run.journal.get(key)
-    if isinstance(done, str):
-        return done
-    sub = Trace()
-    text = summarize_children(
-        lv.llm,
-        texts,
-        max_tokens=run.config.summary_max_tokens,
-        trace=sub,
-        stats=run.stats,
+    cfg = run.config
+    texts = [[lv.short[c] for c in kids] for _, kids in jobs]
+    return journaled_step(
+        run.journal,
+        [run.journal.key("summary", t) for t in texts],
+        ask=lambda i: summary_call(texts[i], max_tokens=cfg.summary_max_tokens),
+        read=lambda i, reply: read_summary(reply, texts[i], trace=calls, stats=run.stats),
+        reuse=lambda done: done if isinstance(done, str) else None,
+        batch=llm_concurrency(lv.llm, cfg.max_concurrency),
+        progress=cfg.progress,
+        desc=f"level {level}",
     )
-    run.journal.put(key, text)
-    sub.stage_seconds.clear()
-    run.trace.merge(sub)
-    return text
 
 
 def _level_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int) -> list[str]:
@@ -161,13 +162,9 @@ def _level_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int) -> 
             for _, kids in jobs
         ]
     else:
-        texts = run_bounded(
-            lambda job: _node_summary(lv, job),
-            jobs,
-            max_concurrency=llm_concurrency(lv.llm, cfg.max_concurrency),
-            progress=cfg.progress,
-            desc=f"level {level}",
-        )
+        calls = Trace()
+        step = _summaries_step(lv, jobs, level, calls)
+        texts = drive_build(step, lv.llm, into=lv.run.trace, calls=calls, max_concurrency=cfg.max_concurrency)
         lv.run.bump("repeated_summaries", _repeats(lv, jobs, texts))
     if cfg.append_child_titles:
         texts = [

@@ -4,7 +4,8 @@ Each new document is embedded and routed from the root down to the child with th
 the document (node embeddings are stored in the tree), until a node whose children are leaves (or a flat root).
 It is attached there. A node that now has more than M children is split in place: its children are clustered
 into groups of at most M that become new internal nodes under it. Finally the summaries of every touched internal
-node are refreshed bottom-up from their children (one LLM call each) and re-embedded. Existing node ids never
+node are refreshed bottom-up from their children (one ``"lattice.summary"`` call each; the nodes of one depth are
+independent, so they are one batch, sent side by side by the sync driver at ``max_concurrency``) and re-embedded. Existing node ids never
 change; new internal nodes get ids from their level and leaves.
 
 Examples:
@@ -31,8 +32,10 @@ from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.build import embed_texts
 from retrievekit.core.lattice.clustering import balanced_groups
 from retrievekit.core.lattice.config import TreeBuildConfig
-from retrievekit.core.lattice.summarize import object_short_text, short_text, summarize_children
+from retrievekit.core.lattice.summarize import object_short_text, read_summary, short_text, summary_call
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, check_object_ids, internal_id
+from retrievekit.core.llm.calls import Step
+from retrievekit.core.llm.drivers import drive
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
@@ -113,22 +116,35 @@ def _split_node(tree: SemanticTree, node: str, cfg: TreeBuildConfig, embedder: E
     return created
 
 
+def _refresh_step(
+    tree: SemanticTree, touched: set[str], cfg: TreeBuildConfig, trace: Trace, stats: dict[str, int]
+) -> Step[list[str]]:
+    """Re-summarise every touched internal node as a step, deepest first: one batch of ``"lattice.summary"`` calls
+    per depth (a node's summary reads its children's, refreshed in the batch before); returns the refreshed ids."""
+    nodes = [n for n in touched if n != ROOT and not tree.is_leaf(n)]
+    refreshed: list[str] = []
+    for depth in sorted({tree.depth(n) for n in nodes}, reverse=True):
+        batch = sorted(n for n in nodes if tree.depth(n) == depth)
+        texts = [[_child_text(tree, c, cfg.child_chars) for c in tree.children(n)] for n in batch]
+        replies = yield [summary_call(t, max_tokens=cfg.summary_max_tokens) for t in texts]
+        for nid, kids, reply in zip(batch, texts, replies, strict=True):
+            tree.nodes[nid].text = read_summary(reply, kids, trace=trace, stats=stats)
+        refreshed.extend(batch)
+    return refreshed
+
+
 def _refresh_summaries(
     tree: SemanticTree, touched: set[str], llm: ChatLLM, embedder: Embedder, cfg: TreeBuildConfig, trace: Trace
 ) -> tuple[int, dict[str, int]]:
-    """Re-summarise and re-embed every touched internal node, deepest first; ``(refreshed, summary stats)``."""
-    refreshed = 0
+    """Re-summarise (:func:`_refresh_step`, driven at ``cfg.max_concurrency``) and re-embed every touched internal
+    node; ``(refreshed, summary stats)``."""
     stats: dict[str, int] = {}
-    for nid in sorted(touched, key=lambda n: -tree.depth(n)):
-        if nid == ROOT or tree.is_leaf(nid):
-            continue
-        texts = [_child_text(tree, c, cfg.child_chars) for c in tree.children(nid)]
-        tree.nodes[nid].text = summarize_children(
-            llm, texts, max_tokens=cfg.summary_max_tokens, trace=trace, stats=stats
-        )
-        tree.embeddings[nid] = embed_texts(embedder, [tree.nodes[nid].text])[0]
-        refreshed += 1
-    return refreshed, stats
+    refreshed = drive(
+        _refresh_step(tree, touched, cfg, trace, stats), llm, trace=trace, max_concurrency=cfg.max_concurrency
+    )
+    for nid, v in zip(refreshed, embed_texts(embedder, [tree.nodes[n].text for n in refreshed]), strict=True):
+        tree.embeddings[nid] = v
+    return len(refreshed), stats
 
 
 def insert_documents(

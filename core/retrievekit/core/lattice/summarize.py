@@ -6,11 +6,16 @@
   (the LLM's identity, the prompt templates, the build config and the embedder, :func:`build_scope`) and the
   entry's inputs (the children's texts, the document's text), so a build with another LLM, prompt, setting or
   corpus never reuses it. Lines of another journal format are ignored, with a warning.
-* :func:`run_bounded` runs jobs on a thread pool with at most ``max_concurrency`` in flight and a tqdm bar.
+* :func:`journaled_step` is a build stage as a step (:mod:`retrievekit.core.llm.calls`): the results the journal
+  holds are reused, the rest are asked of the model in batches of one round (as many calls as may be in flight),
+  each reply read and journaled as its batch comes back, under a tqdm bar; :func:`drive_build` sends it with the
+  sync driver (:func:`~retrievekit.core.llm.drivers.drive`) at the build's concurrency.
 * :func:`centroid_summary` is the LLM-free summary (``TreeBuildConfig(summaries="extractive")``): the children's
   short texts nearest the group's centroid first, cut to the length of an LLM summary.
-* :func:`summarize_children` writes one short node summary from its children's titles / first sentences; when the
-  LLM fails or answers nothing usable, an extractive label (the children's leading words) is used and counted.
+* :func:`summary_call` asks for one short node summary from its children's titles / first sentences (a
+  ``"lattice.summary"`` chat call); :func:`read_summary` reads its reply: when the call failed or the reply holds
+  nothing usable, an extractive label (the children's leading words) is used, counted and noted.
+  :func:`summarize_children` is the two for one group, sent now.
 
 Examples:
     >>> import tempfile, pathlib
@@ -32,14 +37,15 @@ import os
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
 from retrievekit.core.errors import LLMUnavailableError
+from retrievekit.core.llm.calls import ModelCall, Step
+from retrievekit.core.llm.drivers import drive
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.paths import ensure_folder
 from retrievekit.core.trace import Trace
@@ -49,15 +55,17 @@ __all__ = [
     "BuildJournal",
     "build_scope",
     "centroid_summary",
+    "drive_build",
     "llm_identity",
     "extractive_label",
+    "journaled_step",
     "object_short_text",
-    "run_bounded",
+    "read_summary",
     "short_text",
     "summarize_children",
+    "summary_call",
 ]
 
-T = TypeVar("T")
 R = TypeVar("R")
 JOURNAL = "journal.jsonl"
 JOURNAL_VERSION = 2
@@ -295,36 +303,102 @@ class BuildJournal:
         return len(self._values)
 
 
-def run_bounded(
-    fn: Callable[[T], R], items: Iterable[T], *, max_concurrency: int = 4, progress: bool = False, desc: str = ""
-) -> list[R]:
-    """``[fn(x) for x in items]`` with at most ``max_concurrency`` calls in flight, order kept, optional tqdm bar.
+def _bar(total: int, progress: bool, desc: str) -> Any:
+    """A tqdm bar over ``total`` results (None without ``progress`` or results)."""
+    if not progress or not total:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc or "lattice build", unit="call")
+
+
+def journaled_step(
+    journal: BuildJournal,
+    keys: Sequence[str],
+    *,
+    ask: Callable[[int], ModelCall],
+    read: Callable[[int, Any], Any],
+    reuse: Callable[[Any], Any] = lambda v: v,
+    batch: int = 1,
+    progress: bool = False,
+    desc: str = "",
+) -> Step[list[Any]]:
+    """One result per key, as a step: a value the journal holds under ``keys[i]`` is reused (``reuse(value)``, None
+    when it is not usable), the others are asked of the model (``ask(i)``: one call per distinct key) in batches of
+    ``batch`` calls, and each reply is read (``read(i, reply)``: a reply, or the failure as an exception value) and
+    journaled as soon as its batch comes back, so a restarted build redoes nothing finished. A batch is best one
+    round (``batch`` = the calls that may be in flight at once): a failure that stops the build then loses no more
+    than the calls sent beside it. The bar, when shown, counts every result, reused ones first.
 
     Examples:
-        >>> run_bounded(lambda x: x * 2, [1, 2, 3], max_concurrency=2)
-        [2, 4, 6]
+        >>> from retrievekit.core.llm.base import ChatLLMBase
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> class Counting(ChatLLMBase):
+        ...     calls = 0
+        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        ...         self.calls += 1
+        ...         self._record(trace, 5, 1)
+        ...         return Completion("B")
+        >>> j = BuildJournal(None); j.put(j.key("s", "a"), "A")
+        >>> step = journaled_step(j, [j.key("s", t) for t in "abb"], ask=lambda i: ModelCall.chat("s", "abb"[i]),
+        ...                       read=lambda i, reply: reply.text)
+        >>> llm = Counting(); drive(step, llm), llm.calls, j.get(j.key("s", "b"))
+        (['A', 'B', 'B'], 1, 'B')
     """
-    items = list(items)
-    bar: Any = None
-    if progress and items:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(items), desc=desc or "lattice build", unit="call")
-
-    def wrapped(x: T) -> R:
-        out = fn(x)
-        if bar is not None:
-            bar.update(1)
-        return out
-
+    out: list[Any] = [None] * len(keys)
+    pending: dict[str, list[int]] = {}  # a key not journaled -> the results it gives (asked once)
+    for i, key in enumerate(keys):
+        got = reuse(journal.get(key))
+        if got is None:
+            pending.setdefault(key, []).append(i)
+        else:
+            out[i] = got
+    asks = list(pending.items())
+    bar = _bar(len(keys), progress, desc)
     try:
-        if max_concurrency <= 1 or len(items) <= 1:
-            return [wrapped(x) for x in items]
-        with ThreadPoolExecutor(max_workers=max_concurrency) as pool:
-            return list(pool.map(wrapped, items))
+        if bar is not None:
+            bar.update(len(keys) - sum(len(at) for _, at in asks))
+        size = max(1, int(batch))
+        for start in range(0, len(asks), size):
+            chunk = asks[start : start + size]
+            replies = yield [ask(at[0]) for _, at in chunk]
+            for (key, at), reply in zip(chunk, replies, strict=True):
+                value = read(at[0], reply)
+                journal.put(key, value)
+                for i in at:
+                    out[i] = value
+            if bar is not None:
+                bar.update(sum(len(at) for _, at in chunk))
     finally:
         if bar is not None:
             bar.close()
+    return out
+
+
+def drive_build(step: Step[R], llm: Any, *, into: Trace, calls: Trace, max_concurrency: int) -> R:
+    """Run a build stage's ``step`` with the sync driver, ``max_concurrency`` calls in flight at most (capped by the
+    model's own budget), its calls recorded in ``calls`` and then merged into the build's trace ``into`` (stage times
+    left out: the calls overlapped), also when the stage stops on a failure.
+
+    Examples:
+        >>> from retrievekit.core.llm.base import ChatLLMBase
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> class Ok(ChatLLMBase):
+        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+        ...         self._record(trace, 5, 1)
+        ...         return Completion("ok")
+        >>> def step():
+        ...     replies = yield [ModelCall.chat("s", "a"), ModelCall.chat("s", "b")]
+        ...     return [r.text for r in replies]
+        >>> build = Trace()
+        >>> drive_build(step(), Ok(), into=build, calls=Trace(), max_concurrency=2), build.llm_calls
+        (['ok', 'ok'], 2)
+    """
+    try:
+        return drive(step, llm, trace=calls, max_concurrency=max_concurrency)
+    finally:
+        calls.stage_seconds.clear()
+        into.merge(calls)
 
 
 def _clean_summary(text: str, max_chars: int) -> str:
@@ -337,6 +411,53 @@ def _clean_summary(text: str, max_chars: int) -> str:
     return ""
 
 
+def summary_call(texts: Sequence[str], *, max_tokens: int, words: int = 12) -> ModelCall:
+    """The call asking for one short summary (a title of at most ``words`` words) of a group from its children's
+    short ``texts``.
+
+    Examples:
+        >>> call = summary_call(["Apples", "Bananas"], max_tokens=20)
+        >>> call.purpose, call.max_tokens, call.messages[0].content.splitlines()[:2]
+        ('lattice.summary', 20, ['- Apples', '- Bananas'])
+    """
+    items = "\n".join(f"- {t}" for t in texts)
+    return ModelCall.chat("lattice.summary", SUMMARY_PROMPT.format(items=items, words=words), max_tokens=max_tokens)
+
+
+def read_summary(
+    reply: Any, texts: Sequence[str], *, trace: Trace | None = None, stats: dict[str, int] | None = None
+) -> str:
+    """The summary in ``reply`` (the reply to :func:`summary_call`, or its failure as an exception value); an
+    extractive label of ``texts`` when the call failed (noted in ``trace``) or the reply holds nothing usable,
+    counted in ``stats["extractive_summaries"]``. A model that is down or too slow (``LLMUnavailableError``) is not a
+    reply: it stops the build (which resumes later).
+
+    Examples:
+        >>> from retrievekit.core.errors import LLMOutputError
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> read_summary(Completion("Topic: Fruit"), ["Apples"])
+        'Fruit'
+        >>> stats = {}
+        >>> read_summary(LLMOutputError("empty reply"), ["Apples", "Bananas"], stats=stats), stats
+        ('Apples; Bananas', {'extractive_summaries': 1})
+    """
+    if isinstance(reply, LLMUnavailableError):
+        raise reply
+    text = ""
+    if isinstance(reply, BaseException):  # a failing reply must not kill a long build: label extractively, count it
+        if trace is not None:
+            trace.note(
+                "fallback", f"summary call failed ({type(reply).__name__}: {str(reply)[:120]}); extractive label"
+            )
+    else:
+        text = _clean_summary(str(getattr(reply, "text", "") or ""), 400)
+    if not text:
+        if stats is not None:
+            stats["extractive_summaries"] = stats.get("extractive_summaries", 0) + 1
+        return extractive_label(texts)
+    return text
+
+
 def summarize_children(
     llm: ChatLLM,
     texts: Sequence[str],
@@ -346,7 +467,8 @@ def summarize_children(
     trace: Trace | None = None,
     stats: dict[str, int] | None = None,
 ) -> str:
-    """One short summary of a group from its children's short ``texts`` (extractive label on failure).
+    """One short summary of a group from its children's short ``texts``, sent now through the sync driver
+    (:func:`summary_call`, :func:`read_summary`: an extractive label on failure).
 
     Examples:
         >>> from retrievekit.core.llm.base import ChatLLMBase
@@ -357,18 +479,9 @@ def summarize_children(
         >>> summarize_children(Echo(), ["Apples", "Bananas"], max_tokens=20)
         'Fruits and trees'
     """
-    items = "\n".join(f"- {t}" for t in texts)
-    try:
-        reply = llm.complete(SUMMARY_PROMPT.format(items=items, words=words), max_tokens=max_tokens, trace=trace)
-        text = _clean_summary(reply.text, 400)
-    except LLMUnavailableError:  # a served LLM that is down or too slow stops the build (it resumes later)
-        raise
-    except Exception as e:  # a failing reply must not kill a long build: label extractively and count it
-        text = ""
-        if trace is not None:
-            trace.note("fallback", f"summary call failed ({type(e).__name__}: {str(e)[:120]}); extractive label")
-    if not text:
-        if stats is not None:
-            stats["extractive_summaries"] = stats.get("extractive_summaries", 0) + 1
-        return extractive_label(texts)
-    return text
+
+    def step() -> Step[str]:
+        (reply,) = yield [summary_call(texts, max_tokens=max_tokens, words=words)]
+        return read_summary(reply, texts, trace=trace, stats=stats)
+
+    return drive(step(), llm, trace=trace)

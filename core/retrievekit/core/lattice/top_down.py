@@ -12,7 +12,10 @@
    topics, a failed call, or text too long for one call falls back to embedding k-means for that node (counted).
    Topic titles become the node texts; children with more than M leaves are queued again.
 
-Every partition and document summary is journaled in ``build_dir`` (resumable build).
+Every partition and document summary is journaled in ``build_dir`` (resumable build). The document summaries are
+a step (one ``"lattice.document_summary"`` JSON call per document not journaled yet, in batches of one round) driven
+by the sync driver at the build's ``max_concurrency``; each partition is one ``"lattice.partition"`` JSON call sent
+through the same driver.
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -48,9 +51,11 @@ from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.build import BuildRun, embed_texts, start_build
 from retrievekit.core.lattice.clustering import kmeans
 from retrievekit.core.lattice.config import TreeBuildConfig
-from retrievekit.core.lattice.summarize import BuildJournal, run_bounded, short_text
+from retrievekit.core.lattice.summarize import BuildJournal, drive_build, journaled_step, short_text
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
+from retrievekit.core.llm.calls import ModelCall, Step
 from retrievekit.core.llm.concurrency import llm_concurrency
+from retrievekit.core.llm.drivers import send_call
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
@@ -159,25 +164,28 @@ def repair_partition(
     return [(t, sorted(items)) for t, items in out], counts
 
 
-def _document_summary(obj: DataObject, run: BuildRun, llm: ChatLLM) -> list[str]:
-    """``obj``'s summaries at every level (journaled; the first words of its text when the LLM fails)."""
-    cfg, journal, trace = run.config, run.journal, run.trace
+def _summary_call(obj: DataObject, cfg: TreeBuildConfig) -> ModelCall:
+    """The JSON call asking for ``obj``'s summaries at every level, coarse to fine."""
     levels = list(cfg.summary_levels)
-    key = journal.key("docsum", obj.index_text())
-    done = journal.get(key)
-    if isinstance(done, list) and len(done) == len(levels):
-        return [str(s) for s in done]
-    sub = Trace()
     spec = ", ".join(f"at most {w} words" for w in levels)
     prompt = SUMMARY_PROMPT.format(n=len(levels), levels=spec, text=short_text(obj.index_text(), 600))
+    return ModelCall.json(
+        "lattice.document_summary",
+        prompt,
+        _summary_schema(len(levels)),
+        max_tokens=24 + 8 * sum(levels),
+        retries=cfg.retries,
+    )
+
+
+def _read_summary(obj: DataObject, reply: Any, run: BuildRun) -> list[str]:
+    """``obj``'s summaries from ``reply`` (or its failure, an exception value): the first words of its text when the
+    call failed or a level came back empty (counted)."""
+    levels = list(run.config.summary_levels)
     try:
-        got = llm.complete_json(
-            prompt,
-            _summary_schema(len(levels)),
-            max_tokens=24 + 8 * sum(levels),
-            trace=sub,
-            retries=cfg.retries,
-        ).value
+        if isinstance(reply, BaseException):
+            raise reply
+        got = reply.value
         out = [" ".join(str(s).split()[:w]) for s, w in zip(got["summaries"], levels, strict=True)]
         if not all(out):
             raise LLMOutputError("empty summary")
@@ -185,10 +193,24 @@ def _document_summary(obj: DataObject, run: BuildRun, llm: ChatLLM) -> list[str]
         run.bump("extractive_summaries")
         words = obj.index_text().split()
         out = [" ".join(words[:w]) or obj.id for w in levels]
-    journal.put(key, out)
-    sub.stage_seconds.clear()
-    trace.merge(sub)
     return out
+
+
+def _summaries_step(run: BuildRun, llm: ChatLLM) -> Step[list[Any]]:
+    """Every leaf's multi-level summaries as a step: one JSON call per document not journaled yet, in batches of
+    as many calls as may be in flight, each reply read and journaled as its batch comes back."""
+    cfg, objects = run.config, run.objects
+    n = len(cfg.summary_levels)
+    return journaled_step(
+        run.journal,
+        [run.journal.key("docsum", o.index_text()) for o in objects],
+        ask=lambda i: _summary_call(objects[i], cfg),
+        read=lambda i, reply: _read_summary(objects[i], reply, run),
+        reuse=lambda done: [str(s) for s in done] if isinstance(done, list) and len(done) == n else None,
+        batch=llm_concurrency(llm, cfg.max_concurrency),
+        progress=cfg.progress,
+        desc="summaries",
+    )
 
 
 def _summaries(run: BuildRun, llm: ChatLLM) -> dict[str, list[str]]:
@@ -197,17 +219,9 @@ def _summaries(run: BuildRun, llm: ChatLLM) -> dict[str, list[str]]:
     if len(run.objects) <= cfg.max_children:
         return {}
     run.bump("summaries", len(run.objects))
-    sums = run_bounded(
-        lambda obj: _document_summary(obj, run, llm),
-        run.objects,
-        max_concurrency=llm_concurrency(llm, cfg.max_concurrency),
-        progress=cfg.progress,
-        desc="summaries",
-    )
-    summaries: dict[str, list[str]] = {}
-    for obj, s in zip(run.objects, sums, strict=True):
-        summaries[obj.id] = s
-    return summaries
+    step = _summaries_step(run, llm)
+    sums = drive_build(step, llm, into=run.trace, calls=Trace(), max_concurrency=cfg.max_concurrency)
+    return {obj.id: s for obj, s in zip(run.objects, sums, strict=True)}
 
 
 def _partition_all(
@@ -316,15 +330,18 @@ def _partition(
         members_of: dict[str, list[str]] = {}
         for lid, s in zip(leaves, per_level[li], strict=True):
             members_of.setdefault(s, []).append(lid)
+        call = ModelCall.json(
+            "lattice.partition",
+            PARTITION_PROMPT.format(m=m, items=items),
+            partition_schema(m),
+            max_tokens=cfg.partition_max_tokens,
+            retries=cfg.retries,
+        )
+        reply = send_call(call, llm, trace)  # a failed reply comes back as its error; a dead model raises
         try:
-            got = llm.complete_json(
-                PARTITION_PROMPT.format(m=m, items=items),
-                partition_schema(m),
-                max_tokens=cfg.partition_max_tokens,
-                trace=trace,
-                retries=cfg.retries,
-            ).value
-            raw = [(t["title"], list(t["items"])) for t in got["topics"]][:m]
+            if isinstance(reply, BaseException):
+                raise reply
+            raw = [(t["title"], list(t["items"])) for t in reply.value["topics"]][:m]
         except (LLMOutputError, ValueError, KeyError, TypeError) as e:
             raw = []
             trace.note("fallback", f"node {nid}: partition call failed ({str(e)[:120]}); embedding split")
