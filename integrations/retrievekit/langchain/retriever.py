@@ -226,14 +226,13 @@ class RetrieveKitRetriever(BaseRetriever):
             ['a']
         """
         from retrievekit.core.index.store_retriever import StoreRetriever
-        from retrievekit.langchain.llm import as_chat_llm
         from retrievekit.langchain.vector_store import LangChainStore
 
         store = LangChainStore(vector_store, timeout=timeout)
         dense = StoreRetriever(store, embedder, where=where)
         docs = list(documents) if documents is not None else store.documents()
         corpus = documents_to_objects(docs)
-        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, store=dense)
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=llm, options=options, store=dense)
         return cls(retriever=core, k=k, documents=docs)
 
     def invoke_with_trace(

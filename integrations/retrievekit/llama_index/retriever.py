@@ -215,14 +215,13 @@ class RetrieveKitRetriever(BaseRetriever):
         """
         from retrievekit.core.index.store_retriever import StoreRetriever
         from retrievekit.llama_index.embeddings import user_embed_model
-        from retrievekit.llama_index.llm import as_chat_llm
         from retrievekit.llama_index.vector_store import LlamaIndexStore
 
         store = LlamaIndexStore(vector_store, timeout=timeout)
         dense = StoreRetriever(store, user_embed_model(embedder), where=where)
         nodes = list(documents) if documents is not None else store.nodes()
         corpus = nodes_to_objects(nodes)
-        core = build_for_edge(method, corpus, work_dir=work_dir, llm=as_chat_llm(llm), options=options, store=dense)
+        core = build_for_edge(method, corpus, work_dir=work_dir, llm=or_settings_llm(llm), options=options, store=dense)
         return cls(core, similarity_top_k=similarity_top_k, nodes=nodes)
 
     def retrieve_with_trace(self, query: QueryType) -> tuple[list[NodeWithScore], Trace]:
