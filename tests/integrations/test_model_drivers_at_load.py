@@ -7,7 +7,7 @@
 * 100 in-flight ``aretrieve`` cancelled: the server receives no request after the cancel + 0.5 s, every connection
   is closed, and nothing is printed at loop close.
 * One retriever answers in two successive ``asyncio.run`` and in 4 threads each running its own loop.
-* A LATTICE query whose every slate falls back sends no embedding request for the tree's texts.
+* A 100k-token query is refused with a typed error before any request, sync and awaited.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 from _async_llm_server import llm_server, stats
 from _lattice import planted_tree
 
+from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.lattice.method import Lattice
 from retrievekit.core.llm.bridge import async_workers
 from retrievekit.llama_index import LatticeRetriever, LlamaIndexChatLLM
@@ -129,3 +130,17 @@ def test_one_retriever_answers_in_successive_loops_and_in_threads_with_loops_of_
     with ThreadPoolExecutor(4) as pool:
         own_loops = list(pool.map(lambda q: asyncio.run(retriever.aretrieve(q)), ["volcano magma"] * 4))
     assert all([n.node.node_id for n in r] == first for r in own_loops)
+
+
+def test_a_100k_token_query_is_refused_before_any_request(server):
+    """A query of about 100,000 tokens would be copied into every slate's request: it is refused with a typed error
+    naming the bound before any request, sync and awaited; a query within the bound is served as usual."""
+    retriever = _retriever(server, slots=8)
+    before = len(stats(server)["arrivals"])
+    query = "volcano magma " * 50_000  # 700,000 characters, about 100,000 tokens
+    with pytest.raises(InvalidInputError, match="max_prompt_chars"):
+        retriever.retrieve(query)
+    with pytest.raises(InvalidInputError, match="max_prompt_chars"):
+        asyncio.run(retriever.aretrieve(query))
+    assert len(stats(server)["arrivals"]) == before
+    assert len(retriever.retrieve("volcano magma " * 100)) == 3

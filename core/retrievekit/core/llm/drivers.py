@@ -48,6 +48,7 @@ from retrievekit.core.llm.bridge import run_in_pool
 from retrievekit.core.llm.calls import ModelCall, Step
 from retrievekit.core.llm.concurrency import llm_concurrency, map_calls
 from retrievekit.core.llm.judge_hooks import judge_relevance
+from retrievekit.core.llm.served import check_prompt_size
 from retrievekit.core.trace import Trace
 
 __all__ = ["RECOVERABLE", "adrive", "asend_call", "drive", "send_call"]
@@ -69,7 +70,7 @@ def send_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder
         >>> send_call(ModelCall.embed(["a"]), None, embedder=OnesEmbedder()).shape
         (1, 2)
     """
-    _check_call(call, embedder)
+    _check_call(call, llm, embedder)
     try:
         if call.kind == "embed":
             return _embed(call, embedder)
@@ -84,12 +85,18 @@ def send_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder
         return e
 
 
-def _check_call(call: ModelCall, embedder: Any) -> None:
-    """A call the driver cannot send is the stage's mistake, raised (not handed back as the model's failure)."""
+def _check_call(call: ModelCall, llm: Any, embedder: Any) -> None:
+    """A call the driver cannot send is the caller's mistake, raised before any request (not handed back as the
+    model's failure): a JSON call without a schema, an embedding call without an embedder, a prompt over the model's
+    stated bound (``max_prompt_chars``: a 100k-token query is refused, not copied into every request)."""
     if call.kind == "json" and call.schema is None:
         raise InvalidInputError(f"the JSON call {call.purpose!r} has no schema")
     if call.kind == "embed" and embedder is None:
         raise InvalidInputError(f"the embedding call {call.purpose!r} has no embedder")
+    if call.kind in ("chat", "json"):
+        bound = getattr(llm, "max_prompt_chars", None)
+        endpoint = str(getattr(llm, "endpoint", type(llm).__name__))
+        check_prompt_size(call.messages, bound if isinstance(bound, int) else None, endpoint, call.purpose)
 
 
 async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder: Any = None) -> Any:
@@ -102,7 +109,7 @@ async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, e
         >>> asyncio.run(asend_call(ModelCall.chat("x", "hi"), FixedReplyLLM("ok"))).text
         'ok'
     """
-    _check_call(call, embedder)
+    _check_call(call, llm, embedder)
     try:
         if call.kind in ("json", "chat") and hasattr(llm, "acomplete_json"):
             if call.kind == "json":

@@ -69,7 +69,7 @@ from retrievekit.core.llm.slots import SharedSlots
 from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace
 
-__all__ = ["STRUCTURED_OUTPUT_MODES", "SendRequest", "ServedChatLLM", "response_format_for"]
+__all__ = ["STRUCTURED_OUTPUT_MODES", "SendRequest", "ServedChatLLM", "check_prompt_size", "response_format_for"]
 
 STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "prompt")
 _DOWNGRADE = {"json_schema": "json_object", "json_object": "prompt"}
@@ -120,6 +120,24 @@ def response_format_for(mode: str, schema: dict[str, Any]) -> dict[str, Any] | N
     return None
 
 
+def check_prompt_size(messages: Sequence[ChatMessage], bound: int | None, endpoint: str, purpose: str = "") -> None:
+    """Refuse a prompt longer than ``bound`` characters (all messages) with ``InvalidInputError``, before any request.
+
+    Examples:
+        >>> check_prompt_size([ChatMessage("user", "x" * 10)], 5, "http://127.0.0.1:8080/v1")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: a prompt of 10 characters is over the bound of 5 of the LLM at http://127.0.0.1:8080/v1 (max_prompt_chars); shorten the query or the passages, or raise the bound to the server's context
+    """
+    size = sum(len(m.content) for m in messages)
+    if bound is not None and size > int(bound):
+        what = f" ({purpose})" if purpose else ""
+        raise InvalidInputError(
+            f"a prompt of {size} characters{what} is over the bound of {int(bound)} of the LLM at {endpoint} "
+            "(max_prompt_chars); shorten the query or the passages, or raise the bound to the server's context"
+        )
+
+
 class ServedChatLLM(ChatLLMBase):
     """Base class of the adapters over a served LLM's client: subclasses implement :meth:`_send` (one request).
 
@@ -142,6 +160,11 @@ class ServedChatLLM(ChatLLMBase):
 
     endpoint: str = "the served LLM"
     """Where requests go (named in errors); adapters set it from their client."""
+
+    max_prompt_chars: int = 120_000
+    """The stated bound on one request's prompt (all its messages' characters; ours: 120,000, about 30,000 tokens at
+    4 characters a token): a longer prompt is refused with ``InvalidInputError`` before any request is sent (a
+    100k-token query is not copied into every request). Set it on the adapter to your server's context."""
 
     served_spec: Any = None
     """The :class:`~retrievekit.core.llm.served_spec.ServedLLMSpec` this client was built from (``--llm
@@ -330,11 +353,12 @@ class ServedChatLLM(ChatLLMBase):
             done = await acall_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
         return self._noted(done, trace)
 
-    @staticmethod
-    def _checked(messages: list[ChatMessage], max_tokens: int) -> list[ChatMessage]:
-        """The messages as sent: no text may become a control token of the server's chat template."""
+    def _checked(self, messages: list[ChatMessage], max_tokens: int) -> list[ChatMessage]:
+        """The messages as sent: within :attr:`max_prompt_chars`, and no text may become a control token of the
+        server's chat template."""
         if isinstance(max_tokens, bool) or int(max_tokens) < 1:
             raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
+        check_prompt_size(messages, self.max_prompt_chars, self.endpoint)
         return [ChatMessage(m.role, defuse_control_tokens(m.content)) for m in messages]
 
     def _noted(self, done: Completion, trace: Trace | None) -> Completion:
