@@ -19,14 +19,14 @@ import asyncio
 import gc
 import threading
 import time
-from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from _arm import QUESTION, corpus
 from _async_llm_server import llm_server, stats
 from _lcel import arun_rag_chain, run_rag_chain
+from _thread_watch import watching_threads
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
@@ -42,7 +42,6 @@ from retrievekit.llama_index import LlamaIndexChatLLM
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
-T = TypeVar("T")
 ASKED = [
     QUESTION,
     "Which series did Lynda La Plante devise?",
@@ -95,25 +94,6 @@ def _seen_nodes(nodes: list[Any]) -> list[tuple[str, float | None, dict[str, Any
     return [(n.node.node_id, n.score, dict(n.node.metadata)) for n in nodes]
 
 
-async def _watching_threads(work: Callable[[], Awaitable[T]]) -> tuple[T, list[int], set[str]]:
-    """``await work()`` while a task samples the process's thread count and thread names every 5 ms."""
-    stop, counts, names = asyncio.Event(), [], set()
-
-    async def sample() -> None:
-        while not stop.is_set():
-            counts.append(threading.active_count())
-            names.update(t.name for t in threading.enumerate())
-            await asyncio.sleep(0.005)
-
-    sampler = asyncio.create_task(sample())
-    try:
-        out = await work()
-    finally:
-        stop.set()
-        await sampler
-    return out, counts, names
-
-
 def test_50_concurrent_arm_aretrieve_equal_the_sync_path_without_a_thread_per_request(server, indexes):
     arm = _arm(indexes, _openai_like(server, 256))
     retriever = LIArm(arm, similarity_top_k=5)
@@ -127,7 +107,7 @@ def test_50_concurrent_arm_aretrieve_equal_the_sync_path_without_a_thread_per_re
     async def all_awaited() -> list[Any]:
         return await asyncio.gather(*(retriever.aretrieve(q) for q in QUESTIONS))
 
-    results, counts, names = asyncio.run(_watching_threads(all_awaited))
+    results, counts, names = asyncio.run(watching_threads(all_awaited))
     assert [_seen_nodes(r) for r in results] == [_seen_nodes(s) for s in sync]
     assert all(r for r in results) and len({tuple(n.node.node_id for n in r) for r in results}) > 1
     assert max(counts) - base <= THREAD_POOL, (base, max(counts))
@@ -184,7 +164,7 @@ def test_a_query_engine_answers_the_same_from_aquery_as_from_query(server, index
     engine = RetrieverQueryEngine.from_args(LIArm(arm, similarity_top_k=5), llm=MockLLM())
     sync = engine.query(QUESTION)
     _never_sync(arm)
-    awaited, _counts, names = asyncio.run(_watching_threads(lambda: engine.aquery(QUESTION)))
+    awaited, _counts, names = asyncio.run(watching_threads(lambda: engine.aquery(QUESTION)))
     assert _seen_nodes(awaited.source_nodes) == _seen_nodes(sync.source_nodes) and sync.source_nodes
     assert str(awaited) == str(sync)
     assert not any(n.startswith("retrievekit-llm") for n in names), sorted(names)
@@ -202,7 +182,7 @@ def test_a_langchain_chain_answers_the_same_from_ainvoke_as_from_invoke(server, 
     answer, sync_docs = run_rag_chain(retriever, QUESTION, "Lynda La Plante.")
     _never_sync(arm)
     (awaited_answer, docs), _counts, names = asyncio.run(
-        _watching_threads(lambda: arun_rag_chain(retriever, QUESTION, "Lynda La Plante."))
+        watching_threads(lambda: arun_rag_chain(retriever, QUESTION, "Lynda La Plante."))
     )
     assert awaited_answer == answer == "Lynda La Plante."
     assert [(d.id, d.page_content, d.metadata) for d in docs] == [(d.id, d.page_content, d.metadata) for d in sync_docs]

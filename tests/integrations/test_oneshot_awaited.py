@@ -17,13 +17,13 @@ import asyncio
 import gc
 import threading
 import time
-from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from _async_llm_server import llm_server, stats
 from _lcel import arun_rag_chain, run_rag_chain
+from _thread_watch import watching_threads
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
@@ -35,7 +35,6 @@ from retrievekit.llama_index import LlamaIndexChatLLM, OneShotPostprocessor
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
-T = TypeVar("T")
 QUESTIONS = [f"What is hot? ({i})" for i in range(50)]
 THREAD_POOL = 12
 """Threads the awaited path may add at most: asyncio's default executor resolves host names (at most
@@ -69,27 +68,6 @@ def _seen(nodes: list[NodeWithScore]) -> list[tuple[str, float | None, str]]:
     return [(n.node.node_id, n.score, n.node.get_content()) for n in nodes]
 
 
-async def _watching_threads(work: Callable[[], Awaitable[T]]) -> tuple[T, list[int], set[str]]:
-    """``await work()`` while a task samples the process's thread count every 5 ms, and the names of the threads
-    seen that were not running before."""
-    stop, counts, names = asyncio.Event(), [], set()
-    before = {t.ident for t in threading.enumerate()}
-
-    async def sample() -> None:
-        while not stop.is_set():
-            counts.append(threading.active_count())
-            names.update(t.name for t in threading.enumerate() if t.ident not in before)
-            await asyncio.sleep(0.005)
-
-    sampler = asyncio.create_task(sample())
-    try:
-        out = await work()
-    finally:
-        stop.set()
-        await sampler
-    return out, counts, names
-
-
 def _workers(names: set[str]) -> set[str]:
     """retrievekit's worker threads among ``names``: a crop's request pool or the bridge's off-loop pool (started
     for this work: the bridge's pool outlives the calls that started it)."""
@@ -110,7 +88,7 @@ def test_50_concurrent_apostprocess_nodes_crop_awaited_without_a_thread_per_requ
     async def all_awaited() -> list[tuple[list[NodeWithScore], list[Any], Any]]:
         return await asyncio.gather(*(one(q) for q in QUESTIONS))
 
-    results, counts, names = asyncio.run(_watching_threads(all_awaited))
+    results, counts, names = asyncio.run(watching_threads(all_awaited))
     assert max(counts) - base <= THREAD_POOL, (base, max(counts))
     assert _workers(names) == set(), sorted(names)
     for question, (out, traces, last) in zip(QUESTIONS, results, strict=True):
@@ -166,7 +144,7 @@ def test_a_query_engine_crops_the_same_from_aquery_as_from_query_awaited_on_the_
             response = await engine.aquery("Is lava hot?")
         return response, traces, pp.last_trace
 
-    (response, traces, last), _counts, names = asyncio.run(_watching_threads(aquery))
+    (response, traces, last), _counts, names = asyncio.run(watching_threads(aquery))
     assert _seen(response.source_nodes) == sync and len(sync) == 3
     assert all(len(content.split(". ")) == 1 for _id, _score, content in sync)  # each node cropped to one sentence
     assert not any(n.startswith("retrievekit-llm") for n in names), sorted(names)  # crops awaited, not on workers
@@ -191,7 +169,7 @@ def test_a_langchain_chain_crops_the_same_from_ainvoke_as_from_invoke(server):
             got = await arun_rag_chain(chain_retriever, "Is lava hot?", "yes")
         return got, traces, comp.last_trace
 
-    ((awaited_answer, docs), traces, last), _counts, names = asyncio.run(_watching_threads(ainvoke))
+    ((awaited_answer, docs), traces, last), _counts, names = asyncio.run(watching_threads(ainvoke))
     assert awaited_answer == answer == "yes"
     assert [(d.id, d.page_content, d.metadata) for d in docs] == [(d.id, d.page_content, d.metadata) for d in sync_docs]
     assert len(docs) == 3 and all(d.metadata.get("oneshot_cropped") for d in docs)

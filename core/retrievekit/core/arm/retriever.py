@@ -490,42 +490,37 @@ class Arm:
 
     def _ask(self, query: str, objs: Sequence[DataObject], d: Draft, comp: Any) -> VerifyAsk:
         """The call verifying one draft (:func:`~retrievekit.core.arm.verify.ask_verification`)."""
-        cfg = self.config
-        dobjs = [objs[i] for i in d.objects]
-        connections = [comp.link(a, b) for a, b in d.edges if comp.link(a, b)]
-        return ask_verification(
-            self.llm,
-            query,
-            dobjs,
-            unique_names(dobjs),
-            connections,
-            max_objects=cfg.verify_max_objects,
-            rows=cfg.prompt_rows,
-            chars=cfg.prompt_chars,
-            max_chars=cfg.prompt_max_chars,
-            judge_threshold=cfg.judge_threshold,
-        )
+        return ask_verification(self.llm, query, *self._draft_parts(objs, d, comp), **self._verify_options())
 
     def _verify_one(self, query: str, objs: Sequence[DataObject], d: Draft, comp: Any, trace: Trace) -> Any:
         """One draft's LLM self-verification (:func:`~retrievekit.core.arm.verify.verify_draft`)."""
-        cfg = self.config
-        dobjs = [objs[i] for i in d.objects]
-        connections = [comp.link(a, b) for a, b in d.edges if comp.link(a, b)]
         return verify_draft(
             self.llm,
             query,
-            dobjs,
-            unique_names(dobjs),
-            connections,
+            *self._draft_parts(objs, d, comp),
             scoring=self.scoring,
-            beams=cfg.verify_beams,
-            max_objects=cfg.verify_max_objects,
-            rows=cfg.prompt_rows,
-            chars=cfg.prompt_chars,
-            max_chars=cfg.prompt_max_chars,
-            judge_threshold=cfg.judge_threshold,
+            beams=self.config.verify_beams,
             trace=trace,
+            **self._verify_options(),
         )
+
+    @staticmethod
+    def _draft_parts(objs: Sequence[DataObject], d: Draft, comp: Any) -> tuple[list[DataObject], list[str], list[Any]]:
+        """A draft's objects, their unique names and the links between them: what its verification shows."""
+        dobjs = [objs[i] for i in d.objects]
+        connections = [comp.link(a, b) for a, b in d.edges if comp.link(a, b)]
+        return dobjs, unique_names(dobjs), connections
+
+    def _verify_options(self) -> dict[str, Any]:
+        """The prompt settings a draft's verification takes, the same for its ask and its in-process decoding."""
+        cfg = self.config
+        return {
+            "max_objects": cfg.verify_max_objects,
+            "rows": cfg.prompt_rows,
+            "chars": cfg.prompt_chars,
+            "max_chars": cfg.prompt_max_chars,
+            "judge_threshold": cfg.judge_threshold,
+        }
 
     def _hits(
         self,

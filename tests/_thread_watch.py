@@ -1,0 +1,31 @@
+"""``watching_threads(work)``: await ``work()`` while a task on the same loop samples the process's thread count and
+the names of threads that were not running before, every 5 ms (the awaited paths' "no thread per query or request")."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+async def watching_threads(work: Callable[[], Awaitable[T]]) -> tuple[T, list[int], set[str]]:
+    """``(work's result, thread counts sampled, names of the threads started meanwhile)``."""
+    stop, counts, names = asyncio.Event(), [], set()
+    before = {t.ident for t in threading.enumerate()}
+
+    async def sample() -> None:
+        while not stop.is_set():
+            counts.append(threading.active_count())
+            names.update(t.name for t in threading.enumerate() if t.ident not in before)
+            await asyncio.sleep(0.005)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        out = await work()
+    finally:
+        stop.set()
+        await sampler
+    return out, counts, names
