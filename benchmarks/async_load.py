@@ -12,7 +12,8 @@ retrieval side is what is measured). For each concurrency (1, 8, 64, 256) and ea
 
 Printed per row: queries per second and its ratio to ``min(slots, concurrency) x`` one query's rate (one query
 alone, measured first), p50 / p95 latency, the peak thread count, the peak RSS (each row runs in a child process of
-its own) and, for ``async``, the longest stall of the loop (a task waking every 20 ms). Nothing is asserted.
+its own), the client process's CPU a query (all its threads) and, for ``async``, the longest stall of the loop (a
+task waking every 20 ms). Nothing is asserted.
 
     python benchmarks/async_load.py --queries 256 --records benchmarks/records/async_load/rows.jsonl
 
@@ -112,7 +113,9 @@ def _row(url: str, slots: int, mode: str, width: int, n: int) -> dict[str, Any]:
     engine.query("one query alone")
     alone = time.perf_counter() - start
     queries = [f"volcano magma question {i}" for i in range(n)]
+    cpu = time.process_time()
     got = asyncio.run(_awaited(engine, queries, width)) if mode == "async" else _threaded(engine, queries, width)
+    cpu = time.process_time() - cpu
     lat = sorted(got.pop("latencies"))
     qps = n / got["wall"]
     return {
@@ -122,6 +125,7 @@ def _row(url: str, slots: int, mode: str, width: int, n: int) -> dict[str, Any]:
         "qps": round(qps, 2),
         "vs_ideal": round(qps / (min(slots, width) / alone), 3),
         "one_query_s": round(alone, 3),
+        "cpu_ms_per_query": round(1000 * cpu / n, 1),
         "p50_s": round(statistics.median(lat), 3),
         "p95_s": round(lat[int(0.95 * (len(lat) - 1))], 3),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),

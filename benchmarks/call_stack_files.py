@@ -3,7 +3,8 @@ model request passes through, awaited (``aretrieve``) and sync (``retrieve``).
 
 It runs one query against the scripted OpenAI-compatible server (``tests/_async_llm_server.py``) with
 ``OpenAILike`` as the model and, at the first ``send`` / ``sendall`` of a socket that carries a chat request, reads the
-Python stack: the frames from the edge's entry point down. Printed: the retrievekit files in stack order (the goal is
+Python stack: the frames from the edge's entry point down (awaited, the request is taken by ``aiohttp``'s
+``ClientSession._request`` in a task of the driver's: its stack is joined to the stack that started the batch). Printed: the retrievekit files in stack order (the goal is
 edge -> method step -> driver -> transport), their count, the file-to-file hops among them, and how many files of
 any package the whole path holds.
 
@@ -26,7 +27,15 @@ from _lattice import planted_tree  # noqa: E402
 _SEEN: list[list[traceback.FrameSummary]] = []
 
 
+_PARENT: list[list[traceback.FrameSummary]] = []
+
+
 def _profile(frame: Any, event: str, arg: Any) -> None:
+    if event == "call" and frame.f_code.co_name == "_asend_batch" and not _PARENT:  # the calls' tasks start here
+        _PARENT.append(traceback.extract_stack(frame))
+    if event == "call" and frame.f_code.co_name == "_request" and "aiohttp" in frame.f_code.co_filename and not _SEEN:
+        _SEEN.append(traceback.extract_stack(frame))  # the awaited transport takes the request (its body is sent
+        # by a task of aiohttp's own)
     if event == "c_call" and getattr(arg, "__name__", "") in ("send", "sendall") and not _SEEN:
         owner = getattr(arg, "__self__", None)
         if type(owner).__name__ == "socket":
@@ -42,6 +51,10 @@ def _ours(path: str) -> str | None:
 
 def _report(name: str, stack: list[traceback.FrameSummary], entry: str) -> None:
     starts = [i for i, f in enumerate(stack) if f.name == entry and _ours(f.filename)]
+    if not starts and _PARENT and any(f.name == entry for f in _PARENT[0]):  # a call sent by a task of the driver's
+        first = next(i for i, f in enumerate(stack) if _ours(f.filename))
+        stack = _PARENT[0] + stack[first:]
+        starts = [i for i, f in enumerate(stack) if f.name == entry and _ours(f.filename)]
     if not starts:  # sent from a pool thread (a batch's calls side by side): its stack starts at the pool
         starts = [next(i for i, f in enumerate(stack) if _ours(f.filename))]
         name += " (from a pool thread, its stack from the first retrievekit frame)"
@@ -72,6 +85,7 @@ def main() -> None:
             ("retrieve", lambda: retriever.retrieve("volcano magma"), "_retrieve"),
         ):
             _SEEN.clear()
+            _PARENT.clear()
             sys.setprofile(_profile)
             import threading
 

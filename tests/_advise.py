@@ -9,9 +9,8 @@ import math
 import re
 
 import numpy as np
+from _judges import ScriptedChat
 
-from retrievekit.core.llm.base import ChatLLMBase
-from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.types import Passage
 
 WORDS = [f"zq{i:03d}x" for i in range(80)]  # one unique keyword per document
@@ -21,18 +20,12 @@ CORPUS = [
 ]
 
 
-class KeywordQuestions(ChatLLMBase):
+class KeywordQuestions(ScriptedChat):
     """Writes 'What is <the document's keyword>?' (the point: a question whose positive is known)."""
 
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        self.calls += 1
-        text = prompt if isinstance(prompt, str) else prompt[-1].content
+    def reply(self, text: str) -> tuple[str, int, int]:
         word = re.search(r"zq\d{3}x", text).group(0)
-        self._record(trace, 20, 5)
-        return Completion(f"What is {word}?", 20, 5)
+        return f"What is {word}?", 20, 5
 
 
 class KnownAUC:

@@ -5,9 +5,13 @@ stdout) and answers every ``POST /v1/chat/completions`` after ``DELAY`` seconds,
 as arrive; more wait their turn, as on a real server), with a LATTICE-style JSON reply: ``{"scores": [...]}`` with as many integers as the request's
 ``response_format`` schema asks for (``minItems``), ``{"keep": [0]}`` to a One-SHOT cropping schema (a ``keep``
 array), ARM's ``{"keywords": [...]}`` and ``{"objects": [...]}`` to its keyword and verification schemas
-(:func:`_arm_content`), or a short text for a plain chat call. ``GET /stats`` answers
+(:func:`_arm_content`), Yes with log-probabilities to a request that asks for them (a served judge's question:
+:func:`_yes_no`), or a short text for a plain chat call. ``GET /stats`` answers
 ``{"arrivals": [monotonic seconds of each request], "open": connections open now}``; ``POST /embeddings`` is
-answered too (counted in ``embeddings``), so a test can prove none was sent.
+answered too (counted in ``embeddings``, its arrival times in ``embedding_arrivals``), so a test can prove none was
+sent. An embeddings request for the model ``"words"`` is answered after ``EMBED_DELAY`` seconds (the optional third
+argument, default 0) with a vector per text that depends on its words (:func:`_words_vector`); any other model gets
+``[1.0, i % 3]`` at once.
 
 :func:`llm_server` starts it and stops it by its PID; :func:`stats` reads its counters.
 """
@@ -16,17 +20,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import subprocess
 import sys
 import time
 import urllib.request
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 _ARRIVALS: list[float] = []
 _STATE = {"open": 0, "embeddings": 0}
+_EMBED_ARRIVALS: list[float] = []
+WORDS_DIM = 8
+"""The size of the ``"words"`` model's vectors."""
 _SLOTS: list[asyncio.Semaphore] = []
 
 
@@ -42,6 +51,15 @@ def _arm_content(properties: dict[str, Any], body: dict[str, Any]) -> str:
     return json.dumps({"keywords": [{"keyword": w, "similar": [w.lower()]} for w in words]})
 
 
+def _yes_no(body: dict[str, Any]) -> dict[str, Any]:
+    """A served judge's Yes/No question (``logprobs`` asked): the answer token's alternatives, Yes at a
+    log-probability fixed by the prompt's text (a digest), No at -1."""
+    text = str(((body.get("messages") or [{}])[-1]).get("content") or "")
+    yes = -(int(hashlib.sha256(text.encode()).hexdigest()[:6], 16) % 300) / 100.0
+    top = [{"token": "Yes", "logprob": yes, "bytes": None}, {"token": "No", "logprob": -1.0, "bytes": None}]
+    return {"content": [{"token": "Yes", "logprob": yes, "bytes": None, "top_logprobs": top}]}
+
+
 def _reply_for(body: dict[str, Any]) -> dict[str, Any]:
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
     properties = schema.get("properties") or {}
@@ -51,14 +69,40 @@ def _reply_for(body: dict[str, Any]) -> dict[str, Any]:
         content = json.dumps({"keep": [0]})
     if "keywords" in properties or "objects" in properties:  # ARM's keywords and verification
         content = _arm_content(properties, body)
+    choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+    if body.get("logprobs") is True:  # a served judge's Yes/No question
+        choice["message"]["content"], choice["logprobs"] = "Yes", _yes_no(body)
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
         "created": 0,
         "model": "scripted",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [choice],
         "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
     }
+
+
+def _words_vector(text: str) -> list[float]:
+    """The ``"words"`` model: counts of the text's words hashed into :data:`WORDS_DIM` buckets, plus 0.01."""
+    v = [0.01] * WORDS_DIM
+    for word in text.lower().split():
+        v[zlib.crc32(word.encode()) % WORDS_DIM] += 1.0
+    return v
+
+
+async def _embeddings(body: bytes, embed_delay: float) -> dict[str, Any]:
+    _STATE["embeddings"] += 1
+    _EMBED_ARRIVALS.append(time.monotonic())
+    request = json.loads(body or b"{}")
+    texts = request.get("input") or []
+    texts = [texts] if isinstance(texts, str) else texts
+    if request.get("model") == "words":
+        await asyncio.sleep(embed_delay)
+        vectors = [_words_vector(str(t)) for t in texts]
+    else:
+        vectors = [[1.0, float(i % 3)] for i in range(len(texts))]
+    data = [{"index": i, "embedding": v, "object": "embedding"} for i, v in enumerate(vectors)]
+    return {"object": "list", "data": data, "model": "scripted", "usage": {"prompt_tokens": 1}}
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] | None:
@@ -73,7 +117,9 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] 
     return method, path, body
 
 
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
+async def _handle(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, embed_delay: float = 0.0
+) -> None:
     _STATE["open"] += 1
     try:
         while True:
@@ -85,16 +131,9 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, de
                 return
             method, path, body = got
             if method == "GET" and path.endswith("/stats"):
-                payload: dict[str, Any] = {"arrivals": _ARRIVALS, **_STATE}
+                payload: dict[str, Any] = {"arrivals": _ARRIVALS, "embedding_arrivals": _EMBED_ARRIVALS, **_STATE}
             elif path.endswith("/embeddings"):
-                _STATE["embeddings"] += 1
-                request = json.loads(body or b"{}")
-                texts = request.get("input") or []
-                texts = [texts] if isinstance(texts, str) else texts
-                data = [
-                    {"index": i, "embedding": [1.0, float(i % 3)], "object": "embedding"} for i in range(len(texts))
-                ]
-                payload = {"object": "list", "data": data, "model": "scripted", "usage": {"prompt_tokens": 1}}
+                payload = await _embeddings(body, embed_delay)
             else:
                 _ARRIVALS.append(time.monotonic())
                 if _SLOTS:
@@ -112,10 +151,10 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, de
         writer.close()
 
 
-async def _main(delay: float, slots: int) -> None:
+async def _main(delay: float, slots: int, embed_delay: float = 0.0) -> None:
     if slots:
         _SLOTS.append(asyncio.Semaphore(slots))
-    server = await asyncio.start_server(lambda r, w: _handle(r, w, delay), "127.0.0.1", 0, backlog=1024)
+    server = await asyncio.start_server(lambda r, w: _handle(r, w, delay, embed_delay), "127.0.0.1", 0, backlog=1024)
     print(server.sockets[0].getsockname()[1], flush=True)
     async with server:
         await server.serve_forever()
@@ -130,9 +169,11 @@ class LLMServer:
 
 
 @contextlib.contextmanager
-def llm_server(delay: float = 0.2, slots: int = 0) -> Iterator[LLMServer]:
-    """Start the server in its own process on a free loopback port (``slots`` 0: unbounded); stop it by its PID."""
-    proc = subprocess.Popen([sys.executable, __file__, str(delay), str(slots)], stdout=subprocess.PIPE, text=True)
+def llm_server(delay: float = 0.2, slots: int = 0, embed_delay: float = 0.0) -> Iterator[LLMServer]:
+    """Start the server in its own process on a free loopback port (``slots`` 0: unbounded; ``embed_delay``: the
+    ``"words"`` embedding model's reply time); stop it by its PID."""
+    args = [sys.executable, __file__, str(delay), str(slots), str(embed_delay)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
@@ -146,10 +187,12 @@ def llm_server(delay: float = 0.2, slots: int = 0) -> Iterator[LLMServer]:
 
 
 def stats(server: LLMServer) -> dict[str, Any]:
-    """The server's counters: ``arrivals`` (monotonic seconds, this machine's clock), ``open``, ``embeddings``."""
+    """The server's counters: ``arrivals`` (monotonic seconds, this machine's clock), ``open``, ``embeddings``,
+    ``embedding_arrivals``."""
     with urllib.request.urlopen(server.url + "/stats", timeout=10) as r:
         return json.loads(r.read())
 
 
 if __name__ == "__main__":
-    asyncio.run(_main(float(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0))
+    argv = sys.argv[1:] + ["0", "0"]
+    asyncio.run(_main(float(argv[0]), int(argv[1]), float(argv[2])))

@@ -1,11 +1,14 @@
 """A small local HTTP server that answers ``POST /v1/chat/completions`` with scripted replies (malformed bodies,
 HTTP errors) and records every request it received: for the tests of how the served-LLM path reads broken replies.
+``embeddings(*rows)`` is an embeddings reply; ``dead_url()`` and ``silent_url()`` are the two endpoints a client
+cannot get an answer from (nothing listens; a listener that never replies).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +36,29 @@ def completion(content: Any, *, finish_reason: str = "stop") -> Reply:
         "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
     }
     return Reply(body=json.dumps(body).encode())
+
+
+def embeddings(*rows: list[float]) -> Reply:
+    """A well-formed embeddings response with one vector a row, its entries listed in reverse (``index`` orders them)."""
+    data = [{"object": "embedding", "index": i, "embedding": r} for i, r in reversed(list(enumerate(rows)))]
+    return Reply(body=json.dumps({"object": "list", "data": data, "model": "m"}).encode())
+
+
+def dead_url() -> str:
+    """A loopback ``/v1`` URL on a port nothing listens on (a connection is refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@contextlib.contextmanager
+def silent_url() -> Iterator[str]:
+    """A loopback ``/v1`` URL whose listener accepts connections and never replies, while the block runs."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 ``OverlapJudge`` is a ``RelevanceJudge`` and a chat LLM, like the real judge: it scores P(relevant) as word overlap
 with the query, or a planted number, and counts its chat calls so a test can assert the prompt path was bypassed.
-``PromptScorer`` is the zero-shot prompt path (the same overlap scores as slate JSON), not a judge.
+``PromptScorer`` is the zero-shot prompt path (the same overlap scores as slate JSON), not a judge; it is a
+``ScriptedChat``, the counting chat LLM that answers a function of the last message (the advise tests' too).
 """
 
 from __future__ import annotations
@@ -49,18 +50,30 @@ class OverlapJudge(ChatLLMBase):
         return Completion("Topic summary")
 
 
-class PromptScorer(ChatLLMBase):
-    """The zero-shot prompt path: the same overlap scores, answered as slate JSON."""
+class ScriptedChat(ChatLLMBase):
+    """A chat LLM that counts its calls (``calls``) and answers :meth:`reply` of the last message's text, the
+    reply's token counts recorded in the call's trace."""
 
     def __init__(self) -> None:
         self.calls = 0
 
+    def reply(self, text: str) -> tuple[str, int, int]:
+        """``(reply, prompt tokens, completion tokens)`` for the last message's ``text``."""
+        raise NotImplementedError
+
     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
         self.calls += 1
-        text = prompt if isinstance(prompt, str) else prompt[-1].content
+        out, prompt_tokens, completion_tokens = self.reply(prompt if isinstance(prompt, str) else prompt[-1].content)
+        self._record(trace, prompt_tokens, completion_tokens)
+        return Completion(out, prompt_tokens, completion_tokens)
+
+
+class PromptScorer(ScriptedChat):
+    """The zero-shot prompt path: the same overlap scores, answered as slate JSON."""
+
+    def reply(self, text: str) -> tuple[str, int, int]:
         query = _words(re.search(r"Query: (.*)", text).group(1))
         items = re.findall(r'^<data id="(\d+)">(.*)</data>$', text, flags=re.M)
         scores = [min(100, 100 * len(query & _words(t)) // max(1, len(query))) for _, t in items]
         out = json.dumps({"scores": scores})
-        self._record(trace, len(text) // 4, len(out) // 4)
-        return Completion(out, len(text) // 4, len(out) // 4)
+        return out, len(text) // 4, len(out) // 4

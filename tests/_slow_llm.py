@@ -23,7 +23,7 @@ from llama_index.core.base.llms.types import (
     LLMMetadata,
 )
 from llama_index.core.llms import CustomLLM
-from pydantic import PrivateAttr
+from pydantic import BaseModel, PrivateAttr
 
 from retrievekit.langgraph.testing import ScriptedToolChatModel
 
@@ -44,16 +44,9 @@ class Calls:
                 self.async_ += 1
 
 
-def scripted_text(prompt: str) -> str:
-    """A LATTICE slate's scores by keyword overlap (``KeywordLLM``); any other prompt keeps sentence 0."""
-    if "Query:" in prompt:
-        return KeywordLLM().complete(prompt).text
-    return '{"keep": [0]}'
-
-
-class SlowLLM(CustomLLM):
-    """A LlamaIndex LLM answering each call after ``delay`` seconds: ``time.sleep`` in ``complete`` / ``chat``,
-    ``await asyncio.sleep`` in ``acomplete`` / ``achat``; ``calls`` counts each kind."""
+class Slow(BaseModel):
+    """What the slow models share: the ``delay`` each call waits, ``calls`` (how many waited on each path), and the
+    wait itself (``time.sleep`` on the sync path, ``await asyncio.sleep`` on the async one)."""
 
     delay: float = 0.3
     _calls: Calls = PrivateAttr(default_factory=Calls)
@@ -61,6 +54,26 @@ class SlowLLM(CustomLLM):
     @property
     def calls(self) -> Calls:
         return self._calls
+
+    def _wait(self) -> None:
+        self._calls.add(sync=True)
+        time.sleep(self.delay)
+
+    async def _await(self) -> None:
+        self._calls.add(sync=False)
+        await asyncio.sleep(self.delay)
+
+
+def scripted_text(prompt: str) -> str:
+    """A LATTICE slate's scores by keyword overlap (``KeywordLLM``); any other prompt keeps sentence 0."""
+    if "Query:" in prompt:
+        return KeywordLLM().complete(prompt).text
+    return '{"keep": [0]}'
+
+
+class SlowLLM(Slow, CustomLLM):
+    """A LlamaIndex LLM answering each call after ``delay`` seconds: ``time.sleep`` in ``complete`` / ``chat``,
+    ``await asyncio.sleep`` in ``acomplete`` / ``achat``; ``calls`` counts each kind."""
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -70,61 +83,41 @@ class SlowLLM(CustomLLM):
         return scripted_text(str(messages[-1].content) if not isinstance(messages, str) else messages)
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self._calls.add(sync=True)
-        time.sleep(self.delay)
+        self._wait()
         return CompletionResponse(text=self._text(prompt))
 
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
         raise NotImplementedError
 
     def chat(self, messages: Any, **kwargs: Any) -> ChatResponse:
-        self._calls.add(sync=True)
-        time.sleep(self.delay)
+        self._wait()
         return ChatResponse(message=ChatMessage(role="assistant", content=self._text(messages)))
 
     async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self._calls.add(sync=False)
-        await asyncio.sleep(self.delay)
+        await self._await()
         return CompletionResponse(text=self._text(prompt))
 
     async def achat(self, messages: Any, **kwargs: Any) -> ChatResponse:
-        self._calls.add(sync=False)
-        await asyncio.sleep(self.delay)
+        await self._await()
         return ChatResponse(message=ChatMessage(role="assistant", content=self._text(messages)))
 
 
-class SlowToolChatModel(ScriptedToolChatModel):
+class SlowToolChatModel(Slow, ScriptedToolChatModel):
     """A ``ScriptedToolChatModel`` whose every reply takes ``delay`` seconds: ``time.sleep`` on the sync path,
     ``await asyncio.sleep`` on the async one (``calls`` counts each)."""
 
-    delay: float = 0.3
-    _calls: Calls = PrivateAttr(default_factory=Calls)
-
-    @property
-    def calls(self) -> Calls:
-        return self._calls
-
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        self._calls.add(sync=True)
-        time.sleep(self.delay)
+        self._wait()
         return super()._generate(messages, stop, run_manager, **kwargs)
 
     async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        self._calls.add(sync=False)
-        await asyncio.sleep(self.delay)
+        await self._await()
         return ChatResult(generations=[ChatGeneration(message=self._reply(messages, stop, kwargs))])
 
 
-class SlowChatModel(BaseChatModel):
+class SlowChatModel(Slow, BaseChatModel):
     """A LangChain chat model answering :func:`scripted_text` after ``delay`` seconds: ``time.sleep`` in
     ``_generate``, ``await asyncio.sleep`` in ``_agenerate``; ``calls`` counts each kind."""
-
-    delay: float = 0.3
-    _calls: Calls = PrivateAttr(default_factory=Calls)
-
-    @property
-    def calls(self) -> Calls:
-        return self._calls
 
     @property
     def _llm_type(self) -> str:
@@ -134,11 +127,9 @@ class SlowChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(scripted_text(messages[-1].text)))])
 
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        self._calls.add(sync=True)
-        time.sleep(self.delay)
+        self._wait()
         return self._result(messages)
 
     async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        self._calls.add(sync=False)
-        await asyncio.sleep(self.delay)
+        await self._await()
         return self._result(messages)

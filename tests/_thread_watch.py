@@ -1,5 +1,6 @@
 """``watching_threads(work)``: await ``work()`` while a task on the same loop samples the process's thread count and
-the names of threads that were not running before, every 5 ms (the awaited paths' "no thread per query or request")."""
+the names of threads that were not running before, every 5 ms (the awaited paths' "no thread per query or request");
+``on_threads(call, n)``: ``call()`` on ``n`` threads started together, all joined."""
 
 from __future__ import annotations
 
@@ -29,3 +30,12 @@ async def watching_threads(work: Callable[[], Awaitable[T]]) -> tuple[T, list[in
         stop.set()
         await sampler
     return out, counts, names
+
+
+def on_threads(call: Callable[[], object], n: int) -> None:
+    """Run ``call()`` on ``n`` threads started one after another, and wait until every one has returned."""
+    workers = [threading.Thread(target=call) for _ in range(n)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from _corpora import FRUIT
 from _http_replies import Reply, completion, scripted_server
-from _llama_server import chat_openai, llama_server
+from _llama_server import chat_openai, module_server
 
 from retrievekit.core.errors import LLMOutputError, LLMTimeoutError, LLMUnavailableError
 from retrievekit.core.index import BM25Index
@@ -28,10 +28,7 @@ QUESTION = {"question": "Which fruit is yellow?"}
 MODES = ["invoke", "ainvoke"]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with llama_server(parallel=1) as s:
-        yield s
+server = module_server(parallel=1)
 
 
 def _run(agent, mode: str):

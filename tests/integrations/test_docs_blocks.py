@@ -397,3 +397,39 @@ def test_self_retrieval(here):
     ):
         pass
     assert ns["hits"] and {h.id for h in ns["hits"]} <= {d.id for d in DOCS}
+
+
+@page("docs/plugins.md")
+def test_plugins(here):
+    from retrievekit.core.eval.datasets import registry as datasets
+    from retrievekit.core.index.as_embedder import EMBEDDER_ADAPTERS
+    from retrievekit.core.index.store_kinds import STORE_KINDS
+    from retrievekit.core.llm.judge_choice import JUDGE_KINDS
+    from retrievekit.core.llm.models import MODEL_REGISTRY
+    from retrievekit.core.llm.resolve import LLM_ADAPTERS
+    from retrievekit.core.llm.served_spec import SERVED_CLIENTS
+    from retrievekit.core.registry import METHODS
+
+    ns: dict[str, Any] = {}
+    try:
+        with run_page("docs/plugins.md", ns, here / "files"):
+            pass
+        assert ns["judge"].score_relevance("q", ["aspirin"]) == [0.9]
+    finally:  # the page's registrations live in process-wide tables: leave them as they were
+        for table, name in [
+            (METHODS, "my-bm25"), (datasets._REGISTRY, "my-toy"), (MODEL_REGISTRY, "my-model"),
+            (SERVED_CLIENTS, "canned"), (EMBEDDER_ADAPTERS, "my-framework"), (STORE_KINDS, "my-memory"),
+            (JUDGE_KINDS, "aspirin"),
+        ]:  # fmt: skip
+            table.pop(name)
+        for name in [n for n in LLM_ADAPTERS.registered() if n.endswith(".MyFrameworkLLM")]:  # the page's class
+            LLM_ADAPTERS.pop(name)
+
+
+@page("docs/updates.md")
+def test_updates(here):
+    ns: dict[str, Any] = {}
+    with run_page("docs/updates.md", ns, here / "files"):
+        pass
+    assert ns["second"]["num_deleted"] == 2 and ns["li_index"].core.ids()
+    ns["li_index"].close()

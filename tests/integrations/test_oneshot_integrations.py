@@ -134,51 +134,42 @@ def _docs() -> list[Document]:
     ]
 
 
-def test_postprocessor_settings_scalar_only_config_only_and_both():
-    pp = OneShotPostprocessor(budget=6, k_max=1)
+def _kept(edge: Any) -> list[str]:
+    """The ids of :func:`_docs` that a postprocessor or a compressor keeps."""
+    if isinstance(edge, OneShotCompressor):
+        return [d.id for d in edge.compress_documents(_docs(), "q")]
+    nodes = [NodeWithScore(node=TextNode(id_=d.id, text=d.page_content), score=0.5) for d in _docs()]
+    return [n.node.node_id for n in edge.postprocess_nodes(nodes)]
+
+
+@pytest.mark.parametrize("edge", [OneShotPostprocessor, OneShotCompressor])
+def test_settings_scalar_only_config_only_and_both(edge):
+    pp = edge(budget=6, k_max=1)
     assert pp.config == OneShotConfig(budget=6, k_max=1) and (pp.budget, pp.k_max) == (6, 1)
-    assert OneShotPostprocessor().config == OneShotConfig()
+    assert edge().config == OneShotConfig()
 
     cfg = OneShotConfig(budget=6, filter=True, min_relevance=0.1)
-    pp = OneShotPostprocessor(config=cfg)
+    pp = edge(config=cfg)
     assert pp.config is cfg and (pp.budget, pp.filter) == (6, True)
-    nodes = [NodeWithScore(node=TextNode(id_=d.id, text=d.page_content), score=0.5) for d in _docs()]
-    assert [n.node.node_id for n in pp.postprocess_nodes(nodes)] == ["a"]
+    assert _kept(pp) == ["a"]
 
     # both: an explicitly given scalar wins over the config's field; the other fields keep the config's values
-    pp = OneShotPostprocessor(
-        budget=100, k_max=None, filter=False, config=OneShotConfig(budget=6, k_max=1, filter=True)
-    )
+    pp = edge(budget=100, k_max=None, filter=False, config=OneShotConfig(budget=6, k_max=1, filter=True))
     assert pp.config == OneShotConfig(budget=100, k_max=None, filter=False)
     assert (pp.budget, pp.k_max, pp.filter) == (100, None, False)
-    pp = OneShotPostprocessor(budget=4000, config=OneShotConfig(budget=6, min_relevance=0.1))  # = default, still wins
+    pp = edge(budget=4000, config=OneShotConfig(budget=6, min_relevance=0.1))  # = default, still wins
     assert pp.config == OneShotConfig(budget=4000, min_relevance=0.1)
-    assert [n.node.node_id for n in OneShotPostprocessor(budget=7, config=cfg).postprocess_nodes(nodes)] == ["a", "b"]
+    pp = edge(budget=7, config=cfg)
+    assert pp.config == OneShotConfig(budget=7, filter=True, min_relevance=0.1)
+    assert _kept(pp) == ["a", "b"]
 
-    with pytest.raises(InvalidInputError, match="budget must be a positive int"):
-        OneShotPostprocessor(budget=0, config=cfg)
+    with pytest.raises(ValueError, match="budget must be a positive int"):  # the compressor's: in a ValidationError
+        edge(budget=0, config=cfg)
+
+
+def test_a_postprocessor_config_that_is_not_a_oneshot_config_is_refused():
     with pytest.raises(InvalidInputError, match="config must be a OneShotConfig"):
         OneShotPostprocessor(config={"budget": 6})  # type: ignore[arg-type]
-
-
-def test_compressor_settings_scalar_only_config_only_and_both():
-    comp = OneShotCompressor(budget=6, k_max=1)
-    assert comp.config == OneShotConfig(budget=6, k_max=1) and (comp.budget, comp.k_max) == (6, 1)
-    assert OneShotCompressor().config == OneShotConfig()
-
-    cfg = OneShotConfig(budget=6, filter=True, min_relevance=0.1)
-    comp = OneShotCompressor(config=cfg)
-    assert comp.config is cfg and (comp.budget, comp.filter) == (6, True)
-    assert [d.id for d in comp.compress_documents(_docs(), "q")] == ["a"]
-
-    comp = OneShotCompressor(budget=100, k_max=None, filter=False, config=OneShotConfig(budget=6, k_max=1, filter=True))
-    assert comp.config == OneShotConfig(budget=100, k_max=None, filter=False)
-    assert (comp.budget, comp.k_max, comp.filter) == (100, None, False)
-    comp = OneShotCompressor(budget=7, config=cfg)
-    assert comp.config == OneShotConfig(budget=7, filter=True, min_relevance=0.1)
-    assert [d.id for d in comp.compress_documents(_docs(), "q")] == ["a", "b"]
-    with pytest.raises(ValueError, match="budget must be a positive int"):  # pydantic wraps it in a ValidationError
-        OneShotCompressor(budget=0, config=cfg)
 
 
 def test_both_edges_resolve_the_same_settings():

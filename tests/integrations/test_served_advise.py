@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _llama_server import llama_server
+from _llama_server import module_server
 from _mini_scifact import FEVER_CLAIMS, FEVER_DOCS, write_mini_scifact
 
 from retrievekit.core import cli
@@ -19,10 +19,7 @@ DOCS = [(t.title(), f"{t.title()} is studied in clinical trials. Doctors treat {
 CLAIMS = [f"what treats {t}" for t in TOPICS]  # claim i is relevant to DOCS[i - 1]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with llama_server(parallel=2) as s:
-        yield s
+server = module_server()
 
 
 @pytest.mark.parametrize(("mode", "bound"), [("label-free", 30), ("labelled", 80)])

@@ -1,5 +1,6 @@
 """The async path against a real server: llama.cpp's server (xllamacpp, SmolLM2 on loopback) reached through
-``OpenAILike.achat`` and ``ChatOpenAI.ainvoke`` when a request is made under an ``await``, with the sync path's
+the adapters' awaited send (straight to the server, ``OpenAIWire``, for these plain OpenAI-family models) when a
+request is made under an ``await``, with the sync path's
 call policy: the same replies, a paused server times out typed within the timeout (the awaited request cancelled),
 a dead one is unavailable typed after the bounded retries, and a query engine's ``aquery`` reaches the server through
 the async client."""
@@ -10,7 +11,7 @@ import asyncio
 import time
 
 import pytest
-from _llama_server import chat_openai, llama_server, openai_like
+from _llama_server import chat_openai, module_server, openai_like
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
@@ -30,10 +31,7 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 WRAPS = ["langchain", "llama_index"]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with llama_server(parallel=2) as s:
-        yield s
+server = module_server()
 
 
 def _wrap(kind, server_or_url, policy):
@@ -59,15 +57,15 @@ def _wrap(kind, server_or_url, policy):
 
 
 def _counting(llm):
-    """Count the adapter's async sends (``llm.async_sends``)."""
+    """Count the adapter's awaited sends (``llm.async_sends``)."""
     llm.async_sends = 0
-    asend = llm._asend
+    asend = llm.asend_request
 
     async def counted(request):
         llm.async_sends += 1
         return await asend(request)
 
-    llm._asend = counted
+    llm.asend_request = counted
     return llm
 
 

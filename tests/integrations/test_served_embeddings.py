@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 from _corpora import FRUIT
-from _llama_server import MODEL, llama_server
+from _llama_server import MODEL, llama_server, module_server
 
 from retrievekit.core.errors import EmbedderMismatchError, EmbedderUnavailableError
 from retrievekit.core.index.as_embedder import as_embedder
@@ -23,10 +23,7 @@ from retrievekit.core.llm.call_policy import CallPolicy
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with llama_server(parallel=1, embedding=True) as srv:
-        yield srv
+server = module_server(parallel=1, embedding=True)
 
 
 def _clients(url: str) -> dict[str, object]:

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 from _http_replies import completion, scripted_server
-from _llama_server import llama_server
+from _llama_server import module_server
 from _mini_scifact import FEVER_CLAIMS, FEVER_DOCS, write_mini_scifact
 
 from retrievekit.core.errors import InvalidInputError, LLMUnavailableError
@@ -22,10 +22,7 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 DOCS = ["Aspirin lowers fever and eases pain.", "The Nile flows north into the Mediterranean Sea."]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with llama_server(parallel=2) as s:
-        yield s
+server = module_server()
 
 
 def test_the_yes_no_logprobs_of_the_real_server(server):

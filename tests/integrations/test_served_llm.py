@@ -8,7 +8,7 @@ import os
 import time
 
 import pytest
-from _llama_server import chat_openai, llama_server, openai_like
+from _llama_server import chat_openai, llama_server, module_server, openai_like
 
 from retrievekit.core.errors import LLMTimeoutError, LLMUnavailableError
 from retrievekit.core.lattice.config import LatticeConfig
@@ -24,10 +24,7 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 WRAPS = ["langchain", "llama_index"]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with llama_server(parallel=2) as s:
-        yield s
+server = module_server()
 
 
 def _wrap(kind, server, **kwargs):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from _arm import QUESTION, corpus
 from _corpora import FRUIT
-from _llama_server import chat_openai, llama_server, openai_like
+from _llama_server import chat_openai, module_server, openai_like
 from langchain_core.documents import Document
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
@@ -25,10 +25,7 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 POLICY = CallPolicy(timeout=180, backoff=0.1)
 
 
-@pytest.fixture(scope="module")
-def server():
-    with llama_server(parallel=2) as s:
-        yield s
+server = module_server()
 
 
 def _li_llm(server):

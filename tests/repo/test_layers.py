@@ -29,6 +29,7 @@ FOUNDATION = {
     "fallbacks",
     "storage",
     "group_offsets",
+    "plugins",
 }
 # Layer 1: shared machinery (models, indexes, the method registry, fine-tuning).
 MACHINERY = {"llm", "index", "registry", "training", "edge", "fakes"}

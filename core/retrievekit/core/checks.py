@@ -10,12 +10,13 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 
 from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, InvalidInputError
 from retrievekit.core.types import DataObject, Passage, Table, TableRow, ensure_text
 
-__all__ = ["check_corpus", "check_k", "check_positive_int", "check_query"]
+__all__ = ["CountSetting", "check_corpus", "check_k", "check_positive_int", "check_query"]
 
 
 def check_query(query: object) -> str:
@@ -99,3 +100,53 @@ def check_positive_int(value: object, what: str) -> int:
     if number < 1:
         raise InvalidInputError(f"{what} must be a positive integer, got {value!r}")
     return number
+
+
+class CountSetting:
+    """A positive count read, first to last that is set: :meth:`set` (in code), the environment variable ``env_var``
+    (checked with :func:`check_positive_int`), ``default()``. The one rule of retrievekit's counts (thread counts,
+    the async bridge's workers, the embedding memo).
+
+    Examples:
+        >>> import os
+        >>> workers = CountSetting("RETRIEVEKIT_EXAMPLE_WORKERS", "the worker count", default=lambda: 8)
+        >>> workers.get()
+        8
+        >>> os.environ["RETRIEVEKIT_EXAMPLE_WORKERS"] = "3"; workers.get()
+        3
+        >>> workers.set(2); workers.get()
+        2
+        >>> workers.set(0)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: the worker count must be a positive integer, got 0
+        >>> workers.set(None); del os.environ["RETRIEVEKIT_EXAMPLE_WORKERS"]; workers.get()
+        8
+    """
+
+    def __init__(self, env_var: str, what: str, default: Callable[[], int]) -> None:
+        self.env_var = env_var
+        self.what = what
+        self.default = default
+        self.override: int | None = None
+
+    def set(self, n: int | None) -> None:
+        """Set the count for this process (``None``: back to the environment variable or the default).
+
+        Examples:
+            >>> s = CountSetting("RETRIEVEKIT_EXAMPLE_N", "n", default=lambda: 1); s.set(4); s.override
+            4
+        """
+        self.override = None if n is None else check_positive_int(n, self.what)
+
+    def get(self) -> int:
+        """The count now.
+
+        Examples:
+            >>> CountSetting("RETRIEVEKIT_EXAMPLE_N", "n", default=lambda: 5).get()
+            5
+        """
+        if self.override is not None:
+            return self.override
+        raw = os.environ.get(self.env_var, "").strip()
+        return check_positive_int(raw, f"${self.env_var}") if raw else self.default()

@@ -14,6 +14,7 @@ Examples:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 __all__ = [
     "CheckpointError",
@@ -28,6 +29,7 @@ __all__ = [
     "EmbedderTimeoutError",
     "EmbedderUnavailableError",
     "IndexFormatError",
+    "IndexLockedError",
     "InvalidInputError",
     "InvalidPathError",
     "InvalidTextError",
@@ -45,6 +47,7 @@ __all__ = [
     "FallbackWarning",
     "RecordIntegrityWarning",
     "ResourceLimitError",
+    "UnknownNameError",
     "UnverifiedIndexWarning",
 ]
 
@@ -134,6 +137,16 @@ class IndexFormatError(RetrieveKitError, ValueError):
 
     Examples:
         >>> isinstance(IndexFormatError("not a retrievekit index"), ValueError)
+        True
+    """
+
+
+class IndexLockedError(RetrieveKitError, RuntimeError):
+    """An index folder that another writer (in this process or another one) is changing: one writer at a time.
+    The message names the folder; nothing was changed. Retry when the other writer is done.
+
+    Examples:
+        >>> issubclass(IndexLockedError, (RetrieveKitError, RuntimeError))
         True
     """
 
@@ -441,3 +454,24 @@ class ToolCallError(InvalidInputError):
         self.arguments = arguments
         self.errors = errors
         super().__init__(message)
+
+
+class UnknownNameError(InvalidInputError, KeyError):
+    """A name no registry of pluggable parts knows (a method, a dataset, a store kind, a judge, ...): ``kind`` says
+    which registry, ``name`` what was asked, ``known`` the names it does know (sorted), and the message lists them.
+    It is a ``KeyError`` too, so a registry can be read as a mapping.
+
+    Examples:
+        >>> e = UnknownNameError("unknown method 'x'; available: bm25", kind="method", name="x", known=["bm25"])
+        >>> isinstance(e, InvalidInputError), isinstance(e, KeyError), e.known, str(e)
+        (True, True, ('bm25',), "unknown method 'x'; available: bm25")
+    """
+
+    def __init__(self, message: str, *, kind: str, name: str, known: Iterable[object] = ()) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = tuple(sorted(str(k) for k in known))
+        super().__init__(message)
+
+    def __str__(self) -> str:  # the message as written (KeyError would quote it)
+        return str(self.args[0]) if self.args else ""

@@ -5,6 +5,7 @@ Each one does the least a method needs from a real model, so an example can show
 
 * :class:`OnesEmbedder` -- every text embeds to the same vector (dense scores tie; order comes from elsewhere);
 * :class:`LengthEmbedder` -- a text embeds to ``[len(text), 1]`` (documents of like length cluster together);
+* :class:`WordCountEmbedder` -- a text embeds to how often it holds each of a few words (texts sharing one are near);
 * :class:`WordScoreLLM` -- a chat LLM that scores each ``<data ...>`` item it is shown 90 when it mentions a word,
   else 10, in LATTICE's slate-reply format;
 * :class:`FixedReplyLLM` -- a chat LLM that always replies the same text;
@@ -30,7 +31,15 @@ import numpy as np
 from retrievekit.core.llm.base import ChatLLMBase
 from retrievekit.core.llm.protocol import ChatMessage, Completion
 
-__all__ = ["CharTokenizer", "FixedReplyLLM", "LengthEmbedder", "OnesEmbedder", "WordJudge", "WordScoreLLM"]
+__all__ = [
+    "CharTokenizer",
+    "FixedReplyLLM",
+    "LengthEmbedder",
+    "OnesEmbedder",
+    "WordCountEmbedder",
+    "WordJudge",
+    "WordScoreLLM",
+]
 
 
 class OnesEmbedder:
@@ -69,6 +78,35 @@ class LengthEmbedder(OnesEmbedder):
     def embed_query(self, text: str) -> np.ndarray:
         """``[len(text), 1]``."""
         return np.array([float(len(text)), 1.0], dtype=np.float32)
+
+
+@dataclass
+class WordCountEmbedder:
+    """An embedder whose vector counts each of ``words`` in the text, plus 0.1 (no vector is zero): texts that share
+    a word are near, a query finds the texts holding its words.
+
+    Examples:
+        >>> WordCountEmbedder().embed_documents(["cats purr", "a dog"]).tolist()
+        [[1.1, 0.1, 0.1], [0.1, 0.1, 1.1]]
+        >>> WordCountEmbedder().dim
+        3
+    """
+
+    words: tuple[str, ...] = ("cat", "stock", "dog")
+    name = "words"
+
+    @property
+    def dim(self) -> int:
+        """One dimension a word."""
+        return len(self.words)
+
+    def embed_documents(self, texts: Sequence[str], **kw: Any) -> np.ndarray:
+        """One row of counts per text."""
+        return np.array([self.embed_query(t) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The counts of the words in ``text``, plus 0.1."""
+        return np.array([text.count(w) for w in self.words]) + 0.1
 
 
 class _ReplyLLM(ChatLLMBase):

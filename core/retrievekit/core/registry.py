@@ -4,7 +4,9 @@
 Methods are registered by name with a factory that builds a retriever over a corpus; later methods (LATTICE, ARM,
 ...) add themselves with :func:`register_method`. Installed packages add theirs as entry points of the group
 ``retrievekit.methods`` (``name = "module:factory"``, the standard plugin mechanism of ``importlib.metadata``),
-loaded only when a method of that name is built; ``retrievekit.langgraph`` registers ``iterative`` this way.
+loaded only when a method of that name is built; ``retrievekit.langgraph`` registers ``iterative`` this way. The
+table is :data:`METHODS`, a :class:`~retrievekit.core.plugins.Registry`: the shape of every pluggable part
+(``docs/plugins.md``).
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -18,7 +20,6 @@ Examples:
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import importlib.metadata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,16 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.checks import check_corpus
-from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.paths import check_folder_path
+from retrievekit.core.plugins import Registry
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.types import DataObject
 
 __all__ = [
     "EMBEDS_NOTHING",
+    "METHODS",
     "METHOD_ENTRY_POINT_GROUP",
     "MethodContext",
+    "Registry",
     "MethodFactory",
     "available_methods",
     "build_method",
@@ -184,29 +187,24 @@ _BUILTIN: dict[str, str] = {
     "judge-rerank": "retrievekit.core.judge.method:build_judge_rerank",
     "self-retrieval": "retrievekit.core.generative.self_retrieval.method:build_self_retrieval",
 }
-_REGISTRY: dict[str, MethodFactory] = {}
-
 METHOD_ENTRY_POINT_GROUP = "retrievekit.methods"
 """Entry-point group of method factories in installed packages (``[project.entry-points."retrievekit.methods"]``)."""
+
+METHODS: Registry[MethodFactory] = Registry(
+    "method", METHOD_ENTRY_POINT_GROUP, unknown="unknown {kind} {name!r}; available: {known}", builtin=_BUILTIN
+)
+"""The methods (a :class:`~retrievekit.core.plugins.Registry`): the built-in ``module:function`` paths, those
+registered with :func:`register_method`, and the entry points of :data:`METHOD_ENTRY_POINT_GROUP`."""
 
 
 def _plugin_methods() -> dict[str, importlib.metadata.EntryPoint]:
     """Methods that installed packages declare as entry points (read from their metadata; nothing is imported)."""
-    return {ep.name: ep for ep in importlib.metadata.entry_points(group=METHOD_ENTRY_POINT_GROUP)}
+    return METHODS.entry_points()
 
 
 def _load_factory(name: str) -> MethodFactory:
-    """Import the factory registered as ``name``: a lazy ``module:function`` path first, then an entry point."""
-    path = _BUILTIN.get(name)
-    if path is not None:
-        module, _, attr = path.partition(":")
-        factory: MethodFactory = getattr(importlib.import_module(module), attr)
-        return factory
-    plugin = _plugin_methods().get(name)
-    if plugin is None:
-        raise InvalidInputError(f"unknown method {name!r}; available: {', '.join(available_methods())}")
-    loaded: MethodFactory = plugin.load()
-    return loaded
+    """The factory registered as ``name``: registered, a lazy ``module:function`` path, or an entry point."""
+    return METHODS.get(name)
 
 
 def register_method(name: str, factory: MethodFactory | str) -> None:
@@ -217,11 +215,7 @@ def register_method(name: str, factory: MethodFactory | str) -> None:
         >>> "my-bm25" in available_methods()
         True
     """
-    if isinstance(factory, str):
-        _BUILTIN[name] = factory
-        _REGISTRY.pop(name, None)
-    else:
-        _REGISTRY[name] = factory
+    METHODS.register(name, factory)
 
 
 def available_methods() -> list[str]:
@@ -232,7 +226,7 @@ def available_methods() -> list[str]:
         >>> "hybrid" in available_methods()
         True
     """
-    return sorted(set(_BUILTIN) | set(_REGISTRY) | set(_plugin_methods()))
+    return METHODS.names()
 
 
 def build_method(name: str, ctx: MethodContext) -> Retriever:
@@ -245,15 +239,12 @@ def build_method(name: str, ctx: MethodContext) -> Retriever:
         >>> build_method("nope", MethodContext(corpus=[]))
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: unknown method 'nope'; available: ...
+        retrievekit.core.errors.UnknownNameError: unknown method 'nope'; available: ...
         >>> build_method("bm25", MethodContext(corpus=[]))
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
-    factory = _REGISTRY.get(name)
-    if factory is None:
-        factory = _load_factory(name)
-        _REGISTRY[name] = factory
+    factory = METHODS.get(name)
     check_corpus(ctx.corpus)
     return factory(ctx)

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from retrievekit.core.checks import check_positive_int
+from retrievekit.core.checks import CountSetting, check_positive_int
 
 __all__ = [
     "EMBED_ENV_VAR",
@@ -56,8 +56,6 @@ __all__ = [
 ENV_VAR = "RETRIEVEKIT_NUM_THREADS"
 EMBED_ENV_VAR = "RETRIEVEKIT_EMBED_THREADS"
 
-_override: int | None = None
-_embed_override: int | None = None
 _lock = threading.Lock()
 _depth = 0
 _saved: int | None = None
@@ -86,6 +84,10 @@ def default_num_threads() -> int:
     return max(1, available_cpus() // 2)
 
 
+_THREADS = CountSetting(ENV_VAR, "the thread count", default=default_num_threads)
+_EMBED_THREADS = CountSetting(EMBED_ENV_VAR, "the embedding thread count", default=available_cpus)
+
+
 def set_num_threads(n: int | None) -> None:
     """Set the thread count of retrievekit's model calls for this process (``None``: back to the default).
 
@@ -97,8 +99,7 @@ def set_num_threads(n: int | None) -> None:
         1
         >>> set_num_threads(None)
     """
-    global _override
-    _override = None if n is None else check_positive_int(n, "the thread count")
+    _THREADS.set(n)
 
 
 def num_threads() -> int:
@@ -108,12 +109,7 @@ def num_threads() -> int:
         >>> num_threads() >= 1
         True
     """
-    if _override is not None:
-        return _override
-    raw = os.environ.get(ENV_VAR, "").strip()
-    if raw:
-        return check_positive_int(raw, f"${ENV_VAR}")
-    return default_num_threads()
+    return _THREADS.get()
 
 
 def set_embed_threads(n: int | None) -> None:
@@ -127,8 +123,7 @@ def set_embed_threads(n: int | None) -> None:
         1
         >>> set_embed_threads(None)
     """
-    global _embed_override
-    _embed_override = None if n is None else check_positive_int(n, "the embedding thread count")
+    _EMBED_THREADS.set(n)
 
 
 def embed_threads() -> int:
@@ -139,12 +134,7 @@ def embed_threads() -> int:
         >>> embed_threads() >= 1
         True
     """
-    if _embed_override is not None:
-        return _embed_override
-    raw = os.environ.get(EMBED_ENV_VAR, "").strip()
-    if raw:
-        return check_positive_int(raw, f"${EMBED_ENV_VAR}")
-    return available_cpus()
+    return _EMBED_THREADS.get()
 
 
 @contextmanager

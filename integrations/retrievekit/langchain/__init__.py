@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "MindRefRetriever": "retrievekit.langchain.mindref",
     "OneShotCompressor": "retrievekit.langchain.compressor",
     "SelfRetrievalRetriever": "retrievekit.langchain.self_retrieval",
+    "RetrieveKitDocumentIndex": "retrievekit.langchain.document_index",
     "RetrieveKitRetriever": "retrievekit.langchain.retriever",
     "documents_to_objects": "retrievekit.langchain.retriever",
     "object_to_document": "retrievekit.langchain.retriever",
@@ -40,6 +41,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from retrievekit.langchain.arm import ArmRetriever
     from retrievekit.langchain.compressor import OneShotCompressor
+    from retrievekit.langchain.document_index import RetrieveKitDocumentIndex
     from retrievekit.langchain.judge import JudgeCompressor
     from retrievekit.langchain.lattice import LatticeRetriever
     from retrievekit.langchain.llm import LangChainChatLLM, as_chat_llm

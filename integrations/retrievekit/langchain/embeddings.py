@@ -3,7 +3,11 @@
 
 Pass the model wherever retrievekit takes ``embedder=``; :func:`~retrievekit.core.index.as_embedder.as_embedder`
 finds this adapter through the ``retrievekit.embedders`` entry point (or the registration below, made when this
-module is imported). Documents go through ``embed_documents``, queries through ``embed_query``.
+module is imported). Documents go through ``embed_documents``, queries through ``embed_query``; awaited (the async
+model driver, an index's awaited search), through the model's own ``aembed_documents`` / ``aembed_query`` on the
+caller's loop when its class has them (LangChain's default for a class without runs the sync method on a thread of
+its own executor: such a model runs on retrievekit's bounded pool instead). retrievekit's own
+:class:`~retrievekit.langchain.embedding_model.RetrieveKitEmbeddings` is unwrapped to the model it holds.
 
 Examples:
     >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -22,16 +26,24 @@ from retrievekit.core.index.wrapped_embedder import WrappedEmbedder, loaded_clas
 __all__ = ["as_embedder", "embedder_from"]
 
 
-def embedder_from(embeddings: Any) -> WrappedEmbedder | None:
+def embedder_from(embeddings: Any) -> Any:
     """``embeddings`` wrapped as an ``Embedder`` when it is a LangChain ``Embeddings``, else None.
 
     Examples:
         >>> embedder_from("not a model") is None
         True
     """
+    ours = loaded_class("retrievekit.langchain.embedding_model", "RetrieveKitEmbeddings")
+    if ours is not None and isinstance(embeddings, ours):
+        return embeddings.embedder
     base = loaded_class("langchain_core.embeddings.embeddings", "Embeddings")
     if base is None or not isinstance(embeddings, base):
         return None
+    cls = type(embeddings)
+    many_native, one_native = (
+        cls.aembed_documents is not base.aembed_documents,
+        cls.aembed_query is not base.aembed_query,
+    )
     model = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
     name = str(model) if isinstance(model, str) and model else type(embeddings).__name__
     return WrappedEmbedder(
@@ -40,6 +52,8 @@ def embedder_from(embeddings: Any) -> WrappedEmbedder | None:
         embeddings.embed_query,
         source=f"LangChain {type(embeddings).__name__} (model {name})",
         wrapped=embeddings,
+        aembed_many=embeddings.aembed_documents if many_native else None,
+        aembed_one=embeddings.aembed_query if one_native else None,
     )
 
 

@@ -23,10 +23,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of, instance_of_optional, reply_completion, usage_pair
+from retrievekit.core.llm.openai_wire import OpenAIWire
 from retrievekit.core.llm.per_loop import PerLoop, shards_for
 from retrievekit.core.llm.protocol import ChatMessage, Completion, as_messages
 from retrievekit.core.llm.resolve import adapt_llm, register_llm_adapter
-from retrievekit.core.llm.served import SendRequest, ServedChatLLM
+from retrievekit.core.llm.served import SendRequest, ServedChatLLM, check_transport
 from retrievekit.core.llm.served_spec import ServedLLMSpec
 
 __all__ = ["LangChainChatLLM", "as_chat_llm", "served_llm"]
@@ -78,6 +79,54 @@ def _cut_reply(error: BaseException) -> Completion | None:
     )
 
 
+_SDK_ONLY = ("http_async_client", "openai_proxy", "default_query", "logprobs", "stop", "reasoning", "reasoning_effort")
+_SDK_ONLY += ("use_responses_api", "disabled_params", "include", "service_tier", "verbosity", "logit_bias")
+_SDK_ONLY += ("callbacks",)  # the model's own callbacks see its calls only through ainvoke
+_BODY_FIELDS = ("top_p", "frequency_penalty", "presence_penalty", "seed")
+
+
+def _wire_for(llm: Any, slots: int) -> OpenAIWire | None:
+    """The direct transport for a plain ``ChatOpenAI`` pointed at a base URL (no client, proxy, query, logprobs or
+    reasoning settings of its own that only the SDK sends), else None.
+
+    Examples:
+        >>> from langchain_openai import ChatOpenAI
+        >>> _wire_for(ChatOpenAI(model="m", base_url="http://127.0.0.1:8080/v1", api_key="-"), 4).url
+        'http://127.0.0.1:8080/v1/chat/completions'
+    """
+    if type(llm).__name__ != "ChatOpenAI" or not _openai_family(llm) or not llm.openai_api_base:
+        return None
+    if any(getattr(llm, name, None) for name in _SDK_ONLY) or getattr(llm, "n", None) not in (None, 1):
+        return None
+    if str(llm.model_name).startswith(("o1", "o3", "o4", "gpt-5")):  # the SDK sends max_completion_tokens
+        return None
+    extra = {**(llm.model_kwargs or {}), **(llm.extra_body or {})}
+    extra.update({f: getattr(llm, f) for f in _BODY_FIELDS if getattr(llm, f, None) is not None})
+    headers = dict(llm.default_headers or {})
+    if llm.openai_organization:
+        headers["OpenAI-Organization"] = llm.openai_organization
+    key = llm.openai_api_key.get_secret_value() if llm.openai_api_key else ""
+    return OpenAIWire(
+        llm.openai_api_base,
+        llm.model_name,
+        api_key=key,
+        headers=headers,
+        extra_body=extra,
+        max_connections=slots,
+        limit_field="max_completion_tokens",  # as ChatOpenAI sends it
+    )
+
+
+def _tracing() -> bool:
+    """Whether LangSmith tracing is on (``LANGSMITH_TRACING`` / ``LANGCHAIN_TRACING_V2``): then every call goes through
+    ``ainvoke``, where the tracer sees it."""
+    try:
+        from langsmith.utils import tracing_is_enabled
+    except ImportError:  # pragma: no cover - langsmith comes with langchain-core
+        return False
+    return bool(tracing_is_enabled())
+
+
 def _endpoint_of(llm: Any) -> str:
     model = getattr(llm, "model_name", None) or getattr(llm, "model", None)
     base = getattr(llm, "openai_api_base", None) or getattr(llm, "base_url", None)
@@ -103,6 +152,10 @@ class LangChainChatLLM(ServedChatLLM):
         max_concurrency: requests in flight at once through this adapter (ours: 4).
         forward_generation_kwargs: deprecated and ignored: every call's ``max_tokens`` and ``temperature`` are
             always sent now (a model that refuses them per call gets none, and each call notes ``limit_not_sent``).
+        transport: how awaited requests are sent: ``"auto"`` (straight to the server for a plain ``ChatOpenAI`` with
+            a ``base_url``, no callbacks of its own or in ``config``, and LangSmith tracing off, :mod:`retrievekit.core.llm.openai_wire`: about 0.2 ms of CPU a
+            request against several through the SDK; the model's own ``ainvoke`` otherwise) or ``"framework"``
+            (always ``ainvoke``, where LangChain's callbacks and tracers see each call). Sync calls always ``invoke``.
 
     Token counts come from ``usage_metadata``; when the model reports none they are estimated as
     ``len(text) // 4`` and the trace records a ``"token_estimate"`` note.
@@ -126,7 +179,9 @@ class LangChainChatLLM(ServedChatLLM):
         structured_output: str = "auto",
         max_concurrency: int = 4,
         forward_generation_kwargs: bool | None = None,
+        transport: str = "auto",
     ) -> None:
+        check_transport(transport)
         super().__init__(
             policy=policy
             or CallPolicy.from_client(getattr(llm, "request_timeout", None), getattr(llm, "max_retries", None)),
@@ -139,12 +194,16 @@ class LangChainChatLLM(ServedChatLLM):
         self._loop_models: PerLoop[Any] = PerLoop(
             self._loop_model, _close_loop_model, shards=shards_for(self.max_concurrency) if self._openai else 1
         )
+        self.transport = transport
+        plain = transport == "auto" and not (self.config or {}).get("callbacks") and not _tracing()
+        self.wire = _wire_for(llm, self.max_concurrency) if plain else None
 
     def _loop_model(self) -> Any:
         """The copy of the model whose async client belongs to the running loop (an OpenAI client is bound to the
-        loop it was first used on); other models are shared."""
+        loop it was first used on); other models are shared, and so is a model built with the user's own
+        ``http_async_client`` (its hooks, proxy and TLS settings are kept: the user owns that client's loop)."""
         root = getattr(self._model, "root_async_client", None)
-        if not self._openai or root is None:
+        if not self._openai or root is None or getattr(self.llm, "http_async_client", None) is not None:
             return self._model
         import openai
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -83,10 +84,9 @@ from retrievekit.core.iterative.steps import (
 )
 from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.llm.call_policy import CallPolicy
-from retrievekit.langchain.llm import _single_request_copy
 from retrievekit.langgraph.checkpoints import strict_checkpointer
-from retrievekit.langgraph.model_policy import AGENT_TURN_MAX_TOKENS, ANSWER_MAX_TOKENS, policed_calls
-from retrievekit.langgraph.model_step import ModelStep, model_node
+from retrievekit.langgraph.model_policy import AGENT_TURN_MAX_TOKENS, ANSWER_MAX_TOKENS, turn_limits, turn_transport
+from retrievekit.langgraph.model_step import NodeCall, call_of, model_node
 from retrievekit.langgraph.replies import add_usage, call_from_text, forced_search, reply_events, usage_of
 from retrievekit.langgraph.retrievers import as_search_function
 
@@ -228,13 +228,15 @@ def _start_node(state: IterativeAgentState) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _Bound:
-    """The model as the agent node calls it: bound to the tools, and (turn 1) bound so that it must call one."""
+    """The model as the agent node calls it (the drivers' transports): bound to the tools, and (turn 1) bound so
+    that it must call one; each turn's ``(max_tokens, temperature)``."""
 
     tools: Any
     first_turn: Any
     tool_names: tuple[str, ...]
     always_search: bool
     raise_errors: bool = True
+    limits: tuple[int, float] = (AGENT_TURN_MAX_TOKENS, 0.0)
 
 
 def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Runnable[Any, Any]:
@@ -246,7 +248,7 @@ def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Runna
     (:func:`~retrievekit.langgraph.model_step.model_node`).
     """
 
-    def agent(state: IterativeAgentState) -> ModelStep:
+    def agent(state: IterativeAgentState) -> NodeCall:
         turn, ws, trace = _turn(state) + 1, list(state.get("working_set") or []), list(state.get("trace") or [])
         instruction = turn_instruction(
             state["question"], render_working_set(ws), trace, turn=turn, max_turns=max_turns, tokens=context_tokens(ws)
@@ -255,26 +257,27 @@ def _make_agent_node(bound: _Bound, system_prompt: str, max_turns: int) -> Runna
         writer = _safe_writer()
         writer({"event": "agent", "turn": turn, "working_set": len(ws)})
         model = bound.first_turn if turn == 1 and bound.always_search and bound.first_turn is not None else bound.tools
-        try:
-            reply = yield model, prompt
-        except Exception as e:  # raised (default), or recorded and the answer node takes over (on_llm_error="stop")
-            if bound.raise_errors:
-                raise
+
+        def then(reply: AIMessage) -> dict[str, Any]:
+            p, c, estimated = usage_of(reply, prompt)
+            trace.extend(reply_events(reply, turn, estimated))
+            if not reply.tool_calls and not reply.invalid_tool_calls:
+                reply, events = call_from_text(reply, bound.tool_names, turn)
+                trace.extend(events)
+            if turn == 1 and bound.always_search and not any(tc["name"] == "chunk_search" for tc in reply.tool_calls):
+                reply, events = forced_search(state["question"], turn)  # no (valid) search asked for: the question
+                trace.extend(events)
+            calls = [{"name": tc["name"], "args": tc["args"]} for tc in reply.tool_calls]
+            writer({"event": "agent_reply", "turn": turn, "tool_calls": calls, "content": reply.text[:200]})
+            return {"turn": turn, "messages": [reply], "trace": trace, "usage": add_usage(state.get("usage"), p, c)}
+
+        def failed(e: Exception) -> dict[str, Any]:  # recorded; the answer node takes over (on_llm_error="stop")
             trace.append(trace_event("llm_error", f"agent LLM call failed: {type(e).__name__}: {e}", turn=turn))
             return {"turn": turn, "trace": trace, "stop_reason": "llm_error"}
-        if not isinstance(reply, AIMessage):
-            reply = AIMessage(content=str(getattr(reply, "content", reply)))
-        p, c, estimated = usage_of(reply, prompt)
-        trace += reply_events(reply, turn, estimated)
-        if not reply.tool_calls and not reply.invalid_tool_calls:
-            reply, events = call_from_text(reply, bound.tool_names, turn)
-            trace += events
-        if turn == 1 and bound.always_search and not any(tc["name"] == "chunk_search" for tc in reply.tool_calls):
-            reply, events = forced_search(state["question"], turn)  # no (valid) search asked for: search the question
-            trace += events
-        calls = [{"name": tc["name"], "args": tc["args"]} for tc in reply.tool_calls]
-        writer({"event": "agent_reply", "turn": turn, "tool_calls": calls, "content": reply.text[:200]})
-        return {"turn": turn, "messages": [reply], "trace": trace, "usage": add_usage(state.get("usage"), p, c)}
+
+        max_tokens, temperature = bound.limits
+        call = call_of("iterative.turn", prompt, max_tokens=max_tokens, temperature=temperature)
+        return NodeCall(model, call, then, None if bound.raise_errors else failed)
 
     return model_node(agent, "agent")
 
@@ -424,10 +427,13 @@ def _stop_reason(state: IterativeAgentState, max_turns: int) -> tuple[str, str |
     return reason, None, []
 
 
-def _make_answer_node(chat: Any, max_turns: int, raise_errors: bool = True) -> Runnable[Any, Any]:
-    """The ``answer`` node: the model's own answer, or (turn cap, no action, LLM error) one from the working set."""
+def _make_answer_node(
+    chat: Any, max_turns: int, raise_errors: bool = True, limits: tuple[int, float] = (ANSWER_MAX_TOKENS, 0.0)
+) -> Runnable[Any, Any]:
+    """The ``answer`` node: the model's own answer, or (turn cap, no action, LLM error) one from the working set,
+    asked through ``chat`` (the drivers' transport) with ``limits`` (``max_tokens``, ``temperature``)."""
 
-    def answer(state: IterativeAgentState) -> ModelStep:
+    def answer(state: IterativeAgentState) -> NodeCall | dict[str, Any]:
         writer, turn = _safe_writer(), _turn(state)
         reason, text, events = _stop_reason(state, max_turns)
         if text is not None:
@@ -438,18 +444,27 @@ def _make_answer_node(chat: Any, max_turns: int, raise_errors: bool = True) -> R
             SystemMessage(c) if r == "system" else HumanMessage(c)
             for r, c in answer_messages(state["question"], render_working_set(list(state.get("working_set") or [])))
         ]
-        try:
-            reply = yield chat, prompt
-            text = reply.text.strip() if isinstance(reply, BaseMessage) else str(reply).strip()
-            p, c, _ = usage_of(reply, prompt) if isinstance(reply, BaseMessage) else (0, 0, True)
-            usage = add_usage(usage, p, c)
-        except Exception as e:
-            if raise_errors:
-                raise
-            text = ""
+
+        def done(text: str, usage: dict[str, int]) -> dict[str, Any]:
+            writer({"event": "answer", "turn": turn, "answer": text, "stop_reason": reason})
+            return {
+                "answer": text,
+                "stop_reason": reason,
+                "trace": trace,
+                "usage": usage,
+                "messages": [AIMessage(text)],
+            }
+
+        def then(reply: AIMessage) -> dict[str, Any]:
+            p, c, _ = usage_of(reply, prompt)
+            return done(reply.text.strip(), add_usage(usage, p, c))
+
+        def failed(e: Exception) -> dict[str, Any]:
             trace.append(trace_event("llm_error", f"answer LLM call failed: {type(e).__name__}: {e}", turn=turn))
-        writer({"event": "answer", "turn": turn, "answer": text, "stop_reason": reason})
-        return {"answer": text, "stop_reason": reason, "trace": trace, "usage": usage, "messages": [AIMessage(text)]}
+            return done("", usage)
+
+        call = call_of("iterative.answer", prompt, max_tokens=limits[0], temperature=limits[1])
+        return NodeCall(chat, call, then, None if raise_errors else failed)
 
     return model_node(answer, "answer")
 
@@ -468,17 +483,21 @@ def _agent_graph(
     """Wire ``START -> start -> agent -> (tools -> agent)* -> answer -> END``; the model is bound to the tools."""
     tools = [chunk_search, chunk_delete] if "chunk_delete" in tool_node.tool_names else [chunk_search]
     system_prompt = SYSTEM_PROMPT if "chunk_delete" in tool_node.tool_names else SYSTEM_PROMPT_NO_DELETE
-    wrap, chat = policed_calls(chat, policy), _single_request_copy(chat)
     # turn 1 may only search: the working set is empty, and a small model forced to call "a tool" may pick the delete
-    first = _bind_forcing(chat, [chunk_search]) if always_search else None
-    first = wrap(first, AGENT_TURN_MAX_TOKENS) if first is not None else None
-    tools_bound = wrap(_bind_tools(chat, tools), AGENT_TURN_MAX_TOKENS)
-    bound = _Bound(tools_bound, first, tool_node.tool_names, always_search, raise_errors)
+    forcing = always_search and _bind_forcing(chat, [chunk_search]) is not None
+    forced = partial(_bind_tools, tools=[chunk_search], tool_choice="required")
+    first = turn_transport(chat, forced, policy) if forcing else None
+    tools_bound = turn_transport(chat, lambda m: _bind_tools(m, tools), policy)
+    limits = turn_limits(chat, AGENT_TURN_MAX_TOKENS)
+    bound = _Bound(tools_bound, first, tool_node.tool_names, always_search, raise_errors, limits)
     graph = StateGraph(IterativeAgentState)
     graph.add_node("start", _start_node)
     graph.add_node("agent", _make_agent_node(bound, system_prompt, max_turns))
     graph.add_node("tools", RunnableLambda(tool_node, afunc=tool_node.acall, name="tools"))
-    graph.add_node("answer", _make_answer_node(wrap(chat, ANSWER_MAX_TOKENS), max_turns, raise_errors))
+    answer = _make_answer_node(
+        turn_transport(chat, lambda m: m, policy), max_turns, raise_errors, turn_limits(chat, ANSWER_MAX_TOKENS)
+    )
+    graph.add_node("answer", answer)
     graph.add_edge(START, "start")
     graph.add_edge("start", "agent")
     graph.add_conditional_edges("agent", _route_after_agent, ["tools", "answer"])

@@ -1,106 +1,141 @@
-"""A graph node that calls the chat model once, written once and run both ways: ``invoke`` and ``ainvoke``.
+"""A graph node that calls the chat model once, sent by core's drivers: ``invoke`` drives it with
+:func:`~retrievekit.core.llm.drivers.drive`, ``ainvoke`` awaits :func:`~retrievekit.core.llm.drivers.adrive`.
 
-A node body is a generator: it prepares the prompt, ``yield`` s ``(model, prompt)`` and receives the reply (or, when
-the call failed, the exception is thrown into it at the ``yield``), then returns the state update. :func:`run_step`
-drives it with ``model.invoke``; :func:`arun_step` with ``await model.ainvoke``, so a graph run with ``ainvoke`` /
-``astream`` reaches a served model through its async client and never blocks the event loop on it. A body that
-needs no model call returns without yielding. :func:`model_node` makes the graph node that has both forms.
+A node body is a function of the state that returns either the state update (no model call) or a :class:`NodeCall`:
+the :class:`~retrievekit.core.llm.calls.ModelCall` to send, the transport it goes through
+(:func:`~retrievekit.langgraph.model_policy.turn_transport`), what to make of the reply (``then``) and of a failed
+call (``on_error``; None: it raises). The call is a core step (:func:`ask`), so the served path's guarantees apply
+once, as for every other method: the call's ``max_tokens``, the prompt bound, defusing, one deadline, bounded
+retries, typed errors and the model's one budget of requests; under ``ainvoke`` the request is awaited on the
+caller's loop (no thread per request) and cancelling the run cancels it. :func:`model_node` makes the graph node
+that has both forms.
 
 Examples:
     >>> import asyncio
-    >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
-    >>> model = FakeListChatModel(responses=["hello"])
+    >>> from retrievekit.langgraph.model_policy import turn_transport
+    >>> from retrievekit.langgraph.testing import ScriptedToolChatModel
+    >>> model = turn_transport(ScriptedToolChatModel(replies=["hello"]), lambda m: m)
     >>> def greet(state):
-    ...     reply = yield model, [("user", state["name"])]
-    ...     return {"greeting": reply.content}
-    >>> run_step(greet({"name": "Ada"}), None), asyncio.run(arun_step(greet({"name": "Ada"}), None))
+    ...     call = ModelCall.chat("greet", state["name"])
+    ...     return NodeCall(model, call, lambda reply: {"greeting": reply.content})
+    >>> run_node(greet({"name": "Ada"})), asyncio.run(arun_node(greet({"name": "Ada"})))
     ({'greeting': 'hello'}, {'greeting': 'hello'})
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableLambda
 
-__all__ = ["ModelStep", "arun_step", "model_node", "run_step"]
+from retrievekit.core.llm.calls import ModelCall
+from retrievekit.core.llm.drivers import adrive, drive
+from retrievekit.core.llm.protocol import ChatMessage
 
-ModelStep = Generator[tuple[Any, Any], Any, dict[str, Any]]
-"""A node body: yields ``(model, prompt)`` once (or never), receives the reply, returns the state update."""
+__all__ = ["NodeCall", "arun_node", "ask", "call_of", "model_node", "run_node"]
 
-
-def _resume(step: ModelStep, reply: Any, error: Exception | None) -> dict[str, Any]:
-    try:
-        if error is not None:
-            step.throw(error)
-        else:
-            step.send(reply)
-    except StopIteration as done:
-        return done.value
-    raise RuntimeError("a model step calls the model once: it yielded twice")
+_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 
 
-def run_step(step: ModelStep, config: RunnableConfig | None) -> dict[str, Any]:
-    """Drive ``step`` with ``model.invoke(prompt, config)``.
+@dataclass(frozen=True)
+class NodeCall:
+    """A node's one model call: sent through ``llm``, its reply (an ``AIMessage``) read by ``then``; a failed call
+    read by ``on_error`` (None: the typed error is raised).
 
     Examples:
-        >>> def no_call(state):
-        ...     return {"answer": state["answer"]}
-        ...     yield  # a generator that returns before any model call
-        >>> run_step(no_call({"answer": "x"}), None)
+        >>> NodeCall(None, ModelCall.chat("x", "hi"), dict).on_error is None
+        True
+    """
+
+    llm: Any
+    call: ModelCall
+    then: Callable[[AIMessage], dict[str, Any]]
+    on_error: Callable[[Exception], dict[str, Any]] | None = None
+
+
+def call_of(purpose: str, prompt: Sequence[BaseMessage], *, max_tokens: int, temperature: float = 0.0) -> ModelCall:
+    """The chat call of a LangChain prompt (system, human, AI and tool messages as text turns).
+
+    Examples:
+        >>> from langchain_core.messages import HumanMessage, SystemMessage
+        >>> c = call_of("agent.turn", [SystemMessage("Be brief."), HumanMessage("Hi")], max_tokens=8)
+        >>> [m.role for m in c.messages], c.max_tokens
+        (['system', 'user'], 8)
+    """
+    messages = [ChatMessage(_ROLES.get(m.type, "user"), m.text) for m in prompt]
+    return ModelCall.chat(purpose, messages, max_tokens=max_tokens, temperature=temperature)
+
+
+def ask(call: ModelCall) -> Generator[list[ModelCall], list[Any], AIMessage]:
+    """The step of one call: its reply's ``AIMessage``; a failure handed back as a value is raised.
+
+    Examples:
+        >>> from retrievekit.langgraph.model_policy import turn_transport
+        >>> from retrievekit.langgraph.testing import ScriptedToolChatModel
+        >>> drive(ask(ModelCall.chat("x", "hi")), turn_transport(ScriptedToolChatModel(replies=["yo"]), lambda m: m)).content
+        'yo'
+    """
+    (reply,) = yield [call]
+    if isinstance(reply, BaseException):
+        raise reply
+    message = getattr(reply, "message", None)
+    return message if isinstance(message, AIMessage) else AIMessage(content=str(getattr(reply, "text", reply)))
+
+
+def run_node(got: NodeCall | dict[str, Any]) -> dict[str, Any]:
+    """The node's state update, its call (if any) sent with :func:`~retrievekit.core.llm.drivers.drive`.
+
+    Examples:
+        >>> run_node({"answer": "x"})
         {'answer': 'x'}
     """
+    if not isinstance(got, NodeCall):
+        return got
     try:
-        model, prompt = next(step)
-    except StopIteration as done:
-        return done.value
-    try:
-        reply = model.invoke(prompt, config)
-    except Exception as e:  # handed to the body, which records it
-        return _resume(step, None, e)
-    return _resume(step, reply, None)
+        reply = drive(ask(got.call), got.llm)
+    except Exception as e:  # the typed error, or the partial result asked for (on_llm_error="stop")
+        if got.on_error is None:
+            raise
+        return got.on_error(e)
+    return got.then(reply)
 
 
-async def arun_step(step: ModelStep, config: RunnableConfig | None) -> dict[str, Any]:
-    """Drive ``step`` with ``await model.ainvoke(prompt, config)``.
+async def arun_node(got: NodeCall | dict[str, Any]) -> dict[str, Any]:
+    """:func:`run_node` awaited: the call sent with :func:`~retrievekit.core.llm.drivers.adrive` on the caller's
+    loop; cancelling the awaiting task cancels the request in flight.
 
     Examples:
         >>> import asyncio
-        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
-        >>> def echo(state):
-        ...     reply = yield FakeListChatModel(responses=["hi"]), "hello"
-        ...     return {"reply": reply.content}
-        >>> asyncio.run(arun_step(echo({}), None))
-        {'reply': 'hi'}
+        >>> asyncio.run(arun_node({"answer": "x"}))
+        {'answer': 'x'}
     """
+    if not isinstance(got, NodeCall):
+        return got
     try:
-        model, prompt = next(step)
-    except StopIteration as done:
-        return done.value
-    try:
-        reply = await model.ainvoke(prompt, config)
+        reply = await adrive(ask(got.call), got.llm)
     except Exception as e:
-        return _resume(step, None, e)
-    return _resume(step, reply, None)
+        if got.on_error is None:
+            raise
+        return got.on_error(e)
+    return got.then(reply)
 
 
-def model_node(body: Callable[[Any], ModelStep], name: str) -> Runnable[Any, Any]:
-    """The graph node running ``body`` (a :data:`ModelStep` generator function of the state): ``run_step`` when the
-    graph is invoked, ``arun_step`` when it is awaited.
+def model_node(body: Callable[[Any], NodeCall | dict[str, Any]], name: str) -> Runnable[Any, Any]:
+    """The graph node running ``body`` (the state to a :class:`NodeCall` or an update): :func:`run_node` when the
+    graph is invoked, :func:`arun_node` when it is awaited.
 
     Examples:
-        >>> def body(state):
-        ...     return {"seen": state["x"]}
-        ...     yield
-        >>> model_node(body, "noop").invoke({"x": 1})
+        >>> model_node(lambda state: {"seen": state["x"]}, "noop").invoke({"x": 1})
         {'seen': 1}
     """
 
-    def sync_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return run_step(body(state), config)
+    def sync_node(state: Any) -> dict[str, Any]:
+        return run_node(body(state))
 
-    async def async_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return await arun_step(body(state), config)
+    async def async_node(state: Any) -> dict[str, Any]:
+        return await arun_node(body(state))
 
     return RunnableLambda(sync_node, afunc=async_node, name=name)  # public API: sync under invoke, async under ainvoke

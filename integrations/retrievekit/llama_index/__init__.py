@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "MindRefRetriever": "retrievekit.llama_index.mindref",
     "OneShotPostprocessor": "retrievekit.llama_index.postprocessor",
     "SelfRetrievalRetriever": "retrievekit.llama_index.self_retrieval",
+    "RetrieveKitIndex": "retrievekit.llama_index.index",
     "RetrieveKitRetriever": "retrievekit.llama_index.retriever",
     "RetrieveKitTraceEvent": "retrievekit.llama_index.retriever",
     "nodes_to_objects": "retrievekit.llama_index.retriever",
@@ -42,6 +43,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from retrievekit.llama_index.agent_retriever import IterativeAgentRetriever
     from retrievekit.llama_index.arm import ArmRetriever
+    from retrievekit.llama_index.index import RetrieveKitIndex
     from retrievekit.llama_index.judge import JudgeReranker
     from retrievekit.llama_index.lattice import LatticeRetriever
     from retrievekit.llama_index.llm import LlamaIndexChatLLM, as_chat_llm

@@ -4,7 +4,10 @@
 
 Pass the model wherever retrievekit takes ``embedder=``; :func:`~retrievekit.core.index.as_embedder.as_embedder`
 finds this adapter through the ``retrievekit.embedders`` entry point (or the registration below, made when this
-module is imported). Documents go through ``get_text_embedding_batch``, queries through ``get_query_embedding``.
+module is imported). Documents go through ``get_text_embedding_batch``, queries through ``get_query_embedding``;
+awaited (the async model driver, an index's awaited search), through ``aget_text_embedding_batch`` and
+``aget_query_embedding`` on the caller's loop. retrievekit's own
+:class:`~retrievekit.llama_index.embedding_model.RetrieveKitEmbedding` is unwrapped to the model it holds.
 
 Examples:
     >>> from llama_index.core.embeddings import MockEmbedding
@@ -23,13 +26,16 @@ from retrievekit.core.index.wrapped_embedder import WrappedEmbedder, loaded_clas
 __all__ = ["as_embedder", "embedder_from", "user_embed_model"]
 
 
-def embedder_from(embed_model: Any) -> WrappedEmbedder | None:
+def embedder_from(embed_model: Any) -> Any:
     """``embed_model`` wrapped as an ``Embedder`` when it is a LlamaIndex ``BaseEmbedding``, else None.
 
     Examples:
         >>> embedder_from("not a model") is None
         True
     """
+    ours = loaded_class("retrievekit.llama_index.embedding_model", "RetrieveKitEmbedding")
+    if ours is not None and isinstance(embed_model, ours):
+        return embed_model.embedder
     base = loaded_class("llama_index.core.base.embeddings.base", "BaseEmbedding")
     if base is None or not isinstance(embed_model, base):
         return None
@@ -43,6 +49,8 @@ def embedder_from(embed_model: Any) -> WrappedEmbedder | None:
         source=source,
         batch_size=max(64, int(getattr(embed_model, "embed_batch_size", 10) or 10)),
         wrapped=embed_model,
+        aembed_many=embed_model.aget_text_embedding_batch,
+        aembed_one=embed_model.aget_query_embedding,
     )
 
 

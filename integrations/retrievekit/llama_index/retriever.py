@@ -224,6 +224,30 @@ class RetrieveKitRetriever(BaseRetriever):
         core = build_for_edge(method, corpus, work_dir=work_dir, llm=or_settings_llm(llm), options=options, store=dense)
         return cls(core, similarity_top_k=similarity_top_k, nodes=nodes)
 
+    @classmethod
+    def from_index(cls, index: Any, *, similarity_top_k: int | None = None, **kwargs: Any) -> RetrieveKitRetriever:
+        """A retriever over a living :class:`~retrievekit.llama_index.index.RetrieveKitIndex`: it searches the index's
+        core as it changes, and returns the index's own nodes from its docstore (hits on a node since replaced or
+        removed are new ``TextNode`` s). ``kwargs`` are LlamaIndex's (``callback_manager``, ``verbose``); a method's
+        own retriever class (``LatticeRetriever``, ...) refuses an index of another method.
+
+        Examples:
+            >>> from llama_index.core import Document
+            >>> from retrievekit.llama_index import RetrieveKitIndex
+            >>> index = RetrieveKitIndex.from_documents([Document(text="red apples", id_="a")], method="bm25")
+            >>> RetrieveKitRetriever.from_index(index, similarity_top_k=1).retrieve("apples")[0].node.ref_doc_id
+            'a'
+        """
+        core = getattr(index, "core", None)
+        if cls is not RetrieveKitRetriever or core is None or not hasattr(index, "docstore"):
+            raise InvalidInputError(
+                f"{cls.__name__}.from_index takes a retrievekit.llama_index.RetrieveKitIndex over bm25, dense or "
+                f"hybrid (RetrieveKitRetriever.from_index), not {type(index).__name__}"
+            )
+        out = cls(core, similarity_top_k=similarity_top_k, **kwargs)
+        out._sources = _DocstoreNodes(index.docstore)  # type: ignore[assignment]
+        return out
+
     def retrieve_with_trace(self, query: QueryType) -> tuple[list[NodeWithScore], Trace]:
         """``retrieve(query)`` and the trace of this very call: race-free, whatever other threads or tasks do.
 
@@ -290,3 +314,21 @@ class RetrieveKitRetriever(BaseRetriever):
     def _nodes(self, query_bundle: QueryBundle, hits: list[Any], trace: Trace) -> list[NodeWithScore]:
         dispatcher.event(RetrieveKitTraceEvent(query=query_bundle.query_str, trace=trace.to_dict()))
         return [NodeWithScore(node=self._node_for(h.obj), score=h.score) for h in hits]
+
+
+class _DocstoreNodes:
+    """The caller's nodes of a living index, looked up in its docstore when a hit comes (a ``SourceMap`` that
+    follows changes): a hit is the stored node when it has that node's id and text."""
+
+    def __init__(self, docstore: Any) -> None:
+        self._docstore = docstore
+
+    def match(self, hit: DataObject) -> tuple[BaseNode, dict[str, Any]] | None:
+        node = self._docstore.get_node(hit.id, raise_error=False)
+        if node is None or node.get_content() != hit.text:
+            return None
+        own = nodes_to_objects([node])[0].metadata
+        return node, {k: v for k, v in hit.metadata.items() if own.get(k, _MISSING) != v}
+
+
+_MISSING = object()

@@ -87,8 +87,7 @@ def test_the_records_follow_the_labels(tmp_path):
         qrels=QRELS,
         max_calls=80,
         records_dir=tmp_path,
-        progress=False,
-        say=said.append,
+        **quiet(say=said.append),
     )
     judge = KnownAUC(0.9)
     second = advise(CORPUS, judge, questions=QUESTIONS, qrels=moved, max_calls=80, records_dir=tmp_path, **quiet())

@@ -95,7 +95,7 @@ def test_an_installed_package_declares_a_dataset_by_entry_point(
     entry_points: list[importlib.metadata.EntryPoint], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _declare(entry_points, "toy", "_toy_dataset:TOY")
-    assert "toy" in available_datasets() and "toy" not in registry._REGISTRY  # listed, not imported
+    assert "toy" in available_datasets() and "toy" not in registry._REGISTRY._loaded  # listed, not imported
     data = write_toy(tmp_path)
     assert [q.id for q in load_dataset("toy", data).queries] == ["q1", "q2"]
     assert dataset_spec("toy") is TOY

@@ -424,6 +424,10 @@ def _qrels_two_columns(root: Path) -> None:
     (root / "scifact" / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n1\t10\t1\n2 20 1\n")
 
 
+def _qrels_infinite(root: Path) -> None:
+    (root / "scifact" / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n1\t10\t1\n2\t20\tinf\n")
+
+
 def _qrels_empty(root: Path) -> None:
     (root / "scifact" / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n")
 
@@ -510,6 +514,7 @@ BROKEN = [
         3,
         "tab-separated column",
     ),
+    ("infinite qrels score", "scifact", _qrels_infinite, DatasetFormatError, "scifact/qrels/dev.tsv", 3, "'inf'"),
     ("empty qrels", "scifact", _qrels_empty, DatasetFormatError, "scifact/qrels/dev.tsv", None, "no judgements"),
     (
         "ott_qa missing passages",

@@ -33,6 +33,19 @@ def _fail_on_replace_into(monkeypatch, target, code):
     monkeypatch.setattr(os, "replace", replace)
 
 
+def _old_dense(tmp_path, embedder):
+    """A closed dense index of ``OLD`` at ``tmp_path / "dense"``: the index a failed write must leave as it was."""
+    folder = tmp_path / "dense"
+    DenseIndex.build(OLD, path=folder, embedder=embedder).close()
+    return folder
+
+
+def _held_ids(folder, embedder):
+    """The ids of the objects the dense index at ``folder`` holds, read back from a fresh open."""
+    with DenseIndex.open(folder, embedder=embedder) as idx:
+        return sorted(h.id for h in idx.search("fruit", k=5))
+
+
 def _leftovers(folder):
     return sorted(p.name for p in folder.parent.iterdir() if p.name.startswith(f".{folder.name}."))
 
@@ -69,24 +82,18 @@ def test_a_read_only_parent_is_permission_denied_naming_the_folder(tmp_path, mon
 
 
 def test_dense_overwrite_on_a_full_disk_is_typed_and_keeps_the_old_index(tmp_path, monkeypatch, minilm):
-    folder = tmp_path / "dense"
-    DenseIndex.build(OLD, path=folder, embedder=minilm).close()
+    folder = _old_dense(tmp_path, minilm)
     _fail_on_replace_into(monkeypatch, folder, errno.ENOSPC)
     with pytest.raises(StorageWriteError, match="disk full") as got:
         DenseIndex.build(NEW, path=folder, embedder=minilm, overwrite=True)
     assert str(folder) in str(got.value)
     monkeypatch.undo()
-    idx = DenseIndex.open(folder, embedder=minilm)
-    try:
-        assert sorted(h.id for h in idx.search("fruit", k=5)) == ["old1", "old2"]
-    finally:
-        idx.close()
+    assert _held_ids(folder, minilm) == ["old1", "old2"]
 
 
 def test_chroma_failing_on_a_full_disk_says_disk_full(tmp_path, monkeypatch, minilm):
     """Chroma's own words for a full disk ("Error in compaction") on a disk with no space left: "disk full"."""
-    folder = tmp_path / "dense"
-    DenseIndex.build(OLD, path=folder, embedder=minilm).close()
+    folder = _old_dense(tmp_path, minilm)
 
     def compaction(*a, **kw):
         raise RuntimeError("Error in compaction: Failed to apply logs to the hnsw segment writer")
@@ -96,16 +103,11 @@ def test_chroma_failing_on_a_full_disk_says_disk_full(tmp_path, monkeypatch, min
     with pytest.raises(StorageWriteError, match="disk full: .*dense.*Error in compaction"):
         DenseIndex.build(NEW, path=folder, embedder=minilm, overwrite=True)
     monkeypatch.undo()
-    idx = DenseIndex.open(folder, embedder=minilm)
-    try:
-        assert len(idx) == 2
-    finally:
-        idx.close()
+    assert _held_ids(folder, minilm) == ["old1", "old2"]
 
 
 def test_chroma_on_a_read_only_database_says_permission_denied(tmp_path, monkeypatch, minilm):
-    folder = tmp_path / "dense"
-    DenseIndex.build(OLD, path=folder, embedder=minilm).close()
+    folder = _old_dense(tmp_path, minilm)
     import chromadb
 
     def readonly(*a, **kw):

@@ -3,11 +3,10 @@ vectors (to 1e-5) on one thread and on two."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 import torch
+from _thread_watch import on_threads
 
 from retrievekit.core import threads
 from retrievekit.core.errors import InvalidInputError
@@ -78,11 +77,7 @@ def test_concurrent_encodes_agree_and_restore(minilm):
         results.append(minilm._encode(TEXTS))
 
     try:
-        workers = [threading.Thread(target=call) for _ in range(3)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
+        on_threads(call, 3)
         assert len(results) == 3
         for r in results:
             np.testing.assert_allclose(r, alone, atol=1e-5)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
+from _chroma_edit import edit_chroma_text
 from _corpora import FRUIT
 
 from retrievekit.core.errors import IndexFormatError
@@ -82,15 +82,7 @@ def test_another_chromadb_named_and_sqlite_text_edited_is_refused_and_never_rese
     folder = tmp_path / "dense"
     DenseIndex.build(list(FRUIT), path=folder, embedder=minilm).close()
     _rewrite(folder / "manifest.json", lambda d: d.update(chromadb_version="0.0.1"), recheck=True)
-    db = folder / "chroma" / "chroma.sqlite3"
-    con = sqlite3.connect(db)
-    n = con.execute(
-        "UPDATE embedding_metadata SET string_value = replace(string_value, 'yellow', 'INJECTED') "
-        "WHERE string_value LIKE '%yellow%'"
-    ).rowcount
-    con.commit()
-    con.close()
-    assert n > 0
+    edit_chroma_text(folder, "yellow", "INJECTED")
     before = (folder / "manifest.json").read_bytes()
     with pytest.raises(IndexFormatError, match="chroma.sqlite3 does not match its recorded digest"):
         DenseIndex.open(folder, embedder=minilm)

@@ -4,13 +4,11 @@ embeddings response, and a dead endpoint, each a typed error naming the endpoint
 
 from __future__ import annotations
 
-import json
-import socket
 import time
 
 import numpy as np
 import pytest
-from _http_replies import Reply, scripted_server
+from _http_replies import Reply, dead_url, embeddings, scripted_server, silent_url
 
 from retrievekit.core.errors import EmbedderTimeoutError, EmbedderUnavailableError, InvalidInputError
 from retrievekit.core.index.as_embedder import as_embedder
@@ -22,13 +20,8 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 FAST = CallPolicy(timeout=5, max_retries=2, backoff=0.01)
 
 
-def _embeddings(*rows: list[float]) -> Reply:
-    data = [{"object": "embedding", "index": i, "embedding": r} for i, r in reversed(list(enumerate(rows)))]
-    return Reply(body=json.dumps({"object": "list", "data": data, "model": "m"}).encode())
-
-
 def test_vectors_come_back_in_input_order_normalised_and_batched():
-    with scripted_server([_embeddings([3.0, 4.0], [0.0, 2.0]), _embeddings([1.0, 0.0])]) as srv:
+    with scripted_server([embeddings([3.0, 4.0], [0.0, 2.0]), embeddings([1.0, 0.0])]) as srv:
         e = ServedEmbedder("m", srv.url, policy=FAST, batch_size=2)
         x = e.embed_documents(["a", "b", "c"])
         assert np.allclose(x, [[0.6, 0.8], [0.0, 1.0], [1.0, 0.0]]) and e.dim == 2
@@ -37,7 +30,7 @@ def test_vectors_come_back_in_input_order_normalised_and_batched():
 
 
 def test_an_unavailable_server_is_retried_then_answers():
-    with scripted_server([Reply(status=503, body=b"busy"), _embeddings([1.0, 1.0])]) as srv:
+    with scripted_server([Reply(status=503, body=b"busy"), embeddings([1.0, 1.0])]) as srv:
         assert as_embedder(f"openai:m@{srv.url}").embed_query("q").shape == (2,)
         assert len(srv.requests) == 2
 
@@ -57,20 +50,15 @@ def test_a_reply_that_is_not_an_embeddings_response_is_a_typed_error(body):
 
 
 def test_a_dead_endpoint_is_a_typed_error_within_the_timeout():
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    url = dead_url()
     t0 = time.monotonic()
-    with pytest.raises(EmbedderUnavailableError, match=f"127.0.0.1:{port}.*after 3 request") as info:
-        ServedEmbedder("m", f"http://127.0.0.1:{port}/v1", policy=FAST).embed_query("q")
+    with pytest.raises(EmbedderUnavailableError, match=f"{url}.*after 3 request") as info:
+        ServedEmbedder("m", url, policy=FAST).embed_query("q")
     assert time.monotonic() - t0 < FAST.timeout and info.value.attempts == 3
 
 
 def test_a_server_that_never_answers_is_a_timeout_not_retried():
-    with socket.socket() as listener:  # accepts connections, never replies
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    with silent_url() as url:
         t0 = time.monotonic()
         with pytest.raises(EmbedderTimeoutError, match="no reply within 0.5 s"):
             ServedEmbedder("m", url, policy=CallPolicy(timeout=0.5, max_retries=2), dim=2).embed_query("q")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
+from _chroma_edit import edit_chroma_text
 from _corpora import FRUIT
 
 from retrievekit.core.errors import IndexFormatError
@@ -38,22 +38,16 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def test_a_stripped_bm25_manifest_over_an_edited_objects_file_is_refused(tmp_path):
-    folder = tmp_path / "bm25"
-    BM25Index.build(list(FRUIT)).save(folder)
-    _edit(folder / "objects.jsonl", "yellow", "INJECTED")
+@pytest.mark.parametrize(
+    ("kind", "edited"), [(BM25Index, "objects.jsonl"), (SemanticTree, "nodes.jsonl")], ids=["bm25", "tree"]
+)
+def test_a_stripped_manifest_over_an_edited_file_is_refused(tmp_path, kind, edited):
+    folder = tmp_path / "folder"
+    (BM25Index.build(list(FRUIT)) if kind is BM25Index else SemanticTree.flat(list(FRUIT))).save(folder)
+    _edit(folder / edited, "yellow", "INJECTED")
     _strip(folder / "manifest.json")
     with pytest.raises(IndexFormatError, match="names retrievekit 0.1.0, which records checksums, but carries none"):
-        BM25Index.load(folder)
-
-
-def test_a_stripped_tree_manifest_is_refused(tmp_path):
-    folder = tmp_path / "tree"
-    SemanticTree.flat(list(FRUIT)).save(folder)
-    _edit(folder / "nodes.jsonl", "yellow", "INJECTED")
-    _strip(folder / "manifest.json")
-    with pytest.raises(IndexFormatError, match="but carries none"):
-        SemanticTree.load(folder)
+        kind.load(folder)
 
 
 def test_a_stripped_model_manifest_is_refused(tmp_path):
@@ -67,14 +61,7 @@ def test_a_stripped_model_manifest_is_refused(tmp_path):
 def test_a_stripped_dense_manifest_over_edited_sqlite_text_is_refused(tmp_path, minilm):
     folder = tmp_path / "dense"
     DenseIndex.build(list(FRUIT), path=folder, embedder=minilm).close()
-    con = sqlite3.connect(folder / "chroma" / "chroma.sqlite3")
-    n = con.execute(
-        "UPDATE embedding_metadata SET string_value = replace(string_value, 'yellow', 'INJECTED') "
-        "WHERE string_value LIKE '%yellow%'"
-    ).rowcount
-    con.commit()
-    con.close()
-    assert n > 0
+    edit_chroma_text(folder, "yellow", "INJECTED")
     _strip(folder / "manifest.json")
     with pytest.raises(IndexFormatError, match="but carries none"):
         DenseIndex.open(folder, embedder=minilm)

@@ -50,6 +50,20 @@ def _train_config(steps: int):
     )
 
 
+def _train_tiny(pairs, out, model, tok, *, holdout: float, steps: int):
+    """``train_judge`` on the tiny model with :func:`_train_config` (``llm="tiny"``, quiet)."""
+    return train_judge(
+        pairs,
+        output_dir=out,
+        llm="tiny",
+        model=model,
+        tokenizer=tok,
+        holdout=holdout,
+        train_config=_train_config(steps),
+        progress=False,
+    )
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A tiny judge trained once for the module: (output_dir, result, margins before training)."""
@@ -57,16 +71,7 @@ def trained(tmp_path_factory):
     pairs = _toy_pairs()
     before = Judge(model, tok).margins([(p.query, p.passage) for p in pairs])
     out = tmp_path_factory.mktemp("judge")
-    res = train_judge(
-        pairs,
-        output_dir=out,
-        llm="tiny",
-        model=model,
-        tokenizer=tok,
-        holdout=0.0,
-        train_config=_train_config(150),
-        progress=False,
-    )
+    res = _train_tiny(pairs, out, model, tok, holdout=0.0, steps=150)
     return out, res, before
 
 
@@ -210,16 +215,7 @@ def test_training_is_deterministic_for_a_fixed_seed(tmp_path):
     results = []
     for name in ("a", "b"):
         model, tok = build_tiny_lm(seed=0)
-        res = train_judge(
-            pairs,
-            output_dir=tmp_path / name,
-            llm="tiny",
-            model=model,
-            tokenizer=tok,
-            holdout=0.25,
-            train_config=_train_config(10),
-            progress=False,
-        )
+        res = _train_tiny(pairs, tmp_path / name, model, tok, holdout=0.25, steps=10)
         results.append((res.platt, load_judge(tmp_path / name).score_pairs([(p.query, p.passage) for p in pairs])))
     assert results[0] == results[1]
     assert res.data["holdout_queries"] == 1 and res.holdout_auc_after is not None

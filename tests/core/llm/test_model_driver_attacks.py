@@ -237,3 +237,12 @@ def test_a_reply_that_stays_invalid_is_handed_to_the_step_as_a_value_on_both_dri
     async_reply = asyncio.run(adrive(step(), FixedReplyLLM("no json here")))
     assert isinstance(sync_reply, LLMOutputError) and isinstance(async_reply, LLMOutputError)
     assert str(sync_reply) == str(async_reply)
+
+
+@pytest.mark.parametrize("awaited", [False, True])
+def test_a_call_without_a_model_is_a_typed_error_before_anything_is_sent(awaited):
+    """``Lattice(tree, llm=None)`` (and any step driven without a model) raised a raw AttributeError from inside the
+    scorer; the driver refuses the call by name."""
+    lattice = Lattice(planted_tree(), None)
+    with pytest.raises(InvalidInputError, match="'lattice.slate' has no model: pass llm="):
+        asyncio.run(lattice.asearch("volcano")) if awaited else lattice.search("volcano")

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 import torch
+from _thread_watch import on_threads
 
 from retrievekit.core import threads
 from retrievekit.core.errors import InvalidInputError
@@ -80,11 +81,7 @@ def test_concurrent_callers_restore_once():
             inside.wait()
 
     try:
-        workers = [threading.Thread(target=call) for _ in range(4)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
+        on_threads(call, 4)
         assert seen == [1, 1, 1, 1]
         assert torch.get_num_threads() == 2
     finally:

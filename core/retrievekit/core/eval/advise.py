@@ -22,6 +22,9 @@
    label-free estimate gets no verdict: its interval is widened by the validation's largest error
    (:data:`LABEL_FREE_ERROR`).
 
+The model calls (the question writer's, the judge's) are steps of :mod:`retrievekit.core.eval.advise_steps`, sent by
+the drivers: :func:`advise` drives them sync, :func:`aadvise` awaits them on the caller's loop.
+
 Examples:
     >>> plan_questions(200, negatives=3, labelled=False)
     (22, 9)
@@ -31,15 +34,15 @@ Examples:
 
 from __future__ import annotations
 
-import math
+import functools
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.eval.advise_probes import Probe, labelled_probes, probe_for_document, sample_documents
+from retrievekit.core.eval.advise_probes import Probe, labelled_probes, sample_documents
 from retrievekit.core.eval.advise_report import (
     LABEL_FREE_CAVEAT,
     LABEL_FREE_ERROR,
@@ -48,13 +51,14 @@ from retrievekit.core.eval.advise_report import (
     methods_rows,
     render_advice,
 )
+from retrievekit.core.eval.advise_steps import QUESTION_PROMPT, AdviseJob, awrite_question, write_question
 from retrievekit.core.eval.labels import labels_digest
 from retrievekit.core.eval.records import QueryRecord, RecordFile, run_signature
 from retrievekit.core.index.baselines import corpus_fingerprint
+from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.registry import MethodContext, build_method
 from retrievekit.core.retriever import Retriever
-from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
 __all__ = [
@@ -62,8 +66,10 @@ __all__ = [
     "LABEL_FREE_ERROR",
     "MIN_LABELLED",
     "QUESTION_PROMPT",
+    "aadvise",
     "advise",
     "advise_settings",
+    "awrite_question",
     "plan_questions",
     "render_advice",
     "write_question",
@@ -71,11 +77,6 @@ __all__ = [
 
 MIN_LABELLED = 20
 """Labelled questions the labelled mode needs (fewer give an interval too wide to act on)."""
-
-QUESTION_PROMPT = (
-    "Write one short search question that the document below answers. Reply with the question only.\n\n"
-    "Document: {document}"
-)
 
 
 def plan_questions(max_calls: int, *, negatives: int, labelled: bool) -> tuple[int, int]:
@@ -94,54 +95,6 @@ def plan_questions(max_calls: int, *, negatives: int, labelled: bool) -> tuple[i
         what = f"{per - (0 if labelled else 1)} judged texts" + ("" if labelled else " and 1 question written")
         raise InvalidInputError(f"--max-calls {max_calls} cannot pay for one question ({per} calls each: {what})")
     return int(max_calls) // per, per
-
-
-def write_question(llm: Any, doc: DataObject, *, trace: Trace | None = None) -> str:
-    """A question the LLM writes for ``doc`` (its first line); the document's first words when the reply is empty.
-
-    Examples:
-        >>> from retrievekit.core.fakes import FixedReplyLLM
-        >>> from retrievekit.core.types import Passage
-        >>> write_question(FixedReplyLLM("What cuts fever?\\nmore"), Passage(id="a", text="Aspirin cuts fever."))
-        'What cuts fever?'
-    """
-    text = " ".join(doc.index_text().split()[:220])
-    reply = llm.complete(QUESTION_PROMPT.format(document=text), max_tokens=48, trace=trace).text
-    lines = [line.strip().strip('"') for line in str(reply).splitlines() if line.strip()]
-    if lines:
-        return lines[0][:300]
-    if trace is not None:
-        trace.note("fallback", f"empty question for document {doc.id}; using its first words")
-    return " ".join(text.split()[:12])
-
-
-def _scores(judge: RelevanceJudge, question: str, texts: Sequence[str], trace: Trace) -> list[float] | None:
-    """The judge's scores of ``texts``; None when one is NaN or infinite (the question is then left out)."""
-    got = list(judge.score_relevance(question, list(texts), trace=trace))
-    if len(got) != len(texts):
-        raise InvalidInputError(f"judge {judge!r} returned {len(got)} scores for {len(texts)} texts")
-    try:
-        out = [float(s) for s in got]
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"judge {judge!r} returned scores that are not numbers: {got[:3]!r}") from None
-    return out if all(math.isfinite(s) for s in out) else None
-
-
-def _judge_probe(judge: RelevanceJudge, probe: Probe, trace: Trace) -> dict[str, Any] | None:
-    start = time.perf_counter()
-    docs = _scores(judge, probe.question, probe.doc_texts, trace)
-    sums = _scores(judge, probe.question, probe.summary_texts, trace) if docs is not None else None
-    if docs is None or sums is None:
-        return None
-    return {
-        "question": probe.question,
-        "doc_scores": docs,
-        "doc_labels": probe.doc_labels,
-        "summary_scores": sums,
-        "summary_labels": probe.summary_labels,
-        "pairs": probe.n_pairs,
-        "judge_seconds": time.perf_counter() - start,
-    }
 
 
 def _pair_cost(records: Sequence[QueryRecord]) -> dict[str, float]:
@@ -256,23 +209,120 @@ def advise(
         ...
         retrievekit.core.errors.InvalidInputError: advise needs a corpus of at least 2 documents, got 0
     """
+    plan = _plan(
+        corpus,
+        judge,
+        question_llm,
+        questions,
+        qrels,
+        max_calls,
+        negatives,
+        records,
+        records_dir,
+        first_stage,
+        seed,
+        say,
+    )
+    done, left_out = _judge_all(plan, progress, stream)
+    return _report(done, left_out, mode=plan.mode, judge=judge, max_calls=max_calls, seed=seed, records=plan.records)
+
+
+async def aadvise(
+    corpus: Sequence[DataObject],
+    judge: RelevanceJudge,
+    *,
+    question_llm: Any = None,
+    questions: Mapping[str, str] | None = None,
+    qrels: Mapping[str, Mapping[str, int]] | None = None,
+    max_calls: int = 200,
+    negatives: int = 3,
+    records: str | Path | None = None,
+    records_dir: str | Path | None = None,
+    first_stage: str | Retriever = "bm25",
+    seed: int = 0,
+    progress: bool = True,
+    say: Callable[[str], None] | None = None,
+    stream: TextIO | None = None,
+) -> dict[str, Any]:
+    """:func:`advise` awaited: the same plan (built on the bridge's bounded pool: the first stage's index and
+    searches) and the same steps, the question writer's and the judge's calls awaited on the caller's loop (a served
+    model's requests as its tasks, no thread per request); cancelling the awaiting task cancels the requests in
+    flight and sends no more (the questions already judged stay in ``records``).
+
+    Examples:
+        >>> import asyncio
+        >>> from retrievekit.core.fakes import WordJudge
+        >>> asyncio.run(aadvise([], WordJudge("x"), qrels={}, questions={}))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: advise needs a corpus of at least 2 documents, got 0
+    """
+    plan = await run_off_loop(
+        _plan,
+        corpus,
+        judge,
+        question_llm,
+        questions,
+        qrels,
+        max_calls,
+        negatives,
+        records,
+        records_dir,
+        first_stage,
+        seed,
+        say,
+    )
+    tally = _Tally(plan, progress, stream)
+    try:
+        for item in plan.items:
+            qid = _qid(item)
+            tally.add(qid, tally.known(qid) or await plan.job.arun(item, qid))
+    finally:
+        done, left_out = tally.close()
+    report = functools.partial(_report, mode=plan.mode, judge=judge, max_calls=max_calls, seed=seed)
+    return await run_off_loop(report, done, left_out, records=plan.records)
+
+
+@dataclass
+class _Plan:
+    """Steps 1-2 done: the items to judge, the job that judges one, the record file and its settings."""
+
+    items: list[Any]
+    job: AdviseJob
+    records: str | Path | None
+    settings: dict[str, Any]
+    mode: str
+
+
+def _plan(
+    corpus: Sequence[DataObject],
+    judge: RelevanceJudge,
+    question_llm: Any,
+    questions: Mapping[str, str] | None,
+    qrels: Mapping[str, Mapping[str, int]] | None,
+    max_calls: int,
+    negatives: int,
+    records: str | Path | None,
+    records_dir: str | Path | None,
+    first_stage: str | Retriever,
+    seed: int,
+    say: Callable[[str], None] | None,
+) -> _Plan:
+    """Steps 1 and 2 (the bound, stated before anything is sent; the probes) and the record file's settings."""
     if len(corpus) < 2:
         raise InvalidInputError(f"advise needs a corpus of at least 2 documents, got {len(corpus)}")
     if qrels is None and question_llm is None:
         raise InvalidInputError("without qrels, advise needs question_llm (the LLM that writes the questions)")
     say = say or (lambda line: print(line, file=sys.stderr))
     usable = _usable_labels(questions or {}, qrels, corpus) if qrels is not None else None
-    # 1. the bound, stated before anything is sent
     n, per = plan_questions(max_calls, negatives=negatives, labelled=qrels is not None)
     mode = "labelled" if qrels is not None else "label-free"
     say(f"advise ({mode}): {n} questions x {per} calls = at most {n * per} LLM calls (--max-calls {max_calls})")
-    # 2. the probes (the first stage gives the hard negatives and the summaries' groups)
-    index, stage = _first_stage(first_stage, corpus)
+    index, stage = _first_stage(first_stage, corpus)  # the hard negatives and the summaries' groups
     if usable is None:
         items: list[Any] = sample_documents(corpus, n, seed=seed)
     else:
         items = labelled_probes(questions or {}, usable, corpus, index, n, negatives=negatives, seed=seed)
-    # 3. judged, one record per question (a rerun resumes)
     settings = advise_settings(
         judge,
         corpus,
@@ -286,9 +336,7 @@ def advise(
     if records is None and records_dir is not None:
         records = Path(records_dir) / f"advise-{run_signature(settings)}.jsonl"
         say(f"records: {records} (a rerun with the same settings resumes from them)")
-    job = _Job(judge, question_llm, index, corpus, negatives)
-    done, left_out = _judge_all(items, job, records, settings, progress, stream)
-    return _report(done, left_out, mode=mode, judge=judge, max_calls=max_calls, seed=seed, records=records)
+    return _Plan(items, AdviseJob(judge, question_llm, index, corpus, negatives), records, settings, mode)
 
 
 def _report(
@@ -334,58 +382,48 @@ def _report(
     }
 
 
-class _Job:
-    """What judging one item needs (the judge, the question writer, the first stage, the corpus)."""
-
-    def __init__(
-        self, judge: RelevanceJudge, writer: Any, index: Retriever, corpus: Sequence[DataObject], negatives: int
-    ) -> None:
-        self.judge, self.writer, self.index, self.corpus, self.negatives = judge, writer, index, corpus, negatives
-
-    def run(self, item: Any, qid: str) -> QueryRecord | str:
-        """One question judged: its record, or why not (``"no probe"``, ``"not finite"``: a score NaN or
-        infinite)."""
-        trace = Trace()
-        extra: dict[str, Any] = {}
-        probe = item
-        if not isinstance(item, Probe):  # label-free: the LLM writes the question first
-            question = write_question(self.writer, item, trace=trace)
-            extra = {"write_calls": trace.llm_calls, "write_tokens": trace.prompt_tokens + trace.completion_tokens}
-            probe = probe_for_document(question, item, self.index, self.corpus, negatives=self.negatives)
-        if probe is None:
-            return "no probe"
-        judged = _judge_probe(self.judge, probe, trace)
-        if judged is None:
-            return "not finite"
-        record = QueryRecord(qid=qid, llm_calls=trace.llm_calls, prompt_tokens=trace.prompt_tokens)
-        record.completion_tokens, record.extra = trace.completion_tokens, extra | judged
-        return record
+def _qid(item: Any) -> str:
+    return item.qid if isinstance(item, Probe) else f"doc:{item.id}"
 
 
-def _judge_all(
-    items: Sequence[Any],
-    job: _Job,
-    records: str | Path | None,
-    settings: Mapping[str, Any],
-    progress: bool,
-    stream: TextIO | None,
-) -> tuple[list[QueryRecord], int]:
-    """Every item judged or read back from ``records``; returns the records and how many were left out."""
-    from tqdm.auto import tqdm
+class _Tally:
+    """Step 3's bookkeeping: the records read back (a rerun resumes), those written, the questions left out, the
+    progress bar."""
 
-    file = RecordFile(records, settings) if records is not None else None
-    done = dict(file.done()) if file is not None else {}
-    out: list[QueryRecord] = []
-    left_out = 0
-    bar = tqdm(total=len(items), desc="advise", file=stream or sys.stderr, disable=not progress)
-    for item in items:
-        qid = item.qid if isinstance(item, Probe) else f"doc:{item.id}"
-        record = done.get(qid) or job.run(item, qid)
+    def __init__(self, plan: _Plan, progress: bool, stream: TextIO | None) -> None:
+        from tqdm.auto import tqdm
+
+        self.file = RecordFile(plan.records, plan.settings) if plan.records is not None else None
+        self.done = dict(self.file.done()) if self.file is not None else {}
+        self.out: list[QueryRecord] = []
+        self.left_out = 0
+        self.bar = tqdm(total=len(plan.items), desc="advise", file=stream or sys.stderr, disable=not progress)
+
+    def known(self, qid: str) -> QueryRecord | None:
+        """The question's record read back from the file, if any."""
+        return self.done.get(qid)
+
+    def add(self, qid: str, record: QueryRecord | str) -> None:
+        """One question done: its record kept (and written, unless read back), or counted as left out."""
         if isinstance(record, QueryRecord):
-            if file is not None and qid not in done:
-                file.append(record)
-            out.append(record)
-        left_out += record == "not finite"
-        bar.update(1)
-    bar.close()
-    return out, left_out
+            if self.file is not None and qid not in self.done:
+                self.file.append(record)
+            self.out.append(record)
+        self.left_out += record == "not finite"
+        self.bar.update(1)
+
+    def close(self) -> tuple[list[QueryRecord], int]:
+        self.bar.close()
+        return self.out, self.left_out
+
+
+def _judge_all(plan: _Plan, progress: bool, stream: TextIO | None) -> tuple[list[QueryRecord], int]:
+    """Every item judged or read back from the records; returns the records and how many were left out."""
+    tally = _Tally(plan, progress, stream)
+    try:
+        for item in plan.items:
+            qid = _qid(item)
+            tally.add(qid, tally.known(qid) or plan.job.run(item, qid))
+    finally:
+        done = tally.close()
+    return done

@@ -43,6 +43,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 class Probe:
     """One question and the texts a judge is asked about (positive first in each kind).
 
+    ``doc_refs`` / ``summary_refs``: the corpus ids each text stands for (a document: itself; a summary: its group),
+    passed to a judge that reads them (the gold-label :class:`~retrievekit.core.judge.oracle.OracleJudge`).
+
     Examples:
         >>> Probe("q1", "why?", ["a", "b"], [1, 0], ["sa", "sb"], [1, 0]).n_pairs
         4
@@ -55,6 +58,8 @@ class Probe:
     summary_texts: list[str]
     summary_labels: list[int]
     meta: dict[str, str] = field(default_factory=dict)
+    doc_refs: list[list[str]] = field(default_factory=list)
+    summary_refs: list[list[str]] = field(default_factory=list)
 
     @property
     def n_pairs(self) -> int:
@@ -80,8 +85,8 @@ def _neighbours(index: Retriever, obj: DataObject, avoid: set[str], n: int) -> l
     return [h.obj for h in hits if h.id != obj.id and h.id not in avoid][:n]
 
 
-def _group_summary(index: Retriever, obj: DataObject, avoid: set[str]) -> str:
-    return extractive_summary([obj, *_neighbours(index, obj, avoid, GROUP_SIZE - 1)])
+def _group(index: Retriever, obj: DataObject, avoid: set[str]) -> list[DataObject]:
+    return [obj, *_neighbours(index, obj, avoid, GROUP_SIZE - 1)]
 
 
 def _probe(
@@ -93,9 +98,13 @@ def _probe(
     if not negs:
         return None
     docs = [positive.index_text(), *(o.index_text() for o in negs)]
-    summaries = [_group_summary(index, positive, set()), *(_group_summary(index, o, gold) for o in negs)]
+    groups = [_group(index, positive, set()), *(_group(index, o, gold) for o in negs)]
     labels = [1] + [0] * len(negs)
-    return Probe(qid, question, docs, labels, summaries, list(labels), {"positive": positive.id})
+    probe = Probe(qid, question, docs, labels, [extractive_summary(g) for g in groups], list(labels))
+    probe.meta = {"positive": positive.id}
+    probe.doc_refs = [[o.id] for o in (positive, *negs)]
+    probe.summary_refs = [[o.id for o in g] for g in groups]
+    return probe
 
 
 def probe_for_document(

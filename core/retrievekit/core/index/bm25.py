@@ -1,4 +1,9 @@
-"""BM25 lexical index over data objects (bm25s underneath), persisted to a folder.
+"""BM25 lexical index over data objects (bm25s underneath, or tantivy with ``BM25Config(engine="tantivy")``),
+persisted to a folder.
+
+The tantivy engine (:mod:`~retrievekit.core.index.bm25_engine`, opt-in this release) keeps its objects on disk, reads
+only the hits, and changes in place: :meth:`BM25Index.add`, :meth:`BM25Index.delete`, :meth:`BM25Index.compact`.
+The bm25s engine (the default) does the same changes by rebuilding its in-memory index.
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -10,7 +15,7 @@ Examples:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -18,16 +23,20 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.checks import check_corpus, check_k, check_query
-from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.bm25_engine import TantivyEngine, analyze, is_engine_folder
 from retrievekit.core.index.corpus_record import RECORD_KEY, check_same_corpus, corpus_record
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
+from retrievekit.core.index.updatable import check_batch, check_ids
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
-__all__ = ["BM25Config", "BM25Index", "top_k_indices"]
+__all__ = ["BM25Config", "BM25Index", "ENGINES", "top_k_indices"]
 
 FORMAT = "bm25"
 FORMAT_VERSION = 1
+ENGINES = ("bm25s", "tantivy")
+"""The engines a :class:`BM25Config` can name."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +49,13 @@ class BM25Config:
         method: bm25s scoring variant; "lucene" matches Lucene's IDF.
         stemmer: Snowball stemmer language (PyStemmer), or "" for none.
         stopwords: bm25s stopword list name ("en") or "" for none.
+        engine: "bm25s" (the default: in memory, folder of version 1) or "tantivy" (opt-in: on disk, changes in
+            place, folder of version 2); tantivy takes only the defaults above (k1 1.2, b 0.75, "lucene",
+            "english", "en").
 
     Examples:
-        >>> BM25Config().k1
-        1.2
+        >>> BM25Config().k1, BM25Config().engine
+        (1.2, 'bm25s')
     """
 
     k1: float = 1.2
@@ -51,6 +63,21 @@ class BM25Config:
     method: str = "lucene"
     stemmer: str = "english"
     stopwords: str = "en"
+    engine: str = "bm25s"
+
+
+def _check_config(cfg: BM25Config) -> BM25Config:
+    """The engine named, and for tantivy the settings it fixes; :class:`InvalidInputError` naming the field."""
+    if cfg.engine not in ENGINES:
+        raise InvalidInputError(f"BM25Config.engine must be one of {ENGINES}, not {cfg.engine!r}")
+    if cfg.engine == "tantivy":
+        for name, value in asdict(BM25Config()).items():
+            if name != "engine" and getattr(cfg, name) != value:
+                raise InvalidInputError(
+                    f"BM25Config.{name}={getattr(cfg, name)!r} is not available with engine='tantivy' "
+                    f"(it fixes {name}={value!r}); use engine='bm25s' for other settings"
+                )
+    return cfg
 
 
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
@@ -82,7 +109,8 @@ def _tokenizer(cfg: BM25Config):  # type: ignore[no-untyped-def]
 
 
 class BM25Index:
-    """A BM25 index: build from objects, search, ``save(folder)`` / ``load(folder)``.
+    """A BM25 index: build from objects, search, ``save(folder)`` / ``load(folder)``; changed in place with
+    :meth:`add` / :meth:`delete` (:meth:`compact` for the tantivy engine's deleted documents).
 
     Scores are raw BM25 scores; only objects sharing at least one query term
     are returned. A query with no searchable term (only stop words, punctuation
@@ -96,11 +124,14 @@ class BM25Index:
         True
     """
 
-    def __init__(self, objects: list[DataObject], model: object, tokenizer: object, config: BM25Config) -> None:
-        self.objects = objects
+    def __init__(
+        self, objects: list[DataObject], model: object, tokenizer: object, config: BM25Config, *, engine: Any = None
+    ) -> None:
+        self._objects = objects
         self.config = config
         self._model = model
         self._tokenizer = tokenizer
+        self._engine: TantivyEngine | None = engine
 
     @classmethod
     def build(cls, objects: Iterable[DataObject], config: BM25Config | None = None) -> BM25Index:
@@ -110,19 +141,44 @@ class BM25Index:
             >>> from retrievekit.core.types import Passage
             >>> len(BM25Index.build([Passage(id="a", text="x y")]))
             1
+            >>> len(BM25Index.build([Passage(id="a", text="x y")], BM25Config(engine="tantivy")))
+            1
+            >>> BM25Index.build([Passage(id="a", text="x")], BM25Config(k1=1.5, engine="tantivy"))
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: BM25Config.k1=1.5 is not available with engine='tantivy' (it fixes k1=1.2); use engine='bm25s' for other settings
         """
-        import bm25s
-
-        cfg = config or BM25Config()
+        cfg = _check_config(config or BM25Config())
         objs = check_corpus(objects)
-        tok = _tokenizer(cfg)
-        ids = tok.tokenize([o.index_text() for o in objs], return_as="tuple", show_progress=False)
-        model = bm25s.BM25(k1=cfg.k1, b=cfg.b, method=cfg.method)
-        model.index(ids, show_progress=False)
+        if cfg.engine == "tantivy":
+            return cls([], None, None, cfg, engine=TantivyEngine.build(objs, asdict(cfg)))
+        model, tok = _bm25s_model(objs, cfg)
         return cls(objs, model, tok, cfg)
 
+    @property
+    def objects(self) -> list[DataObject]:
+        """The indexed objects, in the order of :meth:`scores` (tantivy: read from its doc store, once a state).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> [o.id for o in BM25Index.build([Passage(id="a", text="x")]).objects]
+            ['a']
+        """
+        return self._engine.objects() if self._engine is not None else self._objects
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder a tantivy index was opened from and changes in place; None in memory and for bm25s.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> BM25Index.build([Passage(id="a", text="x")], BM25Config(engine="tantivy")).folder is None
+            True
+        """
+        return self._engine.folder if self._engine is not None else None
+
     def __len__(self) -> int:
-        return len(self.objects)
+        return len(self._engine) if self._engine is not None else len(self._objects)
 
     def query_terms(self, query: str) -> list[str]:
         """The terms BM25 would search for in ``query``: words of two or more characters, lower-cased, stop words
@@ -135,13 +191,15 @@ class BM25Index:
             (['cats', 'rome'], [])
         """
         q = check_query(query)
-        tok = self._tokenizer
+        if self._engine is not None:
+            return analyze(q, stem=False)
+        tok: Any = self._tokenizer or _tokenizer(self.config)
         text = q.lower() if getattr(tok, "lower", True) else q
         stop = set(getattr(tok, "stopwords", None) or ())
-        return [str(w) for w in tok.splitter(text) if w not in stop]  # type: ignore[attr-defined]
+        return [str(w) for w in tok.splitter(text) if w not in stop]
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every object for ``query`` (0 where no term matches).
+        """BM25 score of every object for ``query`` (0 where no term matches), in the order of :attr:`objects`.
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -149,10 +207,19 @@ class BM25Index:
             0.0
         """
         q = check_query(query)
+        if self._engine is not None:  # every score: a search as deep as the index
+            objs = self._engine.objects()
+            pos = {o.id: i for i, o in enumerate(objs)}
+            out = np.zeros(len(objs), dtype=np.float32)
+            for obj, score in self._engine.search(analyze(q), len(objs)):
+                out[pos[obj.id]] = score
+            return out
+        if self._model is None:  # every object deleted
+            return np.zeros(0, dtype=np.float32)
         tokens = self._tokenizer.tokenize([q], update_vocab=False, return_as="ids", show_progress=False)[0]  # type: ignore[attr-defined]
         known = [t for t in tokens if t != 0]  # id 0 is bm25s' empty/unknown token
         if not known:
-            return np.zeros(len(self.objects), dtype=np.float32)
+            return np.zeros(len(self._objects), dtype=np.float32)
         model: Any = self._model
         if getattr(model, "nonoccurrence_array", None) is not None:  # BM25L / BM25+: every document scores
             return np.asarray(model.get_scores(known), dtype=np.float32)
@@ -165,8 +232,16 @@ class BM25Index:
             out[docs[starts[t] : starts[t + 1]]] += data[starts[t] : starts[t + 1]]
         return out
 
+    def _top(self, query: str, k: int) -> list[ScoredHit]:
+        if self._engine is not None:
+            found = self._engine.search(analyze(check_query(query)), k)
+            return [ScoredHit(obj=o, score=s, rank=r) for r, (o, s) in enumerate(found)]
+        s = self.scores(query)
+        idx = [int(i) for i in top_k_indices(s, k) if s[i] > 0]
+        return [ScoredHit(obj=self._objects[i], score=float(s[i]), rank=r) for r, i in enumerate(idx)]
+
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
-        """Top-``k`` objects by BM25 score (ties by corpus order).
+        """Top-``k`` objects by BM25 score (ties by corpus order; tantivy: by id).
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -179,21 +254,95 @@ class BM25Index:
         check_k(k)
         trace = trace if trace is not None else Trace()
         with trace.stage("bm25"):
-            s = self.scores(query)
-            idx = [int(i) for i in top_k_indices(s, k) if s[i] > 0]
-            if not idx and not self.query_terms(query):  # the reason is looked up only when nothing matched
+            hits = self._top(query, k)
+            if not hits and not self.query_terms(query):  # the reason is looked up only when nothing matched
                 trace.note(
                     "no_searchable_terms",
                     "the query has no searchable terms (only stop words, punctuation or one-letter words); "
                     "BM25 returns no hits",
                     query=query[:200],
                 )
-            elif not idx:
+            elif not hits:
                 trace.note("no_match", "no query term occurs in the BM25 vocabulary; returning no hits")
-            return [ScoredHit(obj=self.objects[i], score=float(s[i]), rank=r) for r, i in enumerate(idx)]
+            return hits
 
+    # ------------------------------------------------------------------ change in place
+    def add(self, objects: Iterable[DataObject]) -> None:
+        """Add ``objects`` (ids not in the index yet; :class:`InvalidInputError` otherwise). Scores then equal a fresh
+        build's over the objects held (tantivy: a new segment, committed; bm25s: rebuilt in memory).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> idx = BM25Index.build([Passage(id="a", text="tea")], BM25Config(engine="tantivy"))
+            >>> idx.add([Passage(id="b", text="green tea")]); [h.id for h in idx.search("green")]
+            ['b']
+        """
+        if self._engine is not None:
+            self._engine.add(objects)
+            return
+        objs = check_batch(objects)
+        held = {o.id for o in self._objects}
+        dup = next((o.id for o in objs if o.id in held), None)
+        if dup is not None:
+            raise InvalidInputError(f"add: id {dup!r} is already in the index; delete it first")
+        if objs:
+            self._rebuild([*self._objects, *objs])
+
+    def delete(self, ids: Iterable[str], *, compact: bool | None = None) -> list[str]:
+        """Remove ``ids`` (those not held are ignored); returns the ids removed. They leave the results at once.
+        tantivy: statistics count them until a compaction, done now with ``compact=True``, never with ``False``, and
+        with ``None`` (the default) when deleted documents exceed 10 % of those counted
+        (:data:`~retrievekit.core.index.bm25_engine.COMPACT_ABOVE`); bm25s: rebuilt in memory (always exact).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> idx = BM25Index.build([Passage(id="a", text="tea"), Passage(id="b", text="tea")])
+            >>> idx.delete(["a", "zz"]), [h.id for h in idx.search("tea")]
+            (['a'], ['b'])
+        """
+        if self._engine is not None:
+            return self._engine.delete(ids, compact=compact)
+        wanted = check_ids(ids, where="delete")
+        held = {o.id for o in self._objects}
+        gone = [i for i in wanted if i in held]
+        if gone:
+            self._rebuild([o for o in self._objects if o.id not in set(gone)])
+        return gone
+
+    @property
+    def pending_deletes(self) -> int:
+        """Deleted documents the statistics still count (tantivy, until :meth:`compact`); 0 for bm25s.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> BM25Index.build([Passage(id="a", text="tea")]).pending_deletes
+            0
+        """
+        return self._engine.pending_deletes if self._engine is not None else 0
+
+    def compact(self) -> None:
+        """Re-index the live objects (tantivy: a new generation, swapped in last), so that scores equal a fresh
+        build's; nothing to do for bm25s.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> BM25Index.build([Passage(id="a", text="tea")], BM25Config(engine="tantivy")).compact()
+        """
+        if self._engine is not None:
+            self._engine.compact()
+
+    def _rebuild(self, objects: list[DataObject]) -> None:
+        """bm25s: index ``objects`` afresh (none with text: an empty index that matches nothing)."""
+        self._objects = objects
+        if any(o.index_text().strip() for o in objects):
+            self._model, self._tokenizer = _bm25s_model(objects, self.config)
+        else:
+            self._model, self._tokenizer = None, None
+
+    # ------------------------------------------------------------------ folders
     def save(self, folder: str | os.PathLike[str]) -> None:
-        """Persist atomically to ``folder`` (replacing what was there only once fully written).
+        """Persist atomically to ``folder`` (replacing what was there only once fully written). A tantivy index
+        opened from ``folder`` is already there: nothing to write.
 
         Examples:
             >>> import tempfile, pathlib
@@ -203,18 +352,23 @@ class BM25Index:
             >>> BM25Index.load(d).search("alpha")[0].id
             'a'
         """
+        if self._engine is not None:
+            self._engine.save(folder)
+            return
+        if self._model is None:
+            raise InvalidInputError("this BM25 index holds no object with text: nothing to save")
         with atomic_folder(folder) as tmp:
             self._model.save(str(tmp / "bm25s"), show_progress=False)  # type: ignore[attr-defined]
             self._tokenizer.save_vocab(str(tmp / "bm25s"))  # type: ignore[attr-defined]
-            n = write_objects(tmp, self.objects)
-            fields = {"n_objects": n, "config": asdict(self.config), RECORD_KEY: corpus_record(self.objects)}
+            n = write_objects(tmp, self._objects)
+            fields = {"n_objects": n, "config": asdict(self.config), RECORD_KEY: corpus_record(self._objects)}
             write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
 
     @classmethod
     def load(cls, folder: str | os.PathLike[str], *, corpus: Iterable[DataObject] | None = None) -> BM25Index:
-        """Reopen a saved index; :class:`IndexFormatError` if the folder is not one. With ``corpus``, an index that
-        holds another corpus (other ids, or the same ids with other texts) raises its subclass
-        :class:`~retrievekit.core.errors.CorpusMismatchError` naming both sizes and an example id.
+        """Reopen a saved index (either engine: the folder says which); :class:`IndexFormatError` if the folder is
+        not one. With ``corpus``, an index that holds another corpus (other ids, or the same ids with other texts)
+        raises its subclass :class:`~retrievekit.core.errors.CorpusMismatchError` naming both sizes and an example id.
 
         Examples:
             >>> import tempfile, pathlib
@@ -230,6 +384,8 @@ class BM25Index:
             ...
             retrievekit.core.errors.CorpusMismatchError: the BM25 index in ... holds another corpus: 1 objects, not this corpus of 1: 1 object has another text in the index (e.g. 'a')
         """
+        if is_engine_folder(folder):
+            return cls._load_engine(folder, corpus)
         import bm25s
 
         manifest = read_manifest(folder, FORMAT, FORMAT_VERSION)
@@ -251,3 +407,32 @@ class BM25Index:
         if getattr(model, "scores", {}).get("num_docs", len(objs)) != len(objs):
             raise IndexFormatError(f"{folder}: BM25 data covers a different number of objects than objects.jsonl")
         return cls(objs, model, tok, cfg)
+
+    @classmethod
+    def _load_engine(cls, folder: str | os.PathLike[str], corpus: Iterable[DataObject] | None) -> BM25Index:
+        """Open a tantivy folder: its stored objects are read only when the corpus record differs."""
+        engine = TantivyEngine.open(folder)
+        try:
+            cfg = _check_config(BM25Config(**engine.config))
+        except (TypeError, InvalidInputError) as e:
+            raise IndexFormatError(f"{folder}: manifest has no valid BM25 config ({e})") from e
+        if corpus is not None:
+            where = f"the BM25 index in {folder}"
+            check_same_corpus(_lazy(engine), corpus, where=where, recorded=engine.record)
+        return cls([], None, None, cfg, engine=engine)
+
+
+def _bm25s_model(objs: list[DataObject], cfg: BM25Config) -> tuple[Any, Any]:
+    """A bm25s model and its tokenizer over ``objs``."""
+    import bm25s
+
+    tok = _tokenizer(cfg)
+    ids = tok.tokenize([o.index_text() for o in objs], return_as="tuple", show_progress=False)
+    model = bm25s.BM25(k1=cfg.k1, b=cfg.b, method=cfg.method)
+    model.index(ids, show_progress=False)
+    return model, tok
+
+
+def _lazy(engine: TantivyEngine) -> Iterator[DataObject]:
+    """The engine's objects, read only if iterated (the corpus check reads them only when its record differs)."""
+    yield from engine.objects()

@@ -32,11 +32,13 @@ import json
 import os
 import re
 import sqlite3
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from retrievekit.core.descriptors import check_descriptors
-from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.errors import IndexFormatError, UnverifiedIndexWarning
 from retrievekit.core.storage import file_sha256
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "refuse_stripped_seal",
     "sqlite_digest",
     "verify_checksums",
+    "verify_sealed",
 ]
 
 SKIPPED_SUFFIXES = ("-wal", "-shm", "-journal")
@@ -101,6 +104,44 @@ def refuse_stripped_seal(folder: str | os.PathLike[str], data: Mapping[str, obje
     )
     raise IndexFormatError(
         f"{folder} is damaged: its manifest {named} but carries none (removed since it was written); rebuild it"
+    )
+
+
+def verify_sealed(
+    folder: str | os.PathLike[str],
+    data: Mapping[str, Any],
+    *,
+    exclude: Iterable[str] = ("manifest.json",),
+    written: str = "written",
+    redo: str = "save or build it again",
+    stacklevel: int = 2,
+) -> None:
+    """Check ``folder``'s files against the checksums its manifest ``data`` records (:func:`verify_checksums`); a
+    manifest that records none is refused when its version records them (:func:`refuse_stripped_seal`), else read
+    with one :class:`~retrievekit.core.errors.UnverifiedIndexWarning` that says how to add them (``redo``).
+    ``stacklevel`` is the caller's, as for :func:`warnings.warn`.
+
+    Examples:
+        >>> import tempfile, warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     verify_sealed("/idx", {"retrievekit_version": "0.0.9"})
+        >>> str(caught[0].message)
+        '/idx was written without checksums (retrievekit 0.0.9): its files cannot be verified; save or build it again to add them'
+        >>> verify_sealed(tempfile.mkdtemp(), {"checksums": {}})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ...
+    """
+    if "checksums" in data:
+        verify_checksums(folder, data["checksums"], exclude=exclude)
+        return
+    version = refuse_stripped_seal(folder, data)  # a version that records them: they were removed
+    warnings.warn(
+        f"{folder} was {written} without checksums (retrievekit {version}): its files cannot be verified; "
+        f"{redo} to add them",
+        UnverifiedIndexWarning,
+        stacklevel=stacklevel + 1,
     )
 
 

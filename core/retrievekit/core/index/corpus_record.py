@@ -31,7 +31,14 @@ from typing import Any
 from retrievekit.core.errors import CorpusMismatchError
 from retrievekit.core.types import DataObject, object_to_dict
 
-__all__ = ["RECORD_KEY", "check_same_corpus", "content_digest", "corpus_difference", "corpus_record"]
+__all__ = [
+    "RECORD_KEY",
+    "check_same_corpus",
+    "content_digest",
+    "corpus_difference",
+    "corpus_record",
+    "record_of_digests",
+]
 
 RECORD_KEY = "corpus"
 """The manifest field that holds an index's :func:`corpus_record`."""
@@ -75,6 +82,19 @@ def corpus_record(objects: Iterable[DataObject]) -> dict[str, Any]:
         (True, 1)
     """
     digests = _digests(objects)
+    return {"count": len(digests), "digest": _digest_of(digests)}
+
+
+def record_of_digests(digests: Mapping[str, str]) -> dict[str, Any]:
+    """:func:`corpus_record` from the objects' content digests (``id -> content_digest``): what an index that keeps
+    its digests (and changes in place) records without reading its objects again.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> a = Passage(id="a", text="x")
+        >>> record_of_digests({"a": content_digest(a)}) == corpus_record([a])
+        True
+    """
     return {"count": len(digests), "digest": _digest_of(digests)}
 
 

@@ -12,10 +12,7 @@ index built with another model or by another tool is refused with
 
 Examples:
     >>> from retrievekit.core.types import Passage
-    >>> class Words:  # a stand-in embedder (counts of three words); the default is all-MiniLM-L6-v2
-    ...     name, dim = "words", 3
-    ...     def embed_query(self, text): return np.array([text.count(w) for w in ("cat", "stock", "dog")]) + 0.1
-    ...     def embed_documents(self, texts, **kw): return np.array([self.embed_query(t) for t in texts])
+    >>> from retrievekit.core.fakes import WordCountEmbedder as Words  # a stand-in for all-MiniLM-L6-v2
     >>> idx = DenseIndex.build([Passage(id="a", text="cats purr"), Passage(id="b", text="stock markets")], embedder=Words())
     >>> idx.search("a cat", k=1)[0].id
     'a'
@@ -43,6 +40,8 @@ from retrievekit.core.errors import (
     UnverifiedIndexWarning,
 )
 from retrievekit.core.index.as_embedder import as_embedder
+from retrievekit.core.index.awaited import OBJ_KEY as _OBJ_KEY
+from retrievekit.core.index.awaited import asearch_dense, query_hits
 from retrievekit.core.index.checksums import refuse_stripped_seal, sqlite_digest, verify_checksums
 from retrievekit.core.index.chroma_calls import DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, StoreCalls
 from retrievekit.core.index.chroma_clients import (
@@ -64,7 +63,7 @@ from retrievekit.core.index.hnsw_writes import add_requests, build_write_every, 
 from retrievekit.core.index.open_folders import folder_identity, open_handles
 from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_manifest, write_manifest
 from retrievekit.core.trace import Trace
-from retrievekit.core.types import DataObject, ScoredHit, object_from_dict
+from retrievekit.core.types import DataObject, ScoredHit
 
 __all__ = ["DenseIndex", "http_client", "persistent_client"]
 
@@ -72,7 +71,6 @@ _ID_CHECK_CHUNK = 10_000  # ids per clash check in add(): below SQLite's limit o
 
 FORMAT = "dense"
 FORMAT_VERSION = 1
-_OBJ_KEY = "rk_object"
 _SQLITE = "chroma/chroma.sqlite3"
 
 
@@ -84,10 +82,7 @@ class DenseIndex:
     Examples:
         >>> import tempfile, pathlib
         >>> from retrievekit.core.types import Passage
-        >>> class Words:  # a stand-in embedder (counts of three words); the default is all-MiniLM-L6-v2
-        ...     name, dim = "words", 3
-        ...     def embed_query(self, text): return np.array([text.count(w) for w in ("cat", "stock", "dog")]) + 0.1
-        ...     def embed_documents(self, texts, **kw): return np.array([self.embed_query(t) for t in texts])
+        >>> from retrievekit.core.fakes import WordCountEmbedder as Words  # a stand-in for all-MiniLM-L6-v2
         >>> d = pathlib.Path(tempfile.mkdtemp()) / "dense"
         >>> _ = DenseIndex.build([Passage(id="a", text="cats purr"), Passage(id="b", text="stocks")], d, embedder=Words())
         >>> idx = DenseIndex.open(d, embedder=Words())
@@ -131,10 +126,7 @@ class DenseIndex:
 
         Examples:
             >>> from retrievekit.core.types import Passage
-            >>> class Words:  # a stand-in embedder (counts of three words)
-            ...     name, dim = "words", 3
-            ...     def embed_query(self, text): return np.array([text.count(w) for w in ("cat", "stock", "dog")]) + 0.1
-            ...     def embed_documents(self, texts, **kw): return np.array([self.embed_query(t) for t in texts])
+            >>> from retrievekit.core.fakes import WordCountEmbedder as Words  # a stand-in for all-MiniLM-L6-v2
             >>> with DenseIndex.build([Passage(id="a", text="cats")], embedder=Words()) as idx:
             ...     idx.search("cat", k=1)[0].id
             'a'
@@ -474,10 +466,7 @@ class DenseIndex:
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Top-``k`` objects by cosine similarity."""
-        q = check_query(query)
-        check_k(k)
-        col = self._live()
-        trace = trace if trace is not None else Trace()
+        q, col, trace = self._search_plan(query, k, trace)
         with trace.stage("dense"):
             with trace.stage("dense.embed"):
                 vec = np.asarray(self.embedder.embed_query(q), dtype=np.float32)
@@ -486,13 +475,16 @@ class DenseIndex:
                 "query",
                 lambda: col.query(query_embeddings=[vec.tolist()], n_results=k, include=["distances", "metadatas"]),
             )
-        hits = []
-        rows = sorted(
-            zip(res["distances"][0], res["ids"][0], res["metadatas"][0], strict=True), key=lambda r: (r[0], r[1])
-        )
-        for rank, (dist, _id, meta) in enumerate(rows):
-            hits.append(ScoredHit(obj=object_from_dict(json.loads(meta[_OBJ_KEY])), score=1.0 - float(dist), rank=rank))
-        return hits
+        return query_hits(res)
+
+    asearch = asearch_dense  # awaited: the query's embedding awaited for an async embedder (index.awaited)
+
+    def _search_plan(self, query: str, k: int, trace: Trace | None) -> tuple[str, Any, Trace]:
+        """What :meth:`search` and :meth:`asearch` check and settle first: the query (checked), the open collection
+        (a closed index refused) and the trace to write (a new one when none is given)."""
+        q = check_query(query)
+        check_k(k)
+        return q, self._live(), trace if trace is not None else Trace()
 
 
 _FINGERPRINT = "embedder_fingerprint"

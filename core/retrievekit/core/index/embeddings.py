@@ -7,7 +7,6 @@ stand in for it.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -15,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from retrievekit.core.checks import check_positive_int
+from retrievekit.core.checks import CountSetting
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.threads import embed_threads, model_threads
 
@@ -86,6 +85,7 @@ MEMO_SIZE = 20_000
 first out); ``$RETRIEVEKIT_EMBED_MEMO_SIZE`` sets another size (:func:`memo_size`)."""
 
 MEMO_ENV_VAR = "RETRIEVEKIT_EMBED_MEMO_SIZE"
+_MEMO_SIZE = CountSetting(MEMO_ENV_VAR, "the embedding memo size", default=lambda: MEMO_SIZE)
 
 
 def memo_size() -> int:
@@ -102,8 +102,7 @@ def memo_size() -> int:
         >>> memo_size() == MEMO_SIZE
         True
     """
-    raw = os.environ.get(MEMO_ENV_VAR, "").strip()
-    return check_positive_int(raw, MEMO_ENV_VAR) if raw else MEMO_SIZE
+    return _MEMO_SIZE.get()
 
 
 class _VectorMemo:

@@ -18,6 +18,7 @@ from typing import Literal
 
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.index.awaited import awaited_search
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
@@ -185,13 +186,36 @@ class HybridRetriever:
             >>> HybridRetriever([BM25Index.build([Passage(id="a", text="tea")])]).search("coffee")
             []
         """
-        check_query(query)
-        check_k(k)
-        trace = trace if trace is not None else Trace()
-        n = max(k, self.config.candidate_k)
+        n, trace = self._plan(query, k, trace)
         rankings = []
         with trace.stage("hybrid"):
             for name, r in zip(self.names, self.retrievers, strict=True):
                 with trace.stage(f"hybrid.{name}"):
                     rankings.append(r.search(query, n, trace=trace))
             return fuse(rankings, self.weights, k, self.config)
+
+    async def asearch(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """:meth:`search` awaited: each retriever's ``asearch`` awaited where it has one (a dense index: its query
+        embedding awaited for an async embedder), the others off the loop; the same fused hits.
+
+        Examples:
+            >>> import asyncio
+            >>> from retrievekit.core.types import Passage
+            >>> from retrievekit.core.index.bm25 import BM25Index
+            >>> [h.id for h in asyncio.run(HybridRetriever([BM25Index.build([Passage(id="a", text="tea")])]).asearch("tea"))]
+            ['a']
+        """
+        n, trace = self._plan(query, k, trace)
+        rankings = []
+        with trace.stage("hybrid"):
+            for name, r in zip(self.names, self.retrievers, strict=True):
+                with trace.stage(f"hybrid.{name}"):
+                    rankings.append(await awaited_search(r, query, n, trace))
+            return fuse(rankings, self.weights, k, self.config)
+
+    def _plan(self, query: str, k: int, trace: Trace | None) -> tuple[int, Trace]:
+        """What :meth:`search` and :meth:`asearch` check and settle first: the candidates to ask each retriever for
+        (``max(k, candidate_k)``) and the trace to write (a new one when none is given)."""
+        check_query(query)
+        check_k(k)
+        return max(k, self.config.candidate_k), trace if trace is not None else Trace()

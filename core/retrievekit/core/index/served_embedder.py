@@ -10,6 +10,12 @@ connection, HTTP 429 or 5xx, and typed errors that name the endpoint:
 :class:`~retrievekit.core.errors.EmbedderUnavailableError`. It uses only the standard library's HTTP client. The API
 key is ``OPENAI_API_KEY`` (``"-"`` when unset: local servers take any key).
 
+Awaited (:meth:`ServedEmbedder.aembed_documents`, :meth:`ServedEmbedder.aembed_query`: what the async model driver and
+an index's awaited search use), the same requests go through an async client of the running event loop
+(:class:`~retrievekit.core.llm.async_http.JsonPoster`, over ``aiohttp``; one per loop, closed with it:
+:class:`~retrievekit.core.llm.per_loop.PerLoop`) under the same policy, its deadline ``asyncio.timeout``: no thread
+per request, and a cancelled caller closes its requests' connections and sends nothing more.
+
 The server is not trusted: a reply larger than ``max_reply_bytes`` (:data:`MAX_REPLY_BYTES`, 64 MiB, by default) is
 refused before it is read whole, and its vectors must be one per text, matched to the texts by their ``index``
 fields, finite, not all zeros and of one dimension for the embedder's life (the first reply's, or ``dim=``)
@@ -28,6 +34,7 @@ Examples:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -41,7 +48,9 @@ import numpy as np
 
 from retrievekit.core.errors import EmbedderTimeoutError, EmbedderUnavailableError, InvalidInputError
 from retrievekit.core.index.embedder_rows import checked_rows, ordered_embeddings
+from retrievekit.core.llm.async_http import HTTPStatusError, JsonPoster, ReplyTooLargeError
 from retrievekit.core.llm.call_policy import CallPolicy, run_with_deadline
+from retrievekit.core.llm.per_loop import PerLoop
 from retrievekit.core.llm.served_spec import split_served_spec
 
 __all__ = ["MAX_REPLY_BYTES", "ServedEmbedder", "parse_embedder_spec"]
@@ -117,6 +126,11 @@ class ServedEmbedder:
         self.batch_size = max(1, int(batch_size))
         self._dim = int(dim) if dim is not None else None
         self.max_reply_bytes = max(1, int(max_reply_bytes))
+        self._clients: PerLoop[JsonPoster] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (pickled, deep-copied) takes no event loop's clients."""
+        return {**self.__dict__, "_clients": None}
 
     @property
     def endpoint(self) -> str:
@@ -142,6 +156,34 @@ class ServedEmbedder:
         """Embed one query: shape ``(dim,)``."""
         return self.embed_documents([text])[0]
 
+    async def aembed_documents(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        """:meth:`embed_documents` awaited on the running loop (module docstring): the same batches, deadline,
+        retries and typed errors, the batches sent side by side once the first reply fixed the dimension; no thread.
+
+        Examples:
+            >>> import asyncio
+            >>> asyncio.run(ServedEmbedder("m", "http://127.0.0.1:8080/v1", dim=3).aembed_documents([])).shape
+            (0, 3)
+        """
+        texts = [str(t) for t in texts]
+        if not texts:
+            if self._dim is None:
+                await self._arequest(["dimension probe"])
+            return np.zeros((0, self.dim), dtype=np.float32)
+        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        first = [await self._arequest(batches[0])] if self._dim is None else []
+        rest = batches[len(first) :]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._arequest(batch)) for batch in rest]
+        except BaseExceptionGroup as failed:  # the first failure, as the sync path raises it
+            raise failed.exceptions[0] from None
+        return np.concatenate(first + [t.result() for t in tasks], axis=0)
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        """:meth:`embed_query` awaited on the running loop: shape ``(dim,)``."""
+        return (await self.aembed_documents([text]))[0]
+
     # ------------------------------------------------------------------ one request, under the policy
     def _request(self, texts: list[str]) -> np.ndarray:
         """One batch through :meth:`_send_once` under :attr:`policy` (retries, timeout, typed errors)."""
@@ -151,50 +193,88 @@ class ServedEmbedder:
                 body = run_with_deadline(
                     lambda: self._send_once(texts), self.policy.timeout + self.policy.deadline_grace
                 )
-                rows = checked_rows(ordered_embeddings(body, len(texts), self.endpoint), len(texts), self._dim,
-                                    self.endpoint)  # fmt: skip
-                self._dim = int(rows.shape[1]) if self._dim is None else self._dim
-                return rows
+                return self._rows(body, texts)
             except EmbedderUnavailableError:
                 raise
             except Exception as e:
-                status = getattr(e, "code", None) if isinstance(e, urllib.error.HTTPError) else None
-                if _is_timeout(e):
-                    raise EmbedderTimeoutError(
-                        f"the embedding model at {self.endpoint} sent no reply within {self.policy.timeout:g} s "
-                        "(not retried); raise the timeout or lower the batch size",
-                        endpoint=self.endpoint,
-                        attempts=attempt,
-                    ) from e
-                if status is not None and status not in _RETRY_STATUS:
-                    raise EmbedderUnavailableError(
-                        f"the embedding model at {self.endpoint} refused the request (HTTP {status}): {_detail(e)}",
-                        endpoint=self.endpoint,
-                        status=status,
-                        attempts=attempt,
-                    ) from e
-                if attempt == attempts:
-                    raise EmbedderUnavailableError(
-                        f"the embedding model at {self.endpoint} did not answer after {attempt} request(s): "
-                        f"{type(e).__name__}: {str(e)[:200]}",
-                        endpoint=self.endpoint,
-                        status=status,
-                        attempts=attempt,
-                    ) from e
-                time.sleep(self.policy.wait_before(attempt))
+                time.sleep(self._failed(e, attempt, attempts))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _arequest(self, texts: list[str]) -> np.ndarray:
+        """:meth:`_request` awaited: the deadline is ``asyncio.timeout`` (no watchdog thread), the client this loop's
+        (:class:`~retrievekit.core.llm.async_http.JsonPoster`); a cancellation closes the request's connection and
+        sends no retry."""
+        poster = await self._posters().get()
+        attempts = int(self.policy.max_retries) + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                async with asyncio.timeout(self.policy.timeout):
+                    raw = await poster.post("/embeddings", self._payload(texts), self._headers(), self.max_reply_bytes)
+                return self._rows(self._decoded(raw), texts)
+            except EmbedderUnavailableError:
+                raise
+            except ReplyTooLargeError as e:
+                raise self._too_big(e.declared) from e
+            except Exception as e:
+                await asyncio.sleep(self._failed(e, attempt, attempts))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _posters(self) -> PerLoop[JsonPoster]:
+        """This embedder's async clients, one per event loop, closed with it (made on the first awaited request)."""
+        if self._clients is None:
+            self._clients = PerLoop(lambda: JsonPoster(self.base_url), lambda poster: poster.aclose())
+        return self._clients
+
+    def _rows(self, body: Any, texts: list[str]) -> np.ndarray:
+        rows = checked_rows(ordered_embeddings(body, len(texts), self.endpoint), len(texts), self._dim, self.endpoint)
+        self._dim = int(rows.shape[1]) if self._dim is None else self._dim
+        return rows
+
+    def _failed(self, e: Exception, attempt: int, attempts: int) -> float:
+        """What a failed request leads to, the same sync and awaited: the typed error raised, or the seconds to wait
+        before the next attempt."""
+        status = getattr(e, "code", None) if isinstance(e, (urllib.error.HTTPError, HTTPStatusError)) else None
+        if _is_timeout(e):
+            raise EmbedderTimeoutError(
+                f"the embedding model at {self.endpoint} sent no reply within {self.policy.timeout:g} s "
+                "(not retried); raise the timeout or lower the batch size",
+                endpoint=self.endpoint,
+                attempts=attempt,
+            ) from e
+        if status is not None and status not in _RETRY_STATUS:
+            raise EmbedderUnavailableError(
+                f"the embedding model at {self.endpoint} refused the request (HTTP {status}): {_detail(e)}",
+                endpoint=self.endpoint,
+                status=status,
+                attempts=attempt,
+            ) from e
+        if attempt == attempts:
+            raise EmbedderUnavailableError(
+                f"the embedding model at {self.endpoint} did not answer after {attempt} request(s): "
+                f"{type(e).__name__}: {str(e)[:200]}",
+                endpoint=self.endpoint,
+                status=status,
+                attempts=attempt,
+            ) from e
+        return self.policy.wait_before(attempt)
+
+    def _payload(self, texts: list[str]) -> bytes:
+        return json.dumps({"model": self.name, "input": texts, "encoding_format": "float"}).encode("utf-8")
+
+    def _headers(self) -> dict[str, str]:
+        return {"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"}
 
     def _send_once(self, texts: list[str]) -> Any:
         """POST one embeddings request; the decoded JSON body."""
-        payload = json.dumps({"model": self.name, "input": texts, "encoding_format": "float"}).encode("utf-8")
         req = urllib.request.Request(
-            f"{self.base_url}/embeddings",
-            data=payload,
-            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"},
-            method="POST",
+            f"{self.base_url}/embeddings", data=self._payload(texts), headers=self._headers(), method="POST"
         )
         with urllib.request.urlopen(req, timeout=self.policy.timeout) as resp:  # noqa: S310 - http(s) checked above
             raw = self._read_capped(resp)
+        return self._decoded(raw)
+
+    def _decoded(self, raw: bytes) -> Any:
+        """The reply body's JSON, or :class:`EmbedderUnavailableError` naming the endpoint."""
         try:
             return json.loads(raw)
         except ValueError as e:
@@ -211,13 +291,16 @@ class ServedEmbedder:
         too_big = declared.isdigit() and int(declared) > cap
         raw = b"" if too_big else resp.read(cap + 1)
         if too_big or len(raw) > cap:
-            raise EmbedderUnavailableError(
-                f"the embedding model at {self.endpoint} sent a reply of more than {cap} bytes "
-                f"(Content-Length: {declared or 'not given'}); refused, read no further: lower the batch size or "
-                "raise max_reply_bytes",
-                endpoint=self.endpoint,
-            )
+            raise self._too_big(declared)
         return bytes(raw)
+
+    def _too_big(self, declared: str) -> EmbedderUnavailableError:
+        return EmbedderUnavailableError(
+            f"the embedding model at {self.endpoint} sent a reply of more than {self.max_reply_bytes} bytes "
+            f"(Content-Length: {declared or 'not given'}); refused, read no further: lower the batch size or "
+            "raise max_reply_bytes",
+            endpoint=self.endpoint,
+        )
 
 
 def _is_timeout(e: BaseException) -> bool:

@@ -30,7 +30,6 @@ import shutil
 import socket
 import tempfile
 import time
-import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,14 +40,12 @@ from retrievekit.core.errors import (
     IndexFormatError,
     InvalidInputError,
     StorageWriteError,
-    UnverifiedIndexWarning,
 )
 from retrievekit.core.index.checksums import (
     MANIFEST_CHECK,
     folder_checksums,
     manifest_check,
-    refuse_stripped_seal,
-    verify_checksums,
+    verify_sealed,
 )
 from retrievekit.core.index.folder_swap import pid_alive, restore_interrupted_swap, storage_error, swap_folder
 from retrievekit.core.paths import ensure_folder
@@ -296,16 +293,7 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int, *,
         raise IndexFormatError(f"{folder} is not a retrievekit index folder (no {MANIFEST})")
     data = read_versioned_json(mpath, want=f"retrievekit.{fmt}", max_version=max_version, kind="index")
     if verify:
-        if "checksums" in data:
-            verify_checksums(folder, data["checksums"])
-        else:
-            version = refuse_stripped_seal(folder, data)  # a version that records them: they were removed
-            warnings.warn(
-                f"{folder} was written without checksums (retrievekit {version}): its files "
-                "cannot be verified; save or build it again to add them",
-                UnverifiedIndexWarning,
-                stacklevel=3,
-            )
+        verify_sealed(folder, data, stacklevel=3)
     return data
 
 

@@ -3,7 +3,9 @@
 Core registers ``chroma`` (an embedded Chroma folder: ``path=``), ``chroma-server`` (``host=``, ``port=``) and
 ``chroma-memory``; each framework edge registers its own when its ``vector_store`` module is imported (``llama-index``: a LlamaIndex
 ``BasePydanticVectorStore`` or ``VectorStoreIndex``, ``langchain``: a LangChain ``VectorStore``, both as
-``store=``).
+``store=``). Installed packages add theirs as entry points of the group ``retrievekit.stores`` (``name =
+"module:opener"``). The table is :data:`STORE_KINDS`, a :class:`~retrievekit.core.plugins.Registry`
+(``docs/plugins.md``).
 
 Examples:
     >>> "chroma" in store_kinds()
@@ -13,7 +15,7 @@ Examples:
     >>> open_store("qdrant")
     Traceback (most recent call last):
     ...
-    retrievekit.core.errors.InvalidInputError: unknown vector store kind 'qdrant'; known: chroma, chroma-memory, chroma-server... (the edges add theirs: ...)
+    retrievekit.core.errors.UnknownNameError: unknown vector store kind 'qdrant'; known: chroma, chroma-memory, chroma-server... (the edges add theirs: ...)
 """
 
 from __future__ import annotations
@@ -23,10 +25,21 @@ from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.vector_store import VectorStore
+from retrievekit.core.plugins import Registry
 
-__all__ = ["open_store", "register_store_kind", "store_kinds"]
+__all__ = ["STORE_ENTRY_POINT_GROUP", "STORE_KINDS", "open_store", "register_store_kind", "store_kinds"]
 
-_KINDS: dict[str, Callable[..., VectorStore]] = {}
+STORE_ENTRY_POINT_GROUP = "retrievekit.stores"
+"""Entry-point group of vector store kinds: ``name = "module:function"``, the function taking the kind's keyword
+arguments and returning a :class:`~retrievekit.core.index.vector_store.VectorStore`."""
+
+STORE_KINDS: Registry[Callable[..., VectorStore]] = Registry(
+    "vector store kind",
+    STORE_ENTRY_POINT_GROUP,
+    unknown="unknown {kind} {name!r}; known: {known} (the edges add theirs: import retrievekit.llama_index.vector_store"
+    " or retrievekit.langchain.vector_store)",
+)
+"""The store kinds (a :class:`~retrievekit.core.plugins.Registry`): core's, the edges', the entry points'."""
 
 
 def register_store_kind(kind: str, opener: Callable[..., VectorStore]) -> None:
@@ -40,17 +53,17 @@ def register_store_kind(kind: str, opener: Callable[..., VectorStore]) -> None:
     """
     if not isinstance(kind, str) or not kind:
         raise InvalidInputError(f"a store kind must be a non-empty string, got {kind!r}")
-    _KINDS[kind] = opener
+    STORE_KINDS.register(kind, opener)
 
 
 def store_kinds() -> list[str]:
-    """The registered kinds, sorted.
+    """The registered kinds (and those installed packages declare), sorted.
 
     Examples:
         >>> store_kinds()[:3]
         ['chroma', 'chroma-memory', 'chroma-server']
     """
-    return sorted(_KINDS)
+    return STORE_KINDS.names()
 
 
 def open_store(kind: str, **kwargs: Any) -> VectorStore:
@@ -60,13 +73,7 @@ def open_store(kind: str, **kwargs: Any) -> VectorStore:
         >>> open_store("chroma-memory").count()
         0
     """
-    opener = _KINDS.get(kind)
-    if opener is None:
-        raise InvalidInputError(
-            f"unknown vector store kind {kind!r}; known: {', '.join(store_kinds())} "
-            "(the edges add theirs: import retrievekit.llama_index.vector_store or retrievekit.langchain.vector_store)"
-        )
-    return opener(**kwargs)
+    return STORE_KINDS.get(kind)(**kwargs)
 
 
 def _chroma(**kwargs: Any) -> VectorStore:

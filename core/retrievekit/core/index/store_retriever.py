@@ -10,10 +10,7 @@ one of the same name and dimension, raises :class:`~retrievekit.core.errors.Embe
 Examples:
     >>> from retrievekit.core.index.chroma_store import ChromaStore
     >>> from retrievekit.core.types import Passage
-    >>> class Words:  # a stand-in embedder (counts of three words); the default is all-MiniLM-L6-v2
-    ...     name, dim = "words", 3
-    ...     def embed_query(self, text): return np.array([text.count(w) for w in ("cat", "stock", "dog")]) + 0.1
-    ...     def embed_documents(self, texts, **kw): return np.array([self.embed_query(t) for t in texts])
+    >>> from retrievekit.core.fakes import WordCountEmbedder as Words  # a stand-in for all-MiniLM-L6-v2
     >>> r = StoreRetriever(ChromaStore.in_memory(), embedder=Words())
     >>> r.add([Passage(id="a", text="cats purr"), Passage(id="b", text="stock markets")])
     >>> r.search("a cat", k=1)[0].id

@@ -9,6 +9,11 @@ framework client's own timeout and retries apply: set them on the client). So is
 non-zero vector per text of the model's one dimension (fixed by its first reply or ``dim=``):
 :func:`~retrievekit.core.index.embedder_rows.checked_rows`.
 
+Awaited (``aembed_documents`` / ``aembed_query``: the async model driver, an index's awaited search), the model's
+own async API is awaited on the caller's loop when the edge passed one (``aembed_many`` / ``aembed_one``: LlamaIndex
+``aget_text_embedding_batch`` / ``aget_query_embedding``, LangChain ``aembed_documents`` / ``aembed_query``), with the
+same batches, checks and typed errors; a model with none runs its sync API on the bridge's bounded pool.
+
 Examples:
     >>> import numpy as np
     >>> e = WrappedEmbedder("words", lambda ts: [[t.count("a"), 1.0] for t in ts], lambda t: [t.count("a"), 1.0],
@@ -21,13 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from retrievekit.core.errors import EmbedderUnavailableError, RetrieveKitError
 from retrievekit.core.index.embedder_rows import checked_rows
+from retrievekit.core.llm.bridge import run_in_pool
 from retrievekit.core.threads import model_threads
 
 __all__ = ["WrappedEmbedder", "loaded_class"]
@@ -56,6 +62,8 @@ class WrappedEmbedder:
         batch_size: texts per call of ``embed_many``.
         dim: the vector size when known (otherwise asked once).
         wrapped: the framework object, kept for the caller (``.wrapped``).
+        aembed_many: the model's async ``embed_many`` (awaited by :meth:`aembed_documents`), when it has one.
+        aembed_one: the model's async ``embed_one`` (awaited by :meth:`aembed_query`), when it has one.
 
     Examples:
         >>> def broken(texts):
@@ -76,6 +84,8 @@ class WrappedEmbedder:
         batch_size: int = 64,
         dim: int | None = None,
         wrapped: Any = None,
+        aembed_many: Callable[[list[str]], Awaitable[Any]] | None = None,
+        aembed_one: Callable[[str], Awaitable[Any]] | None = None,
     ) -> None:
         self.name = str(name)
         self.source = source
@@ -83,6 +93,8 @@ class WrappedEmbedder:
         self.wrapped = wrapped
         self._many = embed_many
         self._one = embed_one
+        self._amany = aembed_many
+        self._aone = aembed_one
         self._dim = int(dim) if dim is not None else None
 
     def __repr__(self) -> str:
@@ -110,6 +122,48 @@ class WrappedEmbedder:
         """Embed one query: shape ``(dim,)``, L2-normalised."""
         return self._rows([self._call(self._one, str(text))], 1)[0]
 
+    async def aembed_documents(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        """:meth:`embed_documents` awaited: the model's async API on the running loop, else its sync API on the
+        bridge's bounded pool (module docstring).
+
+        Examples:
+            >>> import asyncio
+            >>> async def many(ts):
+            ...     return [[1.0, 0.0] for _ in ts]
+            >>> e = WrappedEmbedder("m", None, None, source="m", aembed_many=many)
+            >>> asyncio.run(e.aembed_documents(["a", "b"])).tolist()
+            [[1.0, 0.0], [1.0, 0.0]]
+        """
+        texts = [str(t) for t in texts]
+        if self._amany is None:
+            return await run_in_pool(self.embed_documents, texts)
+        if self._dim is None and not texts:
+            self._rows(await self._acall(self._amany, ["dimension probe"]), 1)
+        parts = [np.zeros((0, self.dim), dtype=np.float32)] if not texts else []
+        for i in range(0, len(texts), self.batch_size):
+            batch = texts[i : i + self.batch_size]
+            parts.append(self._rows(await self._acall(self._amany, batch), len(batch)))
+        return np.concatenate(parts, axis=0)
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        """:meth:`embed_query` awaited (as :meth:`aembed_documents`): shape ``(dim,)``, L2-normalised."""
+        if self._aone is None:
+            return await run_in_pool(self.embed_query, str(text))
+        return self._rows([await self._acall(self._aone, str(text))], 1)[0]
+
+    async def _acall(self, fn: Callable[[Any], Awaitable[Any]], arg: Any) -> Any:
+        try:
+            return await fn(arg)
+        except RetrieveKitError:
+            raise
+        except Exception as e:
+            raise self._failed(e) from e
+
+    def _failed(self, e: Exception) -> EmbedderUnavailableError:
+        return EmbedderUnavailableError(
+            f"the embedding model {self.source} failed: {type(e).__name__}: {str(e)[:300]}", endpoint=self.source
+        )
+
     def _call(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         # A model that runs torch in this process gets retrievekit's bounded thread count (core.threads); a client
         # of a served model (torch never imported) is called as it is.
@@ -120,9 +174,7 @@ class WrappedEmbedder:
         except RetrieveKitError:
             raise
         except Exception as e:
-            raise EmbedderUnavailableError(
-                f"the embedding model {self.source} failed: {type(e).__name__}: {str(e)[:300]}", endpoint=self.source
-            ) from e
+            raise self._failed(e) from e
 
     def _rows(self, raw: Any, n: int) -> np.ndarray:
         rows = checked_rows(raw, n, self._dim, self.source)  # one per text, finite, one dimension for its life

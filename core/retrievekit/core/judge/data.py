@@ -288,13 +288,10 @@ def synthesize_pairs(
     questions (docs/methods/judge.md has a measured run); a stronger ``llm`` keeps more.
 
     Examples:
-        >>> from retrievekit.core.llm.base import ChatLLMBase
-        >>> from retrievekit.core.llm.protocol import Completion
+        >>> from retrievekit.core.fakes import FixedReplyLLM
         >>> from retrievekit.core.types import Passage
-        >>> class Fixed(ChatLLMBase):
-        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         return Completion("Question: What relieves the pain?\\nMore text")
-        >>> res = synthesize_pairs([Passage(id="a", text="Aspirin relieves pain.")], Fixed(), 1)
+        >>> fixed = FixedReplyLLM("Question: What relieves the pain?\\nMore text")
+        >>> res = synthesize_pairs([Passage(id="a", text="Aspirin relieves pain.")], fixed, 1)
         >>> res.pairs[0].query, res.dropped
         ('What relieves the pain?', 0)
     """

@@ -31,7 +31,7 @@ import numpy as np
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.judge.data import object_text
-from retrievekit.core.llm.judge_hooks import judge_from_options, judge_relevance, parse_oracle
+from retrievekit.core.llm.judge_hooks import judge_from_options, judge_relevance, parse_judge
 from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.llm.resolve import llm_label
 from retrievekit.core.options import check_option_keys, config_from_options
@@ -179,7 +179,8 @@ class JudgeRerankRetriever:
 
 def _is_zero_shot(judge_dir: str | Path) -> bool:
     """``--judge zero-shot`` (when no folder of that name exists) asks for the untrained judge, as in the hooks."""
-    return str(judge_dir) == "zero-shot" and not Path(str(judge_dir)).exists()
+    spec = parse_judge(judge_dir)
+    return spec is not None and spec.kind == "zero-shot"
 
 
 def _load_or_zero_shot(
@@ -272,7 +273,8 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     opts.pop("progress", None)
     judge_dir = opts.pop("judge_dir", None)
     judge = ctx.judge  # a ready judge (the harness's --judge oracle), else --judge cosine, else loaded below
-    if judge is None and (str(judge_dir) in ("cosine", "served") or parse_oracle(judge_dir) is not None):
+    spec = parse_judge(judge_dir)
+    if judge is None and spec is not None and spec.kind not in ("trained", "zero-shot"):  # built here, not below
         judge, _ = judge_from_options(ctx)
     first = str(opts.pop("first_stage", "bm25"))
     batch_size = int(opts.pop("batch_size", 32))
@@ -283,7 +285,7 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     return create_judge_rerank(
         ctx.corpus,
         judge=judge,
-        judge_dir=judge_dir,
+        judge_dir=spec.label if spec is not None else None,  # a JudgeSpec as its --judge string
         llm=ctx.llm,
         first_stage=build_method(first, ctx.stage(options={})),  # the user's embedder and store reach it
         work_dir=ctx.work_dir,

@@ -13,10 +13,18 @@
 ``mode="auto"`` (default) asks for log-probabilities and, when the first reply carries none, switches to ``"digit"``
 for good (noted in the trace). ``P(relevant) = sigmoid(a * margin + b)`` with Platt's ``(a, b)``: ``(1, 0)`` until
 :meth:`ServedJudge.calibrate` fits them on labelled pairs (:func:`~retrievekit.core.judge.scorer.fit_platt`, the
-local judge's calibration). The pairs go side by side (``max_concurrency``), each request bounded by a
-:class:`~retrievekit.core.llm.call_policy.CallPolicy` (timeout, retries, typed errors naming the endpoint) and counted
-in the trace (calls and tokens: the run's cost; the pairs and scores reach the run's ``judge`` block through the
-judge hook). The HTTP client is ``openai`` (``pip install retrievekit[serve]``), imported when the first request goes.
+local judge's calibration).
+
+The questions are written once, free of I/O, as a step (:meth:`ServedJudge.score_step`: batches of
+:class:`~retrievekit.core.llm.calls.ModelCall`), and the drivers send them: :meth:`ServedJudge.score_relevance` with
+:func:`~retrievekit.core.llm.drivers.drive`, :meth:`ServedJudge.ascore_relevance` with
+:func:`~retrievekit.core.llm.drivers.adrive` (the pairs as tasks of the caller's loop, no thread per request;
+cancelled with the awaiting task). Every request goes through the served path of
+:class:`~retrievekit.core.judge.served_client.JudgeClient`: control strings defused, the prompt bound, one
+:class:`~retrievekit.core.llm.call_policy.CallPolicy` (timeout, retries, typed errors naming the endpoint), at most
+``max_concurrency`` pairs in flight, each counted in the trace (calls and tokens: the run's cost; the pairs and scores
+reach the run's ``judge`` block through the judge hook). The HTTP client is ``openai`` (``pip install
+retrievekit[serve]``), imported when the first request goes.
 
 Examples:
     >>> j = ServedJudge("qwen", "http://127.0.0.1:8080/v1")
@@ -30,19 +38,20 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
-from retrievekit.core.errors import InvalidInputError, LLMOutputError, MissingDependencyError
+from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.judge.prompt import CHAT_INSTRUCTION, NO_VARIANTS, YES_VARIANTS
 from retrievekit.core.judge.scorer import fit_platt, sigmoid
-from retrievekit.core.llm.call_policy import CallPolicy, call_with_policy
-from retrievekit.core.llm.concurrency import map_calls
-from retrievekit.core.llm.protocol import Completion
+from retrievekit.core.judge.served_client import JudgeClient
+from retrievekit.core.llm.call_policy import CallPolicy
+from retrievekit.core.llm.calls import ModelCall, Step
+from retrievekit.core.llm.drivers import adrive, drive
+from retrievekit.core.llm.protocol import JsonResult
 from retrievekit.core.llm.served_spec import ServedLLMSpec, parse_served_spec
-from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace
 
 __all__ = ["DIGIT_INSTRUCTION", "MODES", "ServedJudge", "digit_margin", "yes_no_margin"]
@@ -53,6 +62,7 @@ DIGIT_INSTRUCTION = (
     '\n\nQuery: {query}\nDocument: {passage}\n\nAnswer {{"score": N}}.'
 )
 DIGIT_SCHEMA = {
+    "title": "score",
     "type": "object",
     "properties": {"score": {"type": "integer", "enum": list(range(10))}},
     "required": ["score"],
@@ -100,6 +110,10 @@ def digit_margin(score: int) -> float:
 class ServedJudge:
     """``score_relevance`` by asking a served LLM Yes or No per pair (a ``RelevanceJudge``; module docstring).
 
+    The questions are :class:`~retrievekit.core.llm.calls.ModelCall` values of one step (:meth:`score_step`), sent by
+    the drivers through :attr:`served` (a :class:`~retrievekit.core.judge.served_client.JudgeClient`): sync by
+    :meth:`score_relevance`, awaited on the caller's loop by :meth:`ascore_relevance` (no thread per request).
+
     Args:
         model: the model name the server expects.
         base_url: the OpenAI-compatible base URL (``http://host:port/v1``).
@@ -144,7 +158,16 @@ class ServedJudge:
         self.max_passage_chars = int(max_passage_chars)
         self.top_logprobs = int(top_logprobs)
         self.platt = (float(platt[0]), float(platt[1]))
-        self._client = client
+        self.served = JudgeClient(
+            self.model,
+            self.base_url,
+            api_key,
+            policy=self.policy,
+            max_concurrency=self.max_concurrency,
+            top_logprobs=self.top_logprobs,
+            client=client,
+        )
+        """The served path the questions go through (defusing, limits, call policy, the budget in flight)."""
         self.readout: str | None = None  # how the replies were read: "logprobs" or "digit" (None before any)
         self._lock = threading.Lock()
         self.name = f"served judge {self.model}@{self.base_url}"
@@ -177,30 +200,60 @@ class ServedJudge:
     def __repr__(self) -> str:
         return f"ServedJudge({self.model!r}, {self.base_url!r}, mode={self.mode!r}, platt={self.platt})"
 
+    # ------------------------------------------------------------------ sync and awaited, one step
     def score_relevance(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> list[float]:
         """``P(relevant)`` per candidate, in input order (one request each, ``max_concurrency`` at once)."""
-        margins = self.margins(query, candidates, trace=trace)
-        a, b = self.platt
-        return [float(x) for x in sigmoid(a * np.asarray(margins, dtype=np.float64) + b)]
+        return drive(self.score_step(query, candidates, trace=trace), self.served, **self._driving(trace))
+
+    async def ascore_relevance(
+        self, query: str, candidates: Sequence[str], *, trace: Trace | None = None
+    ) -> list[float]:
+        """:meth:`score_relevance` awaited: the same step, its requests tasks of the caller's loop through the async
+        client (no thread per request); cancelling the awaiting task cancels the requests in flight and sends no
+        more."""
+        return await adrive(self.score_step(query, candidates, trace=trace), self.served, **self._driving(trace))
 
     def margins(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> list[float]:
         """The uncalibrated margins (log-odds) of the pairs, in input order."""
-        texts = list(candidates)
-        if not texts:
-            return []
-        if self.mode == "auto":  # the first reply tells whether this server returns log-probabilities
-            head = [self._margin(query, texts[0], trace)]
-            texts = texts[1:]
-        else:
-            head = []
-        rest = map_calls(
-            lambda text, sub: self._margin(query, text, sub),
-            texts,
-            llm=self,
-            max_concurrency=self.max_concurrency,
-            trace=trace,
-        )
-        return head + rest
+        return drive(self.margins_step(query, candidates, trace=trace), self.served, **self._driving(trace))
+
+    async def amargins(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> list[float]:
+        """:meth:`margins` awaited."""
+        return await adrive(self.margins_step(query, candidates, trace=trace), self.served, **self._driving(trace))
+
+    def _driving(self, trace: Trace | None) -> dict[str, Any]:
+        return {"trace": trace, "max_concurrency": self.max_concurrency}
+
+    def score_step(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> Step[list[float]]:
+        """The judge's work as a step (:mod:`retrievekit.core.llm.calls`), free of I/O: :meth:`margins_step`, then
+        Platt's calibration.
+
+        Examples:
+            >>> from retrievekit.core.llm.drivers import drive
+            >>> from retrievekit.core.judge.served_client import JudgeReply
+            >>> class Yes:  # a stand-in server: every question answered Yes at log-probability -0.1, No at -2.4
+            ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
+            ...         return JudgeReply("Yes", top_logprobs={"Yes": -0.1, "No": -2.4})
+            >>> [round(p, 3) for p in drive(ServedJudge("m", "http://x/v1").score_step("q", ["a", "b"]), Yes())]
+            [0.909, 0.909]
+        """
+        margins = yield from self.margins_step(query, candidates, trace=trace)
+        a, b = self.platt
+        return [float(x) for x in sigmoid(a * np.asarray(margins, dtype=np.float64) + b)]
+
+    def margins_step(self, query: str, candidates: Sequence[str], *, trace: Trace | None = None) -> Step[list[float]]:
+        """The margins as a step: one question per pair, side by side (in ``"auto"`` mode the first pair alone
+        first: its reply tells whether the server returns log-probabilities); a pair answered without them is asked
+        again for a 0-9 score (``"auto"``: from then on for good) or refused (``"logprobs"``)."""
+        texts = [" ".join(str(c).split())[: self.max_passage_chars] for c in candidates]
+        out = [0.0] * len(texts)
+        rest = list(range(len(texts)))
+        if self.mode == "auto" and rest:
+            yield from self._pairs_step(query, texts, rest[:1], out, trace)
+            rest = rest[1:]
+        if rest:
+            yield from self._pairs_step(query, texts, rest, out, trace)
+        return out
 
     def calibrate(
         self, queries: Sequence[str], passages: Sequence[str], labels: Sequence[int], *, trace: Trace | None = None
@@ -212,84 +265,70 @@ class ServedJudge:
         self.platt = fit_platt(np.asarray(margins), np.asarray(labels), min_slope=0.01)
         return self.platt
 
-    # ------------------------------------------------------------------ one request
-    def _margin(self, query: str, passage: str, trace: Trace | None) -> float:
-        text = " ".join(passage.split())[: self.max_passage_chars]
-        if self.mode != "digit":
-            top = self._ask_logprobs(query, text, trace)
-            if top is not None:
-                self.readout = "logprobs"
-                return yes_no_margin(top)
-            if self.mode == "logprobs":
-                raise LLMOutputError(f"the LLM at {self.endpoint} returned no log-probabilities (try mode='digit')")
-            with self._lock:
-                self.mode = "digit"
-            if trace is not None:
-                trace.note("served_judge", f"{self.endpoint} returns no log-probabilities; scoring 0-9 instead")
-        self.readout = "digit"
-        return digit_margin(self._ask_digit(query, text, trace))
+    # ------------------------------------------------------------------ the questions and their replies
+    def _pairs_step(
+        self, query: str, texts: list[str], which: list[int], out: list[float], trace: Trace | None
+    ) -> Generator[list[ModelCall], list[Any], None]:
+        """Ask the pairs ``which`` side by side and write their margins into ``out``."""
+        digit = self.mode == "digit"
+        replies = yield [self._question(query, texts[i], digit=digit) for i in which]
+        _count_pairs(trace, replies)
+        unread = []
+        for i, reply in zip(which, replies, strict=True):
+            margin = self._digit_margin(reply) if digit else self._yes_no_margin(reply)
+            if margin is None:
+                unread.append(i)
+            else:
+                out[i] = margin
+        if not unread:
+            return
+        if self.mode == "logprobs":
+            raise LLMOutputError(f"the LLM at {self.endpoint} returned no log-probabilities (try mode='digit')")
+        self._to_digit(trace)
+        replies = yield [self._question(query, texts[i], digit=True) for i in unread]
+        _count_pairs(trace, replies)
+        for i, reply in zip(unread, replies, strict=True):
+            out[i] = cast(float, self._digit_margin(reply))
 
-    def _client_or_new(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                try:
-                    import openai
-                except ImportError as e:
-                    raise MissingDependencyError("openai", "pip install retrievekit[serve]", str(e)) from e
-                self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key or "-", max_retries=0)
-            return self._client
+    def _question(self, query: str, passage: str, *, digit: bool) -> ModelCall:
+        if digit:
+            prompt = DIGIT_INSTRUCTION.format(query=query.strip(), passage=passage)
+            return ModelCall.json("served_judge.digit", prompt, DIGIT_SCHEMA, max_tokens=12, retries=0)
+        prompt = CHAT_INSTRUCTION.format(query=query.strip(), passage=passage)
+        return ModelCall.chat("served_judge.yes_no", prompt, max_tokens=1)
 
-    def _send(self, trace: Trace | None, *, messages: list[dict[str, str]], **kwargs: Any) -> Any:
-        """One request (``messages`` plus ``kwargs``) under the call policy: the one place the request body is built,
-        so every text in it has its chat control strings broken first (``<|im_start|>`` in a query or a candidate
-        never reaches the server's template as one: :func:`~retrievekit.core.llm.untrusted.defuse_control_tokens`)."""
-        client = self._client_or_new()
-        messages = [{**m, "content": defuse_control_tokens(m["content"])} for m in messages]
-        got: list[Any] = []
-
-        def send(timeout: float) -> Completion:
-            reply = client.chat.completions.create(
-                model=self.model, messages=messages, temperature=0.0, timeout=timeout, **kwargs
-            )
-            choice = reply.choices[0]
-            usage = getattr(reply, "usage", None)
-            got.append(choice)
-            return Completion(
-                choice.message.content or "",
-                int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0),
-            )
-
-        call_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
-        if trace is not None:
-            trace.count("served_judge.pairs")
-        return got[-1]
-
-    def _ask_logprobs(self, query: str, passage: str, trace: Trace | None) -> dict[str, float] | None:
-        content = CHAT_INSTRUCTION.format(query=query.strip(), passage=passage)
-        choice = self._send(
-            trace,
-            messages=[{"role": "user", "content": content}],
-            max_tokens=1,
-            logprobs=True,
-            top_logprobs=self.top_logprobs,
-        )
-        tokens = getattr(getattr(choice, "logprobs", None), "content", None) or []
-        if not tokens or not getattr(tokens[0], "top_logprobs", None):
+    def _yes_no_margin(self, reply: Any) -> float | None:
+        """The margin of a Yes/No reply's log-probabilities; None when it carries none."""
+        if isinstance(reply, BaseException):
+            raise reply
+        top = getattr(reply, "top_logprobs", None)
+        if top is None:
             return None
-        out: dict[str, float] = {}
-        for alt in tokens[0].top_logprobs:
-            out[str(alt.token)] = max(out.get(str(alt.token), -math.inf), float(alt.logprob))
-        return out
+        self.readout = "logprobs"
+        return yes_no_margin(top)
 
-    def _ask_digit(self, query: str, passage: str, trace: Trace | None) -> int:
-        content = DIGIT_INSTRUCTION.format(query=query.strip(), passage=passage)
-        schema = {"type": "json_schema", "json_schema": {"name": "score", "schema": DIGIT_SCHEMA, "strict": True}}
-        choice = self._send(
-            trace, messages=[{"role": "user", "content": content}], max_tokens=12, response_format=schema
-        )
-        text = choice.message.content or ""
-        digits = [c for c in text if c.isdigit()]
-        if not digits:
-            raise LLMOutputError(f"the LLM at {self.endpoint} gave no 0-9 score: {text[:80]!r}")
-        return int(digits[0])
+    def _digit_margin(self, reply: Any) -> float:
+        """The margin of a 0-9 reply: the schema's ``score``, else the reply's first digit (a server that ignored
+        the schema)."""
+        if isinstance(reply, JsonResult):
+            score = int(reply.value["score"])
+        elif isinstance(reply, LLMOutputError) and any(c.isdigit() for c in reply.raw):
+            score = int(next(c for c in reply.raw if c.isdigit()))
+        elif isinstance(reply, LLMOutputError):
+            raise LLMOutputError(f"the LLM at {self.endpoint} gave no 0-9 score: {reply.raw[:80]!r}", raw=reply.raw)
+        else:
+            raise reply if isinstance(reply, BaseException) else LLMOutputError(f"no 0-9 score in {reply!r}")
+        self.readout = "digit"
+        return digit_margin(score)
+
+    def _to_digit(self, trace: Trace | None) -> None:
+        """``"auto"`` found a server without log-probabilities: 0-9 scores from now on, noted."""
+        with self._lock:
+            self.mode = "digit"
+        if trace is not None:
+            trace.note("served_judge", f"{self.endpoint} returns no log-probabilities; scoring 0-9 instead")
+
+
+def _count_pairs(trace: Trace | None, replies: Sequence[Any]) -> None:
+    if trace is not None:
+        trace.count("served_judge.pairs", len(replies))

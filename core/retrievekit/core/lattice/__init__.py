@@ -1,7 +1,8 @@
 """LATTICE: an LLM-built semantic tree and calibrated, LLM-guided beam search (arXiv 2510.13217).
 
 Build a tree (:func:`build_bottom_up`, :func:`build_top_down`), persist it (:class:`SemanticTree`), search it
-(:class:`Lattice`), grow it (:func:`insert_documents`) and draw a search (:func:`draw_search`). Defaults and every
+(:class:`Lattice`), grow and shrink it (:func:`insert_documents`, :func:`delete_documents`), say how far it drifted
+from a fresh build (:func:`drift`) and draw a search (:func:`draw_search`). Defaults and every
 paper-vs-code choice are documented in :mod:`retrievekit.core.lattice.config`.
 
 Examples:
@@ -15,7 +16,9 @@ from __future__ import annotations
 from retrievekit.core.lattice.bottom_up import build_bottom_up
 from retrievekit.core.lattice.calibration import Calibration, fit_latent_scores
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig
+from retrievekit.core.lattice.delete import delete_documents
 from retrievekit.core.lattice.draw import draw_search
+from retrievekit.core.lattice.drift import TreeDrift, drift
 from retrievekit.core.lattice.insert import insert_documents
 from retrievekit.core.lattice.method import (
     FlatLLMReranker,
@@ -40,6 +43,7 @@ __all__ = [
     "SlateScorer",
     "SlateScores",
     "TreeBuildConfig",
+    "TreeDrift",
     "TreeNode",
     "build_bottom_up",
     "build_lattice",
@@ -47,7 +51,9 @@ __all__ = [
     "build_top_down",
     "build_tree",
     "create_lattice",
+    "delete_documents",
     "draw_search",
+    "drift",
     "fit_latent_scores",
     "insert_documents",
 ]

@@ -53,17 +53,7 @@ def kmeans(x: np.ndarray, k: int, *, seed: int = 0, iters: int = 25) -> np.ndarr
     if k < 1 or n == 0:
         raise InvalidInputError(f"kmeans needs k >= 1 and at least one point (k={k}, n={n})")
     k = min(k, n)
-    rng = np.random.default_rng(seed)
-    centers = [x[int(rng.integers(n))]]
-    d2 = ((x - centers[0]) ** 2).sum(1)
-    for _ in range(1, k):
-        total = float(d2.sum())
-        if total <= 1e-12:
-            break
-        idx = int(rng.choice(n, p=d2 / total))
-        centers.append(x[idx])
-        d2 = np.minimum(d2, ((x - x[idx]) ** 2).sum(1))
-    c = np.stack(centers)
+    c = _plus_plus(x, k, np.random.default_rng(seed))
     labels = np.zeros(n, dtype=np.int64)
     x_sq = (x * x).sum(1)[:, None]
     for _ in range(iters):

@@ -190,12 +190,9 @@ class SlateScorer:
             None gives every item ``omitted_score``.
 
     Examples:
-        >>> from retrievekit.core.llm.base import ChatLLMBase
-        >>> from retrievekit.core.llm.protocol import Completion
-        >>> class Pairs(ChatLLMBase):
-        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         return Completion('{"scores": [[2, 70], [9, 50], [2, 10]]}')
-        >>> r = SlateScorer(Pairs(), LatticeConfig(reply_format="pairs", shuffle_slates=False)).score("q", ["a", "b"])
+        >>> from retrievekit.core.fakes import FixedReplyLLM
+        >>> pairs = FixedReplyLLM('{"scores": [[2, 70], [9, 50], [2, 10]]}')
+        >>> r = SlateScorer(pairs, LatticeConfig(reply_format="pairs", shuffle_slates=False)).score("q", ["a", "b"])
         >>> r.scores, r.omitted, r.invalid_ids, r.duplicate_ids
         ([0.0, 0.7], 1, 1, 1)
     """

@@ -471,12 +471,8 @@ def summarize_children(
     (:func:`summary_call`, :func:`read_summary`: an extractive label on failure).
 
     Examples:
-        >>> from retrievekit.core.llm.base import ChatLLMBase
-        >>> from retrievekit.core.llm.protocol import Completion
-        >>> class Echo(ChatLLMBase):
-        ...     def complete(self, prompt, *, max_tokens=256, temperature=0.0, trace=None):
-        ...         return Completion("- Fruits and trees")
-        >>> summarize_children(Echo(), ["Apples", "Bananas"], max_tokens=20)
+        >>> from retrievekit.core.fakes import FixedReplyLLM
+        >>> summarize_children(FixedReplyLLM("- Fruits and trees"), ["Apples", "Bananas"], max_tokens=20)
         'Fruits and trees'
     """
 

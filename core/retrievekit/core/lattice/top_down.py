@@ -12,10 +12,11 @@
    topics, a failed call, or text too long for one call falls back to embedding k-means for that node (counted).
    Topic titles become the node texts; children with more than M leaves are queued again.
 
-Every partition and document summary is journaled in ``build_dir`` (resumable build). The document summaries are
-a step (one ``"lattice.document_summary"`` JSON call per document not journaled yet, in batches of one round) driven
-by the sync driver at the build's ``max_concurrency``; each partition is one ``"lattice.partition"`` JSON call sent
-through the same driver.
+Every partition and document summary is journaled in ``build_dir`` (resumable build). Both stages are steps driven
+by the sync driver at the build's ``max_concurrency``: the document summaries (one ``"lattice.document_summary"``
+JSON call per document not journaled yet, in batches of one round) and the partitions (:func:`partition_step`: one
+``"lattice.partition"`` JSON call per node to split, the nodes queued breadth first sent side by side, their replies
+read in queue order, so the tree is the one a node-by-node build makes).
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +53,15 @@ from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.build import BuildRun, embed_texts, start_build
 from retrievekit.core.lattice.clustering import kmeans
 from retrievekit.core.lattice.config import TreeBuildConfig
-from retrievekit.core.lattice.summarize import BuildJournal, drive_build, journaled_step, short_text
+from retrievekit.core.lattice.summarize import drive_build, journaled_step, short_text
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
 from retrievekit.core.llm.calls import ModelCall, Step
 from retrievekit.core.llm.concurrency import llm_concurrency
-from retrievekit.core.llm.drivers import send_call
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
-__all__ = ["build_top_down", "partition_schema", "repair_partition", "select_summary_level"]
+__all__ = ["build_top_down", "partition_schema", "partition_step", "repair_partition", "select_summary_level"]
 
 SUMMARY_PROMPT = "Summarise this document at {n} levels of detail, from coarse to fine: {levels}.\n\nDocument: {text}"
 PARTITION_PROMPT = (
@@ -224,29 +225,67 @@ def _summaries(run: BuildRun, llm: ChatLLM) -> dict[str, list[str]]:
     return {obj.id: s for obj, s in zip(run.objects, sums, strict=True)}
 
 
-def _partition_all(
-    run: BuildRun, leaf_ids: list[str], summaries: dict[str, list[str]], vec: dict[str, np.ndarray], llm: ChatLLM
-) -> None:
-    """Step 2: split the root, then every node over ``max_children`` leaves, breadth first, into ``run.nodes``."""
-    nodes, cfg = run.nodes, run.config
+def partition_step(
+    run: BuildRun,
+    leaf_ids: list[str],
+    summaries: dict[str, list[str]],
+    vec: dict[str, np.ndarray],
+    *,
+    batch: int = 1,
+) -> Step[None]:
+    """Step 2 as a step: split the root, then every node over ``max_children`` leaves, breadth first, into
+    ``run.nodes``. Each node to split that the journal does not hold is one ``"lattice.partition"`` JSON call; up to
+    ``batch`` of them (the calls that may be in flight at once) are yielded side by side, and their replies are read
+    and journaled in queue order, so the tree is the one a node-by-node build makes.
+
+    Examples:
+        >>> import numpy as np
+        >>> from retrievekit.core.fakes import FixedReplyLLM, LengthEmbedder
+        >>> from retrievekit.core.llm.drivers import drive
+        >>> from retrievekit.core.types import Passage
+        >>> docs = [Passage(id=f"d{i}", text="x" * i) for i in range(1, 6)]
+        >>> run = start_build(docs, LengthEmbedder(), TreeBuildConfig(max_children=2, summary_levels=(2,)), None, None)
+        >>> vec = dict(zip([d.id for d in docs], run.leaf_vectors))
+        >>> reply = '{"topics": [{"title": "short", "items": [1, 2]}, {"title": "long", "items": [3, 4, 5]}]}'
+        >>> drive(partition_step(run, sorted(vec), {d.id: [d.text] for d in docs}, vec), FixedReplyLLM(reply))
+        >>> [run.nodes[c].text for c in run.nodes["root"].children]
+        ['short', 'long']
+    """
+    nodes, m = run.nodes, run.config.max_children
     nodes[ROOT] = TreeNode(id=ROOT, text="root")
     queue: list[tuple[str, list[str], int]] = [(ROOT, leaf_ids, 0)]
     while queue:
-        nid, leaves, depth = queue.pop(0)
-        if len(leaves) <= cfg.max_children:
-            nodes[nid].children = list(leaves)
-            continue
-        groups = _partition(nid, leaves, summaries, vec, llm, cfg, run.journal, run.trace, run.bump)
-        children: list[str] = []
-        for title, members in groups:
-            if len(members) == 1:
-                children.append(members[0])
-                continue
-            cid = internal_id(depth + 1, members)
-            nodes[cid] = TreeNode(id=cid, text=title)
-            children.append(cid)
-            queue.append((cid, members, depth + 1))
-        nodes[nid].children = children
+        chunk: list[tuple[str, list[str], int]] = []
+        while queue and len(chunk) < max(1, int(batch)):
+            nid, leaves, depth = queue.pop(0)
+            if len(leaves) <= m:
+                nodes[nid].children = list(leaves)
+            else:
+                chunk.append((nid, leaves, depth))
+        splits = [_plan_split(nid, leaves, summaries, run) for nid, leaves, _ in chunk]
+        calls = [s.call for s in splits if s.call is not None]
+        replies = iter((yield calls) if calls else [])  # in the order of the nodes that asked
+        for (nid, _, depth), split in zip(chunk, splits, strict=True):
+            reply = next(replies) if split.call is not None else None
+            children: list[str] = []
+            for title, members in _finish_split(split, reply, summaries, vec, run):
+                if len(members) == 1:
+                    children.append(members[0])
+                    continue
+                cid = internal_id(depth + 1, members)
+                nodes[cid] = TreeNode(id=cid, text=title)
+                children.append(cid)
+                queue.append((cid, members, depth + 1))
+            nodes[nid].children = children
+
+
+def _partition_all(
+    run: BuildRun, leaf_ids: list[str], summaries: dict[str, list[str]], vec: dict[str, np.ndarray], llm: ChatLLM
+) -> None:
+    """Step 2: :func:`partition_step` driven by the sync driver at the build's ``max_concurrency``."""
+    cfg = run.config
+    step = partition_step(run, leaf_ids, summaries, vec, batch=llm_concurrency(llm, cfg.max_concurrency))
+    drive_build(step, llm, into=run.trace, calls=Trace(), max_concurrency=cfg.max_concurrency)
 
 
 def _node_embeddings(
@@ -302,71 +341,100 @@ def _embedding_split(leaves: list[str], vec: dict[str, np.ndarray], m: int, seed
     return [("", sorted(g)) for g in groups.values()]
 
 
-def _partition(
-    nid: str,
-    leaves: list[str],
-    summaries: dict[str, list[str]],
-    vec: dict[str, np.ndarray],
-    llm: ChatLLM,
-    cfg: TreeBuildConfig,
-    journal: BuildJournal,
-    trace: Trace,
-    bump: Any,
-) -> list[tuple[str, list[str]]]:
-    m = cfg.max_children
+@dataclass
+class _Split:
+    """One node to split: its journal key and either its journaled groups, or its partition call (None when the
+    summaries are too long for one) with the unique summaries the reply numbers and the leaves behind each."""
+
+    nid: str
+    leaves: list[str]
+    key: str
+    done: list[tuple[str, list[str]]] | None = None
+    call: ModelCall | None = None
+    unique: list[str] = field(default_factory=list)
+    members_of: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _plan_split(nid: str, leaves: list[str], summaries: dict[str, list[str]], run: BuildRun) -> _Split:
+    """What splitting ``nid`` takes (no side effect: the journal is only read)."""
+    cfg, journal, m = run.config, run.journal, run.config.max_children
     key = journal.key("partition", nid, leaves, [summaries[lid] for lid in leaves])  # the value names leaf ids
     done = journal.get(key)
     if isinstance(done, list) and done:
-        return [(str(t), [str(x) for x in members]) for t, members in done]
+        return _Split(nid, leaves, key, done=[(str(t), [str(x) for x in members]) for t, members in done])
     per_level = [[summaries[lid][li] for lid in leaves] for li in range(len(cfg.summary_levels))]
     li = select_summary_level(per_level, m, cfg.partition_max_chars)
-    groups: list[tuple[str, list[str]]] = []
     if li is None:
+        return _Split(nid, leaves, key)
+    unique = sorted(set(per_level[li]))
+    items = "\n".join(f"[{i}] {u}" for i, u in enumerate(unique, 1))
+    members_of: dict[str, list[str]] = {}
+    for lid, s in zip(leaves, per_level[li], strict=True):
+        members_of.setdefault(s, []).append(lid)
+    call = ModelCall.json(
+        "lattice.partition",
+        PARTITION_PROMPT.format(m=m, items=items),
+        partition_schema(m),
+        max_tokens=cfg.partition_max_tokens,
+        retries=cfg.retries,
+    )
+    return _Split(nid, leaves, key, call=call, unique=unique, members_of=members_of)
+
+
+def _finish_split(
+    split: _Split, reply: Any, summaries: dict[str, list[str]], vec: dict[str, np.ndarray], run: BuildRun
+) -> list[tuple[str, list[str]]]:
+    """The node's groups: journaled, else read from ``reply`` (a failed reply comes back as its error) and repaired,
+    else an embedding split (counted, noted); journaled."""
+    if split.done is not None:
+        return split.done
+    nid, leaves, trace, bump = split.nid, split.leaves, run.trace, run.bump
+    groups: list[tuple[str, list[str]]] = []
+    if split.call is None:
         bump("embedding_partitions")
         trace.note("fallback", f"node {nid}: summaries too long for one partition call; embedding split")
     else:
-        unique = sorted(set(per_level[li]))
-        items = "\n".join(f"[{i}] {u}" for i, u in enumerate(unique, 1))
-        members_of: dict[str, list[str]] = {}
-        for lid, s in zip(leaves, per_level[li], strict=True):
-            members_of.setdefault(s, []).append(lid)
-        call = ModelCall.json(
-            "lattice.partition",
-            PARTITION_PROMPT.format(m=m, items=items),
-            partition_schema(m),
-            max_tokens=cfg.partition_max_tokens,
-            retries=cfg.retries,
-        )
-        reply = send_call(call, llm, trace)  # a failed reply comes back as its error; a dead model raises
-        try:
-            if isinstance(reply, BaseException):
-                raise reply
-            raw = [(t["title"], list(t["items"])) for t in reply.value["topics"]][:m]
-        except (LLMOutputError, ValueError, KeyError, TypeError) as e:
-            raw = []
-            trace.note("fallback", f"node {nid}: partition call failed ({str(e)[:120]}); embedding split")
-        uvec = {i + 1: np.mean(np.stack([vec[lid] for lid in members_of[u]]), axis=0) for i, u in enumerate(unique)}
-
-        def nearest(item: int, topics: list[tuple[str, list[int]]]) -> int:
-            cents = [np.mean(np.stack([uvec[i] for i in t[1]]), axis=0) for t in topics]
-            return int(np.argmax([float(c @ uvec[item]) for c in cents]))
-
-        if raw:
-            fixed, counts = repair_partition(raw, len(unique), nearest)
-            for name, c in counts.items():
-                if c:
-                    bump(f"partition_{name}", c)
-                    trace.note("lattice.partition_repair", f"node {nid}: {c} {name.replace('_', ' ')} repaired")
-            groups = [(title, sorted(lid for i in its for lid in members_of[unique[i - 1]])) for title, its in fixed]
-        if len(groups) < 2 or any(len(g) == len(leaves) for _, g in groups):
-            if raw:
-                trace.note("fallback", f"node {nid}: the LLM partition made no progress; embedding split")
-            bump("embedding_partitions")
-            groups = []
+        groups = _read_partition(split, reply, vec, run)
     if not groups:
-        groups = _embedding_split(leaves, vec, m, cfg.seed)
+        groups = _embedding_split(leaves, vec, run.config.max_children, run.config.seed)
         groups = [(title or _label(g, summaries), g) for title, g in groups]
-    journal.put(key, [[t, g] for t, g in groups])
+    run.journal.put(split.key, [[t, g] for t, g in groups])
+    return groups
+
+
+def _read_partition(
+    split: _Split, reply: Any, vec: dict[str, np.ndarray], run: BuildRun
+) -> list[tuple[str, list[str]]]:
+    """The groups of a partition reply, repaired (every repair counted and noted); none when the reply failed or
+    made no progress (the embedding split then)."""
+    nid, leaves, unique, members_of = split.nid, split.leaves, split.unique, split.members_of
+    trace, bump, m = run.trace, run.bump, run.config.max_children
+    try:
+        if isinstance(reply, BaseException):
+            raise reply
+        raw = [(t["title"], list(t["items"])) for t in reply.value["topics"]][:m]
+    except (LLMOutputError, ValueError, KeyError, TypeError) as e:
+        raw = []
+        trace.note("fallback", f"node {nid}: partition call failed ({str(e)[:120]}); embedding split")
+    uvec = {i + 1: np.mean(np.stack([vec[lid] for lid in members_of[u]]), axis=0) for i, u in enumerate(unique)}
+
+    def nearest(item: int, topics: list[tuple[str, list[int]]]) -> int:
+        cents = [np.mean(np.stack([uvec[i] for i in t[1]]), axis=0) for t in topics]
+        return int(np.argmax([float(c @ uvec[item]) for c in cents]))
+
+    groups: list[tuple[str, list[str]]] = []
+    if raw:
+        fixed, counts = repair_partition(raw, len(unique), nearest)
+        for name, c in counts.items():
+            if c:
+                bump(f"partition_{name}", c)
+                trace.note("lattice.partition_repair", f"node {nid}: {c} {name.replace('_', ' ')} repaired")
+        groups = [(title, sorted(lid for i in its for lid in members_of[unique[i - 1]])) for title, its in fixed]
+    if len(groups) < 2 or any(len(g) == len(leaves) for _, g in groups):
+        if raw:
+            trace.note("fallback", f"node {nid}: the LLM partition made no progress; embedding split")
+        bump("embedding_partitions")
+        groups = []
     return groups
 
 

@@ -41,13 +41,12 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
-import os
 import threading
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from retrievekit.core.checks import check_positive_int
+from retrievekit.core.checks import CountSetting
 from retrievekit.core.trace import share_scope
 
 __all__ = [
@@ -71,7 +70,7 @@ a busy app queue here, not on the loop)."""
 ENV_VAR = "RETRIEVEKIT_ASYNC_WORKERS"
 
 _CALLER_LOOP: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("retrievekit_caller_loop", default=None)
-_override: int | None = None
+_WORKERS = CountSetting(ENV_VAR, "the async worker count", default=lambda: DEFAULT_WORKERS)
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_size = 0
 _lock = threading.Lock()
@@ -89,8 +88,7 @@ def set_async_workers(n: int | None) -> None:
         4
         >>> set_async_workers(None)
     """
-    global _override
-    _override = None if n is None else check_positive_int(n, "the async worker count")
+    _WORKERS.set(n)
 
 
 def async_workers() -> int:
@@ -100,10 +98,7 @@ def async_workers() -> int:
         >>> async_workers() >= 1
         True
     """
-    if _override is not None:
-        return _override
-    raw = os.environ.get(ENV_VAR, "").strip()
-    return check_positive_int(raw, f"${ENV_VAR}") if raw else DEFAULT_WORKERS
+    return _WORKERS.get()
 
 
 def _executor() -> concurrent.futures.ThreadPoolExecutor:

@@ -47,7 +47,7 @@ from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.llm.bridge import run_in_pool
 from retrievekit.core.llm.calls import ModelCall, Step
 from retrievekit.core.llm.concurrency import llm_concurrency, map_calls
-from retrievekit.core.llm.judge_hooks import judge_relevance
+from retrievekit.core.llm.judge_hooks import ajudge_relevance, judge_relevance
 from retrievekit.core.llm.served import check_prompt_size
 from retrievekit.core.trace import Trace
 
@@ -87,12 +87,15 @@ def send_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder
 
 def _check_call(call: ModelCall, llm: Any, embedder: Any) -> None:
     """A call the driver cannot send is the caller's mistake, raised before any request (not handed back as the
-    model's failure): a JSON call without a schema, an embedding call without an embedder, a prompt over the model's
-    stated bound (``max_prompt_chars``: a 100k-token query is refused, not copied into every request)."""
+    model's failure): a call without a model (``llm=None``), a JSON call without a schema, an embedding call without
+    an embedder, a prompt over the model's stated bound (``max_prompt_chars``: a 100k-token query is refused, not
+    copied into every request)."""
     if call.kind == "json" and call.schema is None:
         raise InvalidInputError(f"the JSON call {call.purpose!r} has no schema")
     if call.kind == "embed" and embedder is None:
         raise InvalidInputError(f"the embedding call {call.purpose!r} has no embedder")
+    if call.kind != "embed" and llm is None:
+        raise InvalidInputError(f"the model call {call.purpose!r} has no model: pass llm= (a chat model or a judge)")
     if call.kind in ("chat", "json"):
         bound = getattr(llm, "max_prompt_chars", None)
         endpoint = str(getattr(llm, "endpoint", type(llm).__name__))
@@ -101,7 +104,8 @@ def _check_call(call: ModelCall, llm: Any, embedder: Any) -> None:
 
 async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder: Any = None) -> Any:
     """:func:`send_call` awaited: through the model's async API where it has one (a served model:
-    ``acomplete_json`` / ``acomplete``; an embedder: ``aembed_documents``), else on the bridge's bounded pool.
+    ``acomplete_json`` / ``acomplete``; a judge: ``ascore_relevance``; an embedder: ``aembed_documents``), else on
+    the bridge's bounded pool.
 
     Examples:
         >>> import asyncio
@@ -119,6 +123,8 @@ async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, e
             return await llm.acomplete(
                 list(call.messages), max_tokens=call.max_tokens, temperature=call.temperature, trace=trace
             )
+        if call.kind == "judge" and hasattr(llm, "ascore_relevance"):  # a served judge: its requests on this loop
+            return await ajudge_relevance(llm, call.query, list(call.texts), trace=trace, refs=call.refs)
         if call.kind == "embed" and _is_query(call) and hasattr(embedder, "aembed_query"):
             return _vectors(call, [await embedder.aembed_query(call.texts[0])])
         if call.kind == "embed" and not _is_query(call) and hasattr(embedder, "aembed_documents"):

@@ -19,6 +19,7 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import re
@@ -350,9 +351,72 @@ def validate_json(value: Any, schema: type[BaseModel] | dict[str, Any]) -> Any:
     except ImportError:  # pragma: no cover - jsonschema ships with outlines/chromadb
         _mini_validate(value, schema)
         return value
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as e:
-        where = "/".join(str(p) for p in e.absolute_path) or "$"
-        raise ValueError(f"{where}: {e.message}") from e
+    text = json.dumps(schema, sort_keys=True)
+    if _plain(text) and _conforms(value, schema):
+        return value
+    error = jsonschema.exceptions.best_match(_validator(text).iter_errors(value))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "$"
+        raise ValueError(f"{where}: {error.message}")
     return value
+
+
+_PLAIN_KEYS = frozenset(
+    ("type", "enum", "properties", "required", "items", "minItems", "maxItems", "additionalProperties", "title")
+    + ("description", "minimum", "maximum")
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _plain(schema_text: str) -> bool:
+    """Whether a schema uses only the keywords :func:`_conforms` checks (the methods' reply schemas do)."""
+
+    def plain(schema: Any) -> bool:
+        if not isinstance(schema, dict) or not _PLAIN_KEYS.issuperset(schema):
+            return False
+        if not isinstance(schema.get("additionalProperties", False), bool):
+            return False
+        if isinstance(schema.get("type"), list) or schema.get("type") not in (None, *_JSON_TYPES):
+            return False
+        subs = list((schema.get("properties") or {}).values()) + ([schema["items"]] if "items" in schema else [])
+        return all(plain(sub) for sub in subs)
+
+    return plain(json.loads(schema_text))
+
+
+def _conforms(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``value`` surely matches a plain schema (:func:`_plain`); False sends it to ``jsonschema``, which
+    decides and words the error: a fast path for valid replies only."""
+    kind = schema.get("type")
+    if kind is not None and (
+        not isinstance(value, _JSON_TYPES[kind]) or (isinstance(value, bool) and kind != "boolean")
+    ):
+        return False
+    if "enum" in schema and not any(type(e) is type(value) and e == value for e in schema["enum"] if e == value):
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value < schema.get("minimum", value) or value > schema.get("maximum", value):
+            return False
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        if any(k not in value for k in schema.get("required", ())):
+            return False
+        if schema.get("additionalProperties") is False and any(k not in props for k in value):
+            return False
+        return all(_conforms(value[k], sub) for k, sub in props.items() if k in value)
+    if isinstance(value, list):
+        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
+            return False
+        return "items" not in schema or all(_conforms(item, schema["items"]) for item in value)
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_text: str) -> Any:
+    """A checked ``jsonschema`` validator of one schema, made once: checking a schema against its meta-schema costs
+    ~5 ms, and every reply of a method is validated against one of a few schemas."""
+    jsonschema: Any = importlib.import_module("jsonschema")
+    schema = json.loads(schema_text)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)

@@ -22,60 +22,43 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
+from retrievekit.core.llm.judge_choice import (
+    JUDGES,
+    ORACLE,
+    JudgeSpec,
+    build_judge,
+    load_judge_by_path,
+    parse_judge,
+    parse_oracle,
+    resolve_judge,
+)
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import JudgedBatch, Trace
 
 __all__ = [
     "JUDGES",
+    "NON_FINITE_SCORES",
+    "JudgeSpec",
     "ORACLE",
+    "ajudge_relevance",
     "describe_judge",
     "judge_from_options",
     "judge_relevance",
     "load_judge_by_path",
+    "parse_judge",
     "parse_oracle",
     "resolve_judge",
 ]
 
-ORACLE = "oracle"
-"""The ``--judge`` value (``oracle``, ``oracle:S`` or ``oracle:S:SEED``)."""
-
-
-def parse_oracle(spec: object) -> tuple[float, int] | None:
-    """``(noise, seed)`` of an oracle spec (``oracle``, ``oracle:S``, ``oracle:S:SEED``); None for anything else.
-
-    Raises:
-        InvalidInputError: ``oracle:...`` with a noise outside ``[0, 1]`` or a seed that is not an integer.
-
-    Examples:
-        >>> parse_oracle("oracle"), parse_oracle("oracle:0.4:7"), parse_oracle(None)
-        ((0.0, 0), (0.4, 7), None)
-        >>> parse_oracle("oracle:2")
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: --judge oracle:S needs a noise S in [0, 1] (and optionally :SEED, an integer), got 'oracle:2'
-    """
-    if not isinstance(spec, str) or spec.split(":", 1)[0] != ORACLE:
-        return None
-    parts = spec.split(":")
-    try:
-        noise = float(parts[1]) if len(parts) > 1 else 0.0
-        seed = int(parts[2]) if len(parts) > 2 else 0
-        ok = len(parts) <= 3 and 0.0 <= noise <= 1.0
-    except ValueError:
-        ok = False
-    if not ok:
-        raise InvalidInputError(
-            f"--judge oracle:S needs a noise S in [0, 1] (and optionally :SEED, an integer), got {spec!r}"
-        )
-    return noise, seed
+NON_FINITE_SCORES = "the judge returned a NaN or infinite score"
+"""The message of the ``LLMOutputError`` of a reply holding NaN or infinity (a caller that leaves such a question out,
+as ``retrievekit advise`` does, tells it from the other failures by it)."""
 
 
 def describe_judge(judge: Any) -> dict[str, Any]:
@@ -151,10 +134,58 @@ def judge_relevance(
         >>> judge_relevance(Overlap(), "q", [])
         []
     """
+    texts, ref_sets, extra = _judge_request(judge, candidates, refs, trace)
+    if not texts:
+        return []
+    return _checked_scores(judge, judge.score_relevance(query, texts, trace=trace, **extra), texts, ref_sets, trace)
+
+
+async def ajudge_relevance(
+    judge: Any,
+    query: str,
+    candidates: Sequence[str],
+    *,
+    trace: Trace | None = None,
+    refs: Sequence[Collection[str]] | None = None,
+) -> list[float]:
+    """:func:`judge_relevance` awaited: ``await judge.ascore_relevance(...)`` (a served judge's requests as tasks of
+    the caller's loop), with the same checks, counts and records; a judge without an async form is called on the
+    bridge's bounded pool.
+
+    Examples:
+        >>> import asyncio
+        >>> class Half:
+        ...     async def ascore_relevance(self, query, candidates, *, trace=None):
+        ...         return [0.5] * len(candidates)
+        >>> asyncio.run(ajudge_relevance(Half(), "q", ["a", "b"]))
+        [0.5, 0.5]
+    """
+    if not hasattr(judge, "ascore_relevance"):
+        from retrievekit.core.llm.bridge import run_in_pool
+
+        return await run_in_pool(_judge_with_refs, judge, query, candidates, trace, refs)
+    texts, ref_sets, extra = _judge_request(judge, candidates, refs, trace)
+    if not texts:
+        return []
+    raw = await judge.ascore_relevance(query, texts, trace=trace, **extra)
+    return _checked_scores(judge, raw, texts, ref_sets, trace)
+
+
+def _judge_with_refs(
+    judge: Any, query: str, candidates: Sequence[str], trace: Trace | None, refs: Sequence[Collection[str]] | None
+) -> list[float]:
+    return judge_relevance(judge, query, candidates, trace=trace, refs=refs)
+
+
+def _judge_request(
+    judge: Any, candidates: Sequence[str], refs: Sequence[Collection[str]] | None, trace: Trace | None
+) -> tuple[list[str], tuple[AbstractSet[str], ...] | None, dict[str, Any]]:
+    """The candidates as texts, their refs checked, and the keyword arguments of the judge's call (``refs`` for a
+    judge that needs them); the call counted in ``trace``."""
     texts = [str(c) for c in candidates]
     ref_sets = _check_refs(refs, len(texts))
     if not texts:
-        return []
+        return texts, ref_sets, {}
     needs_refs = bool(getattr(judge, "needs_refs", False))
     if needs_refs and ref_sets is None:
         raise InvalidInputError(
@@ -163,15 +194,18 @@ def judge_relevance(
     if trace is not None:
         trace.count("judge.calls")
         trace.count("judge.candidates", len(texts))
-    if needs_refs:
-        raw = judge.score_relevance(query, texts, trace=trace, refs=ref_sets)
-    else:
-        raw = judge.score_relevance(query, texts, trace=trace)
+    return texts, ref_sets, ({"refs": ref_sets} if needs_refs else {})
+
+
+def _checked_scores(
+    judge: Any, raw: Any, texts: list[str], ref_sets: tuple[AbstractSet[str], ...] | None, trace: Trace | None
+) -> list[float]:
+    """The judge's reply checked (one finite, plausible number per text), clipped, and recorded with its refs."""
     values = _scores_of(raw)
     if len(values) != len(texts):
         raise LLMOutputError(f"the judge returned {len(values)} scores for {len(texts)} candidates", raw=str(raw)[:200])
     if not all(math.isfinite(v) for v in values):
-        raise LLMOutputError("the judge returned a NaN or infinite score", raw=str(raw)[:200])
+        raise LLMOutputError(NON_FINITE_SCORES, raw=str(raw)[:200])
     wild = [v for v in values if not _PLAUSIBLE[0] <= v <= _PLAUSIBLE[1]]
     if wild:  # not a probability off by rounding: a broken judge, whose ranking nothing should rest on
         raise LLMOutputError(f"the judge returned a score far outside [0, 1] ({wild[0]!r})", raw=str(raw)[:200])
@@ -215,39 +249,14 @@ def _is_bool(x: Any) -> bool:
     return isinstance(x, bool) or type(x).__name__ in ("bool", "bool_")  # numpy's bool too (np.bool, np.bool_)
 
 
-JUDGES: dict[str, str] = {
-    "trained": "retrievekit.core.judge:load_judge",
-    "zero-shot": "retrievekit.core.judge:Judge.zero_shot",
-    "cosine": "retrievekit.core.judge.cosine:CosineJudge",
-    "served": "retrievekit.core.judge.served:ServedJudge.from_spec",
-}
-"""How ``--judge`` builds each kind of judge: ``module:attribute`` paths into the judge package, imported on first
-use (as the method registry names its factories), so the model layer and the methods never import that package."""
-
-
-def load_judge_by_path(kind: str) -> Any:
-    """The loader :data:`JUDGES` names for ``kind``, imported now (the module is looked up at call time, so a test
-    can put a scripted judge package in ``sys.modules``).
-
-    Examples:
-        >>> load_judge_by_path("trained").__name__
-        'load_judge'
-    """
-    module, _, attr = JUDGES[kind].partition(":")
-    try:
-        found: Any = importlib.import_module(module)
-    except ImportError as e:  # pragma: no cover - the judge package ships with retrievekit
-        raise InvalidInputError(f"--judge needs {module}, which failed to import: {e}") from e
-    for part in attr.split("."):
-        found = getattr(found, part)
-    return found
-
-
 def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
-    """The judge named by option ``judge_dir`` (``retrievekit bench --judge DIR``) and the other options.
+    """The judge named by option ``judge_dir`` (``retrievekit bench --judge DIR``, or a
+    :class:`~retrievekit.core.llm.judge_choice.JudgeSpec`) and the other options.
 
-    Returns ``(None, options)`` when no judge is asked for; otherwise loads it (:data:`JUDGES`: a trained judge
-    with ``retrievekit.core.judge.load_judge``) and checks it implements
+    Returns ``(None, options)`` when no judge is asked for; otherwise reads the value once
+    (:func:`~retrievekit.core.llm.judge_choice.parse_judge`), builds it
+    (:func:`~retrievekit.core.llm.judge_choice.build_judge`: a trained judge with
+    ``retrievekit.core.judge.load_judge``, a judge registered by name) and checks it implements
     :class:`~retrievekit.core.llm.protocol.RelevanceJudge`. ``--judge zero-shot`` (when no folder of that name
     exists) gives the untrained ``Judge.zero_shot(--llm)`` instead (``ctx.llm``: a loaded ``LocalLM`` or a model's
     name): the same readout without fine-tuning, for trained-vs-zero-shot comparisons at the same
@@ -272,50 +281,4 @@ def judge_from_options(ctx: MethodContext) -> tuple[Any, dict[str, Any]]:
     judge_dir = opts.pop("judge_dir", None)
     if ctx.judge is not None:
         return ctx.judge, opts
-    if judge_dir is None or not str(judge_dir).strip():
-        return None, opts
-    if parse_oracle(judge_dir) is not None and not Path(str(judge_dir)).exists():
-        raise InvalidInputError(
-            f"--judge {judge_dir} reads the dataset's gold labels, so only the benchmark harness can build it "
-            f"(retrievekit bench, or run_benchmark with options={{'judge_dir': {str(judge_dir)!r}}})"
-        )
-    from retrievekit.core.llm.protocol import RelevanceJudge
-
-    if str(judge_dir) == "zero-shot" and not Path(str(judge_dir)).exists():
-        judge = load_judge_by_path("zero-shot")(ctx.llm)
-    elif str(judge_dir) == "served" and not Path(str(judge_dir)).exists():  # --judge served --llm CLIENT:MODEL@URL
-        judge = load_judge_by_path("served")(ctx.llm)
-    elif str(judge_dir) == "cosine" and not Path(str(judge_dir)).exists():
-        judge = load_judge_by_path("cosine")(ctx.take_embedder(), load_base=ctx.load_llm)
-    else:
-        judge = load_judge_by_path("trained")(str(judge_dir))
-    if not isinstance(judge, RelevanceJudge):
-        raise InvalidInputError(f"the judge loaded from {judge_dir} has no score_relevance(query, candidates)")
-    return judge, opts
-
-
-def resolve_judge(judge: Any = None, judge_dir: str | Path | None = None, *, llm: Any = None) -> Any:
-    """The judge to use: ``judge`` as given, else :func:`~retrievekit.core.judge.load_judge` of ``judge_dir``, else the zero-shot judge of
-    ``llm`` (a loaded ``LocalLM`` or a model's name; None: the default model). (The rerankers give a chat LLM
-    without logits, a served one, to :func:`~retrievekit.core.lattice.listwise.resolve_reranking_judge` instead.)
-
-    Used by the LlamaIndex / LangChain reranker edges.
-
-    Examples:
-        >>> class Half:
-        ...     def score_relevance(self, query, candidates, *, trace=None):
-        ...         return [0.5] * len(candidates)
-        >>> isinstance(resolve_judge(Half()), Half)
-        True
-        >>> resolve_judge(object())
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: judge must implement score_relevance, got object
-    """
-    if judge is not None:
-        if not hasattr(judge, "score_relevance"):
-            raise InvalidInputError(f"judge must implement score_relevance, got {type(judge).__name__}")
-        return judge
-    if judge_dir is not None:
-        return load_judge_by_path("trained")(judge_dir)
-    return load_judge_by_path("zero-shot")(llm)
+    return build_judge(judge_dir, ctx), opts

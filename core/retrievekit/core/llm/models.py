@@ -36,10 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError, ModelIntegrityError
+from retrievekit.core.plugins import Registry, spec_check
 from retrievekit.core.storage import atomic_file, atomic_write_text, file_sha256
 
 __all__ = [
     "DEFAULT_MODEL",
+    "MODEL_ENTRY_POINT_GROUP",
     "MODEL_REGISTRY",
     "ModelSpec",
     "cache_root",
@@ -84,7 +86,12 @@ class ModelSpec:
     install_hint: str
 
 
-MODEL_REGISTRY: dict[str, ModelSpec] = {
+MODEL_ENTRY_POINT_GROUP = "retrievekit.models"
+"""Entry-point group of local models in installed packages: ``name = "module:SPEC"``, a :class:`ModelSpec` of that
+name."""
+
+
+_BUILTIN_MODELS: dict[str, ModelSpec] = {
     "smollm2": ModelSpec(
         name="smollm2",
         description="SmolLM2-135M-Instruct (GGUF Q4_1)",
@@ -113,12 +120,20 @@ MODEL_REGISTRY: dict[str, ModelSpec] = {
     ),
 }
 
+MODEL_REGISTRY: Registry[ModelSpec] = Registry(
+    "model",
+    MODEL_ENTRY_POINT_GROUP,
+    unknown="unknown {kind} {name!r}; known models: {known}",
+    check=spec_check(ModelSpec, MODEL_ENTRY_POINT_GROUP),
+)
+"""The local models (a :class:`~retrievekit.core.plugins.Registry` of :class:`ModelSpec`, read as a mapping): the
+built-in ones, those registered in code, and the entry points of :data:`MODEL_ENTRY_POINT_GROUP`."""
+for _name, _model in _BUILTIN_MODELS.items():
+    MODEL_REGISTRY.register(_name, _model)
+
 
 def _spec(name: str) -> ModelSpec:
-    try:
-        return MODEL_REGISTRY[name]
-    except KeyError:
-        raise InvalidInputError(f"unknown model {name!r}; known models: {sorted(MODEL_REGISTRY)}") from None
+    return MODEL_REGISTRY.get(name)
 
 
 def cache_root() -> Path:

@@ -10,8 +10,9 @@ Every public entry point takes the model as ``llm=``, and every one of them reso
    (:func:`~retrievekit.core.llm.served_spec.load_served_llm`);
 4. any other string -- a name of :data:`~retrievekit.core.llm.models.MODEL_REGISTRY`, loaded with ``LocalLM.load``;
 5. a framework's model (a LlamaIndex ``LLM``, a LangChain chat model) -- wrapped by the adapter its edge registered
-   with :func:`register_llm_adapter` (the edges whose clients are entry points of group ``retrievekit.llms`` are
-   imported on first need, so core names no framework);
+   with :func:`register_llm_adapter` (:data:`LLM_ADAPTERS`, a :class:`~retrievekit.core.plugins.Registry`; the edges
+   whose clients are entry points of group ``retrievekit.llms`` are imported on first need, so core names no
+   framework, and other packages' adapters are entry points of group ``retrievekit.llm_adapters``);
 6. a retrievekit model (a ``ChatLLM``, a ``ScoringLM`` such as ``LocalLM``, a ``RelevanceJudge``) -- as it is.
 
 Anything else raises :class:`~retrievekit.core.errors.InvalidInputError`. :func:`llm_label` is the name an
@@ -31,7 +32,6 @@ Examples:
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import threading
 import weakref
 from collections.abc import Callable
@@ -41,9 +41,12 @@ from typing import Any
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.models import DEFAULT_MODEL
 from retrievekit.core.llm.protocol import ChatLLM, RelevanceJudge, ScoringLM
-from retrievekit.core.llm.served_spec import LLM_ENTRY_POINT_GROUP, ServedLLMSpec, load_served_llm, parse_served_spec
+from retrievekit.core.llm.served_spec import SERVED_CLIENTS, ServedLLMSpec, load_served_llm, parse_served_spec
+from retrievekit.core.plugins import Registry, spec_check
 
 __all__ = [
+    "LLM_ADAPTERS",
+    "LLM_ADAPTER_ENTRY_POINT_GROUP",
     "LLMAdapter",
     "adapt_llm",
     "checked_llm",
@@ -72,8 +75,24 @@ class LLMAdapter:
     label: str
 
 
-_ADAPTERS: list[LLMAdapter] = []
+LLM_ADAPTER_ENTRY_POINT_GROUP = "retrievekit.llm_adapters"
+"""Entry-point group of LLM adapters in installed packages: ``name = "module:ADAPTER"``, an :class:`LLMAdapter`."""
+
+
+LLM_ADAPTERS: Registry[LLMAdapter] = Registry(
+    "LLM adapter",
+    LLM_ADAPTER_ENTRY_POINT_GROUP,
+    check=spec_check(LLMAdapter, LLM_ADAPTER_ENTRY_POINT_GROUP, named=False),
+)
+"""The LLM adapters (a :class:`~retrievekit.core.plugins.Registry` of :class:`LLMAdapter`), by the name of the type
+they wrap: each framework edge's, registered when it is imported (:func:`register_llm_adapter`), and the entry
+points of :data:`LLM_ADAPTER_ENTRY_POINT_GROUP`."""
 _EDGES_LOADED = False
+
+
+def _type_name(native: type | tuple[type, ...]) -> str:
+    kinds = native if isinstance(native, tuple) else (native,)
+    return "|".join(f"{k.__module__}.{k.__qualname__}" for k in kinds)
 
 
 def register_llm_adapter(native: type | tuple[type, ...], wrap: Callable[[Any], Any], label: str) -> LLMAdapter:
@@ -82,26 +101,27 @@ def register_llm_adapter(native: type | tuple[type, ...], wrap: Callable[[Any], 
 
     Examples:
         >>> adapter = register_llm_adapter(complex, str, "a complex number")
-        >>> resolve_llm(1j), adapt_llm(2j, adapter)
-        ('1j', '2j')
+        >>> resolve_llm(1j), adapt_llm(2j, adapter), "builtins.complex" in LLM_ADAPTERS
+        ('1j', '2j', True)
     """
     adapter = LLMAdapter(native, wrap, label)
-    _ADAPTERS[:] = [a for a in _ADAPTERS if a.native != native] + [adapter]
+    LLM_ADAPTERS.register(_type_name(native), adapter)
     return adapter
 
 
-def _load_edges() -> None:
-    """Import the framework edges that registered served-LLM clients (entry points of group ``retrievekit.llms``),
-    so their adapters are registered; an edge whose framework is not installed is skipped."""
+def _load_edges() -> list[LLMAdapter]:
+    """Every adapter, the installed packages' included: the framework edges that registered served-LLM clients
+    (entry points of group ``retrievekit.llms``) are imported once, so their adapters are registered (an edge whose
+    framework is not installed is skipped), and the entry points of :data:`LLM_ADAPTER_ENTRY_POINT_GROUP` loaded."""
     global _EDGES_LOADED
-    if _EDGES_LOADED:
-        return
-    _EDGES_LOADED = True
-    for entry in importlib.metadata.entry_points(group=LLM_ENTRY_POINT_GROUP):
-        try:
-            importlib.import_module(entry.value.split(":")[0])
-        except ImportError:
-            continue
+    if not _EDGES_LOADED:
+        _EDGES_LOADED = True
+        for entry in SERVED_CLIENTS.entry_points().values():
+            try:
+                importlib.import_module(entry.value.split(":")[0])
+            except ImportError:
+                continue
+    return list(LLM_ADAPTERS.load_all().values())
 
 
 _SHARED: dict[int, Callable[[], Any]] = {}
@@ -179,11 +199,10 @@ def adapt_llm(llm: Any, only: LLMAdapter | None = None) -> Any:
     if llm is None:
         return None
     if not isinstance(llm, str):
-        adapters = [only] if only is not None else _ADAPTERS
+        adapters = [only] if only is not None else list(LLM_ADAPTERS.registered().values())
         wrapped = _wrapped(llm, adapters)
         if wrapped is None and not isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)) and only is None:
-            _load_edges()  # a framework's model whose edge is not imported yet
-            wrapped = _wrapped(llm, _ADAPTERS)
+            wrapped = _wrapped(llm, _load_edges())  # a framework's model whose edge is not imported yet
         if wrapped is not None:
             return wrapped
         if isinstance(llm, (ChatLLM, ScoringLM, RelevanceJudge)):
@@ -207,7 +226,7 @@ def resolve_llm(llm: Any, *, default: str | None = DEFAULT_MODEL, device: str | 
         >>> resolve_llm("nope:m@http://127.0.0.1:1/v1")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: unknown served-LLM client 'nope'; available: openai, openai-like
+        retrievekit.core.errors.UnknownNameError: unknown served-LLM client 'nope'; available: openai, openai-like
     """
     if llm is None:
         llm = default

@@ -48,7 +48,7 @@ import threading
 import warnings
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -69,9 +69,21 @@ from retrievekit.core.llm.slots import SharedSlots
 from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace
 
-__all__ = ["STRUCTURED_OUTPUT_MODES", "SendRequest", "ServedChatLLM", "check_prompt_size", "response_format_for"]
+__all__ = [
+    "STRUCTURED_OUTPUT_MODES",
+    "TRANSPORTS",
+    "SendRequest",
+    "ServedChatLLM",
+    "check_prompt_size",
+    "check_transport",
+    "response_format_for",
+]
 
 STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "prompt")
+TRANSPORTS = ("auto", "framework")
+"""How an edge's adapter sends awaited requests: ``"auto"`` (straight to an OpenAI-compatible server,
+:mod:`retrievekit.core.llm.openai_wire`, for a plain OpenAI-family chat model; else the model's own async API) or
+``"framework"`` (always the model's own async API, where its callbacks and instrumentation see each call)."""
 _DOWNGRADE = {"json_schema": "json_object", "json_object": "prompt"}
 
 
@@ -120,6 +132,22 @@ def response_format_for(mode: str, schema: dict[str, Any]) -> dict[str, Any] | N
     return None
 
 
+def check_transport(transport: str) -> str:
+    """``transport`` when it is one of :data:`TRANSPORTS`, else ``InvalidInputError``.
+
+    Examples:
+        >>> check_transport("auto")
+        'auto'
+        >>> check_transport("http")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: transport must be one of ('auto', 'framework'), got 'http'
+    """
+    if transport not in TRANSPORTS:
+        raise InvalidInputError(f"transport must be one of {TRANSPORTS}, got {transport!r}")
+    return transport
+
+
 def check_prompt_size(messages: Sequence[ChatMessage], bound: int | None, endpoint: str, purpose: str = "") -> None:
     """Refuse a prompt longer than ``bound`` characters (all messages) with ``InvalidInputError``, before any request.
 
@@ -165,6 +193,10 @@ class ServedChatLLM(ChatLLMBase):
     """The stated bound on one request's prompt (all its messages' characters; ours: 120,000, about 30,000 tokens at
     4 characters a token): a longer prompt is refused with ``InvalidInputError`` before any request is sent (a
     100k-token query is not copied into every request). Set it on the adapter to your server's context."""
+
+    wire: Any = None
+    """The :class:`~retrievekit.core.llm.openai_wire.OpenAIWire` awaited requests go through (set by an edge for a
+    plain OpenAI-family chat model with ``transport="auto"``), or None: the client's own async API."""
 
     served_spec: Any = None
     """The :class:`~retrievekit.core.llm.served_spec.ServedLLMSpec` this client was built from (``--llm
@@ -319,7 +351,8 @@ class ServedChatLLM(ChatLLMBase):
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
         messages = self._checked(messages, max_tokens)
-        asend = usable_async_send(self._asend)  # #51: the client's async API when an await waits on this call
+        awaitable = self.wire is not None or self._asend is not None
+        asend = usable_async_send(self.asend_request if awaitable else None)  # when an await waits on this call
 
         def send(timeout: float) -> Completion:
             request = SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
@@ -344,14 +377,31 @@ class ServedChatLLM(ChatLLMBase):
         messages = self._checked(messages, max_tokens)
 
         async def send(timeout: float) -> Completion:
-            request = SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
-            if self._asend is not None:
-                return await self._asend(request)
-            return await run_in_pool(self._send, request)
+            return await self.asend_request(
+                SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
+            )
 
         async with self._slots:
             done = await acall_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
         return self._noted(done, trace)
+
+    async def asend_request(self, request: SendRequest) -> Completion:
+        """One request awaited: through :attr:`wire` when the edge set one, else the client's async API, else (a
+        client without one) its sync call on the bounded pool.
+
+        Examples:
+            >>> import asyncio
+            >>> class Sync(ServedChatLLM):
+            ...     def _send(self, request):
+            ...         return Completion("sync", 3, 1)
+            >>> asyncio.run(Sync().asend_request(SendRequest([ChatMessage("user", "hi")], 4, 0.0, 5.0))).text
+            'sync'
+        """
+        if self.wire is not None:
+            return cast(Completion, await self.wire.asend(request, limits=self.limits_sent))
+        if self._asend is not None:
+            return await self._asend(request)
+        return await run_in_pool(self._send, request)
 
     def _checked(self, messages: list[ChatMessage], max_tokens: int) -> list[ChatMessage]:
         """The messages as sent: within :attr:`max_prompt_chars`, and no text may become a control token of the

@@ -3,7 +3,8 @@
 ``retrievekit bench --llm openai:smollm2@http://127.0.0.1:8080/v1`` runs a method through LangChain's
 ``ChatOpenAI`` against that server; ``openai-like:`` goes through LlamaIndex's ``OpenAILike`` instead. The API key
 is read from ``OPENAI_API_KEY`` (``"-"`` when unset: local servers take any key). The framework integrations
-register the clients as entry points of group :data:`LLM_ENTRY_POINT_GROUP`, so the core imports no framework.
+register the clients as entry points of group :data:`LLM_ENTRY_POINT_GROUP`, so the core imports no framework; the
+table is :data:`SERVED_CLIENTS`, a :class:`~retrievekit.core.plugins.Registry` (``docs/plugins.md``).
 
 Examples:
     >>> spec = parse_served_spec("openai:qwen@http://127.0.0.1:8080/v1")
@@ -15,16 +16,23 @@ Examples:
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from retrievekit.core.errors import InvalidInputError, MissingDependencyError
+from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.call_policy import CallPolicy
+from retrievekit.core.plugins import Registry
 
-__all__ = ["LLM_ENTRY_POINT_GROUP", "ServedLLMSpec", "load_served_llm", "parse_served_spec", "split_served_spec"]
+__all__ = [
+    "LLM_ENTRY_POINT_GROUP",
+    "SERVED_CLIENTS",
+    "ServedLLMSpec",
+    "load_served_llm",
+    "parse_served_spec",
+    "split_served_spec",
+]
 
 LLM_ENTRY_POINT_GROUP = "retrievekit.llms"
 """Entry-point group of served-LLM factories: ``name = "module:function"``, the function taking a
@@ -35,6 +43,12 @@ _INSTALL = {
     "openai": "pip install langchain-openai",
     "openai-like": "pip install llama-index-llms-openai-like",
 }
+
+SERVED_CLIENTS: Registry[Any] = Registry(
+    "served-LLM client", LLM_ENTRY_POINT_GROUP, unknown="unknown {kind} {name!r}; available: {known}", hints=_INSTALL
+)
+"""The served-LLM clients (a :class:`~retrievekit.core.plugins.Registry`): ``factory(spec) -> ChatLLM`` by client
+name, the framework edges' through the entry points of :data:`LLM_ENTRY_POINT_GROUP`."""
 
 
 @dataclass(frozen=True)
@@ -148,19 +162,10 @@ def load_served_llm(spec: ServedLLMSpec | str) -> Any:
         >>> load_served_llm("nope:m@http://127.0.0.1:1/v1")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: unknown served-LLM client 'nope'; available: openai, openai-like
+        retrievekit.core.errors.UnknownNameError: unknown served-LLM client 'nope'; available: openai, openai-like
     """
     parsed = parse_served_spec(spec) if isinstance(spec, str) else spec
     if parsed is None:
         raise InvalidInputError(f"not a served LLM (CLIENT:MODEL@URL): {spec!r}")
-    clients = {ep.name: ep for ep in importlib.metadata.entry_points(group=LLM_ENTRY_POINT_GROUP)}
-    entry = clients.get(parsed.client)
-    if entry is None:
-        known = ", ".join(sorted(clients)) or "none (install retrievekit[langchain] or [llama-index])"
-        raise InvalidInputError(f"unknown served-LLM client {parsed.client!r}; available: {known}")
-    try:
-        factory = entry.load()
-    except ImportError as e:
-        hint = _INSTALL.get(parsed.client, f"the package of entry point {entry.value}")
-        raise MissingDependencyError(entry.value.split(":")[0], hint, str(e)) from e
+    factory = SERVED_CLIENTS.get(parsed.client)
     return factory(parsed)

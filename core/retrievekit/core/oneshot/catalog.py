@@ -3,14 +3,25 @@ documents named in a query (by title, number or alias)."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
 from retrievekit.core.types import DataObject
 
-__all__ = ["DocumentCatalog", "DocumentInfo", "MetadataKeys"]
+__all__ = ["CATALOG_FORMAT", "DocumentCatalog", "DocumentInfo", "MetadataKeys"]
+
+CATALOG_FORMAT = "oneshot_catalog"
+"""The manifest format of a saved catalog folder (``retrievekit.oneshot_catalog``, version 1)."""
+_CATALOG_VERSION = 1
+_DOCUMENTS = "documents.json"
+_NONE = object()  # "no such id" (None may be an id a check names)
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,44 @@ _PAREN_ABBR = re.compile(r"^(.*?)\s*\(([A-Z][A-Za-z]{1,9})\)\s*$")
 _SHORT_ALIAS = 6
 
 
+def _check_documents(documents: DocumentInfo | Iterable[DocumentInfo], *, where: str) -> list[DocumentInfo]:
+    """A batch of documents to add or update: :class:`DocumentInfo` items with hashable, distinct ids."""
+    if isinstance(documents, DocumentInfo):
+        documents = [documents]
+    if documents is None or isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Iterable):
+        raise InvalidInputError(f"{where}: documents must be a list of DocumentInfo, got {type(documents).__name__}")
+    docs = list(documents)
+    seen: set[Any] = set()
+    for i, d in enumerate(docs):
+        if not isinstance(d, DocumentInfo):
+            raise InvalidInputError(f"{where}: documents[{i}] must be a DocumentInfo, got {type(d).__name__}")
+        if d.doc_id is None or not isinstance(d.doc_id, Hashable):
+            raise InvalidInputError(f"{where}: documents[{i}] has no usable doc_id ({d.doc_id!r})")
+        if d.doc_id in seen:
+            raise InvalidInputError(f"{where}: documents[{i}]: id {d.doc_id!r} appears twice in one batch")
+        seen.add(d.doc_id)
+    return docs
+
+
+def _document_json(doc: DocumentInfo) -> dict[str, Any]:
+    if isinstance(doc.doc_id, bool) or not isinstance(doc.doc_id, (str, int)):
+        raise InvalidInputError(
+            f"save: document id {doc.doc_id!r} is not a str or int; a saved catalog keeps only those"
+        )
+    return {"doc_id": doc.doc_id, "title": doc.title, "aliases": list(doc.aliases), "version_date": doc.version_date}
+
+
+def _document_of(row: Any, where: str) -> DocumentInfo:
+    ok = isinstance(row, dict) and isinstance(row.get("title"), str) and isinstance(row.get("aliases"), list)
+    doc_id = row.get("doc_id") if isinstance(row, dict) else None
+    if not ok or isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        raise IndexFormatError(f"{where} is corrupt: a bad document entry {str(row)[:200]}")
+    vd = row.get("version_date")
+    if not all(isinstance(a, str) for a in row["aliases"]) or not (vd is None or isinstance(vd, str)):
+        raise IndexFormatError(f"{where} is corrupt: a bad document entry {str(row)[:200]}")
+    return DocumentInfo(doc_id, row["title"], tuple(row["aliases"]), vd)
+
+
 def _alias_pattern(alias: str) -> re.Pattern[str]:
     if len(alias) <= _SHORT_ALIAS:
         return re.compile(r"(?<![\w-])" + re.escape(alias) + r"(?![\w-])")
@@ -87,16 +136,19 @@ class DocumentCatalog:
 
     def __init__(self, documents: Iterable[DocumentInfo] = ()) -> None:
         self.documents: dict[Any, DocumentInfo] = {}
-        self._patterns: list[tuple[Any, str, re.Pattern[str]]] | None = None
+        # each document's compiled names, kept with the DocumentInfo they were compiled from
+        self._compiled: dict[Any, tuple[DocumentInfo, list[tuple[str, re.Pattern[str]]]]] = {}
         for d in documents:
-            self.add(d)
+            self.merge(d)
 
-    def add(self, doc: DocumentInfo) -> None:
-        """Add (or merge the aliases of) one document.
+    def merge(self, doc: DocumentInfo) -> None:
+        """Add one document, or merge its aliases into the held document of the same id (title and date: the
+        held ones first). What the builders use; :meth:`add` refuses a held id instead.
 
         Examples:
-            >>> c = DocumentCatalog(); c.add(DocumentInfo(doc_id=1, title="T")); len(c)
-            1
+            >>> c = DocumentCatalog([DocumentInfo(doc_id=1, title="T")])
+            >>> c.merge(DocumentInfo(doc_id=1, title="U", aliases=("X",))); c.documents[1].names()
+            ('T', 'X', 'U')
         """
         old = self.documents.get(doc.doc_id)
         if old is None:
@@ -106,10 +158,125 @@ class DocumentCatalog:
             self.documents[doc.doc_id] = DocumentInfo(
                 doc.doc_id, old.title or doc.title, tuple(a for a in aliases if a), old.version_date or doc.version_date
             )
-        self._patterns = None
+
+    # ------------------------------------------------------------------ change in place
+    def add(self, documents: DocumentInfo | Iterable[DocumentInfo]) -> list[Any]:
+        """Add ``documents`` (ids not held yet; one :class:`DocumentInfo` or several); returns their ids. A held id,
+        an id twice in the batch, or an item that is not a :class:`DocumentInfo` is an :class:`InvalidInputError`
+        naming it, and nothing is added. Costs the new documents only (their names are compiled at the next
+        :meth:`find`); :meth:`find` then answers as a catalog built afresh over the documents held, in the order
+        they were added.
+
+        Examples:
+            >>> c = DocumentCatalog([DocumentInfo(doc_id=1, title="Fund Rules")])
+            >>> c.add([DocumentInfo(doc_id=2, aliases=("GEN",))]), c.find("GEN 2.1 and the Fund Rules")
+            ([2], [(1, 'Fund Rules'), (2, 'GEN')])
+            >>> c.add(DocumentInfo(doc_id=2, title="Other"))
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: add: document id 2 is already in the catalog; delete it first or use update
+        """
+        docs = _check_documents(documents, where="add")
+        held = next((d.doc_id for d in docs if d.doc_id in self.documents), _NONE)
+        if held is not _NONE:
+            raise InvalidInputError(
+                f"add: document id {held!r} is already in the catalog; delete it first or use update"
+            )
+        for d in docs:
+            self.documents[d.doc_id] = d
+        return [d.doc_id for d in docs]
+
+    def delete(self, ids: Iterable[Any]) -> list[Any]:
+        """Remove the documents ``ids`` (each held; listed once however often it is given); returns them in the order
+        given. An id the catalog does not hold is an :class:`InvalidInputError` naming it, and nothing is removed.
+
+        Examples:
+            >>> c = DocumentCatalog([DocumentInfo(doc_id=1, title="Fund Rules"), DocumentInfo(doc_id=2, title="GEN")])
+            >>> c.delete([2]), c.find("GEN and Fund Rules")
+            ([2], [(1, 'Fund Rules')])
+            >>> c.delete([7])
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: delete: document id 7 is not in the catalog
+        """
+        if ids is None or isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise InvalidInputError(f"delete: ids must be a list of document ids, got {type(ids).__name__}")
+        wanted = list(ids)
+        for i, x in enumerate(wanted):
+            if not isinstance(x, Hashable):
+                raise InvalidInputError(f"delete: ids[{i}] must be a document id, got {type(x).__name__}")
+        unknown = next((x for x in wanted if x not in self.documents), _NONE)
+        if unknown is not _NONE:
+            raise InvalidInputError(f"delete: document id {unknown!r} is not in the catalog")
+        gone = list(dict.fromkeys(wanted))
+        for x in gone:
+            del self.documents[x]
+            self._compiled.pop(x, None)
+        return gone
+
+    def update(self, documents: DocumentInfo | Iterable[DocumentInfo]) -> list[Any]:
+        """Replace held documents: :meth:`delete` of their ids, then :meth:`add` (so each moves to the end of the
+        catalog's order). An id not held is an :class:`InvalidInputError` naming it, and nothing changes.
+
+        Examples:
+            >>> c = DocumentCatalog([DocumentInfo(doc_id=1, title="Fund Rules"), DocumentInfo(doc_id=2, title="GEN")])
+            >>> c.update([DocumentInfo(doc_id=1, title="Funds Rulebook")]), c.find("the Funds Rulebook or GEN")
+            ([1], [(2, 'GEN'), (1, 'Funds Rulebook')])
+        """
+        docs = _check_documents(documents, where="update")
+        missing = next((d.doc_id for d in docs if d.doc_id not in self.documents), _NONE)
+        if missing is not _NONE:
+            raise InvalidInputError(f"update: document id {missing!r} is not in the catalog; add it")
+        self.delete([d.doc_id for d in docs])
+        return self.add(docs)
 
     def __len__(self) -> int:
         return len(self.documents)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the catalog to the folder ``path`` atomically (``documents.json`` in the catalog's order, then a
+        sealed ``manifest.json``; the folder is swapped in whole, so a reader sees the old catalog or the new one).
+        Document ids must be ``str`` or ``int`` (:class:`InvalidInputError` otherwise). Returns the folder.
+
+        Examples:
+            >>> import tempfile, pathlib
+            >>> folder = pathlib.Path(tempfile.mkdtemp()) / "catalog"
+            >>> c = DocumentCatalog([DocumentInfo(doc_id=6, title="Fund Rules", aliases=("FUNDS",))])
+            >>> DocumentCatalog.load(c.save(folder)).find("FUNDS 2.1")
+            [(6, 'FUNDS')]
+        """
+        rows = [_document_json(d) for d in self.documents.values()]
+        folder = Path(path)
+        with atomic_folder(folder) as tmp:
+            (tmp / _DOCUMENTS).write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+            write_manifest(tmp, CATALOG_FORMAT, _CATALOG_VERSION, {"count": len(rows)})
+        return folder
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> DocumentCatalog:
+        """Read a folder written by :meth:`save` (its checksums checked first); :class:`IndexFormatError` for a
+        missing, foreign, damaged or too new folder.
+
+        Examples:
+            >>> import tempfile
+            >>> DocumentCatalog.load(tempfile.mkdtemp())
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+        """
+        folder = Path(path)
+        manifest = read_manifest(folder, CATALOG_FORMAT, _CATALOG_VERSION)
+        where = str(folder / _DOCUMENTS)
+        try:
+            rows = json.loads((folder / _DOCUMENTS).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise IndexFormatError(f"{where} is corrupt: {e}") from e
+        if not isinstance(rows, list) or len(rows) != manifest.get("count"):
+            raise IndexFormatError(f"{where} is corrupt: not the {manifest.get('count')} documents its manifest lists")
+        cat = cls()
+        cat.add([_document_of(r, where) for r in rows])
+        return cat
 
     @staticmethod
     def _expand(title: str) -> tuple[str, ...]:
@@ -132,7 +299,7 @@ class DocumentCatalog:
             title = str(r.get("title") or "")
             aliases = tuple(str(a) for a in (r.get("aliases") or ()) if a) + cls._expand(title)
             vd = r.get("version_date")
-            cat.add(DocumentInfo(doc_id, title, aliases, str(vd) if vd is not None else None))
+            cat.merge(DocumentInfo(doc_id, title, aliases, str(vd) if vd is not None else None))
         return cat
 
     @classmethod
@@ -154,7 +321,7 @@ class DocumentCatalog:
                 continue
             title = str(meta.get(keys.title) or "")
             vd = meta.get(keys.date)
-            cat.add(DocumentInfo(doc_id, title, cls._expand(title), str(vd) if vd is not None else None))
+            cat.merge(DocumentInfo(doc_id, title, cls._expand(title), str(vd) if vd is not None else None))
         return cat
 
     def find(self, text: str) -> list[tuple[Any, str]]:
@@ -164,16 +331,13 @@ class DocumentCatalog:
             >>> DocumentCatalog([DocumentInfo(doc_id=1, aliases=("GEN",))]).find("GEN 3.3 says")
             [(1, 'GEN')]
         """
-        if self._patterns is None:
-            pats = []
-            for d in self.documents.values():
-                for n in d.names():
-                    pats.append((d.doc_id, n, _alias_pattern(n)))
-            self._patterns = pats
         out: list[tuple[Any, str]] = []
-        seen: set[Any] = set()
-        for doc_id, name, pat in self._patterns:
-            if doc_id not in seen and pat.search(text):
-                out.append((doc_id, name))
-                seen.add(doc_id)
+        for doc_id, doc in self.documents.items():
+            compiled = self._compiled.get(doc_id)
+            if compiled is None or compiled[0] is not doc:  # new, replaced, or merged since the last find
+                compiled = doc, [(n, _alias_pattern(n)) for n in doc.names()]
+                self._compiled[doc_id] = compiled
+            hit = next((name for name, pat in compiled[1] if pat.search(text)), None)
+            if hit is not None:
+                out.append((doc_id, hit))
         return out

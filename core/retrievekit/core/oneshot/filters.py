@@ -353,7 +353,34 @@ class DropMismatchedEntities:
 
 
 @dataclass(frozen=True)
-class AddSameDocument:
+class _AddBoosted:
+    """Propose the pool chunks, in ranked order, not kept yet, that :meth:`reason` gives a reason for, with their
+    pool relevance raised by ``boost``: the one rule of :class:`AddSameDocument` and :class:`AddSameEntities`."""
+
+    boost: float = 0.25
+    name: str = ""
+
+    def reason(self, ctx: FilterContext) -> Callable[[DataObject], str | None] | None:
+        """Why a chunk is proposed for this query (None: not proposed), or None when the query gives no reason."""
+        raise NotImplementedError
+
+    def propose(
+        self, kept: Sequence[tuple[DataObject, float]], pool: Mapping[str, float], ctx: FilterContext
+    ) -> list[Proposal]:
+        reason = self.reason(ctx)
+        if reason is None:
+            return []
+        kept_ids = {o.id for o, _ in kept}
+        out = []
+        for o in ctx.ranked:
+            why = reason(o) if o.id not in kept_ids and o.id in pool else None
+            if why is not None:
+                out.append(Proposal(o, pool[o.id] * (1 + self.boost), why))
+        return out
+
+
+@dataclass(frozen=True)
+class AddSameDocument(_AddBoosted):
     """Propose pool chunks from a document the query names, with relevance raised by ``boost`` (our choice: +25%).
 
     Examples:
@@ -361,25 +388,21 @@ class AddSameDocument:
         0.25
     """
 
-    boost: float = 0.25
     name: str = "add-same-document"
 
-    def propose(
-        self, kept: Sequence[tuple[DataObject, float]], pool: Mapping[str, float], ctx: FilterContext
-    ) -> list[Proposal]:
+    def reason(self, ctx: FilterContext) -> Callable[[DataObject], str | None] | None:
         if not ctx.query.documents:
-            return []
-        kept_ids = {o.id for o, _ in kept}
-        out = []
-        for o in ctx.ranked:
+            return None
+
+        def named(o: DataObject) -> str | None:
             doc = o.metadata.get(ctx.keys.document)
-            if o.id not in kept_ids and doc in ctx.query.documents and o.id in pool:
-                out.append(Proposal(o, pool[o.id] * (1 + self.boost), f"from document {doc}, which the query names"))
-        return out
+            return f"from document {doc}, which the query names" if doc in ctx.query.documents else None
+
+        return named
 
 
 @dataclass(frozen=True)
-class AddSameEntities:
+class AddSameEntities(_AddBoosted):
     """Propose pool chunks sharing an entity the query names, with relevance raised by ``boost`` (our choice: +25%).
 
     Examples:
@@ -387,22 +410,18 @@ class AddSameEntities:
         'add-same-entities'
     """
 
-    boost: float = 0.25
     name: str = "add-same-entities"
 
-    def propose(
-        self, kept: Sequence[tuple[DataObject, float]], pool: Mapping[str, float], ctx: FilterContext
-    ) -> list[Proposal]:
+    def reason(self, ctx: FilterContext) -> Callable[[DataObject], str | None] | None:
         if not ctx.query.entities:
-            return []
+            return None
         want = {e.lower() for e in ctx.query.entities}
-        kept_ids = {o.id for o, _ in kept}
-        out = []
-        for o in ctx.ranked:
+
+        def sharing(o: DataObject) -> str | None:
             shared = sorted(e for e in _entities_of(o, ctx.keys.entities) if e.lower() in want)
-            if o.id not in kept_ids and shared and o.id in pool:
-                out.append(Proposal(o, pool[o.id] * (1 + self.boost), f"shares entities {shared} with the query"))
-        return out
+            return f"shares entities {shared} with the query" if shared else None
+
+        return sharing
 
 
 @dataclass(frozen=True)

@@ -354,7 +354,7 @@ class OneShotSelector:
             catalog = DocumentCatalog.from_chunks(ranked, self.keys)
             if self.catalog is not None:
                 for d in self.catalog.documents.values():
-                    catalog.add(d)
+                    catalog.merge(d)
             info = analyze_query(query, catalog, _entity_vocabulary(ranked, self.keys.entities))
         return FilterContext(query=info, ranked=ranked, keys=self.keys, lookup=self.lookup, trace=trace)
 

@@ -335,21 +335,9 @@ def read_model_manifest(folder: str | os.PathLike[str]) -> ModelManifest:
 
 def _verify_model_files(mdir: Path, data: Mapping[str, Any]) -> None:
     """Check a model folder's files against its manifest's checksums; warn when it records none."""
-    import warnings
+    from retrievekit.core.index.checksums import verify_sealed
 
-    from retrievekit.core.errors import UnverifiedIndexWarning
-    from retrievekit.core.index.checksums import refuse_stripped_seal, verify_checksums
-
-    if "checksums" in data:
-        verify_checksums(mdir, data["checksums"], exclude=[MANIFEST_NAME])
-        return
-    version = refuse_stripped_seal(mdir, data)  # a version that records them: they were removed
-    warnings.warn(
-        f"{mdir} was saved without checksums (retrievekit {version}): its files cannot be "
-        "verified; save the model again to add them",
-        UnverifiedIndexWarning,
-        stacklevel=4,
-    )
+    verify_sealed(mdir, data, exclude=[MANIFEST_NAME], written="saved", redo="save the model again", stacklevel=4)
 
 
 def load_trained_model(

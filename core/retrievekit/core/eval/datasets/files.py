@@ -181,7 +181,7 @@ class _Files:
                 )
             try:
                 grade = int(float(row[2]))
-            except ValueError:
+            except (ValueError, OverflowError):  # "inf" overflows int()
                 if first:  # header
                     first = False
                     continue

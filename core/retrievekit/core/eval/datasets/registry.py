@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from retrievekit.core.errors import DatasetError, InvalidInputError, MissingDependencyError
+from retrievekit.core.errors import DatasetError, InvalidInputError, UnknownNameError
 from retrievekit.core.eval.datasets.multihop import HOTPOTQA, MUSIQUE
 from retrievekit.core.eval.datasets.obliqa import OBLIQA
 from retrievekit.core.eval.datasets.ott_qa import OTT_QA
 from retrievekit.core.eval.datasets.scifact import SCIFACT
 from retrievekit.core.eval.datasets.spec import DatasetSpec
+from retrievekit.core.plugins import Registry, spec_check
 
 __all__ = [
     "DATASETS",
@@ -38,7 +39,6 @@ DATASET_ENTRY_POINT_GROUP = "retrievekit.datasets"
 entry names a :class:`~retrievekit.core.eval.datasets.spec.DatasetSpec` object, ``name = "module:SPEC"``."""
 
 _BUILTIN: tuple[DatasetSpec, ...] = (SCIFACT, OTT_QA, OBLIQA, HOTPOTQA, MUSIQUE)
-_REGISTRY: dict[str, DatasetSpec] = {spec.name: spec for spec in _BUILTIN}
 
 DATASETS: tuple[str, ...] = tuple(spec.name for spec in _BUILTIN)
 """The built-in datasets' names (:func:`available_datasets` adds the registered and installed ones)."""
@@ -47,29 +47,22 @@ LAYOUTS: dict[str, str] = {spec.name: spec.layout for spec in _BUILTIN}
 """The files each built-in dataset needs, relative to the data folder (the details: ``docs/datasets.md``)."""
 
 
+_REGISTRY: Registry[DatasetSpec] = Registry(
+    "dataset",
+    DATASET_ENTRY_POINT_GROUP,
+    unknown="unknown {kind} {name!r}; choose one of: {known}",
+    check=spec_check(DatasetSpec, DATASET_ENTRY_POINT_GROUP),
+    broken=DatasetError,
+)
+"""The datasets (a :class:`~retrievekit.core.plugins.Registry` of :class:`DatasetSpec`): the built-in ones, those
+registered with :func:`register_dataset`, and the entry points of :data:`DATASET_ENTRY_POINT_GROUP`."""
+for _spec in _BUILTIN:
+    _REGISTRY.register(_spec.name, _spec)
+
+
 def _plugin_datasets() -> dict[str, importlib.metadata.EntryPoint]:
     """Datasets that installed packages declare as entry points (read from their metadata; nothing is imported)."""
-    return {ep.name: ep for ep in importlib.metadata.entry_points(group=DATASET_ENTRY_POINT_GROUP)}
-
-
-def _load_plugin(entry: importlib.metadata.EntryPoint) -> DatasetSpec:
-    """The :class:`DatasetSpec` an entry point names, checked to be one and to carry the entry point's name."""
-    where = f"entry point {entry.name} = {entry.value!r} (group {DATASET_ENTRY_POINT_GROUP})"
-    try:
-        spec = entry.load()
-    except ImportError as e:
-        raise MissingDependencyError(
-            entry.value.split(":")[0], "reinstall the package that declares it", f"{where}: {e}"
-        ) from e
-    except AttributeError as e:
-        raise InvalidInputError(f"{where} names nothing: {e}") from e
-    except Exception as e:  # the module raised while it was imported: its bug, said as the dataset's error
-        raise DatasetError(f"{where} failed to import ({type(e).__name__}: {str(e)[:300]})") from e
-    if not isinstance(spec, DatasetSpec):
-        raise InvalidInputError(f"{where} is a {type(spec).__name__}, not a DatasetSpec")
-    if spec.name != entry.name:
-        raise InvalidInputError(f"{where} declares the dataset {spec.name!r}; the two names must be the same")
-    return spec
+    return _REGISTRY.entry_points()
 
 
 def register_dataset(spec: DatasetSpec) -> None:
@@ -92,7 +85,7 @@ def register_dataset(spec: DatasetSpec) -> None:
         raise InvalidInputError(f"register_dataset takes a DatasetSpec, got {type(spec).__name__}")
     if any(spec.name == builtin.name for builtin in _BUILTIN):
         raise InvalidInputError(f"{spec.name!r} is a built-in dataset; register yours under another name")
-    _REGISTRY[spec.name] = spec
+    _REGISTRY.register(spec.name, spec)
 
 
 def available_datasets() -> list[str]:
@@ -105,7 +98,7 @@ def available_datasets() -> list[str]:
         'scifact'
     """
     builtin = [spec.name for spec in _BUILTIN]
-    return builtin + sorted((set(_REGISTRY) | set(_plugin_datasets())) - set(builtin))
+    return builtin + [name for name in _REGISTRY.names() if name not in builtin]
 
 
 def dataset_spec(name: str) -> DatasetSpec:
@@ -117,14 +110,10 @@ def dataset_spec(name: str) -> DatasetSpec:
         >>> dataset_spec("nope")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: unknown dataset 'nope'; choose one of: scifact, ott_qa, obliqa, hotpotqa, musique...
+        retrievekit.core.errors.UnknownNameError: unknown dataset 'nope'; choose one of: scifact, ott_qa, obliqa, hotpotqa, musique...
     """
-    spec = _REGISTRY.get(name)
-    if spec is not None:
-        return spec
-    entry = _plugin_datasets().get(name)
-    if entry is None:
-        raise InvalidInputError(f"unknown dataset {name!r}; choose one of: {', '.join(available_datasets())}")
-    spec = _load_plugin(entry)
-    _REGISTRY[name] = spec
-    return spec
+    if name not in _REGISTRY:  # listed with the built-in ones first
+        known = available_datasets()
+        message = f"unknown dataset {name!r}; choose one of: {', '.join(known)}"
+        raise UnknownNameError(message, kind="dataset", name=str(name), known=known)
+    return _REGISTRY.get(name)

@@ -1,0 +1,593 @@
+"""The tantivy engine behind ``BM25Index`` (``BM25Config(engine="tantivy")``): an index on disk that changes in
+place (issues #63, #61), with today's analyzer and scores.
+
+The analyzer is the bm25s one: words of two or more characters (``\\w\\w+``), lower-cased, the 33 Lucene / bm25s
+English stop words removed, the Snowball English stemmer (:data:`ANALYZER`). Tantivy's BM25 is Lucene's times
+``k1 + 1`` (K1 = 1.2, B = 0.75, fixed), so scores are divided by :data:`SCORE_SCALE` and stay near the bm25s
+engine's. Each object is stored in tantivy's doc store (its JSON line, as ``objects.jsonl`` holds it) and read only
+for the hits: nothing reads every object on open.
+
+Changes (:meth:`TantivyEngine.add`, :meth:`TantivyEngine.delete`, :meth:`TantivyEngine.compact`) commit to tantivy
+under its writer lock (one writer at a time; another one gets :class:`~retrievekit.core.errors.IndexLockedError`),
+then rewrite the manifest (the corpus record and the commit's opstamp). Additions are exact at once (a new
+segment's statistics add up to a fresh build's). A deleted id vanishes from results at once, but tantivy's
+statistics (document count, document frequencies, average length) still count it until :meth:`~TantivyEngine.compact`
+re-indexes the live objects into a new generation (``gen-<n>/`` beside the old one; the manifest names the new one
+last, so a kill at any instant leaves the old or the new state). ``delete`` compacts on its own when the deleted
+documents still counted exceed :data:`COMPACT_ABOVE` of those counted.
+
+Folder (format ``retrievekit.bm25`` version 2): ``manifest.json`` (engine, versions, analyzer, generation, opstamp,
+``n_objects``, config, corpus record, its own ``manifest_check``) and ``gen-<n>/`` (the tantivy index). A kill
+between a commit and the manifest's rewrite leaves the commit (tantivy's ``meta.json`` opstamp is newer than the
+manifest's): the next open reads the record from the doc store instead.
+
+Examples:
+    >>> from retrievekit.core.types import Passage
+    >>> eng = TantivyEngine.build([Passage(id="a", text="Cats sat."), Passage(id="b", text="Dogs bark.")], {})
+    >>> [(o.id, round(s, 3)) for o, s in eng.search(analyze("barking dogs"), 5)]
+    [('b', 0.63)]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.errors import IndexFormatError, IndexLockedError, InvalidInputError, MissingDependencyError
+from retrievekit.core.index.checksums import MANIFEST_CHECK, manifest_check
+from retrievekit.core.index.corpus_record import RECORD_KEY, content_digest, record_of_digests
+from retrievekit.core.index.folder_swap import restore_interrupted_swap
+from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_versioned_json
+from retrievekit.core.index.updatable import check_batch, check_ids
+from retrievekit.core.storage import atomic_write_text
+from retrievekit.core.types import DataObject, object_from_dict
+
+__all__ = ["ANALYZER", "COMPACT_ABOVE", "ENGINE", "SCORE_SCALE", "TantivyEngine", "analyze", "is_engine_folder"]
+
+ENGINE = "tantivy"
+FORMAT = "bm25"
+FORMAT_VERSION = 2
+ANALYZER = r"rk_en: \w\w+|lower|stop:lucene33|snowball:english"
+"""The analyzer recorded in the manifest: bm25s' English analyzer, run by tantivy."""
+SCORE_SCALE = 2.2
+"""Tantivy's BM25 is ``(k1 + 1)`` times Lucene's (K1 = 1.2): scores are divided by it."""
+COMPACT_ABOVE = 0.10
+"""``delete`` compacts on its own when deleted documents still counted exceed this share of those counted."""
+_HEAP = 128_000_000
+_TOKENIZER = "rk_en"
+_GEN = re.compile(r"gen-(\d{6})")
+_INSTALL = "pip install 'tantivy>=0.27,<0.28'"
+
+
+def _tantivy() -> Any:
+    try:
+        import tantivy
+    except ImportError as e:  # pragma: no cover - a core dependency
+        raise MissingDependencyError("tantivy", _INSTALL) from e
+    return tantivy
+
+
+@lru_cache(maxsize=2)
+def _analyzer(stem: bool) -> Any:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    t = _tantivy()
+    builder = t.TextAnalyzerBuilder(t.Tokenizer.regex(r"\w\w+")).filter(t.Filter.lowercase())
+    builder = builder.filter(t.Filter.custom_stopword(list(STOPWORDS_EN)))
+    return (builder.filter(t.Filter.stemmer("english")) if stem else builder).build()
+
+
+def analyze(text: str, *, stem: bool = True) -> list[str]:
+    """The terms of ``text`` as the index sees them (``stem=False``: before stemming), duplicates kept.
+
+    Examples:
+        >>> analyze("The cats of Rome?"), analyze("The cats of Rome?", stem=False), analyze("the of ?!")
+        (['cat', 'rome'], ['cats', 'rome'], [])
+    """
+    return [str(t) for t in _analyzer(stem).analyze(text)]
+
+
+def _schema() -> Any:
+    sb = _tantivy().SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_bytes_field("obj", stored=True)  # the object's JSON line
+    sb.add_bytes_field("digest", stored=True)  # its content digest (the corpus record without parsing it)
+    sb.add_text_field("all", tokenizer_name="raw", index_option="basic")  # "1": counts documents as BM25 does
+    sb.add_text_field("text", tokenizer_name=_TOKENIZER, index_option="freq")
+    return sb.build()
+
+
+def _index(path: Path | None, *, create: bool) -> Any:
+    t = _tantivy()
+    if create and path is not None:
+        path.mkdir(parents=True, exist_ok=True)
+    try:
+        index = t.Index(_schema(), path=None if path is None else str(path)) if create else t.Index.open(str(path))
+    except ValueError as e:
+        raise IndexFormatError(
+            f"{path}: the tantivy index is missing, corrupt or of another version ({e}); rebuild it"
+        ) from e
+    index.register_tokenizer(_TOKENIZER, _analyzer(True))
+    return index
+
+
+@contextmanager
+def _reading(where: object) -> Iterator[None]:
+    """Tantivy's failures while reading a damaged index (a ``ValueError``, or a Rust panic, which Python sees as a
+    ``BaseException``) as :class:`IndexFormatError` naming ``where``."""
+    try:
+        yield
+    except (ValueError, OSError) as e:
+        if isinstance(e, (IndexFormatError, InvalidInputError)):
+            raise
+        raise IndexFormatError(f"{where}: the tantivy index cannot be read ({e}); rebuild it") from e
+    except BaseException as e:
+        if type(e).__name__ != "PanicException":
+            raise
+        raise IndexFormatError(f"{where}: the tantivy index is damaged ({str(e)[:200]}); rebuild it") from e
+
+
+def _gen_name(gen: int) -> str:
+    return f"gen-{gen:06d}"
+
+
+def _meta_opstamp(path: Path) -> int:
+    try:
+        return int(json.loads((path / "meta.json").read_text(encoding="utf-8"))["opstamp"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise IndexFormatError(f"{path}: tantivy's meta.json is missing or corrupt ({e}); rebuild the index") from e
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def is_engine_folder(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` holds a tantivy BM25 index (its manifest says format version 2, engine tantivy).
+
+    Examples:
+        >>> import tempfile
+        >>> is_engine_folder(tempfile.mkdtemp())
+        False
+    """
+    restore_interrupted_swap(folder)
+    try:
+        data = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("format_version") == FORMAT_VERSION and data.get("engine") == ENGINE
+
+
+def _document(obj: DataObject) -> tuple[Any, str]:
+    digest = content_digest(obj)
+    doc = _tantivy().Document(
+        id=obj.id, obj=object_json(obj).encode("utf-8"), digest=digest.encode(), all="1", text=obj.index_text()
+    )
+    return doc, digest
+
+
+def _fill(index: Any, docs: Iterable[Any]) -> int:
+    """Add ``docs`` to an empty ``index`` with one writer thread, commit; the commit's opstamp."""
+    writer = index.writer(heap_size=_HEAP, num_threads=1)
+    for doc in docs:
+        writer.add_document(doc)
+    opstamp = int(writer.commit())
+    writer.wait_merging_threads()  # releases the writer (and its lock)
+    index.reload()
+    return opstamp
+
+
+class TantivyEngine:
+    """A tantivy BM25 index in memory (``folder`` None) or in a folder: :meth:`build`, :meth:`open`, :meth:`search`,
+    :meth:`add`, :meth:`delete`, :meth:`compact`, :meth:`save`. ``BM25Index`` wraps it; use that.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> eng = TantivyEngine.build([Passage(id="a", text="red apples"), Passage(id="b", text="green pears")], {})
+        >>> eng.delete(["b"], compact=False), len(eng), eng.pending_deletes
+        (['b'], 1, 1)
+        >>> eng.compact(); eng.pending_deletes
+        0
+    """
+
+    def __init__(self, index: Any, folder: Path | None, config: dict[str, Any], manifest: dict[str, Any]) -> None:
+        self._index = index
+        self.folder = folder
+        self.config = dict(config)
+        self._generation = int(manifest.get("generation", 1))
+        self._opstamp = int(manifest.get("opstamp", 0))
+        self._record: dict[str, Any] | None = manifest.get(RECORD_KEY)
+        self._digests: dict[str, str] | None = None  # id -> content digest, read from the doc store when needed
+        self._digests_at = -1  # the opstamp they were read at
+        self._stat = _stat(folder / MANIFEST) if folder is not None else None
+        self._objects: tuple[tuple[int, int], list[DataObject]] | None = None
+
+    # ------------------------------------------------------------------ make, open, save
+    @classmethod
+    def build(cls, objects: Iterable[DataObject], config: dict[str, Any]) -> TantivyEngine:
+        """An index of ``objects`` in memory (``save`` writes it to a folder).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> len(TantivyEngine.build([Passage(id="a", text="x y")], {}))
+            1
+        """
+        objs = list(objects)
+        made = [_document(o) for o in objs]
+        index = _index(None, create=True)
+        opstamp = _fill(index, (d for d, _ in made))
+        eng = cls(index, None, config, {"opstamp": opstamp})
+        eng._digests, eng._digests_at = {o.id: dig for o, (_, dig) in zip(objs, made, strict=True)}, opstamp
+        eng._record = record_of_digests(eng._digests)
+        return eng
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike[str]) -> TantivyEngine:
+        """Open a folder written by :meth:`save` (:class:`IndexFormatError` if it is not one, or damaged).
+
+        Examples:
+            >>> import tempfile
+            >>> TantivyEngine.open(tempfile.mkdtemp())
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+        """
+        path = Path(folder)
+        manifest = _read_manifest(path)
+        gen = path / _gen_name(int(manifest["generation"]))
+        eng = cls(_index(gen, create=False), path, manifest["config"], manifest)
+        if _meta_opstamp(gen) != eng._opstamp:  # killed between a commit and the manifest: the commit holds
+            eng._record = record_of_digests(eng._held_digests())
+        return eng
+
+    def save(self, folder: str | os.PathLike[str]) -> None:
+        """Write the live objects to ``folder`` as a new index (atomically); nothing to do for the index's own folder.
+
+        Examples:
+            >>> import tempfile, pathlib
+            >>> from retrievekit.core.types import Passage
+            >>> d = pathlib.Path(tempfile.mkdtemp()) / "t"
+            >>> TantivyEngine.build([Passage(id="a", text="alpha")], {}).save(d)
+            >>> [o.id for o, _ in TantivyEngine.open(d).search(["alpha"], 3)]
+            ['a']
+        """
+        target = Path(folder)
+        if self.folder is not None and target.resolve() == self.folder.resolve():
+            return
+        with atomic_folder(target) as tmp:
+            index = _index(tmp / _gen_name(1), create=True)
+            opstamp = _fill(index, self._live_docs())
+            digests = self._held_digests()
+            _write_manifest(tmp, self.config, 1, opstamp, digests)
+
+    # ------------------------------------------------------------------ read
+    def refresh(self) -> None:
+        """See the folder's last change (another writer's, another process's): reopen the manifest's generation when
+        it changed, reload tantivy's reader otherwise. In memory: nothing to do.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> TantivyEngine.build([Passage(id="a", text="x")], {}).refresh()
+        """
+        if self.folder is None:
+            return
+        stat = _stat(self.folder / MANIFEST)
+        if stat == self._stat:
+            return
+        for attempt in range(3):  # a compaction may remove the generation just read: read the manifest again
+            try:
+                manifest = _read_manifest(self.folder)
+                gen = int(manifest["generation"])
+                if gen != self._generation:
+                    self._index = _index(self.folder / _gen_name(gen), create=False)
+                else:
+                    self._index.reload()
+                break
+            except (IndexFormatError, ValueError):
+                if attempt == 2:
+                    raise
+        self._generation, self._opstamp, self._stat = gen, int(manifest["opstamp"]), stat
+        self._record = manifest.get(RECORD_KEY)
+
+    def __len__(self) -> int:
+        self.refresh()
+        return int(self._index.searcher().num_docs)
+
+    @property
+    def pending_deletes(self) -> int:
+        """Deleted documents that tantivy's statistics still count (0 after :meth:`compact`)."""
+        self.refresh()
+        searcher = self._index.searcher()
+        return int(searcher.doc_freq("all", "1")) - int(searcher.num_docs)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The corpus record of the live objects (:func:`~retrievekit.core.index.corpus_record.corpus_record`)."""
+        self.refresh()
+        if self._record is None:
+            self._record = record_of_digests(self._held_digests())
+        return self._record
+
+    def search(self, terms: list[str], k: int) -> list[tuple[DataObject, float]]:
+        """The top ``k`` objects for the analyzed ``terms`` (an OR of term queries; a repeated term counts again),
+        with their scores divided by :data:`SCORE_SCALE`; ties by id, whatever the segments.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> eng = TantivyEngine.build([Passage(id="b", text="tea"), Passage(id="a", text="tea")], {})
+            >>> [o.id for o, _ in eng.search(["tea"], 1)], eng.search([], 3)
+            (['a'], [])
+        """
+        self.refresh()
+        searcher = self._index.searcher()
+        if not terms or k <= 0 or searcher.num_docs == 0:
+            return []
+        t = _tantivy()
+        schema = self._index.schema
+        query = t.Query.boolean_query(
+            [(t.Occur.Should, t.Query.term_query(schema, "text", w, index_option="freq")) for w in terms]
+        )
+        limit = k + 1
+        with _reading(self.folder or "the in-memory BM25 index"):
+            while True:  # fetch until every hit tied with the k-th is in: ties are then broken by id
+                hits = searcher.search(query, limit, count=False).hits
+                if len(hits) < limit or hits[-1][0] < hits[k - 1][0]:
+                    break
+                limit *= 2
+            if len(hits) > k:
+                hits = [h for h in hits if h[0] >= hits[k - 1][0]]
+            found = [(float(score), _object(searcher.doc(addr))) for score, addr in hits]
+        found.sort(key=lambda h: (-h[0], h[1].id))
+        return [(obj, score / SCORE_SCALE) for score, obj in found[:k]]
+
+    def objects(self) -> list[DataObject]:
+        """Every live object, in a stable order (doc-store order); read once per state of the index.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> [o.id for o in TantivyEngine.build([Passage(id="b", text="x"), Passage(id="a", text="y")], {}).objects()]
+            ['b', 'a']
+        """
+        self.refresh()
+        key = (self._generation, self._opstamp)
+        if self._objects is None or self._objects[0] != key:
+            self._objects = (key, [_object(doc) for doc in self._stored()])
+        return self._objects[1]
+
+    def _stored(self) -> Iterator[Any]:
+        """The live stored documents of the current reader, in address order."""
+        searcher = self._index.searcher()
+        n = int(searcher.num_docs)
+        if n == 0:
+            return
+        with _reading(self.folder or "the in-memory BM25 index"):
+            hits = searcher.search(_tantivy().Query.all_query(), n, count=False).hits
+            for _, addr in sorted(hits, key=lambda h: (h[1].segment_ord, h[1].doc)):
+                yield searcher.doc(addr)
+
+    def _live_docs(self) -> Iterator[Any]:
+        """The live documents, ready to be added to another index (text re-analyzed from each stored object)."""
+        t = _tantivy()
+        for doc in self._stored():
+            obj, digest = doc.get_first("obj"), doc.get_first("digest")
+            text = _object(doc).index_text()
+            yield t.Document(id=doc.get_first("id"), obj=obj, digest=digest, all="1", text=text)
+
+    def _held_digests(self) -> dict[str, str]:
+        """``id -> content digest`` of the live objects, read from the doc store when the index changed since."""
+        current = _meta_opstamp(self._gen_path()) if self.folder is not None else self._opstamp
+        if self._digests is None or self._digests_at != current:
+            self._index.reload()
+            self._digests = {str(d.get_first("id")): bytes(d.get_first("digest")).decode() for d in self._stored()}
+            self._digests_at = current
+        return self._digests
+
+    def _gen_path(self) -> Path:
+        assert self.folder is not None
+        return self.folder / _gen_name(self._generation)
+
+    # ------------------------------------------------------------------ change
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """Hold tantivy's writer lock of the current generation (re-read first); :class:`IndexLockedError` if another
+        writer holds it. An error inside rolls the uncommitted changes back."""
+        for _ in range(3):
+            self.refresh()
+            try:
+                writer = self._index.writer(heap_size=_HEAP, num_threads=1)
+            except ValueError as e:
+                if "LockBusy" in str(e) or "lock" in str(e).lower():
+                    where = self.folder if self.folder is not None else "this in-memory BM25 index"
+                    raise IndexLockedError(
+                        f"{where} is being changed by another writer (tantivy's writer lock is held); nothing was "
+                        "changed: retry when it is done"
+                    ) from e
+                raise IndexFormatError(f"{self.folder}: the tantivy index cannot be written ({e})") from e
+            if self.folder is not None and _stat(self.folder / MANIFEST) != self._stat:
+                writer.wait_merging_threads()  # changed while the lock was taken: start again on the new state
+                continue
+            try:
+                yield writer
+            except BaseException:
+                writer.rollback()
+                raise
+            finally:
+                writer.wait_merging_threads()
+            return
+        raise IndexLockedError(f"{self.folder} keeps changing under this writer; retry")  # pragma: no cover
+
+    def _committed(self, opstamp: int, digests: dict[str, str]) -> None:
+        """After a commit: reload, remember the state, rewrite the manifest (the last write of a change)."""
+        self._index.reload()
+        self._opstamp, self._digests, self._digests_at = opstamp, digests, opstamp
+        self._record = record_of_digests(digests)
+        if self.folder is not None:
+            _write_manifest(self.folder, self.config, self._generation, opstamp, digests)
+            self._stat = _stat(self.folder / MANIFEST)
+
+    def add(self, objects: Iterable[DataObject]) -> None:
+        """Index ``objects`` (ids not in the index yet) and commit: exact at once.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> eng = TantivyEngine.build([Passage(id="a", text="tea")], {})
+            >>> eng.add([Passage(id="b", text="coffee")]); len(eng)
+            2
+            >>> eng.add([Passage(id="a", text="tea")])
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: add: id 'a' is already in the index; delete it first
+        """
+        objs = check_batch(objects)
+        if not objs:
+            return
+        made = [_document(o) for o in objs]
+        with self._writing() as writer:
+            held = dict(self._held_digests())
+            dup = next((o.id for o in objs if o.id in held), None)
+            if dup is not None:
+                raise InvalidInputError(f"add: id {dup!r} is already in the index; delete it first")
+            for o, (doc, digest) in zip(objs, made, strict=True):
+                writer.add_document(doc)
+                held[o.id] = digest
+            self._committed(int(writer.commit()), held)
+
+    def delete(self, ids: Iterable[str], *, compact: bool | None = None) -> list[str]:
+        """Delete ``ids`` (those not held are ignored) and commit; returns the ids deleted, in the order given. They
+        vanish from results at once; statistics count them until a compaction: ``compact=True`` always, ``None``
+        when more than :data:`COMPACT_ABOVE` of the counted documents are deleted ones, ``False`` never.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> eng = TantivyEngine.build([Passage(id=str(i), text="tea") for i in range(20)], {})
+            >>> eng.delete(["3", "zz"]), eng.pending_deletes, eng.delete(["4", "5"]), eng.pending_deletes
+            (['3'], 1, ['4', '5'], 0)
+        """
+        wanted = check_ids(ids, where="delete")
+        old = None
+        with self._writing() as writer:
+            held = dict(self._held_digests())
+            gone = [i for i in wanted if i in held]
+            if gone:
+                for i in gone:
+                    writer.delete_documents_by_term("id", i)
+                    del held[i]
+                self._committed(int(writer.commit()), held)
+            if compact or (compact is None and self._over_threshold()):
+                old = self._compact_locked()
+        self._remove(old)
+        return gone
+
+    def compact(self) -> None:
+        """Re-index the live objects into a new generation (the manifest names it last), so that the statistics
+        count only them: scores then equal a fresh build's.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> TantivyEngine.build([Passage(id="a", text="x")], {}).compact()
+        """
+        with self._writing():
+            old = self._compact_locked()
+        self._remove(old)
+
+    def _over_threshold(self) -> bool:
+        searcher = self._index.searcher()
+        counted = int(searcher.doc_freq("all", "1"))
+        return counted > 0 and counted - int(searcher.num_docs) > COMPACT_ABOVE * counted
+
+    def _compact_locked(self) -> Path | None:
+        """The compaction, under the current generation's writer lock; returns the old generation's folder."""
+        digests = dict(self._held_digests())
+        if self.folder is None:
+            index = _index(None, create=True)
+            opstamp = _fill(index, self._live_docs())
+            self._index = index
+            self._committed(opstamp, digests)
+            return None
+        self._sweep()
+        old, gen = self._gen_path(), self._generation + 1
+        index = _index(self.folder / _gen_name(gen), create=True)
+        opstamp = _fill(index, self._live_docs())
+        self._index, self._generation = index, gen
+        self._committed(opstamp, digests)  # the manifest now names the new generation
+        return old
+
+    def _sweep(self) -> None:
+        """Remove the generations the manifest does not name (a compaction killed before or after its swap) and the
+        temp files of manifest writes that were killed."""
+        assert self.folder is not None
+        for p in self.folder.iterdir():
+            m = _GEN.fullmatch(p.name)
+            if m and int(m.group(1)) != self._generation:
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.name.startswith(f".{MANIFEST}.") and p.name.endswith(".tmp"):
+                p.unlink(missing_ok=True)
+
+    @staticmethod
+    def _remove(old: Path | None) -> None:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _object(doc: Any) -> DataObject:
+    try:
+        return object_from_dict(json.loads(bytes(doc.get_first("obj")).decode("utf-8")))
+    except (ValueError, KeyError, TypeError) as e:
+        raise IndexFormatError(f"a stored object of the tantivy BM25 index is corrupt ({e}); rebuild it") from e
+
+
+def _read_manifest(folder: Path) -> dict[str, Any]:
+    restore_interrupted_swap(folder)
+    if not (folder / MANIFEST).is_file():
+        raise IndexFormatError(f"{folder} is not a retrievekit index folder (no {MANIFEST})")
+    data = read_versioned_json(
+        folder / MANIFEST, want=f"retrievekit.{FORMAT}", max_version=FORMAT_VERSION, kind="index"
+    )
+    if data.get("engine") != ENGINE or MANIFEST_CHECK not in data:
+        raise IndexFormatError(f"{folder}: the manifest names no tantivy BM25 index (engine {data.get('engine')!r})")
+    try:
+        int(data["generation"]), int(data["opstamp"]), dict(data["config"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise IndexFormatError(f"{folder}: the manifest of the tantivy BM25 index is incomplete ({e})") from e
+    return data
+
+
+def _write_manifest(folder: Path, config: dict[str, Any], gen: int, opstamp: int, digests: dict[str, str]) -> None:
+    """Write the manifest atomically: the one file that says which generation and commit the folder is at."""
+    from retrievekit.core import __version__
+
+    data: dict[str, Any] = {
+        "format": f"retrievekit.{FORMAT}",
+        "format_version": FORMAT_VERSION,
+        "retrievekit_version": __version__,
+        "engine": ENGINE,
+        "engine_version": _tantivy_version(),
+        "analyzer": ANALYZER,
+        "generation": gen,
+        "opstamp": opstamp,
+        "n_objects": len(digests),
+        "config": config,
+        RECORD_KEY: record_of_digests(digests),
+    }
+    data[MANIFEST_CHECK] = manifest_check(data)
+    atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
+
+
+def _tantivy_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tantivy")
+    except PackageNotFoundError:  # pragma: no cover
+        return "unknown"

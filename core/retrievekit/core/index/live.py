@@ -1,0 +1,421 @@
+"""A living ``bm25`` / ``dense`` / ``hybrid`` index: objects added, replaced and removed by id, in place, and kept
+in its folder (:class:`LiveIndex`, an :class:`~retrievekit.core.index.updatable.UpdatableIndex`).
+
+After any sequence of changes it answers as a fresh build over the objects it holds: the dense side changes its
+Chroma collection in place (:mod:`~retrievekit.core.index.dense_updates`: only the objects that changed are
+embedded); the BM25 side uses ``BM25Index``'s in-place ``add`` / ``delete``. With the option ``bm25_engine="tantivy"``
+(``bm25`` and ``hybrid``) the BM25 part is tantivy's, changed in place in its folder; its deletes are counted by the
+statistics until a compaction, which ``delete`` runs on its own above 10 % deleted documents
+(:data:`~retrievekit.core.index.bm25_engine.COMPACT_ABOVE`), so scores may differ from a fresh build's below that.
+
+A folder index (``path=``) holds ``live/`` (its manifest, with the method, options and
+:func:`~retrievekit.core.index.corpus_record.corpus_record` of the held objects, updated on every change, and the
+objects themselves), ``bm25/`` and ``dense/`` (the parts, each a retrievekit index folder). A change is written
+part by part, ``live/`` last; :meth:`LiveIndex.open` checks every part against ``live/``'s objects and refuses one
+that holds another corpus (:class:`~retrievekit.core.errors.CorpusMismatchError`).
+
+Examples:
+    >>> from retrievekit.core.types import Passage
+    >>> idx = LiveIndex.create("bm25")
+    >>> idx.upsert([Passage(id="a", text="red apples"), Passage(id="b", text="green pears")])
+    ['a', 'b']
+    >>> idx.upsert([Passage(id="a", text="blue plums")])
+    ['a']
+    >>> idx.delete(["b", "zz"]), idx.ids(), idx.search("plums", k=1)[0].id
+    (['b'], ['a'], 'a')
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.checks import check_k, check_query
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.as_embedder import as_embedder
+from retrievekit.core.index.bm25 import ENGINES, BM25Config, BM25Index
+from retrievekit.core.index.corpus_record import RECORD_KEY, check_same_corpus, corpus_record
+from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
+from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
+from retrievekit.core.index.updatable import check_batch, check_ids
+from retrievekit.core.options import check_option_keys
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject, ScoredHit
+
+__all__ = ["LIVE_METHODS", "LiveIndex"]
+
+LIVE_METHODS = ("bm25", "dense", "hybrid")
+"""The methods a :class:`LiveIndex` can be."""
+
+FORMAT = "live"
+FORMAT_VERSION = 1
+
+
+class LiveIndex:
+    """``bm25``, ``dense`` or ``hybrid`` over objects that change: :meth:`upsert`, :meth:`delete`, :meth:`get`,
+    :meth:`ids`, :meth:`search`; made empty with :meth:`create`, reopened with :meth:`open`, released with
+    :meth:`close` (also ``with``).
+
+    Args (of :meth:`create`): ``method`` (one of :data:`LIVE_METHODS`), ``path`` (its folder; None: in memory),
+    ``embedder`` (``dense`` / ``hybrid``: any embedder ``from_documents`` takes; default all-MiniLM-L6-v2),
+    ``options`` (``hybrid``'s: ``fusion``, ``dense_weight``, ``bm25_weight``, ``rrf_k``, ``candidate_k``; ``bm25``'s and
+    ``hybrid``'s: ``bm25_engine``, ``"bm25s"`` by default or ``"tantivy"``).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> with LiveIndex.create("bm25") as idx:
+        ...     _ = idx.upsert([Passage(id="a", text="tea")])
+        ...     [o.text for o in idx.get(["a", "b"])]
+        ['tea']
+    """
+
+    def __init__(
+        self,
+        method: str,
+        *,
+        path: Path | None,
+        embedder: Any,
+        options: Mapping[str, Any],
+        objects: Sequence[DataObject],
+    ) -> None:
+        self.method = _check_method(method)
+        self.options = dict(options)
+        self.bm25_config = _bm25_config(self.method, self.options)
+        self.fusion, self.weights = _settings(self.method, {k: v for k, v in self.options.items() if k != ENGINE_KEY})
+        self.path = path
+        self._embedder = embedder
+        self._objects: dict[str, DataObject] = {o.id: o for o in objects}
+        self._bm25: BM25Index | None = None
+        self._dense: Any = None
+        self._closed = False
+        self.last_change: Trace | None = None
+        """The trace of the last :meth:`upsert` or :meth:`delete` (its ``bm25_rebuilt`` event, counters)."""
+
+    # ------------------------------------------------------------------ make, reopen, release
+    @classmethod
+    def create(
+        cls,
+        method: str = "hybrid",
+        *,
+        path: str | os.PathLike[str] | None = None,
+        embedder: Any = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> LiveIndex:
+        """An empty index; a ``path`` that already holds a live index is reopened (:meth:`open`), one of another
+        method refused, and a folder holding anything else refused (:class:`InvalidInputError`).
+
+        Examples:
+            >>> LiveIndex.create("lattice")
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: a LiveIndex is one of ('bm25', 'dense', 'hybrid'), not 'lattice'
+        """
+        _check_method(method)
+        opts = dict(options or {})
+        folder = Path(path) if path is not None else None
+        if folder is not None and (folder / "live").is_dir():
+            idx = cls.open(folder, embedder=embedder)
+            if idx.method != method or (options is not None and idx.options != opts):
+                idx.close()
+                raise InvalidInputError(
+                    f"{folder} holds a live {idx.method} index with options {idx.options}, not {method} with {opts}; "
+                    "open it with LiveIndex.open, or use another folder"
+                )
+            return idx
+        if folder is not None and folder.exists() and any(folder.iterdir()):
+            raise InvalidInputError(f"{folder} exists and holds something other than a live index")
+        emb = as_embedder(embedder, where="LiveIndex.create") if method != "bm25" else _no_embedder(embedder)
+        idx = cls(method, path=folder, embedder=emb, options=opts, objects=())
+        idx._save_live()
+        return idx
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, embedder: Any = None) -> LiveIndex:
+        """Reopen a folder index. Each part is checked against the objects ``live/`` holds: one that holds another
+        corpus (a change interrupted between its parts) raises
+        :class:`~retrievekit.core.errors.CorpusMismatchError`; a damaged one :class:`IndexFormatError`.
+
+        Examples:
+            >>> import tempfile
+            >>> LiveIndex.open(tempfile.mkdtemp())
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.IndexFormatError: ... is not a live index folder (no live/)
+        """
+        folder = Path(path)
+        if not (folder / "live").is_dir():
+            raise IndexFormatError(f"{folder} is not a live index folder (no live/)")
+        manifest = read_manifest(folder / "live", FORMAT, FORMAT_VERSION)
+        objects = read_objects(folder / "live", expected=manifest.get("n_objects"))
+        try:
+            method, options = str(manifest["method"]), dict(manifest["options"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise IndexFormatError(f"{folder}: the live manifest names no method and options ({e})") from e
+        emb = as_embedder(embedder, where="LiveIndex.open") if method != "bm25" else _no_embedder(embedder)
+        idx = cls(method, path=folder, embedder=emb, options=options, objects=objects)
+        try:
+            idx._open_parts()
+        except BaseException:
+            idx.close()
+            raise
+        return idx
+
+    def _open_parts(self) -> None:
+        """Load the BM25 and dense parts from the folder, each checked against the held objects."""
+        assert self.path is not None
+        held = list(self._objects.values())
+        if self._uses_bm25 and _has_text(held):
+            self._bm25 = BM25Index.load(self.path / "bm25", corpus=held)
+        if self._uses_dense and (self.path / "dense").is_dir():
+            from retrievekit.core.index.dense import DenseIndex
+            from retrievekit.core.index.dense_corpus import stored_objects
+
+            self._dense = DenseIndex.open(self.path / "dense", embedder=self._embedder)
+            check_same_corpus(stored_objects(self._dense), held, where=f"the dense part of {self.path}")
+        elif self._uses_dense and held:
+            raise IndexFormatError(f"{self.path}: the dense part (dense/) is missing")
+
+    def close(self) -> None:
+        """Release the dense part's Chroma client (a folder's dense part is sealed again). Safe to call twice.
+
+        Examples:
+            >>> idx = LiveIndex.create("bm25"); idx.close(); idx.close()
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self._dense is not None:
+            self._dense.close()
+
+    def __enter__(self) -> LiveIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ read
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def ids(self) -> list[str]:
+        """Every held id, oldest change first.
+
+        Examples:
+            >>> LiveIndex.create("bm25").ids()
+            []
+        """
+        return list(self._objects)
+
+    def get(self, ids: Sequence[str]) -> list[DataObject]:
+        """The held objects of ``ids``, in the order asked, each once; ids not held are left out.
+
+        Examples:
+            >>> LiveIndex.create("bm25").get(["x"])
+            []
+        """
+        return [self._objects[i] for i in check_ids(ids, where="get") if i in self._objects]
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """Top-``k`` held objects for ``query``, as a fresh build over them would answer. An empty index answers
+        ``[]`` with an ``empty_index`` trace event.
+
+        Examples:
+            >>> t = Trace()
+            >>> LiveIndex.create("bm25").search("tea", trace=t), t.events[0].kind
+            ([], 'empty_index')
+        """
+        check_query(query)
+        check_k(k)
+        self._check_open()
+        trace = trace if trace is not None else Trace()
+        if not self._objects:
+            trace.note("empty_index", "the index holds no objects; returning no hits")
+            return []
+        if self.method == "bm25":
+            return self._bm25.search(query, k, trace=trace) if self._bm25 is not None else []
+        if self.method == "dense":
+            return self._dense.search(query, k, trace=trace)
+        parts = [self._dense, self._bm25 if self._bm25 is not None else _NoHits()]
+        hybrid = HybridRetriever(parts, self.weights, config=self.fusion, names=["dense", "bm25"])
+        return hybrid.search(query, k, trace=trace)
+
+    # ------------------------------------------------------------------ change
+    def upsert(self, objects: Sequence[DataObject], *, trace: Trace | None = None) -> list[str]:
+        """Add ``objects``, replacing the held ones with the same ids; returns their ids, in order. An object equal
+        to the one held is left as it is (nothing embedded); a replaced one moves to the end of :meth:`ids`.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> idx = LiveIndex.create("bm25")
+            >>> idx.upsert([Passage(id="a", text="x")]), idx.upsert([])
+            (['a'], [])
+        """
+        self._check_open()
+        objs = check_batch(objects)
+        trace = trace if trace is not None else Trace()
+        changed = [o for o in objs if self._objects.get(o.id) != o]
+        replaced = [o.id for o in changed if o.id in self._objects]
+        trace.count("live.unchanged", len(objs) - len(changed))
+        if changed:
+            if self._uses_dense:
+                self._dense_upsert(changed)
+            for o in changed:
+                self._objects.pop(o.id, None)
+                self._objects[o.id] = o
+            self._bm25_change(replaced, changed, trace)
+            self._save_live()
+        trace.count("live.upserted", len(changed))
+        self.last_change = trace
+        return [o.id for o in objs]
+
+    def delete(self, ids: Sequence[str], *, trace: Trace | None = None) -> list[str]:
+        """Remove ``ids``; returns those that were held (in the order given). Ids not held are not an error.
+
+        Examples:
+            >>> LiveIndex.create("bm25").delete(["a"])
+            []
+        """
+        self._check_open()
+        gone = [i for i in check_ids(ids, where="delete") if i in self._objects]
+        trace = trace if trace is not None else Trace()
+        if gone:
+            if self._uses_dense and self._dense is not None:
+                from retrievekit.core.index.dense_updates import delete_dense
+
+                delete_dense(self._dense, gone)
+            for i in gone:
+                del self._objects[i]
+            self._bm25_change(gone, [], trace)
+            self._save_live()
+        trace.count("live.deleted", len(gone))
+        self.last_change = trace
+        return gone
+
+    def _dense_upsert(self, changed: list[DataObject]) -> None:
+        from retrievekit.core.index.dense import DenseIndex
+        from retrievekit.core.index.dense_updates import upsert_dense
+
+        if self._dense is not None:
+            upsert_dense(self._dense, changed)
+            return
+        path = self.path / "dense" if self.path is not None else None
+        self._dense = DenseIndex.build(changed, path, embedder=self._embedder)
+        if self._embedder is None:
+            self._embedder = self._dense.embedder  # the default model, loaded once
+
+    def _bm25_change(self, removed: list[str], added: list[DataObject], trace: Trace) -> None:
+        """Bring the BM25 part to the held objects: in place where ``BM25Index`` can, else rebuilt (interim)."""
+        if not self._uses_bm25:
+            return
+        held = list(self._objects.values())
+        bm25: Any = self._bm25
+        if not _has_text(held):
+            self._bm25 = None
+        elif bm25 is None:
+            self._bm25 = BM25Index.build(held, self.bm25_config)
+        elif callable(getattr(bm25, "add", None)) and callable(getattr(bm25, "delete", None)):
+            if removed:
+                bm25.delete(removed)
+            if added:
+                bm25.add(added)
+        else:  # interim: until BM25Index changes in place, the part is rebuilt from the held objects
+            self._bm25 = BM25Index.build(held, self.bm25_config)
+            trace.note(
+                "bm25_rebuilt",
+                "BM25Index has no in-place add/delete yet: the BM25 part was rebuilt from the held objects",
+                objects=len(held),
+            )
+        if self.path is not None:
+            if self._bm25 is not None:
+                self._bm25.save(self.path / "bm25")  # a tantivy part changed in its folder: nothing to write
+                if self.bm25_config.engine == "tantivy" and self._bm25.folder is None:
+                    self._bm25 = BM25Index.load(self.path / "bm25")  # built in memory: change it in its folder
+            elif (self.path / "bm25").exists():
+                shutil.rmtree(self.path / "bm25")
+
+    def _save_live(self) -> None:
+        """Write ``live/`` (the objects and the manifest with their corpus record): the last write of a change."""
+        if self.path is None:
+            return
+        held = list(self._objects.values())
+        with atomic_folder(self.path / "live") as tmp:
+            n = write_objects(tmp, held)
+            fields = {"method": self.method, "options": self.options, "n_objects": n, RECORD_KEY: corpus_record(held)}
+            write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
+
+    @property
+    def corpus(self) -> dict[str, Any]:
+        """The :func:`~retrievekit.core.index.corpus_record.corpus_record` of the held objects (what the folder's
+        manifest records after every change).
+
+        Examples:
+            >>> LiveIndex.create("bm25").corpus["count"]
+            0
+        """
+        return corpus_record(self._objects.values())
+
+    @property
+    def _uses_bm25(self) -> bool:
+        return self.method in ("bm25", "hybrid")
+
+    @property
+    def _uses_dense(self) -> bool:
+        return self.method in ("dense", "hybrid")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InvalidInputError("this LiveIndex is closed")
+
+
+class _NoHits:
+    """The BM25 side of a hybrid index whose objects have no searchable text yet."""
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        return []
+
+
+def _has_text(objects: Sequence[DataObject]) -> bool:
+    return any(o.index_text().strip() for o in objects)
+
+
+def _check_method(method: str) -> str:
+    if method not in LIVE_METHODS:
+        raise InvalidInputError(f"a LiveIndex is one of {LIVE_METHODS}, not {method!r}")
+    return method
+
+
+ENGINE_KEY = "bm25_engine"
+
+
+def _bm25_config(method: str, options: Mapping[str, Any]) -> BM25Config:
+    """The BM25 part's settings: the engine named by the ``bm25_engine`` option (``bm25`` / ``hybrid``)."""
+    if ENGINE_KEY not in options:
+        return BM25Config()
+    engine = options[ENGINE_KEY]
+    if method == "dense":
+        raise InvalidInputError(
+            f"{ENGINE_KEY} reaches no part of a dense LiveIndex (it has no BM25 part); leave it out"
+        )
+    if engine not in ENGINES:
+        raise InvalidInputError(f"option {ENGINE_KEY} must be one of {ENGINES}, not {engine!r}")
+    return BM25Config(engine=engine)
+
+
+def _no_embedder(embedder: Any) -> Any:
+    """``None`` for a ``bm25`` index, which embeds nothing; an embedder given to one is refused by name."""
+    if embedder is not None:
+        raise InvalidInputError("embedder= reaches no part of a bm25 LiveIndex (it embeds nothing); leave it out")
+    return None
+
+
+def _settings(method: str, options: Mapping[str, Any]) -> tuple[FusionConfig, list[float]]:
+    """The fusion settings of ``hybrid`` (its options checked); the other methods take no options."""
+    if method == "hybrid":
+        from retrievekit.core.index.baselines import hybrid_settings
+
+        return hybrid_settings(options)
+    check_option_keys(options, (), label=method)
+    return FusionConfig(), [1.0]

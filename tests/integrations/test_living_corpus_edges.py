@@ -1,0 +1,289 @@
+"""A living corpus through the frameworks' own update surfaces (issue #61 item 1, bm25 / dense / hybrid).
+
+LangChain: ``index()`` / ``aindex()`` drive :class:`RetrieveKitDocumentIndex` with a real ``SQLRecordManager`` on
+SQLite over three rounds of a changing SciFact-like source (adds, edits, deletions), for incremental and full
+cleanup; the counts are LangChain's, and after round 3 (and after reopening the folder) the answers equal a fresh
+build over what the index should hold. LlamaIndex: :class:`RetrieveKitIndex` does the same with
+``refresh_ref_docs`` and ``delete_ref_doc``, inside ``RetrieverQueryEngine`` (``query`` and ``aquery``). The
+langchain-tests standard suites for a ``DocumentIndex`` and a retriever run over it. Real Chroma, real MiniLM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from _corpora import FRUIT
+from _living_corpus import DELETED_2, DELETED_3, QUERIES, rounds
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+from langchain_tests.integration_tests.indexer import AsyncDocumentIndexTestSuite, DocumentIndexerTestSuite
+
+from retrievekit.core.index.corpus_record import corpus_record
+from retrievekit.core.types import Passage
+
+METHODS = ["bm25", "dense", "hybrid"]
+
+
+def _embedder(method: str, minilm: Any) -> Any:
+    return None if method == "bm25" else minilm
+
+
+def _answers(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    return [(text, round(score, 5)) for text, score in hits]
+
+
+def _lc_answers(retriever: Any, query: str) -> list[tuple[str, float]]:
+    return _answers([(d.page_content, d.metadata["score"]) for d in retriever.invoke(query, k=5)])
+
+
+def _fresh_lc(method: str, texts: dict[str, str], minilm: Any) -> Any:
+    from langchain_core.documents import Document
+
+    from retrievekit.langchain import RetrieveKitRetriever
+
+    docs = [Document(page_content=t, metadata={"source": s}, id=s) for s, t in sorted(texts.items())]
+    return RetrieveKitRetriever.from_documents(docs, method=method, embedder=_embedder(method, minilm), k=5)
+
+
+def _held(cleanup: str) -> dict[str, str]:
+    """What the index should hold after round 3: the final round; incremental cleanup never removes a source that
+    left the source (LangChain's semantics), so those keep their last version."""
+    one, two, three = rounds()
+    if cleanup == "full":
+        return dict(three)
+    return three | {k: one[k] for k in DELETED_2} | {k: two[k] for k in DELETED_3}
+
+
+EXPECTED = {  # (num_added, num_updated, num_skipped, num_deleted) per round
+    "incremental": [(8, 0, 0, 0), (4, 0, 5, 2), (1, 0, 6, 1)],
+    "full": [(8, 0, 0, 0), (4, 0, 5, 3), (1, 0, 6, 3)],
+}
+
+
+def _record_manager(tmp_path, name: str, *, async_mode: bool = False) -> Any:
+    from langchain_classic.indexes import SQLRecordManager
+
+    driver = "sqlite+aiosqlite" if async_mode else "sqlite"
+    url = f"{driver}:///{tmp_path / 'records.sqlite'}"
+    manager = SQLRecordManager(f"retrievekit/{name}", db_url=url, async_mode=async_mode)
+    if not async_mode:
+        manager.create_schema()
+    return manager
+
+
+def _source_docs(round_: dict[str, str]) -> list[Any]:
+    from langchain_core.documents import Document
+
+    return [Document(page_content=t, metadata={"source": s}) for s, t in sorted(round_.items())]
+
+
+def _check_final(index: Any, method: str, cleanup: str, minilm: Any) -> None:
+    held = _held(cleanup)
+    assert sorted(d.page_content for d in index.get(index.core.ids())) == sorted(held.values())
+    with _fresh_lc(method, held, minilm) as fresh:
+        for q in QUERIES:
+            assert _lc_answers(index, q) == _lc_answers(fresh, q), q
+
+
+@pytest.mark.parametrize("cleanup", ["incremental", "full"])
+@pytest.mark.parametrize("method", METHODS)
+def test_index_three_rounds_langchain(tmp_path, minilm, method, cleanup):
+    from langchain_core.indexing import index as lc_index
+
+    from retrievekit.langchain import RetrieveKitDocumentIndex
+
+    manager = _record_manager(tmp_path, f"{method}-{cleanup}")
+    folder = tmp_path / "index"
+    store = RetrieveKitDocumentIndex(method=method, path=str(folder), embedder=_embedder(method, minilm))
+    for r, expected in zip(rounds(), EXPECTED[cleanup], strict=True):
+        got = lc_index(_source_docs(r), manager, store, cleanup=cleanup, source_id_key="source", key_encoder="sha256")
+        assert (got["num_added"], got["num_updated"], got["num_skipped"], got["num_deleted"]) == expected
+        # the folder's corpus record follows every change: what the index now serves, by id and text
+        served = [Passage(id=d.id, text=d.page_content, metadata=d.metadata) for d in store.get(store.core.ids())]
+        assert json.loads((folder / "live" / "manifest.json").read_text())["corpus"] == corpus_record(served)
+        assert set(r.values()) <= {p.text for p in served}
+    _check_final(store, method, cleanup, minilm)
+    store.close()
+    with RetrieveKitDocumentIndex(method=method, path=str(folder), embedder=_embedder(method, minilm)) as reopened:
+        _check_final(reopened, method, cleanup, minilm)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_aindex_three_rounds_langchain(tmp_path, minilm, method):
+    from langchain_core.indexing import aindex
+
+    from retrievekit.langchain import RetrieveKitDocumentIndex
+
+    manager = _record_manager(tmp_path, f"async-{method}", async_mode=True)
+
+    async def run() -> list[tuple[int, int, int, int]]:
+        await manager.acreate_schema()
+        out = []
+        for r in rounds():
+            got = await aindex(
+                _source_docs(r), manager, store, cleanup="full", source_id_key="source", key_encoder="sha256"
+            )
+            out.append((got["num_added"], got["num_updated"], got["num_skipped"], got["num_deleted"]))
+        return out
+
+    with RetrieveKitDocumentIndex(method=method, embedder=_embedder(method, minilm)) as store:
+        assert asyncio.run(run()) == EXPECTED["full"]
+        _check_final(store, method, "full", minilm)
+        held = _held("full")
+        with _fresh_lc(method, held, minilm) as fresh:
+            got = asyncio.run(store.ainvoke(QUERIES[1], k=5))
+            assert _answers([(d.page_content, d.metadata["score"]) for d in got]) == _lc_answers(fresh, QUERIES[1])
+
+
+# --------------------------------------------------------------------------------------------- LlamaIndex
+
+
+def _li_docs(round_: dict[str, str]) -> list[Any]:
+    from llama_index.core import Document
+
+    return [Document(text=t, id_=s, metadata={"source": s}) for s, t in sorted(round_.items())]
+
+
+def _li_answers(retriever: Any, query: str) -> list[tuple[str, float]]:
+    return _answers([(n.node.get_content(), n.score) for n in retriever.retrieve(query)])
+
+
+def _li_check_final(index: Any, method: str, minilm: Any) -> None:
+    from retrievekit.llama_index import RetrieveKitRetriever
+
+    held = rounds()[-1]
+    assert sorted(index.ref_doc_info) == sorted(held)
+    fresh = RetrieveKitRetriever.from_documents(
+        _li_docs(held), method=method, embedder=_embedder(method, minilm), similarity_top_k=5
+    )
+    with fresh:
+        retriever = index.as_retriever(similarity_top_k=5)
+        for q in QUERIES:
+            assert _li_answers(retriever, q) == _li_answers(fresh, q), q
+        hit = retriever.retrieve(QUERIES[0])[0].node
+        assert hit.ref_doc_id in held and hit == index.docstore.get_node(
+            hit.node_id
+        )  # the stored node, linked to its document
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_refresh_ref_docs_three_rounds_llama_index(tmp_path, minilm, method):
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.query_engine import RetrieverQueryEngine
+
+    from retrievekit.llama_index import RetrieveKitIndex
+
+    one, two, three = rounds()
+    folder = tmp_path / "li-index"
+    index = RetrieveKitIndex(method=method, path=folder, embedder=_embedder(method, minilm))
+    assert index.refresh_ref_docs(_li_docs(one)) == [True] * len(one)
+    assert index.refresh_ref_docs(_li_docs(two)) == [k not in one or one[k] != two[k] for k in sorted(two)]
+    for key in DELETED_2:
+        index.delete_ref_doc(key, delete_from_docstore=True)
+    assert index.refresh_ref_docs(_li_docs(three)) == [two[k] != three[k] for k in sorted(three)]
+    for key in DELETED_3:
+        index.delete_ref_doc(key, delete_from_docstore=True)
+    _li_check_final(index, method, minilm)
+
+    engine = RetrieverQueryEngine.from_args(index.as_retriever(similarity_top_k=3), llm=MockLLM(max_tokens=8))
+    want = [n.node.get_content() for n in index.as_retriever(similarity_top_k=3).retrieve(QUERIES[2])]
+    assert [n.node.get_content() for n in engine.query(QUERIES[2]).source_nodes] == want
+    assert [n.node.get_content() for n in asyncio.run(engine.aquery(QUERIES[2])).source_nodes] == want
+
+    index.persist()
+    index.close()
+    reopened = RetrieveKitIndex.load(folder, embedder=_embedder(method, minilm))
+    try:
+        _li_check_final(reopened, method, minilm)
+        assert reopened.refresh_ref_docs(_li_docs(three)) == [False] * len(three)  # hashes persisted: nothing redone
+    finally:
+        reopened.close()
+
+
+def test_llama_index_async_updates(minilm):
+    from retrievekit.llama_index import RetrieveKitIndex
+
+    one, two, _ = rounds()
+    index = RetrieveKitIndex(method="hybrid", embedder=minilm)
+
+    async def run() -> None:
+        await index.arefresh_ref_docs(_li_docs(one))
+        await index.arefresh_ref_docs(_li_docs(two))
+        for key in DELETED_2:
+            await index.adelete_ref_doc(key, delete_from_docstore=True)
+
+    asyncio.run(run())
+    assert sorted(index.ref_doc_info) == sorted(two)
+    assert sorted(o.text for o in index.core.get(index.core.ids())) == sorted(two.values())
+    index.close()
+
+
+def test_a_method_retriever_refuses_a_live_index():
+    from retrievekit.core.errors import InvalidInputError
+    from retrievekit.llama_index import LatticeRetriever, RetrieveKitIndex
+
+    with pytest.raises(InvalidInputError, match="LatticeRetriever.from_index"):
+        LatticeRetriever.from_index(RetrieveKitIndex(method="bm25"))
+
+
+# --------------------------------------------------------------------------------------------- standard suites
+
+
+@pytest.fixture(scope="module")
+def module_minilm():
+    from retrievekit.core.index.embeddings import MiniLMEmbedder
+
+    return MiniLMEmbedder.default()
+
+
+class TestStandardDocumentIndexBM25(DocumentIndexerTestSuite):
+    @pytest.fixture
+    def index(self, tmp_path):
+        from retrievekit.langchain import RetrieveKitDocumentIndex
+
+        with RetrieveKitDocumentIndex(method="bm25", path=str(tmp_path / "idx")) as index:
+            yield index
+
+
+class TestStandardDocumentIndexHybrid(DocumentIndexerTestSuite):
+    @pytest.fixture
+    def index(self, tmp_path, module_minilm):
+        from retrievekit.langchain import RetrieveKitDocumentIndex
+
+        with RetrieveKitDocumentIndex(method="hybrid", embedder=module_minilm, path=str(tmp_path / "idx")) as index:
+            yield index
+
+
+class TestStandardAsyncDocumentIndexDense(AsyncDocumentIndexTestSuite):
+    @pytest.fixture
+    async def index(self, module_minilm):
+        from retrievekit.langchain import RetrieveKitDocumentIndex
+
+        with RetrieveKitDocumentIndex(method="dense", embedder=module_minilm) as index:
+            yield index
+
+
+def _filled_index(**params: Any) -> Any:
+    from langchain_core.documents import Document
+
+    from retrievekit.langchain import RetrieveKitDocumentIndex
+
+    index = RetrieveKitDocumentIndex(**params)
+    index.upsert([Document(id=p.id, page_content=p.text, metadata={"title": p.title}) for p in FRUIT])
+    return index
+
+
+class TestStandardRetrieverOverDocumentIndex(RetrieversIntegrationTests):
+    @property
+    def retriever_constructor(self) -> Any:
+        return _filled_index
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"method": "bm25"}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "fruit programming language river mountain"
