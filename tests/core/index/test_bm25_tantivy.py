@@ -341,3 +341,19 @@ def test_scifact_dev_ndcg_at_10_is_in_the_band_of_the_bm25s_engine(data_dir):
     scores = [ndcg_at_k([h.id for h in idx.search(q.text, 10)], ds.qrels.get(q.id, {}), 10) for q in ds.queries]
     assert len(scores) == 215
     assert abs(sum(scores) / len(scores) - 0.6812) <= 0.005
+
+
+def test_a_live_index_compacts_on_request_below_the_threshold(tmp_path):
+    """Deleting under a tenth leaves the deleted documents in tantivy's statistics; ``LiveIndex.compact()`` drops
+    them, and the scores are a fresh build's."""
+    base = passages(rounds()[0])  # four copies under other ids: one deletion stays under a tenth
+    docs = [Passage(id=f"{p.id}-{i}", text=f"{p.text} {i}") for i in range(4) for p in base]
+    idx = LiveIndex.create("bm25", path=tmp_path / "live", options={"bm25_engine": "tantivy"})
+    idx.upsert(docs)
+    idx.delete([docs[0].id])
+    assert idx._bm25.pending_deletes == 1
+    assert idx.compact() == 1 and idx._bm25.pending_deletes == 0 and idx.compact() == 0
+    fresh = BM25Index.build(docs[1:], TANTIVY)
+    want = {q: [(h.id, round(h.score, 6)) for h in fresh.search(q, 5)] for q in QUERIES}
+    assert {q: [(h.id, round(h.score, 6)) for h in idx.search(q, 5)] for q in QUERIES} == want
+    idx.close()

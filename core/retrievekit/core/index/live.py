@@ -294,6 +294,24 @@ class LiveIndex:
         self.last_change = trace
         return gone
 
+    def compact(self, *, trace: Trace | None = None) -> int:
+        """Make the BM25 part's statistics count the held objects only (the tantivy engine counts deleted documents
+        until compacted; :meth:`delete` compacts on its own above a tenth of the index); returns how many deleted
+        documents it dropped from them (0 for the bm25s engine or without a BM25 part).
+
+        Examples:
+            >>> LiveIndex.create("bm25").compact()
+            0
+        """
+        self._check_open()
+        trace = trace if trace is not None else Trace()
+        pending = self._bm25.pending_deletes if self._bm25 is not None else 0
+        if pending and self._bm25 is not None:
+            self._bm25.compact()
+        trace.count("live.compacted", pending)
+        self.last_change = trace
+        return pending
+
     def _dense_upsert(self, changed: list[DataObject]) -> None:
         from retrievekit.core.index.dense import DenseIndex
         from retrievekit.core.index.dense_updates import upsert_dense
