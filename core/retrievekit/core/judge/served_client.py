@@ -26,12 +26,12 @@ import json
 import math
 import threading
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 from retrievekit.core.errors import MissingDependencyError
 from retrievekit.core.llm.async_http import JsonPoster
 from retrievekit.core.llm.call_policy import CallPolicy
+from retrievekit.core.llm.client import field_of
 from retrievekit.core.llm.per_loop import PerLoop
 from retrievekit.core.llm.protocol import Completion
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
@@ -62,12 +62,14 @@ def top_logprobs_of(choice: Any) -> dict[str, float] | None:
         >>> top_logprobs_of(NS(logprobs=NS(content=[NS(top_logprobs=alt)])))
         {'Yes': -0.2, 'No': -1.9}
     """
-    tokens = getattr(getattr(choice, "logprobs", None), "content", None) or []
-    if not tokens or not getattr(tokens[0], "top_logprobs", None):
+    tokens = field_of(field_of(choice, "logprobs"), "content") or []
+    alternatives = field_of(tokens[0], "top_logprobs") if tokens else None
+    if not alternatives:
         return None
     out: dict[str, float] = {}
-    for alt in tokens[0].top_logprobs:
-        out[str(alt.token)] = max(out.get(str(alt.token), -math.inf), float(alt.logprob))
+    for alt in alternatives:
+        token = str(field_of(alt, "token"))
+        out[token] = max(out.get(token, -math.inf), float(field_of(alt, "logprob")))
     return out
 
 
@@ -77,15 +79,6 @@ def _openai() -> Any:
     except ImportError as e:
         raise MissingDependencyError("openai", "pip install retrievekit[serve]", str(e)) from e
     return openai
-
-
-def _attributes(value: Any) -> Any:
-    """A JSON reply with attribute access (as the SDK's objects read), for one reader of both."""
-    if isinstance(value, dict):
-        return SimpleNamespace(**{str(k): _attributes(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return [_attributes(v) for v in value]
-    return value
 
 
 class JudgeClient(ServedChatLLM):
@@ -154,13 +147,17 @@ class JudgeClient(ServedChatLLM):
 
     @staticmethod
     def _read(reply: Any) -> JudgeReply:
-        choice = reply.choices[0]
-        usage = getattr(reply, "usage", None)
+        """The reply, an SDK object (sync) or its JSON (awaited), read alike (``field_of``); no choice or message
+        raises ``IndexError`` / ``KeyError`` (malformed)."""
+        choice = (field_of(reply, "choices") or [])[0]
+        message, usage = field_of(choice, "message"), field_of(reply, "usage")
+        if message is None:
+            raise KeyError("the reply's choice has no message")
         return JudgeReply(
-            choice.message.content or "",
-            int(getattr(usage, "prompt_tokens", 0) or 0),
-            int(getattr(usage, "completion_tokens", 0) or 0),
-            finish_reason=getattr(choice, "finish_reason", None),
+            field_of(message, "content") or "",
+            int(field_of(usage, "prompt_tokens") or 0),
+            int(field_of(usage, "completion_tokens") or 0),
+            finish_reason=field_of(choice, "finish_reason"),
             top_logprobs=top_logprobs_of(choice),
         )
 
@@ -172,4 +169,4 @@ class JudgeClient(ServedChatLLM):
         """One request through the running loop's ``JsonPoster`` (no thread)."""
         poster = await self._posters.get()
         body = {k: v for k, v in self._body(request).items() if k != "timeout"}  # the policy's deadline bounds it
-        return self._read(_attributes(json.loads(await poster.post("/chat/completions", json.dumps(body).encode()))))
+        return self._read(json.loads(await poster.post("/chat/completions", json.dumps(body).encode())))
