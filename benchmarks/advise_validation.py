@@ -4,7 +4,9 @@ For each judge and dataset, :func:`~retrievekit.core.eval.advise.advise` runs tw
 
 * **labelled** (the truth): the dev questions with their qrels, a gold document positive, BM25's hard negatives;
 * **label-free** (the estimate): documents sampled from the corpus, a question written for each, the document
-  positive, BM25's hard negatives: what a user without labels gets.
+  positive, BM25's hard negatives: what a user without labels gets;
+* **imitating** (``--modes ... imitating``): label-free, the dev questions given as the user's own (their labels
+  withheld), so the writer imitates them (``advise --questions FILE`` without ``--qrels``).
 
 The questions of the label-free runs are written once per dataset by one writer (``--writer``, a served LLM) and
 replayed for every judge, so the judges are compared on the same probes; in ``retrievekit advise`` itself the
@@ -38,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-MODES = ("labelled", "label-free")
+MODES = ("labelled", "label-free", "imitating")
+"""``imitating``: label-free with the dev questions as the user's (no labels): the writer imitates them."""
 
 
 class RecordedQuestions:
@@ -142,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per served call")
     p.add_argument("--out-dir", default="benchmarks/records/advise_validation")
     p.add_argument("--only", choices=MODES, default=None, help="run one mode only")
+    p.add_argument("--modes", nargs="+", choices=MODES, default=["labelled", "label-free"], help="the modes to run")
     p.add_argument("--table-only", action="store_true", help="print the table from the kept reports; run nothing")
     args = p.parse_args(argv)
     out = Path(args.out_dir)
@@ -154,14 +158,14 @@ def main(argv: list[str] | None = None) -> int:
             asker = RecordedQuestions(writer, out / f"questions-{name}.jsonl")
             for spec in args.judges:
                 judge = load_judge(spec, ds.corpus, args.timeout)
-                for mode in MODES if args.only is None else (args.only,):
+                for mode in args.modes if args.only is None else (args.only,):
                     stem = f"{name}-{judge_label(spec)}-{mode}"
                     print(f"== {stem}", file=sys.stderr, flush=True)
                     report = advise(
                         ds.corpus,
                         judge,
-                        question_llm=asker if mode == "label-free" else None,
-                        questions=questions,
+                        question_llm=None if mode == "labelled" else asker,
+                        questions=None if mode == "label-free" else questions,
                         qrels=ds.qrels if mode == "labelled" else None,
                         max_calls=args.max_calls,
                         records=out / f"{stem}.jsonl",
@@ -169,12 +173,14 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     report |= {"dataset": name, "judge_spec": spec}
                     (out / f"{stem}.report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(table(out, args.datasets, args.judges))
+    for estimate in [m for m in args.modes if m != "labelled"]:
+        print(table(out, args.datasets, args.judges, estimate))
     return 0
 
 
-def table(out: Path, datasets: Sequence[str], judges: Sequence[str]) -> str:
-    """The markdown table and the summary lines, from the kept reports."""
+def table(out: Path, datasets: Sequence[str], judges: Sequence[str], estimate: str = "label-free") -> str:
+    """The markdown table and the summary lines, from the kept reports: the labelled AUC against the ``estimate``
+    mode's (``label-free`` or ``imitating``)."""
 
     def fmt(a: dict[str, Any]) -> str:
         if a["auc"] is None:
@@ -182,14 +188,14 @@ def table(out: Path, datasets: Sequence[str], judges: Sequence[str]) -> str:
         return f"{a['auc']:.3f} ({a['low']:.2f}-{a['high']:.2f})"
 
     lines = [
-        "| judge | dataset | kind | labelled AUC (truth) | label-free AUC (estimate) | error |",
+        f"| judge | dataset | kind | labelled AUC (truth) | {estimate} AUC (estimate) | error |",
         "|---|---|---|---|---|---|",
     ]
     pairs: list[tuple[float, float, str]] = []
     for spec in judges:
         for name in datasets:
             got = {}
-            for mode in MODES:
+            for mode in ("labelled", estimate):
                 path = out / f"{name}-{judge_label(spec)}-{mode}.report.json"
                 if path.is_file():
                     got[mode] = json.loads(path.read_text(encoding="utf-8"))
@@ -197,7 +203,7 @@ def table(out: Path, datasets: Sequence[str], judges: Sequence[str]) -> str:
                 lines.append(f"| {judge_label(spec)} | {name} | | not run | not run | |")
                 continue
             for kind in ("documents", "summaries"):
-                truth, est = got["labelled"]["auc"][kind], got["label-free"]["auc"][kind]
+                truth, est = got["labelled"]["auc"][kind], got[estimate]["auc"][kind]
                 err = "n/a"
                 if truth["auc"] is not None and est["auc"] is not None:
                     pairs.append((truth["auc"], est["auc"], kind))

@@ -10,10 +10,16 @@ retrieval side is what is measured). For each concurrency (1, 8, 64, 256) and ea
 * ``async``: ``await engine.aquery`` on one event loop (the async model driver: no thread per query or request);
 * ``threads``: ``engine.query`` on a pool of that many threads (the sync API).
 
-Printed per row: queries per second and its ratio to ``min(slots, concurrency) x`` one query's rate (one query
-alone, measured first), p50 / p95 latency, the peak thread count, the peak RSS (each row runs in a child process of
-its own), the client process's CPU a query (all its threads) and, for ``async``, the longest stall of the loop (a
-task waking every 20 ms). Nothing is asserted.
+Printed per row: queries per second and two ratios: ``vs_ideal``, to ``min(slots, concurrency) x`` one query's rate
+(one query alone, measured first), and ``vs_capacity``, to the most the server can give, ``min(concurrency / one
+query's time, slots / (delay x calls a query))``: a query makes ``calls_per_query`` calls (13) in 7 rounds, two side
+by side, so 64 slots answer at most 64 / (0.2 s x 13) = 24.6 queries a second, not 64 / 1.5 s = 43 (``vs_ideal`` is at
+most 0.58 at 64 and 256 concurrent). Then p50 / p95 latency, the peak thread count, the peak RSS (each row runs in a
+child process of its own), the client process's CPU a query (all its threads), the garbage collector's time a query
+and its longest pause, and, for ``async``, the longest stall of the loop (a task waking every 20 ms; a collection's
+pause included; ``stall_net_ms``: less the collections and the loop thread's waits for a CPU meanwhile, the time the
+loop was held by code) and the share of the run its thread spent ready but waiting for a CPU (``loop_cpu_wait_share``:
+other processes' load). Nothing is asserted.
 
     python benchmarks/async_load.py --queries 256 --records benchmarks/records/async_load/rows.jsonl
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -35,12 +42,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _async_llm_server import llm_server  # noqa: E402
+from _async_llm_server import LLMServer, llm_server, stats  # noqa: E402
 from _lattice import planted_tree  # noqa: E402
+from _records import append_row, recorded_rows  # noqa: E402
 
 
 def _engine(url: str, slots: int) -> Any:
@@ -56,15 +65,42 @@ def _engine(url: str, slots: int) -> Any:
     return RetrieverQueryEngine.from_args(retriever, llm=MockLLM(max_tokens=4))
 
 
-async def _awaited(engine: Any, queries: list[str], width: int) -> dict[str, Any]:
-    gate, latencies, late, threads = asyncio.Semaphore(width), [], [0.0], [threading.active_count()]
-    stop = asyncio.Event()
+class _Collections:
+    """The garbage collector's pauses (``gc.callbacks``): their total and the longest."""
 
-    async def ticker() -> None:
+    def __init__(self) -> None:
+        self.total, self.longest, self._start = 0.0, 0.0, 0.0
+
+    def __call__(self, phase: str, _info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            took = time.perf_counter() - self._start
+            self.total, self.longest = self.total + took, max(self.longest, took)
+
+
+def _waited_for_a_cpu() -> float:
+    """Seconds this thread has been ready to run but waiting for a CPU (Linux ``schedstat``; 0.0 elsewhere)."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+async def _awaited(engine: Any, queries: list[str], width: int) -> dict[str, Any]:
+    gate, latencies, late, net, threads = asyncio.Semaphore(width), [], [0.0], [0.0], [threading.active_count()]
+    stop, collections = asyncio.Event(), _Collections()
+    gc.callbacks.append(collections)
+
+    async def ticker() -> None:  # late: as measured; net: less collections and waits for a CPU meanwhile
+        waited = _waited_for_a_cpu()
         while not stop.is_set():
-            start = time.perf_counter()
+            start, collected = time.perf_counter(), collections.total
             await asyncio.sleep(0.02)
             late.append(time.perf_counter() - start - 0.02)
+            waited, before = _waited_for_a_cpu(), waited
+            net.append(late[-1] - (collections.total - collected) - (waited - before))
             threads.append(threading.active_count())
 
     async def one(q: str) -> None:
@@ -74,12 +110,20 @@ async def _awaited(engine: Any, queries: list[str], width: int) -> dict[str, Any
             latencies.append(time.perf_counter() - start)
 
     tick = asyncio.create_task(ticker())
-    start = time.perf_counter()
+    start, waited = time.perf_counter(), _waited_for_a_cpu()
     await asyncio.gather(*(one(q) for q in queries))
-    wall = time.perf_counter() - start
+    wall, waited = time.perf_counter() - start, _waited_for_a_cpu() - waited
     stop.set()
     await tick
-    return {"wall": wall, "latencies": latencies, "stall_ms": max(late) * 1000, "peak_threads": max(threads)}
+    gc.callbacks.remove(collections)
+    return {
+        "wall": wall,
+        "latencies": latencies,
+        "stall_ms": max(late) * 1000,
+        "stall_net_ms": max(net) * 1000,
+        "loop_cpu_wait_share": round(waited / wall, 2),
+        "peak_threads": max(threads),
+    }
 
 
 def _threaded(engine: Any, queries: list[str], width: int) -> dict[str, Any]:
@@ -104,18 +148,22 @@ def _threaded(engine: Any, queries: list[str], width: int) -> dict[str, Any]:
     return {"wall": wall, "latencies": latencies, "stall_ms": None, "peak_threads": max(threads)}
 
 
-def _row(url: str, slots: int, mode: str, width: int, n: int) -> dict[str, Any]:
+def _row(url: str, slots: int, mode: str, width: int, n: int, delay: float) -> dict[str, Any]:
     """One (mode, concurrency) row, in this process (the parent runs each in a child)."""
+    server = LLMServer(url, cast(Any, None))
     engine = _engine(url, slots)
     asyncio.run(engine.aquery("warm up"))
     engine.query("warm up")
-    start = time.perf_counter()
+    start, before = time.perf_counter(), len(stats(server)["arrivals"])
     engine.query("one query alone")
-    alone = time.perf_counter() - start
+    alone, calls = time.perf_counter() - start, len(stats(server)["arrivals"]) - before
     queries = [f"volcano magma question {i}" for i in range(n)]
+    collections = _Collections()
+    gc.callbacks.append(collections)
     cpu = time.process_time()
     got = asyncio.run(_awaited(engine, queries, width)) if mode == "async" else _threaded(engine, queries, width)
     cpu = time.process_time() - cpu
+    gc.callbacks.remove(collections)
     lat = sorted(got.pop("latencies"))
     qps = n / got["wall"]
     return {
@@ -124,8 +172,12 @@ def _row(url: str, slots: int, mode: str, width: int, n: int) -> dict[str, Any]:
         "queries": n,
         "qps": round(qps, 2),
         "vs_ideal": round(qps / (min(slots, width) / alone), 3),
+        "vs_capacity": round(qps / min(width / alone, slots / (delay * calls)), 3),
+        "calls_per_query": calls,
         "one_query_s": round(alone, 3),
         "cpu_ms_per_query": round(1000 * cpu / n, 1),
+        "gc_ms_per_query": round(1000 * collections.total / n, 1),
+        "gc_longest_ms": round(1000 * collections.longest, 1),
         "p50_s": round(statistics.median(lat), 3),
         "p95_s": round(lat[int(0.95 * (len(lat) - 1))], 3),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
@@ -145,7 +197,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.row:
         url, mode, width = args.row
-        print(json.dumps(_row(url, args.slots, mode, int(width), args.queries)))
+        print(json.dumps(_row(url, args.slots, mode, int(width), args.queries, args.delay)))
         return
     done = _recorded(args.records)
     with llm_server(args.delay, args.slots) as server:
@@ -154,23 +206,17 @@ def main() -> None:
                 key = (mode, width, args.queries, args.slots)
                 if key not in done:
                     done[key] = _run_row(server.url, mode, width, args)
-                    if args.records:
-                        args.records.parent.mkdir(parents=True, exist_ok=True)
-                        with args.records.open("a", encoding="utf-8") as f:
-                            f.write(json.dumps(done[key]) + "\n")
+                    append_row(done[key], args.records)
                 print(json.dumps(done[key]), flush=True)
 
 
 def _recorded(path: Path | None) -> dict[tuple[Any, ...], dict[str, Any]]:
-    rows = (
-        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path and path.exists() else []
-    )
-    return {(r["mode"], r["concurrency"], r["queries"], r["slots"]): r for r in rows}
+    return {(r["mode"], r["concurrency"], r["queries"], r["slots"]): r for r in recorded_rows(path)}
 
 
 def _run_row(url: str, mode: str, width: int, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--row", url, mode, str(width), "--queries", str(args.queries)]
-    cmd += ["--slots", str(args.slots)]
+    cmd += ["--slots", str(args.slots), "--delay", str(args.delay)]
     got = subprocess.run(cmd, capture_output=True, text=True)
     if got.returncode != 0:
         raise SystemExit(f"the row {mode} x {width} failed:\n{got.stderr[-3000:]}")

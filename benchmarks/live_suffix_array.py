@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _records import keep_row, recorded_rows  # noqa: E402
 
 CHANGES = 100
 
@@ -126,24 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shard-tokens", type=int, default=1 << 16)
     parser.add_argument("--records", type=Path)
     args = parser.parse_args(argv)
-    rows = (
-        [json.loads(x) for x in args.records.read_text().splitlines() if x.strip()]
-        if args.records and args.records.exists()
-        else []
-    )
+    rows = recorded_rows(args.records)
     done = {(r["structure"], r["documents"], r["shard_tokens"]) for r in rows}
     for n in args.sizes:
         for structure in args.structures:
             if (structure, n, args.shard_tokens) in done:
                 continue
-            row = _row(structure, args.data_dir, n, args.shard_tokens)
-            row["load_average"] = round(os.getloadavg()[0], 2)
-            rows.append(row)
-            if args.records:
-                args.records.parent.mkdir(parents=True, exist_ok=True)
-                with args.records.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(row) + "\n")
-            print(json.dumps(row), flush=True)
+            rows.append(keep_row(_row(structure, args.data_dir, n, args.shard_tokens), args.records))
     for row in rows:
         print(json.dumps(row))
     return 0

@@ -10,6 +10,10 @@ compared on the same footing; its retrieval quality is not what is measured.
 Methods (rows; each (method, n) runs in its own child process with one BLAS / OpenMP thread):
 
 * ``bm25``: :class:`BM25Index` build, then its search (k = 10).
+* ``bm25_stream``: :class:`BM25Index` on the tantivy engine, built from the corpus as a stream (generated one
+  document at a time, never listed) straight into a folder; then a fresh process opens the folder and searches
+  (``open_ms``, ``open_peak_rss_mb``: what opening the index costs), and ``disk_mb``. At 10M only this row and the
+  streamed ones fit this machine.
 * ``dense``: :class:`DenseIndex` in a Chroma folder (HNSW, in a temporary directory) over the hashed vectors, then
   its search (k = 10). Chroma loads the graph from the folder on the first query after opening: that query is
   recorded apart (``first_query_ms``) and not in the per-query time (the same for ``hybrid`` and ``arm``).
@@ -48,7 +52,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,18 +103,22 @@ class OverlapJudge:
 
 def scale_corpus(data_dir: str, n: int, seed: int = 0) -> list[Any]:
     """SciFact's abstracts, then seeded generated documents of the same length, ``n`` in all."""
+    return list(scale_stream(data_dir, n, seed))
+
+
+def scale_stream(data_dir: str, n: int, seed: int = 0) -> Iterator[Any]:
+    """:func:`scale_corpus`'s documents, the same ones in the same order, made one at a time (10M do not fit)."""
     from retrievekit.core.eval.datasets import load_dataset
     from retrievekit.core.types import Passage
 
     real = list(load_dataset("scifact", data_dir).corpus)[:n]
     sentences = [_SENT.split(" ".join(o.text.split())) for o in real]
     rng = np.random.default_rng(seed)
-    out = list(real)
+    yield from real
     for j in range(n - len(real)):
         a, b = rng.integers(len(real), size=2)
         body = [sentences[a][i] for i in rng.permutation(len(sentences[a]))] + sentences[b][:2]
-        out.append(Passage(id=f"gen{j}", text=" ".join(body), title=f"{real[a].title} ({j})"))
-    return out
+        yield Passage(id=f"gen{j}", text=" ".join(body), title=f"{real[a].title} ({j})")
 
 
 def _run_lattice(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
@@ -169,6 +177,40 @@ def _run_bm25(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
 
     idx, row = _build(lambda: BM25Index.build(corpus))
     return {**row, "ms_per_query": _timed_search(lambda q: idx.search(q, k=10), queries)}
+
+
+_OPEN_AND_SEARCH = """
+import json, sys, time
+from retrievekit.core.index.bm25 import BM25Index
+folder, queries = sys.argv[1], json.loads(sys.argv[2])
+started = time.perf_counter()
+idx = BM25Index.load(folder)
+opened = time.perf_counter() - started
+cpu = time.process_time()
+for q in queries:
+    idx.search(q, k=10)
+status = open("/proc/self/status").read()  # VmHWM: this process's peak (ru_maxrss would keep the forking parent's)
+hwm = int(status.split("VmHWM:")[1].split()[0])
+print(json.dumps({"open_ms": round(1000 * opened, 1),
+                  "ms_per_query": round(1000 * (time.process_time() - cpu) / max(len(queries), 1), 2),
+                  "open_peak_rss_mb": round(hwm / 1024, 1)}))
+"""
+
+
+def _run_bm25_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, Any]:
+    """The tantivy engine built from the stream straight into a folder (the corpus never listed), then opened and
+    searched by a fresh process (its peak RSS apart: what opening the index costs)."""
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
+
+    with tempfile.TemporaryDirectory(prefix="scale-bm25-") as tmp:
+        folder = Path(tmp) / "bm25"
+        _, row = _build(lambda: BM25Index.build(corpus, BM25Config(engine="tantivy"), folder=folder))
+        row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
+        cmd = [sys.executable, "-c", _OPEN_AND_SEARCH, str(folder), json.dumps(queries)]
+        opened = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        row.update(json.loads(opened.stdout.strip().splitlines()[-1]))
+    return row
 
 
 def _dense(corpus: list[Any], folder: str, emb: Any = None) -> Any:
@@ -242,6 +284,7 @@ def _run_fm_index(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
 
 _RUNS = {
     "bm25": _run_bm25,
+    "bm25_stream": _run_bm25_stream,
     "dense": _run_dense,
     "hybrid": _run_hybrid,
     "arm": _run_arm,
@@ -251,12 +294,16 @@ _RUNS = {
 }
 
 
+_STREAMED = {"bm25_stream"}
+"""The methods whose build reads the corpus as a stream (the others take it as a list)."""
+
+
 def child(method: str, data_dir: str, n: int, queries: int) -> dict[str, Any]:
     """One (method, n): build and search in this process; peak RSS measured after both."""
     from retrievekit.core.eval.datasets import load_dataset
 
     claims = [q.text for q in load_dataset("scifact", data_dir, split="dev", limit=queries).queries]
-    corpus = scale_corpus(data_dir, n)
+    corpus = scale_stream(data_dir, n) if method in _STREAMED else scale_corpus(data_dir, n)
     row = {"method": method, "n": n, "queries": len(claims)}
     row.update(_RUNS[method](corpus, claims))
     row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

@@ -29,6 +29,19 @@ CHAT_TEMPLATE = (
 )
 
 
+def tiny_local_lm(*, outlines: bool = True, **build: Any) -> Any:
+    """A ``LocalLM`` named ``"tiny"`` over :func:`build_tiny_lm` (``build``: its settings); ``outlines=False`` skips
+    the schema compile of constrained JSON (faster tests that do not need it).
+
+    Example:
+        >>> tiny_local_lm(outlines=False).name  # doctest: +SKIP
+        'tiny'
+    """
+    from retrievekit.core.llm import LocalLM
+
+    return LocalLM(*build_tiny_lm(**build), name="tiny", use_outlines=outlines)
+
+
 def build_tiny_lm(
     seed: int = 0,
     *,

@@ -11,7 +11,7 @@ import copy
 import pytest
 from _corpora import FRUIT
 from _lattice import KeywordLLM
-from _tiny_lm import SENTENCES, TITLES, build_tiny_lm
+from _tiny_lm import SENTENCES, TITLES, tiny_local_lm
 from langchain_core.documents import Document
 from llama_index.core import Document as LIDocument
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
@@ -129,8 +129,7 @@ def test_arm_returns_copies_of_the_callers_objects_with_its_metadata():
 
 @pytest.fixture(scope="module")
 def tiny_lm() -> LocalLM:
-    model, tok = build_tiny_lm()
-    return LocalLM(model, tok, name="tiny")
+    return tiny_local_lm()
 
 
 MINDREF = {"title_beams": 3, "passage_beams": 2, "prefix_tokens": 4}

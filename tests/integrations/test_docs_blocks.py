@@ -278,8 +278,10 @@ def test_vector_stores(here, pg, minilm):
     ns: dict[str, Any] = {"llm": mock_llm()}
     with run_page("docs/vector-stores.md", ns, here / "files", subs=subs, before={2: lc}) as run:
         pass
-    assert len(run) == 2 and ns["chain"].invoke("Which fruit has potassium?").content == "Bananas."
+    assert len(run) == 3 and ns["chain"].invoke("Which fruit has potassium?").content == "Bananas."
     assert [d.id for d in ns["retriever"].invoke("potassium")][0] == "banana"
+    assert ns["dense"].search("a river in Africa", k=1)[0].id == "nile"  # the faiss store, saved and opened again
+    assert ns["store"].store.kind == "faiss" and ns["store"].store.settings["ef_search"] == 64
 
 
 @page("docs/your-stack.md")
@@ -433,3 +435,10 @@ def test_updates(here):
         pass
     assert ns["second"]["num_deleted"] == 2 and ns["li_index"].core.ids()
     ns["li_index"].close()
+    assert ns["tree_round"] == {"num_added": 2, "num_updated": 0, "num_skipped": 4, "num_deleted": 2}
+    assert ns["tree_store"].core.last_report["summary_calls"] == 0 and ns["li_tree"].core.tree.num_leaves == 3
+    ns["li_tree"].close()
+    assert ns["mindref_round"] == {"num_added": 1, "num_updated": 0, "num_skipped": 2, "num_deleted": 1}
+    titles = {n.node.metadata["title"]: n.node.get_content() for n in ns["li_nodes"]}
+    assert "Aspirin" not in titles and titles.get("Zinc", "Zinc does not").startswith("Zinc does not")  # as edited
+    ns["li_drugs"].close()

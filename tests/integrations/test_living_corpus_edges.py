@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from _corpora import FRUIT
 from _living_corpus import DELETED_2, DELETED_3, QUERIES, rounds
+from _living_edges import aindex_rounds, li_docs, record_manager, source_docs, three_rounds
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from langchain_tests.integration_tests.indexer import AsyncDocumentIndexTestSuite, DocumentIndexerTestSuite
 
@@ -62,23 +63,6 @@ EXPECTED = {  # (num_added, num_updated, num_skipped, num_deleted) per round
 }
 
 
-def _record_manager(tmp_path, name: str, *, async_mode: bool = False) -> Any:
-    from langchain_classic.indexes import SQLRecordManager
-
-    driver = "sqlite+aiosqlite" if async_mode else "sqlite"
-    url = f"{driver}:///{tmp_path / 'records.sqlite'}"
-    manager = SQLRecordManager(f"retrievekit/{name}", db_url=url, async_mode=async_mode)
-    if not async_mode:
-        manager.create_schema()
-    return manager
-
-
-def _source_docs(round_: dict[str, str]) -> list[Any]:
-    from langchain_core.documents import Document
-
-    return [Document(page_content=t, metadata={"source": s}) for s, t in sorted(round_.items())]
-
-
 def _check_final(index: Any, method: str, cleanup: str, minilm: Any) -> None:
     held = _held(cleanup)
     assert sorted(d.page_content for d in index.get(index.core.ids())) == sorted(held.values())
@@ -94,11 +78,11 @@ def test_index_three_rounds_langchain(tmp_path, minilm, method, cleanup):
 
     from retrievekit.langchain import RetrieveKitDocumentIndex
 
-    manager = _record_manager(tmp_path, f"{method}-{cleanup}")
+    manager = record_manager(tmp_path, f"{method}-{cleanup}")
     folder = tmp_path / "index"
     store = RetrieveKitDocumentIndex(method=method, path=str(folder), embedder=_embedder(method, minilm))
     for r, expected in zip(rounds(), EXPECTED[cleanup], strict=True):
-        got = lc_index(_source_docs(r), manager, store, cleanup=cleanup, source_id_key="source", key_encoder="sha256")
+        got = lc_index(source_docs(r), manager, store, cleanup=cleanup, source_id_key="source", key_encoder="sha256")
         assert (got["num_added"], got["num_updated"], got["num_skipped"], got["num_deleted"]) == expected
         # the folder's corpus record follows every change: what the index now serves, by id and text
         served = [Passage(id=d.id, text=d.page_content, metadata=d.metadata) for d in store.get(store.core.ids())]
@@ -112,24 +96,13 @@ def test_index_three_rounds_langchain(tmp_path, minilm, method, cleanup):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_aindex_three_rounds_langchain(tmp_path, minilm, method):
-    from langchain_core.indexing import aindex
 
     from retrievekit.langchain import RetrieveKitDocumentIndex
 
-    manager = _record_manager(tmp_path, f"async-{method}", async_mode=True)
-
-    async def run() -> list[tuple[int, int, int, int]]:
-        await manager.acreate_schema()
-        out = []
-        for r in rounds():
-            got = await aindex(
-                _source_docs(r), manager, store, cleanup="full", source_id_key="source", key_encoder="sha256"
-            )
-            out.append((got["num_added"], got["num_updated"], got["num_skipped"], got["num_deleted"]))
-        return out
+    manager = record_manager(tmp_path, f"async-{method}", async_mode=True)
 
     with RetrieveKitDocumentIndex(method=method, embedder=_embedder(method, minilm)) as store:
-        assert asyncio.run(run()) == EXPECTED["full"]
+        assert asyncio.run(aindex_rounds(store, manager)) == EXPECTED["full"]
         _check_final(store, method, "full", minilm)
         held = _held("full")
         with _fresh_lc(method, held, minilm) as fresh:
@@ -138,12 +111,6 @@ def test_aindex_three_rounds_langchain(tmp_path, minilm, method):
 
 
 # --------------------------------------------------------------------------------------------- LlamaIndex
-
-
-def _li_docs(round_: dict[str, str]) -> list[Any]:
-    from llama_index.core import Document
-
-    return [Document(text=t, id_=s, metadata={"source": s}) for s, t in sorted(round_.items())]
 
 
 def _li_answers(retriever: Any, query: str) -> list[tuple[str, float]]:
@@ -156,7 +123,7 @@ def _li_check_final(index: Any, method: str, minilm: Any) -> None:
     held = rounds()[-1]
     assert sorted(index.ref_doc_info) == sorted(held)
     fresh = RetrieveKitRetriever.from_documents(
-        _li_docs(held), method=method, embedder=_embedder(method, minilm), similarity_top_k=5
+        li_docs(held), method=method, embedder=_embedder(method, minilm), similarity_top_k=5
     )
     with fresh:
         retriever = index.as_retriever(similarity_top_k=5)
@@ -175,16 +142,9 @@ def test_refresh_ref_docs_three_rounds_llama_index(tmp_path, minilm, method):
 
     from retrievekit.llama_index import RetrieveKitIndex
 
-    one, two, three = rounds()
     folder = tmp_path / "li-index"
     index = RetrieveKitIndex(method=method, path=folder, embedder=_embedder(method, minilm))
-    assert index.refresh_ref_docs(_li_docs(one)) == [True] * len(one)
-    assert index.refresh_ref_docs(_li_docs(two)) == [k not in one or one[k] != two[k] for k in sorted(two)]
-    for key in DELETED_2:
-        index.delete_ref_doc(key, delete_from_docstore=True)
-    assert index.refresh_ref_docs(_li_docs(three)) == [two[k] != three[k] for k in sorted(three)]
-    for key in DELETED_3:
-        index.delete_ref_doc(key, delete_from_docstore=True)
+    three_rounds(index)
     _li_check_final(index, method, minilm)
 
     engine = RetrieverQueryEngine.from_args(index.as_retriever(similarity_top_k=3), llm=MockLLM(max_tokens=8))
@@ -197,7 +157,8 @@ def test_refresh_ref_docs_three_rounds_llama_index(tmp_path, minilm, method):
     reopened = RetrieveKitIndex.load(folder, embedder=_embedder(method, minilm))
     try:
         _li_check_final(reopened, method, minilm)
-        assert reopened.refresh_ref_docs(_li_docs(three)) == [False] * len(three)  # hashes persisted: nothing redone
+        final = rounds()[-1]
+        assert reopened.refresh_ref_docs(li_docs(final)) == [False] * len(final)  # hashes persisted: nothing redone
     finally:
         reopened.close()
 
@@ -209,8 +170,8 @@ def test_llama_index_async_updates(minilm):
     index = RetrieveKitIndex(method="hybrid", embedder=minilm)
 
     async def run() -> None:
-        await index.arefresh_ref_docs(_li_docs(one))
-        await index.arefresh_ref_docs(_li_docs(two))
+        await index.arefresh_ref_docs(li_docs(one))
+        await index.arefresh_ref_docs(li_docs(two))
         for key in DELETED_2:
             await index.adelete_ref_doc(key, delete_from_docstore=True)
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from _corpora import FRUIT
 from _llama_events import collected_events
-from _tiny_lm import build_tiny_lm
+from _tiny_lm import tiny_local_lm
 from llama_index.core import Document
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -20,8 +20,7 @@ from retrievekit.llama_index import LlamaIndexChatLLM, LocalLlamaIndexLLM, Retri
 
 @pytest.fixture(scope="module")
 def lm() -> LocalLM:
-    model, tok = build_tiny_lm()
-    return LocalLM(model, tok, name="tiny")
+    return tiny_local_lm()
 
 
 def test_query_engine_answers_with_the_local_model(lm: LocalLM) -> None:

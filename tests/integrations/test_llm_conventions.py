@@ -5,7 +5,7 @@ that framework's LLMs (registered with the resolver when the edge is imported)."
 from __future__ import annotations
 
 import pytest
-from _tiny_lm import SENTENCES, TITLES, build_tiny_lm
+from _tiny_lm import SENTENCES, TITLES, tiny_local_lm
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from llama_index.core import Document as LIDocument
@@ -41,8 +41,7 @@ class Half:
 
 @pytest.fixture(scope="module")
 def tiny_lm() -> LocalLM:
-    model, tok = build_tiny_lm()
-    return LocalLM(model, tok, name="tiny")
+    return tiny_local_lm()
 
 
 @pytest.mark.parametrize("as_chat_llm", [li_as_chat_llm, lc_as_chat_llm], ids=["llama_index", "langchain"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from _standard_suite import StandardSuite
-from _tiny_lm import SENTENCES, TITLES, build_tiny_lm
+from _tiny_lm import SENTENCES, TITLES, tiny_local_lm
 
 from retrievekit.core.generative import MindRef, MindRefConfig
 from retrievekit.core.llm import LocalLM
@@ -16,8 +16,7 @@ CFG = {"title_beams": 3, "passage_beams": 2, "prefix_tokens": 4, "passage_tokens
 
 @pytest.fixture(scope="module")
 def lm() -> LocalLM:
-    model, tok = build_tiny_lm()
-    return LocalLM(model, tok, name="tiny")
+    return tiny_local_lm()
 
 
 def test_llama_index(lm: LocalLM) -> None:

@@ -2,8 +2,9 @@
 (``_async_llm_server``: every call answered after 0.2 s, as many at once as arrive).
 
 * 200 concurrent LATTICE ``aretrieve`` through LlamaIndex's ``OpenAILike``: all answer, with the sync API's results,
-  and no thread is started per query or per request (the process's thread count stays within a fixed pool); eight
-  concurrent queries leave a task waking every 20 ms on the loop never late by more than 100 ms.
+  and no thread is started per query or per request (the process's thread count stays within a fixed pool); a task
+  waking every 20 ms on the loop is never late by more than 50 ms (the searches' own code takes turns on the loop:
+  ``retrievekit.core.llm.loop_turns``), nor by more than 100 ms with eight concurrent queries.
 * 100 in-flight ``aretrieve`` cancelled: the server receives no request after the cancel + 0.5 s, every connection
   is closed, and nothing is printed at loop close.
 * One retriever answers in two successive ``asyncio.run`` and in 4 threads each running its own loop.
@@ -32,9 +33,10 @@ pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
 QUERIES = [f"volcano magma question {i}" for i in range(200)]
 THREAD_POOL = async_workers() + 12
-"""Threads the async path may add at most: the bridge's fixed pool (``async_workers()``, 32 unless set), where each
-search's own work between its calls runs (calibration, prompts), and asyncio's default executor resolving host names
-(at most ``min(32, cpus + 4)`` threads); no thread per query or per request (200 queries, 2,600 requests)."""
+"""Threads the async path may add at most: the bridge's fixed pool (``async_workers()``, 32 unless set: a sync client
+or an in-process model; a LATTICE search's own work runs on the loop, in turns) and asyncio's default executor
+resolving host names (at most ``min(32, cpus + 4)`` threads); no thread per query or per request (200 queries, 2,600
+requests)."""
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +52,44 @@ def _retriever(server, slots: int = 256) -> LatticeRetriever:
     return LatticeRetriever(Lattice(planted_tree(), LlamaIndexChatLLM(llm, max_concurrency=slots)), similarity_top_k=3)
 
 
+class _Collections:
+    """Seconds the interpreter spent in garbage collections (``gc.callbacks``), to tell its pauses from the loop's."""
+
+    def __init__(self) -> None:
+        self.total, self._start = 0.0, 0.0
+
+    def __call__(self, phase: str, _info: dict) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.total += time.perf_counter() - self._start
+
+
+def _waited_for_a_cpu() -> float:
+    """Seconds this thread has spent ready to run but waiting for a CPU (Linux ``schedstat``; 0.0 elsewhere): on a
+    busy 2-core machine other processes' time, not the loop's."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 async def _ticker(stop: asyncio.Event, late: list[float], threads: list[int]) -> None:
-    while not stop.is_set():
-        start = time.perf_counter()
-        await asyncio.sleep(0.02)
-        late.append(time.perf_counter() - start - 0.02)
-        threads.append(threading.active_count())
+    """Every 20 ms: how late the wake was, less the time the loop's thread waited for a CPU and the interpreter's
+    garbage collections meanwhile (pauses of the machine and of the process's heap, not of the code on the loop:
+    benchmarks/async_load.py reports the plain lateness), and the thread count."""
+    collections = _Collections()
+    gc.callbacks.append(collections)
+    try:
+        while not stop.is_set():
+            start, collected, waited = time.perf_counter(), collections.total, _waited_for_a_cpu()
+            await asyncio.sleep(0.02)
+            paused = collections.total - collected + _waited_for_a_cpu() - waited
+            late.append(time.perf_counter() - start - 0.02 - paused)
+            threads.append(threading.active_count())
+    finally:
+        gc.callbacks.remove(collections)
 
 
 async def _all_awaited(retriever: LatticeRetriever, queries: list[str]) -> tuple[list, list[float], list[int], float]:
@@ -70,14 +104,23 @@ async def _all_awaited(retriever: LatticeRetriever, queries: list[str]) -> tuple
     return results, late, threads, wall
 
 
-def test_200_concurrent_lattice_aretrieve_answer_without_a_thread_per_query_or_request(server):
+def test_200_concurrent_lattice_aretrieve_answer_on_time_without_a_thread_per_query_or_request(server):
+    """200 concurrent queries (2,600 requests): all answer, the thread count stays within the stated pool, and a task
+    waking every 20 ms is never late by more than 50 ms from the code on the loop (the ticker leaves out the garbage
+    collector's pauses and the loop thread's waits for a CPU). The heap of the imports is frozen first
+    (``gc.freeze()``, as a latency-sensitive server does after start-up), so collections stay short."""
     retriever = _retriever(server)
     asyncio.run(retriever.aretrieve("warm up"))  # imports and the first connection, outside the measurement
     gc.collect()
-    base = threading.active_count()
-    results, late, threads, wall = asyncio.run(_all_awaited(retriever, QUERIES))
+    gc.freeze()
+    try:
+        base = threading.active_count()
+        results, late, threads, wall = asyncio.run(_all_awaited(retriever, QUERIES))
+    finally:
+        gc.unfreeze()
     assert len(results) == 200 and all(len(r) == 3 for r in results)
     assert max(threads) - base <= THREAD_POOL, (base, max(threads))
+    assert max(late) <= 0.05, f"the loop stalled {max(late) * 1000:.0f} ms with 200 queries in flight"
 
     with ThreadPoolExecutor(200) as pool:  # the same queries on threads through the sync API
         start = time.perf_counter()
@@ -90,8 +133,7 @@ def test_200_concurrent_lattice_aretrieve_answer_without_a_thread_per_query_or_r
 
 def test_the_loop_stays_on_time_under_an_apps_concurrent_queries(server):
     """Eight concurrent queries (an app's burst on a small server): a task waking every 20 ms is never late by more
-    than 100 ms, the bound of the other async tests (about 50 ms on an idle machine; at 200 concurrent queries the loop
-    is busy with the clients' own reply handling: benchmarks/async_load.py measures it)."""
+    than 100 ms, the bound of the other async tests."""
     retriever = _retriever(server, slots=8)
     asyncio.run(retriever.aretrieve("warm up"))
     results, late, _threads, _wall = asyncio.run(_all_awaited(retriever, QUERIES[:8]))

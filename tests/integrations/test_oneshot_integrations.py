@@ -167,9 +167,13 @@ def test_settings_scalar_only_config_only_and_both(edge):
         edge(budget=0, config=cfg)
 
 
-def test_a_postprocessor_config_that_is_not_a_oneshot_config_is_refused():
-    with pytest.raises(InvalidInputError, match="config must be a OneShotConfig"):
-        OneShotPostprocessor(config={"budget": 6})  # type: ignore[arg-type]
+@pytest.mark.parametrize("edge", [OneShotPostprocessor, OneShotCompressor])
+def test_both_edges_read_a_config_mapping_by_one_rule(edge):
+    assert edge(config={"budget": 6, "filter": "true"}).config == OneShotConfig(budget=6, filter=True)
+    with pytest.raises(InvalidInputError, match="unknown OneShotConfig option.*bogus"):
+        edge(config={"bogus": 6})  # was silently dropped by the compressor's pydantic field
+    with pytest.raises(InvalidInputError, match="config must be a OneShotConfig or a mapping"):
+        edge(config=6)
 
 
 def test_both_edges_resolve_the_same_settings():

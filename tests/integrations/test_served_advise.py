@@ -22,17 +22,26 @@ CLAIMS = [f"what treats {t}" for t in TOPICS]  # claim i is relevant to DOCS[i -
 server = module_server()
 
 
-@pytest.mark.parametrize(("mode", "bound"), [("label-free", 30), ("labelled", 80)])
+@pytest.mark.parametrize(("mode", "bound"), [("label-free", 30), ("labelled", 80), ("imitating", 30)])
 def test_advise_runs_from_the_cli_within_its_bound(server, tmp_path, capsys, mode, bound):
     data = write_mini_scifact(tmp_path, DOCS, CLAIMS)
     out = tmp_path / "advice.json"
     args = ["advise", "--dataset", "scifact", "--data-dir", str(data), "--llm", f"openai:smollm2@{server.url}"]
     args += ["--max-calls", str(bound), "--negatives", "1", "--out", str(out), "--records", str(tmp_path / "r.jsonl")]
+    if mode == "imitating":  # your questions, no labels: the writer imitates them
+        (tmp_path / "mine.txt").write_text("\n".join(f"which drug works against {t}" for t in TOPICS[:8]) + "\n")
+        args += ["--questions", str(tmp_path / "mine.txt")]
     assert cli.main([*args, *(["--qrels"] if mode == "labelled" else [])]) == 0
     r = json.loads(out.read_text())
     printed, stated = capsys.readouterr()
-    assert r["mode"] == mode and 0 < r["llm_calls"] <= bound and f"at most {r['llm_calls']}" in stated
-    assert r["questions"] == (6 if mode == "label-free" else 20) and r["auc"]["documents"]["auc"] is not None
+    assert r["mode"] == mode.replace("imitating", "label-free") and 0 < r["llm_calls"] <= bound
+    assert f"at most {r['llm_calls']}" in stated
+    if mode == "imitating":
+        assert r["style"]["yours"]["words"] == 5.0 and r["style"]["written"]["words"] > 0
+        assert "imitating your questions (5 words, 0 % end with '?'" in printed
+    else:
+        assert r["style"] is None
+    assert r["questions"] == (20 if mode == "labelled" else 6) and r["auc"]["documents"]["auc"] is not None
     assert r["cost_per_pair"]["calls"] == 1.0 and r["cost_per_pair"]["tokens"] > 0
     assert {m["method"] for m in r["methods"]} == {"lattice", "arm", "oneshot", "iterative"}
     assert "lattice:" in printed and "judge AUC on summaries" in printed

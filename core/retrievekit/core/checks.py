@@ -16,7 +16,15 @@ from collections.abc import Callable, Iterable
 from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, InvalidInputError
 from retrievekit.core.types import DataObject, Passage, Table, TableRow, ensure_text
 
-__all__ = ["CountSetting", "check_corpus", "check_k", "check_positive_int", "check_query"]
+__all__ = [
+    "CountSetting",
+    "check_corpus",
+    "check_k",
+    "check_object",
+    "check_positive_int",
+    "check_query",
+    "empty_corpus_error",
+]
 
 
 def check_query(query: object) -> str:
@@ -49,18 +57,42 @@ def check_corpus(objects: Iterable[DataObject]) -> list[DataObject]:
         retrievekit.core.errors.EmptyCorpusError: the corpus is empty: nothing to index
     """
     objs = list(objects)
-    if not objs:
-        raise EmptyCorpusError("the corpus is empty: nothing to index")
     seen: set[str] = set()
     for o in objs:
-        if not isinstance(o, (Passage, Table, TableRow)):
-            raise InvalidInputError(f"corpus items must be Passage/Table/TableRow, got {type(o).__name__}")
+        check_object(o)
         if o.id in seen:
             raise InvalidInputError(f"duplicate object id {o.id!r} in the corpus (ids must be unique)")
         seen.add(o.id)
     if not any(o.index_text().strip() for o in objs):
-        raise EmptyCorpusError(f"all {len(objs)} objects have empty text: nothing to index")
+        raise empty_corpus_error(len(objs))
     return objs
+
+
+def check_object(obj: object) -> DataObject:
+    """``obj`` if it is a corpus item (a ``Passage``, ``Table`` or ``TableRow``), else :class:`InvalidInputError`:
+    what :func:`check_corpus` asks of each item, for a check made one object at a time (a streamed build).
+
+    Examples:
+        >>> check_object("text")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: corpus items must be Passage/Table/TableRow, got str
+    """
+    if not isinstance(obj, (Passage, Table, TableRow)):
+        raise InvalidInputError(f"corpus items must be Passage/Table/TableRow, got {type(obj).__name__}")
+    return obj
+
+
+def empty_corpus_error(n: int) -> EmptyCorpusError:
+    """The error of a corpus of ``n`` objects none of which has text (``n`` = 0: no object at all).
+
+    Examples:
+        >>> str(empty_corpus_error(0)), str(empty_corpus_error(2))
+        ('the corpus is empty: nothing to index', 'all 2 objects have empty text: nothing to index')
+    """
+    if n == 0:
+        return EmptyCorpusError("the corpus is empty: nothing to index")
+    return EmptyCorpusError(f"all {n} objects have empty text: nothing to index")
 
 
 def check_k(k: object) -> int:

@@ -362,3 +362,25 @@ def require_extras(edge: str, needs: Mapping[str, str]) -> None:
             installed = True
         if not installed:
             raise MissingDependencyError(module.partition(".")[0], hint, f"{edge} needs it")
+
+
+def check_core(owner: type, core: Any) -> Any:
+    """``core`` if it is a core retriever (a callable ``search``); ``None`` raises ``TypeError`` as a missing
+    argument does, anything else :class:`~retrievekit.core.errors.InvalidInputError` naming its type: the one check
+    of both edges' retriever constructors, so a wrong object is refused where it is given, not at its first query.
+
+    Examples:
+        >>> class Edge: ...
+        >>> check_core(Edge, "not a retriever")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: Edge() wraps a retrievekit core retriever (an object with a search(query, k) method), got str
+    """
+    if core is None:
+        raise TypeError(f"{owner.__name__}() needs the core retriever it wraps")
+    if not callable(getattr(core, "search", None)):
+        raise InvalidInputError(
+            f"{owner.__name__}() wraps a retrievekit core retriever (an object with a search(query, k) method), "
+            f"got {type(core).__name__}"
+        )
+    return core

@@ -45,6 +45,7 @@ __all__ = [
     "ToolCallError",
     "DegradedTreeWarning",
     "FallbackWarning",
+    "IndexRepairedWarning",
     "RecordIntegrityWarning",
     "ResourceLimitError",
     "UnknownNameError",
@@ -280,6 +281,17 @@ class FallbackWarning(UserWarning):
 
     Examples:
         >>> issubclass(FallbackWarning, UserWarning)
+        True
+    """
+
+
+class IndexRepairedWarning(UserWarning):
+    """A living index opened after a change was cut short (a crash, a kill) between its parts and its commit: the
+    parts that had moved on were brought back to the committed objects (the last state the index saved), and are
+    named in the warning.
+
+    Examples:
+        >>> issubclass(IndexRepairedWarning, UserWarning)
         True
     """
 

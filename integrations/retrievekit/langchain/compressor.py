@@ -60,7 +60,8 @@ class OneShotCompressor(TracedCompressor):
         budget, k_max, filter, crop, tokenizer: as in :class:`~retrievekit.core.oneshot.config.OneShotConfig`.
         llm: for cropping: a LangChain chat model or a retrievekit ``ChatLLM``, or a model's name
             (:func:`~retrievekit.core.llm.resolve.resolve_llm`).
-        config: a full ``OneShotConfig``. The scalar fields above that are given explicitly override its fields
+        config: a full ``OneShotConfig``, or a mapping of its fields (``OneShotConfig.of``: unknown names refused).
+            The scalar fields above that are given explicitly override its fields
             (:meth:`~retrievekit.core.oneshot.config.OneShotConfig.with_overrides`); the others keep the config's
             values (or the ``OneShotConfig`` defaults without ``config=``). After construction ``config`` holds the
             effective settings and ``budget`` ... ``tokenizer`` mirror them.
@@ -91,6 +92,11 @@ class OneShotCompressor(TracedCompressor):
     last_result: OneShotResult | None = Field(default=None, exclude=True)
 
     _selector: OneShotSelector = PrivateAttr()
+
+    def __init__(self, **data: Any) -> None:
+        if "config" in data:  # a mapping of its fields is read by the one core rule (unknown names refused)
+            data["config"] = OneShotConfig.of(data["config"])
+        super().__init__(**data)
 
     def model_post_init(self, __context: Any) -> None:
         settings = [name for name in type(self).model_fields if name in _CONFIG_FIELDS]

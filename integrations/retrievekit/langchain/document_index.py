@@ -1,6 +1,9 @@
-"""LangChain edge of a living corpus: ``bm25`` / ``dense`` / ``hybrid`` as a ``langchain_core`` ``DocumentIndex``
-(``upsert``, ``delete``, ``get``, their async twins, and retrieval), which ``langchain_core.indexing.index`` drives
-with a record manager (incremental or full cleanup). The core is :class:`~retrievekit.core.index.live.LiveIndex`.
+"""LangChain edge of a living corpus: ``bm25`` / ``dense`` / ``hybrid``, ``lattice``, ``arm`` and ``mindref`` as a
+``langchain_core`` ``DocumentIndex`` (``upsert``, ``delete``, ``get``, their async twins, and retrieval), which
+``langchain_core.indexing.index`` drives with a record manager (incremental or full cleanup). The core is
+:class:`~retrievekit.core.index.live.LiveIndex` (LATTICE's :class:`~retrievekit.core.lattice.index.LiveLattice`,
+ARM's :class:`~retrievekit.core.arm.index.LiveArm`, MindRef's
+:class:`~retrievekit.core.generative.mindref_index.LiveMindRef`).
 
 Examples:
     >>> from langchain_core.documents import Document
@@ -22,14 +25,21 @@ from langchain_core.documents import Document
 from langchain_core.indexing import DeleteResponse, DocumentIndex, UpsertResponse
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from retrievekit.core.arm.index import LiveArm
 from retrievekit.core.edge import atraced_search, traced_search
+from retrievekit.core.generative.mindref_index import LiveMindRef
 from retrievekit.core.index.live import LiveIndex
+from retrievekit.core.lattice.index import LiveLattice
 from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.trace import last_trace_property
 from retrievekit.core.types import DataObject
 from retrievekit.langchain.retriever import documents_to_objects, emit_trace
+from retrievekit.langchain.typed_init import TypedInit
 
-__all__ = ["RetrieveKitDocumentIndex"]
+__all__ = ["LIVING", "RetrieveKitDocumentIndex"]
+
+LIVING = (*LiveLattice.METHODS, *LiveArm.METHODS, *LiveMindRef.METHODS)
+"""The methods' own living indexes this edge offers besides bm25 / dense / hybrid."""
 
 
 def _document(obj: DataObject, **extra: Any) -> Document:
@@ -37,12 +47,24 @@ def _document(obj: DataObject, **extra: Any) -> Document:
     return Document(id=obj.id, page_content=obj.text, metadata={**obj.metadata, **extra})
 
 
-class RetrieveKitDocumentIndex(DocumentIndex):
-    """A ``DocumentIndex`` over a retrievekit method that changes in place: ``method`` is ``"bm25"``, ``"dense"`` or
-    ``"hybrid"`` (default), ``options`` its settings (``hybrid``: ``fusion``, ``dense_weight``, ``bm25_weight``,
-    ``rrf_k``, ``candidate_k``), ``embedder`` the embedding model of ``dense`` / ``hybrid`` (a LangChain
-    ``Embeddings``, a retrievekit ``Embedder`` or ``"openai:MODEL@URL"``; default all-MiniLM-L6-v2), ``path`` its
-    folder (None: in memory; an existing one is reopened), ``k`` how many documents a retrieval returns.
+class RetrieveKitDocumentIndex(TypedInit, DocumentIndex):
+    """A ``DocumentIndex`` over a retrievekit method that changes in place: ``method`` is ``"bm25"``, ``"dense"``,
+    ``"hybrid"`` (default), ``"lattice"``, ``"arm"`` or ``"mindref"``, ``options`` its settings (``hybrid``:
+    ``fusion``, ``dense_weight``, ``bm25_weight``, ``rrf_k``, ``candidate_k``; ``lattice``: LATTICE's flat build and
+    search settings and ``builder``; ``arm``: ARM's; ``mindref``: ``MindRefConfig`` fields), ``embedder`` the
+    embedding model of every method but ``bm25`` and ``mindref`` (a LangChain ``Embeddings``, a retrievekit
+    ``Embedder`` or ``"openai:MODEL@URL"``; default all-MiniLM-L6-v2), ``llm`` the model of ``lattice`` / ``arm`` (a
+    LangChain chat model, a retrievekit model or a model's name; default their default model; ``arm``: ``"none"`` for
+    no LLM stages) and of ``mindref`` (a local scoring LM: a ``LocalLM`` or a local model's name; a chat model is
+    refused), ``path`` its folder (None: in memory; an existing one is reopened), ``k`` how many documents a
+    retrieval returns.
+
+    ``mindref`` changes its title trie in place (a deleted document's title path leaves it); a retrieval returns
+    MindRef's passages (``Document.id`` the document's id, or ``"{id}#tok{start}"`` for a further passage of it).
+
+    ``lattice`` made empty builds its tree from the first documents; later ones are routed into the tree and deleted
+    ones pruned from it, the touched summaries refreshed with at most the tree's height LLM calls per changed
+    document (none with ``options={"summaries": "extractive"}``; ``index.core.last_report`` counts them).
 
     A document without an id gets the first 16 hex digits of its text's sha1. After any sequence of ``upsert`` and
     ``delete`` calls, retrieval answers as ``RetrieveKitRetriever.from_documents`` over the held documents would.
@@ -63,6 +85,7 @@ class RetrieveKitDocumentIndex(DocumentIndex):
     method: str = "hybrid"
     options: dict[str, Any] = Field(default_factory=dict)
     embedder: Any = Field(default=None, exclude=True, repr=False)
+    llm: Any = Field(default=None, exclude=True, repr=False)
     path: str | os.PathLike[str] | None = None
     k: int = 4
     last_trace = last_trace_property()
@@ -71,7 +94,8 @@ class RetrieveKitDocumentIndex(DocumentIndex):
 
     def model_post_init(self, __context: Any) -> None:
         opts = self.options or None  # none given: a reopened folder keeps its own
-        self._live = LiveIndex.create(self.method, path=self.path, embedder=self.embedder, options=opts)
+        live = LiveIndex.create  # "lattice" / "arm": their living indexes (imported above); llm= refused by the others
+        self._live = live(self.method, path=self.path, embedder=self.embedder, options=opts, llm=self.llm)
 
     @property
     def core(self) -> LiveIndex:

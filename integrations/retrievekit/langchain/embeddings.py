@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrievekit.core.index.as_embedder import register_embedder_adapter
-from retrievekit.core.index.wrapped_embedder import WrappedEmbedder, loaded_class
+from retrievekit.core.index.as_embedder import as_embedder, register_embedder_adapter
+from retrievekit.core.index.wrapped_embedder import WrappedEmbedder, framework_embedder
 
 __all__ = ["as_embedder", "embedder_from"]
 
@@ -33,12 +33,13 @@ def embedder_from(embeddings: Any) -> Any:
         >>> embedder_from("not a model") is None
         True
     """
-    ours = loaded_class("retrievekit.langchain.embedding_model", "RetrieveKitEmbeddings")
-    if ours is not None and isinstance(embeddings, ours):
-        return embeddings.embedder
-    base = loaded_class("langchain_core.embeddings.embeddings", "Embeddings")
-    if base is None or not isinstance(embeddings, base):
-        return None
+    ours = ("retrievekit.langchain.embedding_model", "RetrieveKitEmbeddings")
+    theirs = ("langchain_core.embeddings.embeddings", "Embeddings")
+    return framework_embedder(embeddings, ours=ours, theirs=theirs, wrap=_wrapped)
+
+
+def _wrapped(embeddings: Any, base: Any) -> WrappedEmbedder:
+    """An ``Embeddings`` as a ``WrappedEmbedder``: its async methods are awaited only when its class has its own."""
     cls = type(embeddings)
     many_native, one_native = (
         cls.aembed_documents is not base.aembed_documents,
@@ -55,19 +56,6 @@ def embedder_from(embeddings: Any) -> Any:
         aembed_many=embeddings.aembed_documents if many_native else None,
         aembed_one=embeddings.aembed_query if one_native else None,
     )
-
-
-def as_embedder(embeddings: Any) -> Any:
-    """Any ``embedder=`` value as an ``Embedder`` (an ``Embeddings`` wrapped; see
-    :func:`retrievekit.core.index.as_embedder.as_embedder` for the rest).
-
-    Examples:
-        >>> as_embedder(None) is None
-        True
-    """
-    from retrievekit.core.index.as_embedder import as_embedder as core_as_embedder
-
-    return core_as_embedder(embeddings)
 
 
 register_embedder_adapter("langchain", embedder_from)

@@ -340,9 +340,6 @@ def served_llm(spec: ServedLLMSpec) -> LangChainChatLLM:
         base_url=spec.base_url,
         api_key=spec.api_key,  # type: ignore[arg-type]
         model=spec.model,
-        timeout=spec.policy.timeout,
-        max_retries=spec.policy.max_retries,
+        **spec.client_limits(),
     )
-    client = LangChainChatLLM(chat, **spec.adapter_options())
-    client.served_spec = spec
-    return client
+    return spec.adapted(LangChainChatLLM, chat)

@@ -20,11 +20,13 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from retrievekit.core.checks import check_k
 from retrievekit.core.edge import (
     CoreAlias,
     atraced_search,
     build_for_edge,
     caller_passage,
+    check_core,
     close_core,
     hit_metadata,
     traced_search,
@@ -34,6 +36,7 @@ from retrievekit.core.llm.bridge import run_off_loop
 from retrievekit.core.sources import SourceMap
 from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish  # noqa: F401 - examples
 from retrievekit.core.types import DataObject, Passage  # noqa: F401 - examples
+from retrievekit.langchain.typed_init import TypedInit
 
 __all__ = [
     "RetrieveKitRetriever",
@@ -120,7 +123,7 @@ async def in_executor_keeping_trace(owner: Any, call: Callable[..., T], *args: A
     return out
 
 
-class RetrieveKitRetriever(BaseRetriever):
+class RetrieveKitRetriever(TypedInit, BaseRetriever):
     """Wrap any retrievekit retriever for LangChain (``invoke``, ``batch``, chains).
 
     ``k`` is set on construction and can be overridden per call:
@@ -156,6 +159,8 @@ class RetrieveKitRetriever(BaseRetriever):
     _sources: SourceMap[Document] = PrivateAttr(default_factory=SourceMap)
 
     def model_post_init(self, __context: Any) -> None:
+        check_core(type(self), self.retriever)
+        self.k = check_k(self.k)
         caller = [d for d in self.documents or () if isinstance(d, Document)]
         self._sources = SourceMap(zip(caller, documents_to_objects(caller), strict=True))
 

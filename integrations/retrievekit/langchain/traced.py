@@ -28,11 +28,12 @@ from pydantic import ConfigDict
 
 from retrievekit.core.trace import Trace, last_trace_property
 from retrievekit.langchain.retriever import in_executor_keeping_trace
+from retrievekit.langchain.typed_init import TypedInit
 
 __all__ = ["TracedCompressor", "aemit_trace"]
 
 
-class TracedCompressor(BaseDocumentCompressor):
+class TracedCompressor(TypedInit, BaseDocumentCompressor):
     """Base of :class:`~retrievekit.langchain.compressor.OneShotCompressor` and
     :class:`~retrievekit.langchain.judge.JudgeCompressor`: ``last_trace`` holds the trace of the last call made from
     the current thread or asyncio task (concurrent callers each read their own), and the async form runs the sync

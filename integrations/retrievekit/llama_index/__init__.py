@@ -22,12 +22,15 @@ require_extras(__name__, _NEEDS)  # without the extra: one typed error naming it
 _EXPORTS: dict[str, str] = {
     "LlamaIndexStore": "retrievekit.llama_index.vector_store",
     "as_chat_llm": "retrievekit.llama_index.llm",
+    "ArmIndex": "retrievekit.llama_index.index",
     "ArmRetriever": "retrievekit.llama_index.arm",
     "IterativeAgentRetriever": "retrievekit.llama_index.agent_retriever",
     "JudgeReranker": "retrievekit.llama_index.judge",
+    "LatticeIndex": "retrievekit.llama_index.index",
     "LatticeRetriever": "retrievekit.llama_index.lattice",
     "LlamaIndexChatLLM": "retrievekit.llama_index.llm",
     "LocalLlamaIndexLLM": "retrievekit.llama_index.local_llm",
+    "MindRefIndex": "retrievekit.llama_index.index",
     "MindRefRetriever": "retrievekit.llama_index.mindref",
     "OneShotPostprocessor": "retrievekit.llama_index.postprocessor",
     "SelfRetrievalRetriever": "retrievekit.llama_index.self_retrieval",
@@ -43,7 +46,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from retrievekit.llama_index.agent_retriever import IterativeAgentRetriever
     from retrievekit.llama_index.arm import ArmRetriever
-    from retrievekit.llama_index.index import RetrieveKitIndex
+    from retrievekit.llama_index.index import ArmIndex, LatticeIndex, MindRefIndex, RetrieveKitIndex
     from retrievekit.llama_index.judge import JudgeReranker
     from retrievekit.llama_index.lattice import LatticeRetriever
     from retrievekit.llama_index.llm import LlamaIndexChatLLM, as_chat_llm

@@ -49,6 +49,7 @@ class ArmRetriever(RetrieveKitRetriever):
     """
 
     arm = CoreAlias[Arm]("_core")
+    index_method = "arm"  # from_index takes an ArmIndex (its core: a LiveArm)
 
     @classmethod
     def from_documents(  # type: ignore[override]

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrievekit.core.index.as_embedder import register_embedder_adapter
-from retrievekit.core.index.wrapped_embedder import WrappedEmbedder, loaded_class
+from retrievekit.core.index.as_embedder import as_embedder, register_embedder_adapter
+from retrievekit.core.index.wrapped_embedder import WrappedEmbedder, framework_embedder
 
 __all__ = ["as_embedder", "embedder_from", "user_embed_model"]
 
@@ -33,12 +33,13 @@ def embedder_from(embed_model: Any) -> Any:
         >>> embedder_from("not a model") is None
         True
     """
-    ours = loaded_class("retrievekit.llama_index.embedding_model", "RetrieveKitEmbedding")
-    if ours is not None and isinstance(embed_model, ours):
-        return embed_model.embedder
-    base = loaded_class("llama_index.core.base.embeddings.base", "BaseEmbedding")
-    if base is None or not isinstance(embed_model, base):
-        return None
+    ours = ("retrievekit.llama_index.embedding_model", "RetrieveKitEmbedding")
+    theirs = ("llama_index.core.base.embeddings.base", "BaseEmbedding")
+    return framework_embedder(embed_model, ours=ours, theirs=theirs, wrap=_wrapped)
+
+
+def _wrapped(embed_model: Any, base: Any) -> WrappedEmbedder:
+    """A ``BaseEmbedding`` as a ``WrappedEmbedder`` (its own async methods awaited)."""
     model = str(getattr(embed_model, "model_name", "") or "")
     name = model if model and model != "unknown" else type(embed_model).__name__
     source = f"LlamaIndex {type(embed_model).__name__} (model {name})"
@@ -52,19 +53,6 @@ def embedder_from(embed_model: Any) -> Any:
         aembed_many=embed_model.aget_text_embedding_batch,
         aembed_one=embed_model.aget_query_embedding,
     )
-
-
-def as_embedder(embed_model: Any) -> Any:
-    """Any ``embedder=`` value as an ``Embedder`` (a ``BaseEmbedding`` wrapped; see
-    :func:`retrievekit.core.index.as_embedder.as_embedder` for the rest).
-
-    Examples:
-        >>> as_embedder(None) is None
-        True
-    """
-    from retrievekit.core.index.as_embedder import as_embedder as core_as_embedder
-
-    return core_as_embedder(embed_model)
 
 
 def user_embed_model(embed_model: Any) -> Any:

@@ -52,6 +52,7 @@ class LatticeRetriever(RetrieveKitRetriever):
     """
 
     lattice = CoreAlias[Lattice]("_core")
+    index_method = "lattice"  # from_index takes a LatticeIndex (its core: a LiveLattice)
 
     @property
     def last_state(self) -> SearchState | None:

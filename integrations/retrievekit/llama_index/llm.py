@@ -288,13 +288,6 @@ def served_llm(spec: ServedLLMSpec) -> LlamaIndexChatLLM:
             "llama-index-llms-openai-like", "pip install llama-index-llms-openai-like", str(e)
         ) from e
     llm = OpenAILike(
-        model=spec.model,
-        api_base=spec.base_url,
-        api_key=spec.api_key,
-        is_chat_model=True,
-        timeout=spec.policy.timeout,
-        max_retries=spec.policy.max_retries,
+        model=spec.model, api_base=spec.base_url, api_key=spec.api_key, is_chat_model=True, **spec.client_limits()
     )
-    client = LlamaIndexChatLLM(llm, **spec.adapter_options())
-    client.served_spec = spec
-    return client
+    return spec.adapted(LlamaIndexChatLLM, llm)

@@ -42,6 +42,7 @@ class MindRefRetriever(RetrieveKitRetriever):
 
     similarity_top_k: int = 2
     mindref = CoreAlias[MindRef]("_core")
+    index_method = "mindref"  # from_index takes a MindRefIndex (its core: a LiveMindRef)
 
     @classmethod
     def from_documents(  # type: ignore[override]

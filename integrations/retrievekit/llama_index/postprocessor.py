@@ -16,7 +16,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -25,7 +25,6 @@ from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.events.rerank import ReRankStartEvent
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
-from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.llm.resolve import resolve_llm
 from retrievekit.core.oneshot.config import OneShotConfig
@@ -64,7 +63,8 @@ class OneShotPostprocessor(TracedPostprocessor):
         tokenizer: ``"regex"`` (default estimate), ``"tiktoken"``, or pass ``token_counter=`` (callable/tokenizer).
         llm: for cropping: a LlamaIndex ``LLM`` or any retrievekit ``ChatLLM``, or a model's name
             (:func:`~retrievekit.core.llm.resolve.resolve_llm`).
-        config: a full :class:`~retrievekit.core.oneshot.config.OneShotConfig`. The scalar arguments above that are
+        config: a full :class:`~retrievekit.core.oneshot.config.OneShotConfig`, or a mapping of its fields (read by
+            ``OneShotConfig.of``: unknown names refused). The scalar arguments above that are
             given explicitly override its fields (``OneShotConfig.with_overrides``); the others keep the config's
             values (or the ``OneShotConfig`` defaults without ``config=``). The effective settings are
             :attr:`config`; ``budget`` ... ``tokenizer`` mirror them.
@@ -106,7 +106,7 @@ class OneShotPostprocessor(TracedPostprocessor):
         crop: bool = _FROM_CONFIG,
         tokenizer: str = _FROM_CONFIG,
         llm: Any = None,
-        config: OneShotConfig | None = None,
+        config: OneShotConfig | Mapping[str, Any] | None = None,
         corpus: Sequence[BaseNode] | None = None,
         rules: Sequence[DropRule | AddRule] | None = None,
         catalog: DocumentCatalog | None = None,
@@ -114,8 +114,7 @@ class OneShotPostprocessor(TracedPostprocessor):
         token_counter: Any = None,
         **kwargs: Any,
     ) -> None:
-        if config is not None and not isinstance(config, OneShotConfig):
-            raise InvalidInputError(f"config must be a OneShotConfig, got {type(config).__name__}")
+        config = OneShotConfig.of(config)
         scalars = {"budget": budget, "k_max": k_max, "filter": filter, "crop": crop, "tokenizer": tokenizer}
         cfg = (config or OneShotConfig()).with_overrides(**{k: v for k, v in scalars.items() if v is not _FROM_CONFIG})
         super().__init__(**{name: getattr(cfg, name) for name in scalars}, **kwargs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.instrumentation import get_dispatcher
@@ -24,6 +24,7 @@ from retrievekit.core.edge import (
     atraced_search,
     build_for_edge,
     caller_passage,
+    check_core,
     close_core,
     core_argument,
     hit_metadata,
@@ -121,6 +122,7 @@ class RetrieveKitRetriever(BaseRetriever):
 
     last_trace = last_trace_property()
     similarity_top_k: int = 10  # the default; a method's edge class sets its own (MindRef: 2)
+    index_method: ClassVar[str | None] = None  # the living index's method a method's edge class takes (from_index)
 
     def __init__(
         self,
@@ -132,9 +134,7 @@ class RetrieveKitRetriever(BaseRetriever):
         nodes: Sequence[BaseNode] | None = None,
         **renamed: Any,
     ) -> None:
-        self._core = core_argument(type(self), retriever, renamed)
-        if self._core is None:
-            raise TypeError(f"{type(self).__name__}() needs the core retriever it wraps")
+        self._core = check_core(type(self), core_argument(type(self), retriever, renamed))
         self.similarity_top_k = check_k(type(self).similarity_top_k if similarity_top_k is None else similarity_top_k)
         caller = [n for n in nodes or () if isinstance(n, BaseNode)]
         self._sources: SourceMap[BaseNode] = SourceMap(zip(caller, nodes_to_objects(caller), strict=True))
@@ -228,8 +228,10 @@ class RetrieveKitRetriever(BaseRetriever):
     def from_index(cls, index: Any, *, similarity_top_k: int | None = None, **kwargs: Any) -> RetrieveKitRetriever:
         """A retriever over a living :class:`~retrievekit.llama_index.index.RetrieveKitIndex`: it searches the index's
         core as it changes, and returns the index's own nodes from its docstore (hits on a node since replaced or
-        removed are new ``TextNode`` s). ``kwargs`` are LlamaIndex's (``callback_manager``, ``verbose``); a method's
-        own retriever class (``LatticeRetriever``, ...) refuses an index of another method.
+        removed are new ``TextNode`` s). ``kwargs`` are LlamaIndex's (``callback_manager``, ``verbose``). A method's
+        own retriever class takes an index of its method only (``LatticeRetriever``: a ``LatticeIndex``,
+        ``ArmRetriever``: an ``ArmIndex``, ``MindRefRetriever``: a ``MindRefIndex``;
+        :class:`~retrievekit.core.errors.InvalidInputError` for another).
 
         Examples:
             >>> from llama_index.core import Document
@@ -239,10 +241,12 @@ class RetrieveKitRetriever(BaseRetriever):
             'a'
         """
         core = getattr(index, "core", None)
-        if cls is not RetrieveKitRetriever or core is None or not hasattr(index, "docstore"):
+        own = cls is RetrieveKitRetriever or getattr(core, "method", None) == cls.index_method
+        if not own or core is None or not hasattr(index, "docstore"):
+            what = f"a {cls.index_method} index" if cls.index_method else "an index over bm25, dense or hybrid"
             raise InvalidInputError(
-                f"{cls.__name__}.from_index takes a retrievekit.llama_index.RetrieveKitIndex over bm25, dense or "
-                f"hybrid (RetrieveKitRetriever.from_index), not {type(index).__name__}"
+                f"{cls.__name__}.from_index takes {what} (retrievekit.llama_index.RetrieveKitIndex, LatticeIndex, "
+                f"ArmIndex, MindRefIndex), not {type(index).__name__} of {getattr(core, 'method', None)!r}"
             )
         out = cls(core, similarity_top_k=similarity_top_k, **kwargs)
         out._sources = _DocstoreNodes(index.docstore)  # type: ignore[assignment]

@@ -4,7 +4,7 @@ snap fallback for chat LLMs; decomposition fallbacks; the verification name gram
 from __future__ import annotations
 
 import pytest
-from _tiny_lm import SENTENCES, build_tiny_lm
+from _tiny_lm import SENTENCES, tiny_local_lm
 
 from retrievekit.core.arm.keywords import (
     align_keywords,
@@ -26,8 +26,7 @@ from retrievekit.core.types import Passage
 
 @pytest.fixture(scope="module")
 def lm() -> LocalLM:
-    model, tok = build_tiny_lm()
-    return LocalLM(model, tok, name="tiny", use_outlines=False)  # no schema compile: keeps the tests fast
+    return tiny_local_lm(outlines=False)  # no schema compile: keeps the tests fast
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulp
 import pytest
 from _arm import QUESTION, Chat, corpus
-from _tiny_lm import build_tiny_lm
+from _tiny_lm import tiny_local_lm
 
 from retrievekit.core.arm import Arm, ArmConfig
 from retrievekit.core.arm.method import build_arm_no_mip
@@ -50,8 +50,7 @@ def minilm_module():
 
 @pytest.fixture(scope="module")
 def lm() -> LocalLM:
-    model, tok = build_tiny_lm()
-    return LocalLM(model, tok, name="tiny", use_outlines=False)  # no schema compile: keeps the tests fast
+    return tiny_local_lm(outlines=False)  # no schema compile: keeps the tests fast
 
 
 def make(indexes, llm=None, **options) -> Arm:

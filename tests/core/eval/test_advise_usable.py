@@ -175,3 +175,16 @@ def test_the_first_stage_gives_the_negatives_and_names_the_records(tmp_path):
     assert json.loads(open(r["records"]).readline())["settings"]["first_stage"] == "HybridRetriever"
     with pytest.raises(InvalidInputError, match="first_stage must be 'bm25' or 'hybrid'"):
         advise(CORPUS, KnownAUC(0.9), questions=QUESTIONS, qrels=QRELS, first_stage="dense", **quiet())
+
+
+def test_questions_without_a_hard_negative_are_counted_and_said():
+    """Before: a labelled question whose gold document shares no word with any other was dropped silently (the
+    report said 20 questions, not why fewer were judged)."""
+    from retrievekit.core.types import Passage
+
+    alone = [Passage(id=f"alone{i}", text=f"xq{i}zv uniquely{i}worded") for i in range(3)]
+    questions = QUESTIONS | {f"a{i}": f"xq{i}zv?" for i in range(3)}
+    qrels = {q: g for q, g in QRELS.items()} | {f"a{i}": {f"alone{i}": 1} for i in range(3)}
+    r = advise([*CORPUS, *alone], KnownAUC(0.9), questions=questions, qrels=qrels, max_calls=264, **quiet())
+    assert r["no_negatives"] == 3 and r["questions"] == 30
+    assert "3 questions left out (the first stage found no hard negative" in render_advice(r)

@@ -97,7 +97,6 @@ def test_a_bad_questions_file_is_a_typed_error(tmp_path, content, message):
     [
         (["--qrels", "{tmp}/none.tsv"], "qrels file .*none.tsv does not exist"),
         (["--qrels", "{tmp}/bad.tsv"], r"bad.tsv line 2: not UTF-8 text \(byte 0xff\)"),
-        (["--questions", "{tmp}/q.txt"], "needs labels: label them"),
         (["--questions", "{tmp}/q.txt", "--qrels"], "takes your labels as --qrels FILE"),
         (["--questions", "{tmp}/none.txt", "--qrels", "{tmp}/good.tsv"], "questions file .*none.txt does not exist"),
         (["--questions", "{tmp}/q.txt", "--qrels", "{tmp}/good.tsv"], "at least 20 labelled questions, got 0"),

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from _mindref import SMALL, corpus
-from _tiny_lm import SENTENCES, TITLES, build_tiny_lm
+from _tiny_lm import SENTENCES, TITLES, build_tiny_lm, tiny_local_lm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +26,7 @@ from retrievekit.core.types import Passage
 
 @pytest.fixture(scope="module")
 def lm() -> LocalLM:
-    model, tok = build_tiny_lm()
-    return LocalLM(model, tok, name="tiny")
+    return tiny_local_lm()
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,18 @@ in memory and reopened from their folder; bad input and a folder whose parts dis
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import warnings
+
 import pytest
 from _living_corpus import QUERIES, passages, rounds
+from _paths import REPO
 
-from retrievekit.core.errors import CorpusMismatchError, IndexFormatError, InvalidInputError
+from retrievekit.core.errors import IndexFormatError, IndexRepairedWarning, InvalidInputError
 from retrievekit.core.index.baselines import build_bm25, build_dense, build_hybrid
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.live import LiveIndex
@@ -112,12 +120,65 @@ def test_empty_and_textless_states_answer_nothing():
     assert idx.delete(["a", "b"]) == ["a", "b"] and idx.search("apples") == []
 
 
-def test_a_folder_whose_part_holds_another_corpus_is_refused(tmp_path):
+def test_a_part_that_moved_on_without_a_commit_is_brought_back_to_the_committed_objects(tmp_path):
     one = passages(rounds()[0])
     idx = LiveIndex.create("bm25", path=tmp_path / "live")
     idx.upsert(one)
+    idx.close()
     BM25Index.build(one[:3]).save(tmp_path / "live" / "bm25")  # a change cut short between its parts
-    with pytest.raises(CorpusMismatchError):
-        LiveIndex.open(tmp_path / "live")
+    with pytest.warns(IndexRepairedWarning, match="the BM25 part, rebuilt .*holds another corpus"):
+        back = LiveIndex.open(tmp_path / "live")
+    fresh = LiveIndex.create("bm25")
+    fresh.upsert(one)
+    for q in QUERIES:
+        assert [(h.id, round(h.score, 6)) for h in back.search(q, 5)] == [
+            (h.id, round(h.score, 6)) for h in fresh.search(q, 5)
+        ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IndexRepairedWarning)
+        LiveIndex.open(tmp_path / "live")  # repaired once: the next open has nothing to say
     with pytest.raises(IndexFormatError, match="not a live index folder"):
         LiveIndex.open(tmp_path / "live" / "bm25")  # a part, not the index
+
+
+_KILLED = """
+    import os, signal, sys
+    import retrievekit.core.index.live as live
+    from retrievekit.core.index.embeddings import MiniLMEmbedder
+    from retrievekit.core.index.live import LiveIndex
+    from _living_corpus import passages, rounds
+
+    folder, method, what = sys.argv[1], sys.argv[2], sys.argv[3]
+    def save_live(self):  # the parts changed (dense in place, then BM25), live/ not yet committed
+        os.kill(os.getpid(), signal.SIGKILL)
+    live.LiveIndex._save_live = save_live
+    idx = LiveIndex.open(folder, embedder=MiniLMEmbedder.default())
+    if what == "add":
+        idx.upsert(passages(rounds()[1]))  # new and edited documents
+    else:
+        idx.delete(sorted(idx.ids())[::2])
+"""
+
+
+@pytest.mark.parametrize("what", ["add", "delete"])
+@pytest.mark.parametrize("method", ["dense", "hybrid"])
+def test_a_sigkill_after_the_parts_changed_leaves_the_committed_state(tmp_path, minilm, method, what):
+    """Issue #61's crash rule for the dense side: a real SIGKILL after a change reached the dense part (and BM25's)
+    but before ``live/`` committed it: the next open answers as a fresh build over the committed objects."""
+    folder = tmp_path / "live"
+    idx = LiveIndex.create(method, path=folder, embedder=minilm)
+    idx.upsert(passages(rounds()[0]))
+    old = passages(rounds()[0])
+    idx.close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-c", textwrap.dedent(_KILLED), str(folder), method, what]
+    proc = subprocess.run(cmd, env=env, timeout=300, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    with pytest.warns(IndexRepairedWarning, match="the dense part"):
+        back = LiveIndex.open(folder, embedder=minilm)
+    assert sorted(back.ids()) == sorted(p.id for p in old)
+    fresh = _fresh(method, old, minilm)
+    assert {q: _answers(back, q) for q in QUERIES} == {q: _answers(fresh, q) for q in QUERIES}
+    back.upsert([Passage(id="z", text="after the kill: apples")])  # the next writer carries on
+    back.close()
+    assert "z" in LiveIndex.open(folder, embedder=minilm).ids()

@@ -105,7 +105,7 @@ def test_bad_changes_are_typed_errors_and_change_nothing():
 
 def test_a_damaged_folder_is_refused(tmp_path):
     folder = LiveTokenSuffixArray({"a": [1, 2, 3]}).save(tmp_path / "sa")
-    np.save(folder / "tokens.npy", np.asarray([1, 2, 4], dtype=np.int64))
+    np.save(folder / "text.npy", np.asarray([2, 3, 5, 0], dtype=np.int64))
     with pytest.raises(IndexFormatError):  # changed behind the manifest's checksums
         LiveTokenSuffixArray.load(folder)
     with pytest.raises(IndexFormatError):

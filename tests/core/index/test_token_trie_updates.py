@@ -107,6 +107,6 @@ def test_a_trie_without_ids_saves_too_and_a_damaged_folder_is_refused(tmp_path):
     prefixes = [(), (1,), (1, 2), (1, 2, 3), (5,), (9,)]
     assert _answers(back, prefixes) == _answers(trie, prefixes) and back.ids() == []
     assert back.add([1, 5]) and back.allowed([1]) == [2, 4, 5]
-    (folder / "trie.npz").write_bytes(b"not an npz")
+    (folder / "start.npy").write_bytes(b"not an array")
     with pytest.raises(IndexFormatError):
         TokenTrie.load(folder)

@@ -205,10 +205,10 @@ def test_tree_from_another_version_or_corrupt_is_refused(tmp_path):
     tree.save(tmp_path / "t")
     mpath = tmp_path / "t" / "manifest.json"
     data = json.loads(mpath.read_text())
-    data["format_version"] = 2
+    data["format_version"] = 3
     data["manifest_check"] = manifest_check(data)  # as a newer retrievekit would seal it
     mpath.write_text(json.dumps(data))
-    with pytest.raises(IndexFormatError, match="version 2"):
+    with pytest.raises(IndexFormatError, match="version 3"):
         SemanticTree.load(tmp_path / "t")
     data["format_version"] = 1
     data["format"] = "retrievekit.bm25"

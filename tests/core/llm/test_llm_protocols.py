@@ -284,12 +284,9 @@ def test_cache_root_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
 def tiny():  # type: ignore[no-untyped-def]
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from _tiny_lm import build_tiny_lm
+    from _tiny_lm import tiny_local_lm
 
-    from retrievekit.core.llm.local import LocalLM
-
-    model, tok = build_tiny_lm()
-    return LocalLM(model, tok, name="tiny")
+    return tiny_local_lm()
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from retrievekit.core.arm.serialize import serialize_object, unique_names
 from retrievekit.core.arm.verify import Verdict, VerifyAsk, ask_verification, read_verification, verify_draft
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.index.as_embedder import as_embedder
-from retrievekit.core.index.bm25 import BM25Index, top_k_indices
+from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.llm.calls import Step
 from retrievekit.core.llm.concurrency import map_calls
 from retrievekit.core.llm.drivers import adrive, drive
@@ -339,15 +339,15 @@ class Arm:
                 "the query (with its keywords) has no searchable terms (only stop words or punctuation); "
                 "BM25 adds nothing, objects are ranked by dense similarity alone",
             )
-        scores = self.bm25.scores(bm25_query)
-        bm25_ids = [self.bm25.objects[int(i)].id for i in top_k_indices(scores, cfg.pool_size) if scores[i] > 0]
+        bm25_hits = self.bm25.search(bm25_query, cfg.pool_size)  # the engine's top hits: no score for every object
+        bm25_ids = [h.id for h in bm25_hits]
         cand = list(dict.fromkeys([h.id for h in dense_hits[: cfg.pool_size]] + bm25_ids))
         if not cand:
             trace.note("no_candidates", "neither dense nor BM25 returned a candidate; returning no hits")
             return None
         vecs = self._vectors(cand)
         dense_s = {oid: float(v @ qvec) for oid, v in zip(cand, vecs, strict=True)}
-        bm25_s = {oid: float(scores[self._bm25_pos[oid]]) for oid in cand if oid in self._bm25_pos}
+        bm25_s = self.bm25.scores_of(bm25_query, [oid for oid in cand if oid in self._bm25_pos])
         fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=cand)
         base_ids = top_k(fused, cfg.base_k)
         pool = top_k(fused, cfg.pool_size)
@@ -356,8 +356,7 @@ class Arm:
             lv = self._vectors(linked)
             for oid, v in zip(linked, lv, strict=True):
                 dense_s[oid] = float(v @ qvec)
-                if oid in self._bm25_pos:
-                    bm25_s[oid] = float(scores[self._bm25_pos[oid]])
+            bm25_s |= self.bm25.scores_of(bm25_query, [oid for oid in linked if oid in self._bm25_pos])
             fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=[*pool, *linked])
             pool = [*pool, *linked]
             trace.count("arm.linked_passages", len(linked))

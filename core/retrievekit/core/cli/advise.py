@@ -4,7 +4,10 @@
 on the folder's corpus from questions it writes itself (label-free); ``--qrels`` uses the folder's labels instead
 (``--qrels FILE``: a BEIR-style ``query-id<TAB>corpus-id<TAB>score`` file, such as ``retrievekit label`` writes), at
 least 20 labelled questions. ``--questions FILE`` takes your own questions (one a line, or JSONL) in place of the
-dataset's; their hard negatives come from ``--first-stage`` (BM25, or hybrid) over the corpus. The judge is the
+dataset's; their hard negatives come from ``--first-stage`` (BM25, or hybrid) over the corpus. ``--questions`` without
+``--qrels`` is label-free with your questions as the model: the writer imitates them (their length, punctuation and
+share of the documents' words, measured and printed beside the written questions'); label them with ``retrievekit
+label`` for the advice itself. The judge is the
 served LLM asked Yes/No per pair (``--judge served``, the default for ``CLIENT:MODEL@URL``), else the zero-shot judge
 of a local ``--llm`` (``--judge zero-shot``), or any ``--judge`` that ``retrievekit bench`` takes. The records are
 kept beside ``--out`` (or in ``advise-records/``) under a name made from the run's settings, so an interrupted run
@@ -65,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--questions",
         default=None,
         metavar="FILE",
-        help="your questions (one a line, or JSONL with id/text) in place of the dataset's; with --qrels FILE",
+        help="your questions (one a line, or JSONL with id/text) in place of the dataset's: with --qrels FILE, "
+        "labelled; alone, label-free with the writer imitating them",
     )
     parser.add_argument(
         "--first-stage",
@@ -97,20 +101,17 @@ def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
     return labels.read_qrels(path)
 
 
-def _questions_and_labels(args: argparse.Namespace, dataset: Any) -> tuple[dict[str, str], Any]:
-    """The questions (``--questions`` or the dataset's) and the labels (``--qrels``, or None)."""
-    questions = {q.id: q.text for q in dataset.queries}
+def _questions_and_labels(args: argparse.Namespace, dataset: Any) -> tuple[dict[str, str] | None, Any]:
+    """The questions and the labels: ``--questions`` with ``--qrels FILE`` (labelled), ``--questions`` alone (label-free,
+    the writer imitating them: None labels), the dataset's questions with ``--qrels`` (labelled), else neither."""
     if args.questions is not None:
-        if args.qrels is None:
-            raise InvalidInputError(
-                f"--questions {args.questions} needs labels: label them (retrievekit label --questions "
-                f"{args.questions} --labels LABELS.tsv ...), then run advise with --qrels LABELS.tsv"
-            )
         if args.qrels == "dataset":
             raise InvalidInputError("--questions takes your labels as --qrels FILE, not the dataset's qrels")
         questions = labels.read_questions(args.questions)
+        return questions, None if args.qrels is None else labels.read_qrels(args.qrels)
     if args.qrels is None:
-        return questions, None
+        return None, None
+    questions = {q.id: q.text for q in dataset.queries}
     return questions, dataset.qrels if args.qrels == "dataset" else labels.read_qrels(args.qrels)
 
 

@@ -21,19 +21,23 @@ DATA_DIR_ENV = "RETRIEVEKIT_DATA_DIR"
 """The environment variable that names the benchmark data folder (``--data-dir``'s default)."""
 
 
-def data_dir_argument(parser: argparse.ArgumentParser) -> None:
-    """``--data-dir``: the benchmark data folder (default ``$RETRIEVEKIT_DATA_DIR``; required when that is unset).
+def data_dir_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """``--data-dir``: the benchmark data folder (default ``$RETRIEVEKIT_DATA_DIR``; required when that is unset,
+    unless ``optional``: a command that can read its data from elsewhere).
 
     Examples:
         >>> p = argparse.ArgumentParser(); data_dir_argument(p)
         >>> p.parse_args(["--data-dir", "d"]).data_dir
         'd'
+        >>> p = argparse.ArgumentParser(); data_dir_argument(p, optional=True)
+        >>> p.parse_args([]).data_dir == os.environ.get(DATA_DIR_ENV)
+        True
     """
     env_dir = os.environ.get(DATA_DIR_ENV)
     parser.add_argument(
         "--data-dir",
         default=env_dir,
-        required=env_dir is None,
+        required=env_dir is None and not optional,
         help=f"benchmark data folder, laid out as docs/datasets.md describes (default: ${DATA_DIR_ENV})",
     )
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
+from retrievekit.core.cli.arguments import data_dir_argument
 from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.models import DEFAULT_MODEL
@@ -38,14 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> p.parse_args(["--dataset", "scifact", "--data-dir", "d", "--output-dir", "o", "--lora"]).lora
         True
     """
-    env_dir = os.environ.get("RETRIEVEKIT_DATA_DIR")
     parser.add_argument("--dataset", required=True, help="dataset name (scifact, ...)")
-    parser.add_argument(
-        "--data-dir",
-        default=env_dir,
-        required=env_dir is None,
-        help="benchmark data folder, laid out as docs/datasets.md describes (default: $RETRIEVEKIT_DATA_DIR)",
-    )
+    data_dir_argument(parser)
     parser.add_argument("--split", default="train", help="split whose qrels give the positives (default: train)")
     parser.add_argument(
         "--synthesize", type=int, default=None, metavar="N", help="no qrels: ask the LLM for questions on N passages"

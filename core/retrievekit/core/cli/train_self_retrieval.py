@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.cli.arguments import data_dir_argument
 from retrievekit.core.cli.train_arguments import add_train_arguments, train_config_from_args
 from retrievekit.core.eval.datasets import restrict_objects
 from retrievekit.core.llm.models import DEFAULT_MODEL
@@ -42,11 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--dataset", default="scifact", help="benchmark dataset whose corpus to internalise")
     parser.add_argument("--corpus", default=None, help="a JSONL corpus instead (objects as `retrievekit` writes them)")
-    parser.add_argument(
-        "--data-dir",
-        default=os.environ.get("RETRIEVEKIT_DATA_DIR"),
-        help="benchmark data folder, laid out as docs/datasets.md describes (default: $RETRIEVEKIT_DATA_DIR)",
-    )
+    data_dir_argument(parser, optional=True)  # --corpus reads no data folder
     parser.add_argument("--split", default="train", help="queries used as supervision ('none': indexing data only)")
     parser.add_argument("--eval-split", default="dev", help="split whose gold documents a reduced corpus keeps")
     parser.add_argument("--base-model", default=DEFAULT_MODEL, help="registry model to fine-tune")

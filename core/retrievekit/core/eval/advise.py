@@ -8,7 +8,10 @@
 2. **Probes.** With labels (``qrels``, at least :data:`MIN_LABELLED` labelled questions whose relevant documents are
    in the corpus, else refused): the labelled questions, a gold document positive. Without: documents sampled from
    the corpus, a question written for each by the LLM, the document positive
-   (:mod:`retrievekit.core.eval.advise_probes`). The first stage's (BM25, or hybrid) hard negatives either way.
+   (:mod:`retrievekit.core.eval.advise_probes`); given the user's ``questions`` (no labels), the writer imitates
+   them: their length, punctuation and share of the document's words, measured and reported beside the written
+   ones' (:mod:`retrievekit.core.eval.question_style`). The first stage's (BM25, or hybrid) hard negatives either
+   way.
 3. **Judge** every probe's texts (a progress bar on stderr), one record per question in ``records`` (a
    :class:`~retrievekit.core.eval.records.RecordFile` whose settings hold the judge, the corpus's and the labels'
    digests): a rerun with the same settings resumes where it stopped. A question the judge scores NaN or infinite
@@ -35,6 +38,8 @@ Examples:
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,7 +47,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.eval.advise_probes import Probe, labelled_probes, sample_documents
+from retrievekit.core.eval.advise_probes import Probe, labelled_probes, labelled_questions, sample_documents
 from retrievekit.core.eval.advise_report import (
     LABEL_FREE_CAVEAT,
     LABEL_FREE_ERROR,
@@ -50,9 +55,11 @@ from retrievekit.core.eval.advise_report import (
     chance_kinds,
     methods_rows,
     render_advice,
+    style_words,
 )
 from retrievekit.core.eval.advise_steps import QUESTION_PROMPT, AdviseJob, awrite_question, write_question
 from retrievekit.core.eval.labels import labels_digest
+from retrievekit.core.eval.question_style import QuestionStyle, style_match, style_of
 from retrievekit.core.eval.records import QueryRecord, RecordFile, run_signature
 from retrievekit.core.index.baselines import corpus_fingerprint
 from retrievekit.core.llm.bridge import run_off_loop
@@ -171,7 +178,14 @@ def advise_settings(
     settings |= {"first_stage": first_stage}
     if qrels is not None:
         settings["labels"] = labels_digest(qrels, questions or {})
+    elif questions:  # label-free, imitating these questions
+        settings["imitates"] = _questions_digest(questions)
     return settings
+
+
+def _questions_digest(questions: Mapping[str, str]) -> str:
+    text = json.dumps(sorted(questions.values()), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def advise(
@@ -193,7 +207,8 @@ def advise(
 ) -> dict[str, Any]:
     """Estimate ``judge``'s AUC on ``corpus`` and place it on the measured curves (module docstring's steps).
 
-    Without ``qrels``, ``question_llm`` (a chat LLM) writes the questions. ``records`` is the record file;
+    Without ``qrels``, ``question_llm`` (a chat LLM) writes the questions, imitating ``questions`` when given (the
+    report's ``style``: theirs and the written ones measured alike). ``records`` is the record file;
     ``records_dir`` a folder for one named by the run's settings (``advise-<signature>.jsonl``: a rerun of the same
     run resumes, another run starts its own). ``first_stage`` gives the hard negatives: ``"bm25"``, ``"hybrid"`` or
     a retriever over ``corpus``. Returns the report (:func:`render_advice` prints it).
@@ -224,7 +239,10 @@ def advise(
         say,
     )
     done, left_out = _judge_all(plan, progress, stream)
-    return _report(done, left_out, mode=plan.mode, judge=judge, max_calls=max_calls, seed=seed, records=plan.records)
+    style = _style_report(plan, done)
+    return _report(
+        done, left_out, mode=plan.mode, judge=judge, max_calls=max_calls, seed=seed, records=plan.records, style=style
+    )
 
 
 async def aadvise(
@@ -279,7 +297,8 @@ async def aadvise(
             tally.add(qid, tally.known(qid) or await plan.job.arun(item, qid))
     finally:
         done, left_out = tally.close()
-    report = functools.partial(_report, mode=plan.mode, judge=judge, max_calls=max_calls, seed=seed)
+    style = await run_off_loop(_style_report, plan, done)
+    report = functools.partial(_report, mode=plan.mode, judge=judge, max_calls=max_calls, seed=seed, style=style)
     return await run_off_loop(report, done, left_out, records=plan.records)
 
 
@@ -292,6 +311,8 @@ class _Plan:
     records: str | Path | None
     settings: dict[str, Any]
     mode: str
+    unprobed: int = 0  # labelled questions drawn that have no hard negative (no probe): counted, not judged
+    style: QuestionStyle | None = None  # label-free with the user's questions: how they read, imitated
 
 
 def _plan(
@@ -319,10 +340,15 @@ def _plan(
     mode = "labelled" if qrels is not None else "label-free"
     say(f"advise ({mode}): {n} questions x {per} calls = at most {n * per} LLM calls (--max-calls {max_calls})")
     index, stage = _first_stage(first_stage, corpus)  # the hard negatives and the summaries' groups
+    style = None
     if usable is None:
         items: list[Any] = sample_documents(corpus, n, seed=seed)
+        if questions:
+            style = style_of(list(questions.values()), index, seed=seed)
+            say(f"imitating your {len(questions)} questions: {style_words(style.as_dict())}")
     else:
         items = labelled_probes(questions or {}, usable, corpus, index, n, negatives=negatives, seed=seed)
+        unprobed = min(n, len(labelled_questions(questions or {}, usable, corpus))) - len(items)
     settings = advise_settings(
         judge,
         corpus,
@@ -336,25 +362,28 @@ def _plan(
     if records is None and records_dir is not None:
         records = Path(records_dir) / f"advise-{run_signature(settings)}.jsonl"
         say(f"records: {records} (a rerun with the same settings resumes from them)")
-    return _Plan(items, AdviseJob(judge, question_llm, index, corpus, negatives), records, settings, mode)
+    job = AdviseJob(judge, question_llm, index, corpus, negatives, style)
+    return _Plan(items, job, records, settings, mode, unprobed if usable is not None else 0, style)
 
 
 def _report(
     done: Sequence[QueryRecord],
-    left_out: int,
+    left_out: Mapping[str, int],
     *,
     mode: str,
     judge: RelevanceJudge,
     max_calls: int,
     seed: int,
     records: str | Path | None,
+    style: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Steps 4 and 5: the estimate, its cost, and the curves; refused without usable pairs."""
     rows = [r.extra for r in done]
     auc = {"documents": auc_interval(rows, "doc", seed), "summaries": auc_interval(rows, "summary", seed)}
+    not_finite, no_negatives = left_out.get("not finite", 0), left_out.get("no probe", 0)
     if any(a["auc"] is None for a in auc.values()):
-        why = f"{left_out} questions were scored NaN or infinite by the judge" if left_out else "no question had"
-        why += "" if left_out else " both a positive and a negative text"
+        why = f"{not_finite} questions were scored NaN or infinite by the judge" if not_finite else "no question had"
+        why += "" if not_finite else f" both a positive and a negative text ({no_negatives} had no hard negative)"
         raise InvalidInputError(
             f"advise has no usable pairs to estimate {judge!r}'s AUC from ({len(done)} usable questions; {why}): "
             "no advice. Check the judge (a served judge must return finite log-probabilities) and the corpus."
@@ -370,7 +399,8 @@ def _report(
         "mode": mode,
         "judge": repr(judge),
         "questions": len(done),
-        "left_out": left_out,
+        "left_out": not_finite,
+        "no_negatives": no_negatives,
         "llm_calls": sum(r.llm_calls for r in done),
         "max_calls": max_calls,
         "auc": auc,
@@ -378,8 +408,22 @@ def _report(
         "no_better_than_chance": chance_kinds(auc),
         "cost_per_pair": cost,
         "records": None if records is None else str(records),
+        "style": style,
         "methods": methods_rows(auc["documents"]["auc"], auc["summaries"]["auc"], cost, verdict=mode == "labelled"),
     }
+
+
+def _style_report(plan: _Plan, done: Sequence[QueryRecord]) -> dict[str, Any] | None:
+    """Label-free with the user's questions: theirs and the written ones measured alike (None otherwise)."""
+    if plan.style is None:
+        return None
+    by_id = {o.id: o for o in plan.job.corpus}
+    written = [
+        (str(r.extra["question"]), by_id[r.qid.removeprefix("doc:")].index_text())
+        for r in done
+        if "question" in r.extra and r.qid.removeprefix("doc:") in by_id
+    ]
+    return style_match(plan.style, written) | {"examples": list(plan.style.examples)}
 
 
 def _qid(item: Any) -> str:
@@ -396,7 +440,7 @@ class _Tally:
         self.file = RecordFile(plan.records, plan.settings) if plan.records is not None else None
         self.done = dict(self.file.done()) if self.file is not None else {}
         self.out: list[QueryRecord] = []
-        self.left_out = 0
+        self.left_out = {"not finite": 0, "no probe": plan.unprobed}
         self.bar = tqdm(total=len(plan.items), desc="advise", file=stream or sys.stderr, disable=not progress)
 
     def known(self, qid: str) -> QueryRecord | None:
@@ -409,16 +453,17 @@ class _Tally:
             if self.file is not None and qid not in self.done:
                 self.file.append(record)
             self.out.append(record)
-        self.left_out += record == "not finite"
+        if isinstance(record, str):
+            self.left_out[record] += 1
         self.bar.update(1)
 
-    def close(self) -> tuple[list[QueryRecord], int]:
+    def close(self) -> tuple[list[QueryRecord], dict[str, int]]:
         self.bar.close()
         return self.out, self.left_out
 
 
-def _judge_all(plan: _Plan, progress: bool, stream: TextIO | None) -> tuple[list[QueryRecord], int]:
-    """Every item judged or read back from the records; returns the records and how many were left out."""
+def _judge_all(plan: _Plan, progress: bool, stream: TextIO | None) -> tuple[list[QueryRecord], dict[str, int]]:
+    """Every item judged or read back from the records; returns the records and how many were left out, by why."""
     tally = _Tally(plan, progress, stream)
     try:
         for item in plan.items:

@@ -31,7 +31,14 @@ from dataclasses import dataclass, field
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.types import DataObject
 
-__all__ = ["Probe", "extractive_summary", "labelled_probes", "probe_for_document", "sample_documents"]
+__all__ = [
+    "Probe",
+    "extractive_summary",
+    "labelled_probes",
+    "labelled_questions",
+    "probe_for_document",
+    "sample_documents",
+]
 
 GROUP_SIZE = 3
 """Documents per LATTICE-style summary."""
@@ -139,6 +146,21 @@ def sample_documents(corpus: Sequence[DataObject], n: int, *, seed: int = 0, min
     return random.Random(seed).sample(pool, min(n, len(pool)))
 
 
+def labelled_questions(
+    questions: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]], corpus: Sequence[DataObject]
+) -> list[str]:
+    """The ids of the questions :func:`labelled_probes` draws from (sorted): those with a relevant document in
+    ``corpus``.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> labelled_questions({"q": "?", "r": "?"}, {"q": {"a": 1}, "r": {"zz": 1}}, [Passage(id="a", text="x")])
+        ['q']
+    """
+    ids = {o.id for o in corpus}
+    return sorted(q for q in questions if any(g > 0 and d in ids for d, g in qrels.get(q, {}).items()))
+
+
 def labelled_probes(
     questions: Mapping[str, str],
     qrels: Mapping[str, Mapping[str, int]],
@@ -160,7 +182,7 @@ def labelled_probes(
         ['1']
     """
     by_id = {o.id: o for o in corpus}
-    usable = sorted(q for q in questions if any(g > 0 and d in by_id for d, g in qrels.get(q, {}).items()))
+    usable = labelled_questions(questions, qrels, corpus)
     chosen = random.Random(seed).sample(usable, min(n, len(usable)))
     out = []
     for qid in chosen:

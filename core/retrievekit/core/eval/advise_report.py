@@ -26,7 +26,15 @@ import numpy as np
 from retrievekit.core.eval.judge_accuracy import roc_auc
 from retrievekit.core.eval.payoff_curves import CURVES, expected_quality, pays_off
 
-__all__ = ["LABEL_FREE_CAVEAT", "LABEL_FREE_ERROR", "auc_interval", "chance_kinds", "methods_rows", "render_advice"]
+__all__ = [
+    "LABEL_FREE_CAVEAT",
+    "LABEL_FREE_ERROR",
+    "auc_interval",
+    "chance_kinds",
+    "methods_rows",
+    "render_advice",
+    "style_words",
+]
 
 LABEL_FREE_ERROR = {"documents": 0.237, "summaries": 0.215}
 """The largest |label-free estimate - labelled truth| per kind over the 30 validated (judge, dataset, kind) pairs
@@ -176,11 +184,32 @@ def render_advice(report: Mapping[str, Any]) -> str:
     head = f"{report['judge']}: {report['mode']}, {report['questions']} questions, {report['llm_calls']} LLM calls"
     if report.get("left_out"):
         head += f"; {report['left_out']} questions left out (the judge scored them NaN or infinite)"
+    if report.get("no_negatives"):
+        head += f"; {report['no_negatives']} questions left out (the first stage found no hard negative for them)"
     lines.append(head)
     if report["mode"] == "label-free":
         lines.append(LABEL_FREE_CAVEAT)
+    if report.get("style"):
+        style = report["style"]
+        line = f"imitating your questions ({style_words(style['yours'])})"
+        if style.get("written"):
+            line += f"; the written ones: {style_words(style['written'])}"
+        lines.append(line)
     lines += _auc_lines(report)
     c = report["cost_per_pair"]
     lines.append(f"one judged pair: {c['calls']:.2f} calls, {c['tokens']:.0f} tokens, {c['seconds']:.2f} s")
     lines += [_method_line(m) for m in report["methods"]]
     return "\n".join(lines)
+
+
+def style_words(measures: Mapping[str, Any]) -> str:
+    """A question style's measures in words (the ``yours`` or ``written`` part of a report's ``style``).
+
+    Examples:
+        >>> style_words({"words": 9, "question_mark": 0.96, "overlap": 0.38})
+        "9 words, 96 % end with '?', 38 % of their terms in their document"
+    """
+    return (
+        f"{measures['words']:g} words, {100 * measures['question_mark']:.0f} % end with '?', "
+        f"{100 * measures['overlap']:.0f} % of their terms in their document"
+    )

@@ -33,6 +33,7 @@ from typing import Any
 
 from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.eval.advise_probes import Probe, probe_for_document
+from retrievekit.core.eval.question_style import QuestionStyle, style_prompt
 from retrievekit.core.eval.records import QueryRecord
 from retrievekit.core.llm.bridge import run_in_pool
 from retrievekit.core.llm.calls import ModelCall, Step
@@ -51,9 +52,10 @@ QUESTION_PROMPT = (
 )
 
 
-def question_step(doc: DataObject, *, trace: Trace | None = None) -> Step[str]:
+def question_step(doc: DataObject, *, trace: Trace | None = None, style: QuestionStyle | None = None) -> Step[str]:
     """The question writer as a step: one chat call (48 tokens) for ``doc``; its reply's first line, else (an
-    empty reply) the document's first words, noted in ``trace`` as a fallback.
+    empty reply) the document's first words, noted in ``trace`` as a fallback. With ``style`` (the user's questions
+    measured), the prompt asks for a question like theirs (:func:`~retrievekit.core.eval.question_style.style_prompt`).
 
     Examples:
         >>> from retrievekit.core.fakes import FixedReplyLLM
@@ -63,7 +65,8 @@ def question_step(doc: DataObject, *, trace: Trace | None = None) -> Step[str]:
         'Aspirin cuts fever in adults.'
     """
     text = " ".join(doc.index_text().split()[:220])
-    (reply,) = yield [ModelCall.chat("advise.question", QUESTION_PROMPT.format(document=text), max_tokens=48)]
+    prompt = QUESTION_PROMPT.format(document=text) if style is None else style_prompt(style, text)
+    (reply,) = yield [ModelCall.chat("advise.question", prompt, max_tokens=48)]
     if isinstance(reply, BaseException):
         raise reply
     lines = [line.strip().strip('"') for line in str(reply.text).splitlines() if line.strip()]
@@ -74,7 +77,7 @@ def question_step(doc: DataObject, *, trace: Trace | None = None) -> Step[str]:
     return " ".join(text.split()[:12])
 
 
-def write_question(llm: Any, doc: DataObject, *, trace: Trace | None = None) -> str:
+def write_question(llm: Any, doc: DataObject, *, trace: Trace | None = None, style: QuestionStyle | None = None) -> str:
     """A question the LLM writes for ``doc`` (its first line); the document's first words when the reply is empty
     (:func:`question_step`, driven).
 
@@ -84,10 +87,12 @@ def write_question(llm: Any, doc: DataObject, *, trace: Trace | None = None) -> 
         >>> write_question(FixedReplyLLM("What cuts fever?\\nmore"), Passage(id="a", text="Aspirin cuts fever."))
         'What cuts fever?'
     """
-    return drive(question_step(doc, trace=trace), llm, trace=trace)
+    return drive(question_step(doc, trace=trace, style=style), llm, trace=trace)
 
 
-async def awrite_question(llm: Any, doc: DataObject, *, trace: Trace | None = None) -> str:
+async def awrite_question(
+    llm: Any, doc: DataObject, *, trace: Trace | None = None, style: QuestionStyle | None = None
+) -> str:
     """:func:`write_question` awaited (a served LLM's request on the caller's loop; cancelled with the task).
 
     Examples:
@@ -97,7 +102,7 @@ async def awrite_question(llm: Any, doc: DataObject, *, trace: Trace | None = No
         >>> asyncio.run(awrite_question(FixedReplyLLM("Why?"), Passage(id="a", text="Because.")))
         'Why?'
     """
-    return await adrive(question_step(doc, trace=trace), llm, trace=trace)
+    return await adrive(question_step(doc, trace=trace, style=style), llm, trace=trace)
 
 
 def _scores_step(
@@ -155,9 +160,16 @@ class AdviseJob:
     """
 
     def __init__(
-        self, judge: RelevanceJudge, writer: Any, index: Retriever, corpus: Sequence[DataObject], negatives: int
+        self,
+        judge: RelevanceJudge,
+        writer: Any,
+        index: Retriever,
+        corpus: Sequence[DataObject],
+        negatives: int,
+        style: QuestionStyle | None = None,
     ) -> None:
         self.judge, self.writer, self.index, self.corpus, self.negatives = judge, writer, index, corpus, negatives
+        self.style = style
 
     def run(self, item: Any, qid: str) -> QueryRecord | str:
         """One question judged: its record, or why not (``"no probe"``, ``"not finite"``: a score NaN or
@@ -166,8 +178,8 @@ class AdviseJob:
         extra: dict[str, Any] = {}
         probe = item
         if not isinstance(item, Probe):  # label-free: the LLM writes the question first
-            question = write_question(self.writer, item, trace=trace)
-            extra = _write_cost(trace)
+            question = write_question(self.writer, item, trace=trace, style=self.style)
+            extra = _write_cost(trace) | {"question": question}
             probe = probe_for_document(question, item, self.index, self.corpus, negatives=self.negatives)
         if probe is None:
             return "no probe"
@@ -182,8 +194,8 @@ class AdviseJob:
         extra: dict[str, Any] = {}
         probe = item
         if not isinstance(item, Probe):
-            question = await awrite_question(self.writer, item, trace=trace)
-            extra = _write_cost(trace)
+            question = await awrite_question(self.writer, item, trace=trace, style=self.style)
+            extra = _write_cost(trace) | {"question": question}
             probe = await run_in_pool(self._probe_for, question, item)
         if probe is None:
             return "no probe"

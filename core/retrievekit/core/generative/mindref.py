@@ -31,132 +31,45 @@ See :class:`MindRef` for an example.
 
 from __future__ import annotations
 
-import re
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from retrievekit.core.checks import check_corpus, check_k, check_query
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.index.suffix_array import DEFAULT_MAX_TOKENS, TokenSuffixArray
+from retrievekit.core.generative.mindref_config import (
+    PASSAGE_PROMPT,
+    TITLE_PROMPT,
+    MindRefConfig,
+    TitleHit,
+    document_title,
+    first_sentence_title,
+    scoring_lm,
+)
+from retrievekit.core.index.suffix_array import TokenSuffixArray
 from retrievekit.core.index.token_trie import TokenTrie
+from retrievekit.core.index.updatable import check_batch, check_ids
 from retrievekit.core.llm.models import DEFAULT_MODEL  # noqa: F401  (the examples use it)
 from retrievekit.core.llm.protocol import Beam, ScoringLM
-from retrievekit.core.llm.resolve import resolve_llm
-from retrievekit.core.options import config_from_options
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, Passage, ScoredHit
 
-__all__ = ["MindRef", "MindRefConfig", "TitleHit", "build_mindref", "create_mindref", "first_sentence_title"]
-
-TITLE_PROMPT = "Question: {query}\n\nThe Wikipedia article corresponding to the above question is:\n\nTitle:"
-PASSAGE_PROMPT = "Question: {query}\n\nThe Wikipedia paragraph to answer the above question is:\n\nAnswer:"
-
-
-@dataclass(frozen=True)
-class MindRefConfig:
-    """MindRef settings; defaults are the reference code's (``www-Ye/MindRef``, ``src/llm2gr.py`` run by ``run.sh``).
-
-    Attributes:
-        title_beams: beams of the title search (``run.sh``: ``--title_gen_beams 15``).
-        title_return: distinct titles kept (``run.sh``: ``--title_return_nums 2``).
-        title_max_new_tokens: token cap of a title (reference code: max 64 new tokens). A beam cut off by the
-            cap still counts when its prefix leads to exactly one title (it is resolved to that title).
-        passage_beams: beams of the prefix search (``run.sh``: ``--re_beams 10``).
-        prefix_tokens: length of the generated passage prefix (``run.sh``: ``--gen_len 16``).
-        passage_tokens: passage length from the located prefix, forward (reference code: 150 tokens).
-        lam: weight of the title score, ``score = lam * title + (1 - lam) * passage`` (``run.sh``:
-            ``--lam 0.9``).
-        length_penalty: exponent of the length normalisation of both scores (HF ``sequences_scores``: 1.0).
-        title_prompt: stage-1 prompt, ``{query}`` is replaced (reference code, the NQ/HotpotQA wording).
-        passage_prompt: stage-2 prompt (reference code).
-        title_prefix: text put before a title when it is tokenized (the model continues ``"Title:"``, so titles
-            are encoded as ``" " + title``).
-        passage_prefix: text put before a document when it is tokenized for the suffix array.
-        untitled: title of a document without one: ``"first_sentence"`` (its first sentence, cut to
-            ``title_max_chars``), ``"llm"`` (the LM writes one; needs a ``complete`` method) or ``"id"``.
-        title_max_chars: cap on derived titles.
-        passages_per_document: passages kept per document; the best keeps the document id, others get
-            ``"{id}#tok{start}"``.
-        max_sa_tokens: cap on the per-query suffix array (:class:`SuffixArrayTooLargeError` above it).
-        widen_to_k: when ``k`` exceeds the hits of the best ``title_return`` titles, recall passages in the next
-            titles of the same title search (then more passages per document) until there are ``k`` (ours; the
-            paper returns ``title_return`` documents; see the module docstring). False: the paper's output only.
-
-    Examples:
-        >>> MindRefConfig().title_beams, MindRefConfig(lam=0.5).lam
-        (15, 0.5)
-        >>> MindRefConfig.from_options({"title_beams": 4, "nope": 1})
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: unknown MindRef option(s): nope; known: ...
-    """
-
-    title_beams: int = 15
-    title_return: int = 2
-    title_max_new_tokens: int = 64
-    passage_beams: int = 10
-    prefix_tokens: int = 16
-    passage_tokens: int = 150
-    lam: float = 0.9
-    length_penalty: float = 1.0
-    title_prompt: str = TITLE_PROMPT
-    passage_prompt: str = PASSAGE_PROMPT
-    title_prefix: str = " "
-    passage_prefix: str = " "
-    untitled: Literal["first_sentence", "llm", "id"] = "first_sentence"
-    title_max_chars: int = 100
-    passages_per_document: int = 1
-    max_sa_tokens: int = DEFAULT_MAX_TOKENS
-    widen_to_k: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("title_beams", "title_return", "title_max_new_tokens", "passage_beams", "prefix_tokens"):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"MindRefConfig.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("passage_tokens", "title_max_chars", "passages_per_document", "max_sa_tokens"):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"MindRefConfig.{name} must be >= 1, got {getattr(self, name)}")
-        if self.title_return > self.title_beams:
-            raise InvalidInputError(f"title_return ({self.title_return}) must be <= title_beams ({self.title_beams})")
-        if not 0.0 <= self.lam <= 1.0:
-            raise InvalidInputError(f"lam must be in [0, 1], got {self.lam}")
-        if self.untitled not in ("first_sentence", "llm", "id"):
-            raise InvalidInputError(f"untitled must be 'first_sentence', 'llm' or 'id', got {self.untitled!r}")
-        for name in ("title_prompt", "passage_prompt"):
-            if "{query}" not in getattr(self, name):
-                raise InvalidInputError(f"{name} must contain '{{query}}'")
-
-    @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> MindRefConfig:
-        """Build from ``--option key=value`` pairs (:func:`~retrievekit.core.options.config_from_options`).
-
-        Examples:
-            >>> MindRefConfig.from_options({"title_beams": "4", "lam": 1}).title_beams
-            4
-            >>> MindRefConfig.from_options({"widen_to_k": "false"}).widen_to_k
-            False
-        """
-        return config_from_options(cls, options, label="MindRef")
-
-
-@dataclass(frozen=True)
-class TitleHit:
-    """A stage-1 result: a generated title (a real one), its score and the documents that carry it.
-
-    Examples:
-        >>> TitleHit(title="Aspirin", token_ids=(5,), score=-0.5, documents=(0,)).documents
-        (0,)
-    """
-
-    title: str
-    token_ids: tuple[int, ...]
-    score: float
-    documents: tuple[int, ...]
-    truncated: bool = False
+__all__ = [
+    "PASSAGE_PROMPT",
+    "TITLE_PROMPT",
+    "MindRef",
+    "MindRefConfig",
+    "TitleHit",
+    "build_mindref",
+    "create_mindref",
+    "document_title",
+    "first_sentence_title",
+    "scoring_lm",
+]
 
 
 @dataclass
@@ -166,26 +79,6 @@ class _Candidate:
     passage_score: float | None
     prefix: str = ""
     token_ids: tuple[int, ...] = field(default=())
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def first_sentence_title(text: str, max_chars: int = 100) -> str:
-    """A title for an untitled document: its first sentence, cut at a word boundary to ``max_chars``.
-
-    Examples:
-        >>> first_sentence_title("Aspirin thins the blood. It also relieves pain.")
-        'Aspirin thins the blood.'
-        >>> first_sentence_title("a b c d e f", max_chars=5)
-        'a b c'
-    """
-    first = _SENTENCE_END.split(" ".join(text.split()), maxsplit=1)[0].strip()
-    if len(first) <= max_chars:
-        return first
-    cut = first[: max_chars + 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > 0 else cut[:max_chars]).strip()
 
 
 class MindRef:
@@ -223,47 +116,180 @@ class MindRef:
         *,
         title_fn: Callable[[DataObject], str] | None = None,
     ) -> None:
-        self.corpus = check_corpus(corpus)
+        self._setup(lm, config, title_fn)
+        self.add(check_corpus(corpus))
+
+    def _setup(self, lm: ScoringLM, config: MindRefConfig | None, title_fn: Callable[[DataObject], str] | None) -> None:
         self.lm = lm
         self.config = config or MindRefConfig()
-        self.titles: list[str] = [self._title_of(o, title_fn) for o in self.corpus]
-        eos = lm.eos_token_id
-        by_ids: dict[tuple[int, ...], list[int]] = {}
-        for i, title in enumerate(self.titles):
-            ids = tuple(t for t in lm.encode(self.config.title_prefix + title) if t != eos)
-            if not ids:
-                ids = tuple(t for t in lm.encode(self.config.title_prefix + self.corpus[i].id) if t != eos)
-            by_ids.setdefault(ids, []).append(i)
-        self._docs_by_title_ids: dict[tuple[int, ...], tuple[int, ...]] = {k: tuple(v) for k, v in by_ids.items()}
-        self.trie = TokenTrie(self._docs_by_title_ids, eos_token_id=eos)
-        self._doc_tokens: dict[int, np.ndarray] = {}
+        self._title_fn = title_fn
+        self._objects: dict[str, DataObject] = {}  # corpus order: the order documents were added
+        self._titles: dict[str, str] = {}
+        self._title_seq: dict[str, tuple[int, ...]] = {}  # each document's title path in the trie
+        self._by_title: dict[tuple[int, ...], tuple[str, ...]] = {}  # title path -> its documents, in corpus order
+        self._views: tuple[list[DataObject], list[str], dict[str, int]] | None = None
+        self.trie = TokenTrie.keyed({}, eos_token_id=lm.eos_token_id)
+        self._doc_tokens: dict[str, np.ndarray] = {}
         self.checks: dict[str, int] = {"titles": 0, "title_violations": 0, "passages": 0, "passage_violations": 0}
         self.checks["text_not_substring"] = 0
 
+    @classmethod
+    def empty(
+        cls, lm: ScoringLM, config: MindRefConfig | None = None, *, title_fn: Callable[[DataObject], str] | None = None
+    ) -> MindRef:
+        """A MindRef over no documents yet (its search answers ``[]``); :meth:`add` fills it.
+
+        Examples:
+            >>> len(MindRef.empty(LocalLM.load(DEFAULT_MODEL)))  # doctest: +SKIP
+            0
+        """
+        mr = cls.__new__(cls)
+        mr._setup(lm, config, title_fn)
+        return mr
+
+    @classmethod
+    def restore(
+        cls, objects: Sequence[DataObject], lm: ScoringLM, config: MindRefConfig | None, *, titles: Mapping[str, str],
+        paths: Mapping[str, Sequence[int]], trie: TokenTrie,
+    ) -> MindRef:  # fmt: skip
+        """A MindRef from what one held (its documents' ``titles``, title ``paths`` and keyed ``trie``, which must
+        hold those paths by those ids, as a saved one does): nothing is encoded.
+
+        Examples:
+            >>> back = MindRef.restore(mr.corpus, lm, mr.config, titles=dict(zip(mr.ids(), mr.titles)),
+            ...                        paths=mr.title_paths(), trie=mr.trie)  # doctest: +SKIP
+        """
+        mr = cls.empty(lm, config)
+        for o in objects:
+            seq = tuple(int(t) for t in paths[o.id])
+            mr._objects[o.id], mr._titles[o.id], mr._title_seq[o.id] = o, str(titles[o.id]), seq
+            mr._by_title[seq] = (*mr._by_title.get(seq, ()), o.id)
+        mr.trie = trie
+        return mr
+
+    # ------------------------------------------------------------------ a living corpus: change in place by id
+    def add(self, objects: Sequence[DataObject]) -> list[str]:
+        """Add documents of new ids, after the held ones: their titles go into the title trie in place (no rebuild)
+        and their text is encoded when a query first recalls them. Returns their ids. A held id, an id given twice or
+        a non-object is an :class:`InvalidInputError` naming it, and nothing is added. Afterwards every answer equals
+        a :class:`MindRef` built fresh over the held documents in their order.
+
+        Examples:
+            >>> mr = MindRef(docs, LocalLM.load(DEFAULT_MODEL))  # doctest: +SKIP
+            >>> mr.add([Passage(id="c", title="Solar", text="Panels make power.")]), mr.titles[-1]  # doctest: +SKIP
+            (['c'], 'Solar')
+        """
+        objs = check_batch(objects)
+        held = next((o.id for o in objs if o.id in self._objects), None)
+        if held is not None:
+            raise InvalidInputError(f"MindRef.add: id {held!r} is already held; delete it first or use update")
+        titles = {o.id: document_title(o, self.config, self.lm, self._title_fn) for o in objs}
+        seqs = {o.id: self._title_tokens(o, titles[o.id]) for o in objs}
+        self.trie.add(seqs)  # checks every sequence before it changes anything
+        for o in objs:
+            self._objects[o.id], self._titles[o.id], self._title_seq[o.id] = o, titles[o.id], seqs[o.id]
+            self._by_title[seqs[o.id]] = (*self._by_title.get(seqs[o.id], ()), o.id)
+        self._views = None
+        return [o.id for o in objs]
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Remove held documents by id: a title path no other document holds leaves the trie (so a deleted
+        document's title is never generated again), and its tokens are dropped. Returns the ids. An id not held is
+        an :class:`InvalidInputError` naming it, and nothing is removed.
+
+        Examples:
+            >>> mr.delete(["c"]), "c" in mr  # doctest: +SKIP
+            (['c'], False)
+        """
+        wanted = check_ids(ids, where="MindRef.delete")
+        unknown = next((i for i in wanted if i not in self._objects), None)
+        if unknown is not None:
+            raise InvalidInputError(f"MindRef.delete: id {unknown!r} is not held")
+        self.trie.delete(wanted)
+        for i in wanted:
+            seq = self._title_seq.pop(i)
+            del self._objects[i], self._titles[i]
+            self._doc_tokens.pop(i, None)
+            docs = tuple(d for d in self._by_title.pop(seq) if d != i)
+            if docs:
+                self._by_title[seq] = docs
+        self._views = None
+        return wanted
+
+    def update(self, objects: Sequence[DataObject]) -> list[str]:
+        """Give held documents new content: :meth:`delete`, then :meth:`add` (they move to the end of the corpus
+        order; change a :meth:`copy` for all or nothing). An id not held is an :class:`InvalidInputError`.
+
+        Examples:
+            >>> mr.update([Passage(id="a", title="Aspirin", text="Aspirin relieves pain.")])  # doctest: +SKIP
+            ['a']
+        """
+        objs = check_batch(objects)
+        missing = next((o.id for o in objs if o.id not in self._objects), None)
+        if missing is not None:
+            raise InvalidInputError(f"MindRef.update: id {missing!r} is not held; add it")
+        self.delete([o.id for o in objs])
+        return self.add(objs)
+
+    def copy(self) -> MindRef:
+        """An independent copy sharing the LM and the (unchanging) token arrays of documents: change it while
+        searches read this one, then swap (what :class:`~retrievekit.core.generative.mindref_index.LiveMindRef`
+        does). ``O(documents + trie nodes)``, no encoding: ``mr.copy().delete(["a"])`` leaves ``mr`` as it was.
+        """
+        out = copy.copy(self)
+        out._objects, out._titles = dict(self._objects), dict(self._titles)
+        out._title_seq, out._doc_tokens = dict(self._title_seq), dict(self._doc_tokens)
+        out._by_title = dict(self._by_title)  # of tuples: no new object per title (a GC pass at 10^4 of them)
+        out.trie, out.checks, out._views = _own_containers(self.trie), dict(self.checks), self._views
+        return out
+
+    def ids(self) -> list[str]:
+        """The held document ids, in corpus order (``MindRef(docs, lm).ids()``: ``['a', 'b']``)."""
+        return list(self._objects)
+
+    def title_paths(self) -> dict[str, tuple[int, ...]]:
+        """Each held document's title path in the trie (``title_prefix + title`` encoded, EOS dropped)."""
+        return dict(self._title_seq)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._objects
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def _view(self) -> tuple[list[DataObject], list[str], dict[str, int]]:
+        views = self._views
+        if views is None:
+            corpus = list(self._objects.values())
+            views = (corpus, [self._titles[o.id] for o in corpus], {o.id: i for i, o in enumerate(corpus)})
+            self._views = views
+        return views
+
+    @property
+    def corpus(self) -> list[DataObject]:
+        """The held documents, in corpus order (indices of :attr:`titles`, :meth:`doc_tokens`, ``TitleHit``)."""
+        return self._view()[0]
+
+    @property
+    def titles(self) -> list[str]:
+        """The title of each held document (given or derived), in corpus order."""
+        return self._view()[1]
+
     # ------------------------------------------------------------------ titles and tokens
-    def _title_of(self, obj: DataObject, title_fn: Callable[[DataObject], str] | None) -> str:
-        title = obj.title.strip() or str(obj.metadata.get("title") or "").strip()
-        if title:
-            return title
-        if title_fn is not None:
-            title = str(title_fn(obj)).strip()
-        elif self.config.untitled == "first_sentence":
-            title = first_sentence_title(obj.text, self.config.title_max_chars)
-        elif self.config.untitled == "llm":
-            complete = getattr(self.lm, "complete", None)
-            if complete is None:
-                raise InvalidInputError("untitled='llm' needs an LM with a complete() method (e.g. LocalLM)")
-            reply = complete(f"Write a short title for this text:\n\n{obj.text[:2000]}\n\nTitle:", max_tokens=24)
-            title = first_sentence_title(str(getattr(reply, "text", reply)).strip().strip('"'), 200)
-        return title[: self.config.title_max_chars].strip() or obj.id
+    def _title_tokens(self, obj: DataObject, title: str) -> tuple[int, ...]:
+        """The trie path of a title: ``title_prefix + title`` encoded, EOS dropped (the id's when that is empty)."""
+        eos = self.lm.eos_token_id
+        ids = tuple(int(t) for t in self.lm.encode(self.config.title_prefix + title) if t != eos)
+        return ids or tuple(int(t) for t in self.lm.encode(self.config.title_prefix + obj.id) if t != eos)
 
     def doc_tokens(self, index: int) -> np.ndarray:
         """Token ids of document ``index`` as indexed (``passage_prefix + text``), encoded on first use."""
-        toks = self._doc_tokens.get(index)
+        doc = self.corpus[index]
+        toks = self._doc_tokens.get(doc.id)
         if toks is None:
-            text = self.corpus[index].text
+            text = doc.text
             toks = np.asarray(self.lm.encode(self.config.passage_prefix + text) if text else [], dtype=np.int64)
-            self._doc_tokens[index] = toks
+            self._doc_tokens[doc.id] = toks
         return toks
 
     # ------------------------------------------------------------------ stage 1
@@ -274,6 +300,8 @@ class MindRef:
     def _recall_titles(self, query: str, limit: int, trace: Trace | None) -> list[TitleHit]:
         """The best ``limit`` distinct real titles of one title beam search (at most ``title_beams``)."""
         cfg = self.config
+        if not self._objects:
+            return []
         beams = self.lm.constrained_beam_search(
             cfg.title_prompt.format(query=query),
             self.trie.allowed,
@@ -290,7 +318,8 @@ class MindRef:
             if ids is None or ids in seen:
                 continue
             seen.add(ids)
-            docs = self._docs_by_title_ids.get(ids)
+            held = self._by_title.get(ids)
+            docs = tuple(self._view()[2][i] for i in held) if held else None
             self.checks["titles"] += 1
             if docs is None:  # cannot happen under the trie; counted, never returned
                 self.checks["title_violations"] += 1
@@ -444,6 +473,9 @@ class MindRef:
         k = check_k(k)
         trace = trace if trace is not None else Trace()
         cfg = self.config
+        if not self._objects:
+            trace.note("empty_index", "MindRef holds no documents; returning no hits")
+            return []
         with trace.stage("mindref.titles"):
             titles = self._recall_titles(query, max(cfg.title_return, k) if cfg.widen_to_k else cfg.title_return, trace)
         if not titles:
@@ -506,6 +538,20 @@ class MindRef:
         return f"MindRef(<{len(self.corpus)} documents, {len(self.trie)} distinct titles>, lm={self.lm!r})"
 
 
+def _own_containers(obj: Any) -> Any:
+    """A copy of ``obj`` whose top-level containers (dicts, sets, lists, arrays) are its own: enough for a trie, whose
+    containers hold only immutable items (a deep copy of its 10^4 title tuples costs 100x more)."""
+    if not hasattr(obj, "__dict__"):
+        return copy.deepcopy(obj)
+    out = copy.copy(obj)
+    for name, value in list(vars(out).items()):
+        if isinstance(value, (dict, set, list)):
+            setattr(out, name, type(value)(value))
+        elif isinstance(value, np.ndarray):
+            setattr(out, name, value.copy())
+    return out
+
+
 def build_mindref(ctx: MethodContext) -> MindRef:
     """``retrievekit bench --method mindref``: MindRef on the local LM named by ``--llm`` (default
     :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`).
@@ -550,7 +596,4 @@ def create_mindref(
     """
     corpus = check_corpus(corpus)
     config = config or MindRefConfig.from_options(options)
-    lm = resolve_llm(llm)
-    if not isinstance(lm, ScoringLM):
-        raise InvalidInputError(f"MindRef needs a scoring LM (e.g. LocalLM.load(...)), got {type(lm).__name__}")
-    return MindRef(corpus, lm, config)
+    return MindRef(corpus, scoring_lm(llm), config)

@@ -132,10 +132,22 @@ class BM25Index:
         self._model = model
         self._tokenizer = tokenizer
         self._engine: TantivyEngine | None = engine
+        self._memo: tuple[str, object, np.ndarray] | None = None  # bm25s: the last query's scores, for its model
+        self._positions: tuple[object, dict[str, int]] | None = None  # bm25s: id -> position, for its model
 
     @classmethod
-    def build(cls, objects: Iterable[DataObject], config: BM25Config | None = None) -> BM25Index:
-        """Index objects (their ``index_text()``).
+    def build(
+        cls,
+        objects: Iterable[DataObject],
+        config: BM25Config | None = None,
+        *,
+        folder: str | os.PathLike[str] | None = None,
+    ) -> BM25Index:
+        """Index objects (their ``index_text()``); with ``folder``, the index is written there (atomically) too.
+
+        The tantivy engine reads ``objects`` one at a time (a generator, a JSONL reader): with ``folder`` it writes
+        them straight into the folder's index, and the documents stay there, read per hit, so a build never holds
+        the corpus in memory. The bm25s engine lists them first.
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -143,17 +155,25 @@ class BM25Index:
             1
             >>> len(BM25Index.build([Passage(id="a", text="x y")], BM25Config(engine="tantivy")))
             1
+            >>> import tempfile, pathlib
+            >>> stream = (Passage(id=str(i), text=f"doc {i}") for i in range(5))
+            >>> d = pathlib.Path(tempfile.mkdtemp()) / "bm25"
+            >>> len(BM25Index.build(stream, BM25Config(engine="tantivy"), folder=d)), BM25Index.load(d).folder == d
+            (5, True)
             >>> BM25Index.build([Passage(id="a", text="x")], BM25Config(k1=1.5, engine="tantivy"))
             Traceback (most recent call last):
             ...
             retrievekit.core.errors.InvalidInputError: BM25Config.k1=1.5 is not available with engine='tantivy' (it fixes k1=1.2); use engine='bm25s' for other settings
         """
         cfg = _check_config(config or BM25Config())
-        objs = check_corpus(objects)
         if cfg.engine == "tantivy":
-            return cls([], None, None, cfg, engine=TantivyEngine.build(objs, asdict(cfg)))
+            return cls([], None, None, cfg, engine=TantivyEngine.build(objects, asdict(cfg), folder=folder))
+        objs = check_corpus(objects)
         model, tok = _bm25s_model(objs, cfg)
-        return cls(objs, model, tok, cfg)
+        index = cls(objs, model, tok, cfg)
+        if folder is not None:
+            index.save(folder)
+        return index
 
     @property
     def objects(self) -> list[DataObject]:
@@ -232,11 +252,45 @@ class BM25Index:
             out[docs[starts[t] : starts[t + 1]]] += data[starts[t] : starts[t + 1]]
         return out
 
+    def scores_of(self, query: str, ids: Iterable[str]) -> dict[str, float]:
+        """The BM25 scores of the objects ``ids`` for ``query`` (0.0 where no term matches; ids not held are left
+        out): what :meth:`scores` gives them, without scoring every object on the tantivy engine.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> docs = [Passage(id="a", text="x yy"), Passage(id="b", text="zz")]
+            >>> for engine in ("bm25s", "tantivy"):
+            ...     print(BM25Index.build(docs, BM25Config(engine=engine)).scores_of("yy", ["b", "nope"]))
+            {'b': 0.0}
+            {'b': 0.0}
+        """
+        q = check_query(query)
+        if self._engine is not None:
+            return self._engine.scores_of(analyze(q), ids)
+        if self._positions is None or self._positions[0] is not self._model:
+            self._positions = (self._model, {o.id: i for i, o in enumerate(self._objects)})
+        pos = self._positions[1]
+        held = sorted({(pos[oid], oid) for oid in ids if oid in pos})
+        if not held:
+            return {}
+        scores = self._scores_once(q)
+        return {oid: float(scores[i]) for i, oid in held}
+
+    def _scores_once(self, query: str) -> np.ndarray:
+        """bm25s: :meth:`scores`, kept for the last query of this model (a search then ``scores_of`` the same query,
+        as ARM asks, score every object once)."""
+        memo = self._memo
+        if memo is not None and memo[0] == query and memo[1] is self._model:
+            return memo[2]
+        out = self.scores(query)
+        self._memo = (query, self._model, out)
+        return out
+
     def _top(self, query: str, k: int) -> list[ScoredHit]:
         if self._engine is not None:
             found = self._engine.search(analyze(check_query(query)), k)
             return [ScoredHit(obj=o, score=s, rank=r) for r, (o, s) in enumerate(found)]
-        s = self.scores(query)
+        s = self._scores_once(query)
         idx = [int(i) for i in top_k_indices(s, k) if s[i] > 0]
         return [ScoredHit(obj=self._objects[i], score=float(s[i]), rank=r) for r, i in enumerate(idx)]
 

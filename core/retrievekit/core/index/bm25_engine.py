@@ -36,15 +36,25 @@ import re
 import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from retrievekit.core.errors import IndexFormatError, IndexLockedError, InvalidInputError, MissingDependencyError
+from retrievekit.core.errors import IndexFormatError, IndexLockedError, InvalidInputError
 from retrievekit.core.index.checksums import MANIFEST_CHECK, manifest_check
-from retrievekit.core.index.corpus_record import RECORD_KEY, content_digest, record_of_digests
+from retrievekit.core.index.corpus_record import RECORD_KEY, record_of_digests
 from retrievekit.core.index.folder_swap import restore_interrupted_swap
-from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_versioned_json
+from retrievekit.core.index.store import MANIFEST, atomic_folder, read_versioned_json
+from retrievekit.core.index.tantivy_docs import (
+    HEAP,
+    analyze,
+    fill,
+    fill_documents,
+    make_document,
+    new_index,
+    open_index,
+    reading,
+    tantivy,
+)
 from retrievekit.core.index.updatable import check_batch, check_ids
 from retrievekit.core.storage import atomic_write_text
 from retrievekit.core.types import DataObject, object_from_dict
@@ -60,78 +70,7 @@ SCORE_SCALE = 2.2
 """Tantivy's BM25 is ``(k1 + 1)`` times Lucene's (K1 = 1.2): scores are divided by it."""
 COMPACT_ABOVE = 0.10
 """``delete`` compacts on its own when deleted documents still counted exceed this share of those counted."""
-_HEAP = 128_000_000
-_TOKENIZER = "rk_en"
 _GEN = re.compile(r"gen-(\d{6})")
-_INSTALL = "pip install 'tantivy>=0.27,<0.28'"
-
-
-def _tantivy() -> Any:
-    try:
-        import tantivy
-    except ImportError as e:  # pragma: no cover - a core dependency
-        raise MissingDependencyError("tantivy", _INSTALL) from e
-    return tantivy
-
-
-@lru_cache(maxsize=2)
-def _analyzer(stem: bool) -> Any:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    t = _tantivy()
-    builder = t.TextAnalyzerBuilder(t.Tokenizer.regex(r"\w\w+")).filter(t.Filter.lowercase())
-    builder = builder.filter(t.Filter.custom_stopword(list(STOPWORDS_EN)))
-    return (builder.filter(t.Filter.stemmer("english")) if stem else builder).build()
-
-
-def analyze(text: str, *, stem: bool = True) -> list[str]:
-    """The terms of ``text`` as the index sees them (``stem=False``: before stemming), duplicates kept.
-
-    Examples:
-        >>> analyze("The cats of Rome?"), analyze("The cats of Rome?", stem=False), analyze("the of ?!")
-        (['cat', 'rome'], ['cats', 'rome'], [])
-    """
-    return [str(t) for t in _analyzer(stem).analyze(text)]
-
-
-def _schema() -> Any:
-    sb = _tantivy().SchemaBuilder()
-    sb.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
-    sb.add_bytes_field("obj", stored=True)  # the object's JSON line
-    sb.add_bytes_field("digest", stored=True)  # its content digest (the corpus record without parsing it)
-    sb.add_text_field("all", tokenizer_name="raw", index_option="basic")  # "1": counts documents as BM25 does
-    sb.add_text_field("text", tokenizer_name=_TOKENIZER, index_option="freq")
-    return sb.build()
-
-
-def _index(path: Path | None, *, create: bool) -> Any:
-    t = _tantivy()
-    if create and path is not None:
-        path.mkdir(parents=True, exist_ok=True)
-    try:
-        index = t.Index(_schema(), path=None if path is None else str(path)) if create else t.Index.open(str(path))
-    except ValueError as e:
-        raise IndexFormatError(
-            f"{path}: the tantivy index is missing, corrupt or of another version ({e}); rebuild it"
-        ) from e
-    index.register_tokenizer(_TOKENIZER, _analyzer(True))
-    return index
-
-
-@contextmanager
-def _reading(where: object) -> Iterator[None]:
-    """Tantivy's failures while reading a damaged index (a ``ValueError``, or a Rust panic, which Python sees as a
-    ``BaseException``) as :class:`IndexFormatError` naming ``where``."""
-    try:
-        yield
-    except (ValueError, OSError) as e:
-        if isinstance(e, (IndexFormatError, InvalidInputError)):
-            raise
-        raise IndexFormatError(f"{where}: the tantivy index cannot be read ({e}); rebuild it") from e
-    except BaseException as e:
-        if type(e).__name__ != "PanicException":
-            raise
-        raise IndexFormatError(f"{where}: the tantivy index is damaged ({str(e)[:200]}); rebuild it") from e
 
 
 def _gen_name(gen: int) -> str:
@@ -169,25 +108,6 @@ def is_engine_folder(folder: str | os.PathLike[str]) -> bool:
     return isinstance(data, dict) and data.get("format_version") == FORMAT_VERSION and data.get("engine") == ENGINE
 
 
-def _document(obj: DataObject) -> tuple[Any, str]:
-    digest = content_digest(obj)
-    doc = _tantivy().Document(
-        id=obj.id, obj=object_json(obj).encode("utf-8"), digest=digest.encode(), all="1", text=obj.index_text()
-    )
-    return doc, digest
-
-
-def _fill(index: Any, docs: Iterable[Any]) -> int:
-    """Add ``docs`` to an empty ``index`` with one writer thread, commit; the commit's opstamp."""
-    writer = index.writer(heap_size=_HEAP, num_threads=1)
-    for doc in docs:
-        writer.add_document(doc)
-    opstamp = int(writer.commit())
-    writer.wait_merging_threads()  # releases the writer (and its lock)
-    index.reload()
-    return opstamp
-
-
 class TantivyEngine:
     """A tantivy BM25 index in memory (``folder`` None) or in a folder: :meth:`build`, :meth:`open`, :meth:`search`,
     :meth:`add`, :meth:`delete`, :meth:`compact`, :meth:`save`. ``BM25Index`` wraps it; use that.
@@ -215,21 +135,32 @@ class TantivyEngine:
 
     # ------------------------------------------------------------------ make, open, save
     @classmethod
-    def build(cls, objects: Iterable[DataObject], config: dict[str, Any]) -> TantivyEngine:
-        """An index of ``objects`` in memory (``save`` writes it to a folder).
+    def build(
+        cls, objects: Iterable[DataObject], config: dict[str, Any], *, folder: str | os.PathLike[str] | None = None
+    ) -> TantivyEngine:
+        """An index of ``objects``, read one at a time (:func:`~retrievekit.core.index.tantivy_docs.fill`): in
+        memory (``save`` writes it to a folder), or straight into ``folder`` (atomically: a failure or a kill leaves
+        what was there), so the corpus is never held in memory.
 
         Examples:
+            >>> import tempfile, pathlib
             >>> from retrievekit.core.types import Passage
             >>> len(TantivyEngine.build([Passage(id="a", text="x y")], {}))
             1
+            >>> d = pathlib.Path(tempfile.mkdtemp()) / "t"
+            >>> len(TantivyEngine.build((Passage(id=str(i), text="x") for i in range(3)), {}, folder=d))
+            3
         """
-        objs = list(objects)
-        made = [_document(o) for o in objs]
-        index = _index(None, create=True)
-        opstamp = _fill(index, (d for d, _ in made))
+        if folder is not None:
+            with atomic_folder(folder) as tmp:
+                opstamp, digests = fill(new_index(tmp / _gen_name(1)), objects)
+                _write_manifest(tmp, config, 1, opstamp, digests)
+            return cls.open(folder)
+        index = new_index(None)
+        opstamp, digests = fill(index, objects)
         eng = cls(index, None, config, {"opstamp": opstamp})
-        eng._digests, eng._digests_at = {o.id: dig for o, (_, dig) in zip(objs, made, strict=True)}, opstamp
-        eng._record = record_of_digests(eng._digests)
+        eng._digests, eng._digests_at = digests, opstamp
+        eng._record = record_of_digests(digests)
         return eng
 
     @classmethod
@@ -246,7 +177,7 @@ class TantivyEngine:
         path = Path(folder)
         manifest = _read_manifest(path)
         gen = path / _gen_name(int(manifest["generation"]))
-        eng = cls(_index(gen, create=False), path, manifest["config"], manifest)
+        eng = cls(open_index(gen), path, manifest["config"], manifest)
         if _meta_opstamp(gen) != eng._opstamp:  # killed between a commit and the manifest: the commit holds
             eng._record = record_of_digests(eng._held_digests())
         return eng
@@ -266,8 +197,8 @@ class TantivyEngine:
         if self.folder is not None and target.resolve() == self.folder.resolve():
             return
         with atomic_folder(target) as tmp:
-            index = _index(tmp / _gen_name(1), create=True)
-            opstamp = _fill(index, self._live_docs())
+            index = new_index(tmp / _gen_name(1))
+            opstamp = fill_documents(index, self._live_docs())
             digests = self._held_digests()
             _write_manifest(tmp, self.config, 1, opstamp, digests)
 
@@ -290,7 +221,7 @@ class TantivyEngine:
                 manifest = _read_manifest(self.folder)
                 gen = int(manifest["generation"])
                 if gen != self._generation:
-                    self._index = _index(self.folder / _gen_name(gen), create=False)
+                    self._index = open_index(self.folder / _gen_name(gen))
                 else:
                     self._index.reload()
                 break
@@ -333,13 +264,13 @@ class TantivyEngine:
         searcher = self._index.searcher()
         if not terms or k <= 0 or searcher.num_docs == 0:
             return []
-        t = _tantivy()
+        t = tantivy()
         schema = self._index.schema
         query = t.Query.boolean_query(
             [(t.Occur.Should, t.Query.term_query(schema, "text", w, index_option="freq")) for w in terms]
         )
         limit = k + 1
-        with _reading(self.folder or "the in-memory BM25 index"):
+        with reading(self.folder or "the in-memory BM25 index"):
             while True:  # fetch until every hit tied with the k-th is in: ties are then broken by id
                 hits = searcher.search(query, limit, count=False).hits
                 if len(hits) < limit or hits[-1][0] < hits[k - 1][0]:
@@ -350,6 +281,30 @@ class TantivyEngine:
             found = [(float(score), _object(searcher.doc(addr))) for score, addr in hits]
         found.sort(key=lambda h: (-h[0], h[1].id))
         return [(obj, score / SCORE_SCALE) for score, obj in found[:k]]
+
+    def scores_of(self, terms: list[str], ids: Iterable[str]) -> dict[str, float]:
+        """The scores of the objects ``ids`` for the analyzed ``terms`` (as :meth:`search` gives them; 0.0 where no
+        term matches), without scoring any other document; ids the index does not hold are left out.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> eng = TantivyEngine.build([Passage(id="a", text="tea"), Passage(id="b", text="rain")], {})
+            >>> eng.scores_of(["tea"], ["b", "a", "zz"]) == {"a": eng.search(["tea"], 1)[0][1], "b": 0.0}
+            True
+        """
+        wanted = sorted(set(ids))
+        self.refresh()
+        searcher = self._index.searcher()
+        if not wanted or searcher.num_docs == 0:
+            return {}
+        t = tantivy()
+        schema = self._index.schema
+        only = t.Query.const_score_query(t.Query.term_set_query(schema, "id", wanted), 0.0)  # adds nothing
+        should = [(t.Occur.Should, t.Query.term_query(schema, "text", w, index_option="freq")) for w in terms]
+        query = t.Query.boolean_query([*should, (t.Occur.Must, only)])
+        with reading(self.folder or "the in-memory BM25 index"):
+            hits = searcher.search(query, len(wanted), count=False).hits
+            return {str(searcher.doc(addr)["id"][0]): float(score) / SCORE_SCALE for score, addr in hits}
 
     def objects(self) -> list[DataObject]:
         """Every live object, in a stable order (doc-store order); read once per state of the index.
@@ -371,14 +326,14 @@ class TantivyEngine:
         n = int(searcher.num_docs)
         if n == 0:
             return
-        with _reading(self.folder or "the in-memory BM25 index"):
-            hits = searcher.search(_tantivy().Query.all_query(), n, count=False).hits
+        with reading(self.folder or "the in-memory BM25 index"):
+            hits = searcher.search(tantivy().Query.all_query(), n, count=False).hits
             for _, addr in sorted(hits, key=lambda h: (h[1].segment_ord, h[1].doc)):
                 yield searcher.doc(addr)
 
     def _live_docs(self) -> Iterator[Any]:
         """The live documents, ready to be added to another index (text re-analyzed from each stored object)."""
-        t = _tantivy()
+        t = tantivy()
         for doc in self._stored():
             obj, digest = doc.get_first("obj"), doc.get_first("digest")
             text = _object(doc).index_text()
@@ -405,7 +360,7 @@ class TantivyEngine:
         for _ in range(3):
             self.refresh()
             try:
-                writer = self._index.writer(heap_size=_HEAP, num_threads=1)
+                writer = self._index.writer(heap_size=HEAP, num_threads=1)
             except ValueError as e:
                 if "LockBusy" in str(e) or "lock" in str(e).lower():
                     where = self.folder if self.folder is not None else "this in-memory BM25 index"
@@ -452,7 +407,7 @@ class TantivyEngine:
         objs = check_batch(objects)
         if not objs:
             return
-        made = [_document(o) for o in objs]
+        made = [make_document(o) for o in objs]
         with self._writing() as writer:
             held = dict(self._held_digests())
             dup = next((o.id for o in objs if o.id in held), None)
@@ -510,15 +465,15 @@ class TantivyEngine:
         """The compaction, under the current generation's writer lock; returns the old generation's folder."""
         digests = dict(self._held_digests())
         if self.folder is None:
-            index = _index(None, create=True)
-            opstamp = _fill(index, self._live_docs())
+            index = new_index(None)
+            opstamp = fill_documents(index, self._live_docs())
             self._index = index
             self._committed(opstamp, digests)
             return None
         self._sweep()
         old, gen = self._gen_path(), self._generation + 1
-        index = _index(self.folder / _gen_name(gen), create=True)
-        opstamp = _fill(index, self._live_docs())
+        index = new_index(self.folder / _gen_name(gen))
+        opstamp = fill_documents(index, self._live_docs())
         self._index, self._generation = index, gen
         self._committed(opstamp, digests)  # the manifest now names the new generation
         return old

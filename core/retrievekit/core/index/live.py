@@ -11,8 +11,9 @@ statistics until a compaction, which ``delete`` runs on its own above 10 % delet
 A folder index (``path=``) holds ``live/`` (its manifest, with the method, options and
 :func:`~retrievekit.core.index.corpus_record.corpus_record` of the held objects, updated on every change, and the
 objects themselves), ``bm25/`` and ``dense/`` (the parts, each a retrievekit index folder). A change is written
-part by part, ``live/`` last; :meth:`LiveIndex.open` checks every part against ``live/``'s objects and refuses one
-that holds another corpus (:class:`~retrievekit.core.errors.CorpusMismatchError`).
+part by part, ``live/`` last (the commit); :meth:`LiveIndex.open` checks every part against ``live/``'s objects and
+brings one that moved on without a commit (a change killed part-way) back to them
+(:mod:`~retrievekit.core.index.live_repair`, an :class:`~retrievekit.core.errors.IndexRepairedWarning`).
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -29,16 +30,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from retrievekit.core.checks import check_k, check_query
-from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.errors import CorpusMismatchError, IndexFormatError, IndexRepairedWarning, InvalidInputError
 from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.bm25 import ENGINES, BM25Config, BM25Index
-from retrievekit.core.index.corpus_record import RECORD_KEY, check_same_corpus, corpus_record
+from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
+from retrievekit.core.index.folder_swap import restore_interrupted_swap
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
+from retrievekit.core.index.live_repair import rebuild_bm25, reconcile_dense
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
 from retrievekit.core.index.updatable import check_batch, check_ids
 from retrievekit.core.options import check_option_keys
@@ -48,7 +53,9 @@ from retrievekit.core.types import DataObject, ScoredHit
 __all__ = ["LIVE_METHODS", "LiveIndex"]
 
 LIVE_METHODS = ("bm25", "dense", "hybrid")
-"""The methods a :class:`LiveIndex` can be."""
+"""The methods a :class:`LiveIndex` is itself; a method's own living index (a subclass: LATTICE's
+:class:`~retrievekit.core.lattice.index.LiveLattice`, ARM's :class:`~retrievekit.core.arm.index.LiveArm`, MindRef's
+:class:`~retrievekit.core.generative.mindref_index.LiveMindRef`) adds its name once its module is imported."""
 
 FORMAT = "live"
 FORMAT_VERSION = 1
@@ -59,10 +66,15 @@ class LiveIndex:
     :meth:`ids`, :meth:`search`; made empty with :meth:`create`, reopened with :meth:`open`, released with
     :meth:`close` (also ``with``).
 
-    Args (of :meth:`create`): ``method`` (one of :data:`LIVE_METHODS`), ``path`` (its folder; None: in memory),
-    ``embedder`` (``dense`` / ``hybrid``: any embedder ``from_documents`` takes; default all-MiniLM-L6-v2),
-    ``options`` (``hybrid``'s: ``fusion``, ``dense_weight``, ``bm25_weight``, ``rrf_k``, ``candidate_k``; ``bm25``'s and
-    ``hybrid``'s: ``bm25_engine``, ``"bm25s"`` by default or ``"tantivy"``).
+    Args (of :meth:`create`): ``method`` (one of :data:`LIVE_METHODS`, or a method whose living index is imported:
+    ``"lattice"``, ``"arm"``), ``path`` (its folder; None: in memory), ``embedder`` (``dense`` / ``hybrid``: any
+    embedder ``from_documents`` takes; default all-MiniLM-L6-v2), ``options`` (``hybrid``'s: ``fusion``,
+    ``dense_weight``, ``bm25_weight``, ``rrf_k``, ``candidate_k``; ``bm25``'s and ``hybrid``'s: ``bm25_engine``,
+    ``"bm25s"`` by default or ``"tantivy"``), ``llm`` (the model of a method that has one; refused by the others).
+
+    A subclass is a method's own living index: it names its methods in ``METHODS`` and changes its parts in
+    :meth:`_change_parts` (and, when it keeps a part inside ``live/``, :meth:`_write_parts` and :meth:`_open_parts`);
+    :meth:`create` and :meth:`open` of this class hand such a method to it.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -72,6 +84,16 @@ class LiveIndex:
         ['tea']
     """
 
+    METHODS: ClassVar[tuple[str, ...]] = LIVE_METHODS
+    """The methods this class is (a subclass names its own)."""
+
+    _KINDS: ClassVar[dict[str, type[LiveIndex]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.METHODS:
+            LiveIndex._KINDS[name] = cls
+
     def __init__(
         self,
         method: str,
@@ -80,19 +102,40 @@ class LiveIndex:
         embedder: Any,
         options: Mapping[str, Any],
         objects: Sequence[DataObject],
+        llm: Any = None,
     ) -> None:
-        self.method = _check_method(method)
+        self.method = _check_method(method, type(self).METHODS)
         self.options = dict(options)
-        self.bm25_config = _bm25_config(self.method, self.options)
-        self.fusion, self.weights = _settings(self.method, {k: v for k, v in self.options.items() if k != ENGINE_KEY})
         self.path = path
+        self._configure(self.options, llm)
         self._embedder = embedder
         self._objects: dict[str, DataObject] = {o.id: o for o in objects}
         self._bm25: BM25Index | None = None
         self._dense: Any = None
         self._closed = False
+        self._writer = threading.RLock()  # one change at a time (threads, awaited changes on the pool)
         self.last_change: Trace | None = None
         """The trace of the last :meth:`upsert` or :meth:`delete` (its ``bm25_rebuilt`` event, counters)."""
+
+    def _configure(self, options: dict[str, Any], llm: Any) -> None:
+        """Parse the method's ``options`` (and take its ``llm``): here ``bm25`` / ``dense`` / ``hybrid``'s, no llm."""
+        if llm is not None:
+            raise InvalidInputError(
+                f"llm= reaches no part of a {self.method} LiveIndex (it asks no model); leave it out"
+            )
+        self.bm25_config = _bm25_config(self.method, options)
+        self.fusion, self.weights = _settings(self.method, {k: v for k, v in options.items() if k != ENGINE_KEY})
+
+    @staticmethod
+    def _kind(method: str) -> type[LiveIndex]:
+        """The class that is ``method``: :class:`LiveIndex` itself, or a method's imported subclass."""
+        if method in LIVE_METHODS:
+            return LiveIndex
+        kind = LiveIndex._KINDS.get(method) if isinstance(method, str) else None
+        if kind is None:
+            _check_method(method)
+        assert kind is not None
+        return kind
 
     # ------------------------------------------------------------------ make, reopen, release
     @classmethod
@@ -103,21 +146,26 @@ class LiveIndex:
         path: str | os.PathLike[str] | None = None,
         embedder: Any = None,
         options: Mapping[str, Any] | None = None,
+        llm: Any = None,
     ) -> LiveIndex:
         """An empty index; a ``path`` that already holds a live index is reopened (:meth:`open`), one of another
         method refused, and a folder holding anything else refused (:class:`InvalidInputError`).
 
         Examples:
-            >>> LiveIndex.create("lattice")
+            >>> LiveIndex.create("sideways")
             Traceback (most recent call last):
             ...
-            retrievekit.core.errors.InvalidInputError: a LiveIndex is one of ('bm25', 'dense', 'hybrid'), not 'lattice'
+            retrievekit.core.errors.InvalidInputError: a LiveIndex is one of ('bm25', 'dense', 'hybrid') ...
         """
-        _check_method(method)
+        kind = cls._kind(method)
+        if kind is not cls:
+            return kind.create(method, path=path, embedder=embedder, options=options, llm=llm)
         opts = dict(options or {})
         folder = Path(path) if path is not None else None
+        if folder is not None:
+            restore_interrupted_swap(folder / "live")
         if folder is not None and (folder / "live").is_dir():
-            idx = cls.open(folder, embedder=embedder)
+            idx = cls.open(folder, embedder=embedder, llm=llm)
             if idx.method != method or (options is not None and idx.options != opts):
                 idx.close()
                 raise InvalidInputError(
@@ -128,15 +176,15 @@ class LiveIndex:
         if folder is not None and folder.exists() and any(folder.iterdir()):
             raise InvalidInputError(f"{folder} exists and holds something other than a live index")
         emb = as_embedder(embedder, where="LiveIndex.create") if method != "bm25" else _no_embedder(embedder)
-        idx = cls(method, path=folder, embedder=emb, options=opts, objects=())
+        idx = cls(method, path=folder, embedder=emb, options=opts, objects=(), llm=llm)
         idx._save_live()
         return idx
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, embedder: Any = None) -> LiveIndex:
-        """Reopen a folder index. Each part is checked against the objects ``live/`` holds: one that holds another
-        corpus (a change interrupted between its parts) raises
-        :class:`~retrievekit.core.errors.CorpusMismatchError`; a damaged one :class:`IndexFormatError`.
+    def open(cls, path: str | os.PathLike[str], *, embedder: Any = None, llm: Any = None) -> LiveIndex:
+        """Reopen a folder index. Each part is checked against the objects ``live/`` holds: one that holds others (a
+        change killed between its parts and its commit) is brought back to them, with an
+        :class:`~retrievekit.core.errors.IndexRepairedWarning`; a damaged one is an :class:`IndexFormatError`.
 
         Examples:
             >>> import tempfile
@@ -146,16 +194,12 @@ class LiveIndex:
             retrievekit.core.errors.IndexFormatError: ... is not a live index folder (no live/)
         """
         folder = Path(path)
-        if not (folder / "live").is_dir():
-            raise IndexFormatError(f"{folder} is not a live index folder (no live/)")
+        method, options = cls.saved_method(folder)
         manifest = read_manifest(folder / "live", FORMAT, FORMAT_VERSION)
         objects = read_objects(folder / "live", expected=manifest.get("n_objects"))
-        try:
-            method, options = str(manifest["method"]), dict(manifest["options"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise IndexFormatError(f"{folder}: the live manifest names no method and options ({e})") from e
+        kind = cls._kind(method)
         emb = as_embedder(embedder, where="LiveIndex.open") if method != "bm25" else _no_embedder(embedder)
-        idx = cls(method, path=folder, embedder=emb, options=options, objects=objects)
+        idx = kind(method, path=folder, embedder=emb, options=options, objects=objects, llm=llm)
         try:
             idx._open_parts()
         except BaseException:
@@ -163,20 +207,55 @@ class LiveIndex:
             raise
         return idx
 
+    @staticmethod
+    def saved_method(path: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
+        """The method and options a folder index was made with (its ``live/`` manifest), nothing else opened.
+
+        Examples:
+            >>> import tempfile
+            >>> folder = tempfile.mkdtemp() + "/idx"
+            >>> LiveIndex.create("bm25", path=folder).close(); LiveIndex.saved_method(folder)
+            ('bm25', {})
+        """
+        folder = Path(path)
+        restore_interrupted_swap(folder / "live")  # a change killed between its two renames: the old live/ back
+        if not (folder / "live").is_dir():
+            raise IndexFormatError(f"{folder} is not a live index folder (no live/)")
+        manifest = read_manifest(folder / "live", FORMAT, FORMAT_VERSION)
+        try:
+            return str(manifest["method"]), dict(manifest["options"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise IndexFormatError(f"{folder}: the live manifest names no method and options ({e})") from e
+
     def _open_parts(self) -> None:
-        """Load the BM25 and dense parts from the folder, each checked against the held objects."""
+        """Load the BM25 and dense parts from the folder. ``live/`` is the commit: a part that holds other objects
+        (a change killed between its parts and its commit) is brought back to the held objects
+        (:mod:`~retrievekit.core.index.live_repair`), with an :class:`IndexRepairedWarning` naming it."""
         assert self.path is not None
         held = list(self._objects.values())
+        repaired: list[str] = []
         if self._uses_bm25 and _has_text(held):
-            self._bm25 = BM25Index.load(self.path / "bm25", corpus=held)
+            try:
+                self._bm25 = BM25Index.load(self.path / "bm25", corpus=held)
+            except CorpusMismatchError as mismatch:
+                self._bm25 = rebuild_bm25(self.path / "bm25", held, self.bm25_config)
+                repaired.append(f"the BM25 part, rebuilt ({mismatch})")
         if self._uses_dense and (self.path / "dense").is_dir():
             from retrievekit.core.index.dense import DenseIndex
-            from retrievekit.core.index.dense_corpus import stored_objects
 
             self._dense = DenseIndex.open(self.path / "dense", embedder=self._embedder)
-            check_same_corpus(stored_objects(self._dense), held, where=f"the dense part of {self.path}")
+            fixed = reconcile_dense(self._dense, held)
+            if fixed:
+                repaired.append(f"the dense part, {fixed} objects deleted or embedded again")
         elif self._uses_dense and held:
             raise IndexFormatError(f"{self.path}: the dense part (dense/) is missing")
+        if repaired:
+            warnings.warn(
+                f"{self.path}: a change was cut short before its commit; brought back to the {len(held)} committed "
+                f"objects: {'; '.join(repaired)}",
+                IndexRepairedWarning,
+                stacklevel=3,
+            )
 
     def close(self) -> None:
         """Release the dense part's Chroma client (a folder's dense part is sealed again). Safe to call twice.
@@ -256,19 +335,20 @@ class LiveIndex:
         self._check_open()
         objs = check_batch(objects)
         trace = trace if trace is not None else Trace()
-        changed = [o for o in objs if self._objects.get(o.id) != o]
-        replaced = [o.id for o in changed if o.id in self._objects]
-        trace.count("live.unchanged", len(objs) - len(changed))
-        if changed:
-            if self._uses_dense:
-                self._dense_upsert(changed)
-            for o in changed:
-                self._objects.pop(o.id, None)
-                self._objects[o.id] = o
-            self._bm25_change(replaced, changed, trace)
-            self._save_live()
-        trace.count("live.upserted", len(changed))
-        self.last_change = trace
+        with self._writer:
+            changed = [o for o in objs if self._objects.get(o.id) != o]
+            replaced = [o.id for o in changed if o.id in self._objects]
+            trace.count("live.unchanged", len(objs) - len(changed))
+            if changed:
+                if self._uses_dense:
+                    self._dense_upsert(changed)
+                for o in changed:
+                    self._objects.pop(o.id, None)
+                    self._objects[o.id] = o
+                self._change_parts(replaced, changed, trace)
+                self._save_live()
+            trace.count("live.upserted", len(changed))
+            self.last_change = trace
         return [o.id for o in objs]
 
     def delete(self, ids: Sequence[str], *, trace: Trace | None = None) -> list[str]:
@@ -279,19 +359,21 @@ class LiveIndex:
             []
         """
         self._check_open()
-        gone = [i for i in check_ids(ids, where="delete") if i in self._objects]
+        wanted = check_ids(ids, where="delete")
         trace = trace if trace is not None else Trace()
-        if gone:
-            if self._uses_dense and self._dense is not None:
-                from retrievekit.core.index.dense_updates import delete_dense
+        with self._writer:
+            gone = [i for i in wanted if i in self._objects]
+            if gone:
+                if self._uses_dense and self._dense is not None:
+                    from retrievekit.core.index.dense_updates import delete_dense
 
-                delete_dense(self._dense, gone)
-            for i in gone:
-                del self._objects[i]
-            self._bm25_change(gone, [], trace)
-            self._save_live()
-        trace.count("live.deleted", len(gone))
-        self.last_change = trace
+                    delete_dense(self._dense, gone)
+                for i in gone:
+                    del self._objects[i]
+                self._change_parts(gone, [], trace)
+                self._save_live()
+            trace.count("live.deleted", len(gone))
+            self.last_change = trace
         return gone
 
     def compact(self, *, trace: Trace | None = None) -> int:
@@ -305,11 +387,12 @@ class LiveIndex:
         """
         self._check_open()
         trace = trace if trace is not None else Trace()
-        pending = self._bm25.pending_deletes if self._bm25 is not None else 0
-        if pending and self._bm25 is not None:
-            self._bm25.compact()
-        trace.count("live.compacted", pending)
-        self.last_change = trace
+        with self._writer:
+            pending = self._bm25.pending_deletes if self._bm25 is not None else 0
+            if pending and self._bm25 is not None:
+                self._bm25.compact()
+            trace.count("live.compacted", pending)
+            self.last_change = trace
         return pending
 
     def _dense_upsert(self, changed: list[DataObject]) -> None:
@@ -323,6 +406,15 @@ class LiveIndex:
         self._dense = DenseIndex.build(changed, path, embedder=self._embedder)
         if self._embedder is None:
             self._embedder = self._dense.embedder  # the default model, loaded once
+
+    def _change_parts(self, removed: list[str], added: list[DataObject], trace: Trace) -> None:
+        """Bring the parts other than dense (changed before the held objects) to the held objects: ``removed`` ids
+        (deleted or replaced), ``added`` objects (new or replacing). Here the BM25 part; a subclass changes its own."""
+        self._bm25_change(removed, added, trace)
+
+    def _write_parts(self, folder: Path) -> None:
+        """Write the parts kept inside ``live/`` into its new copy ``folder`` (committed with it in one rename);
+        none here."""
 
     def _bm25_change(self, removed: list[str], added: list[DataObject], trace: Trace) -> None:
         """Bring the BM25 part to the held objects: in place where ``BM25Index`` can, else rebuilt (interim)."""
@@ -361,6 +453,7 @@ class LiveIndex:
         held = list(self._objects.values())
         with atomic_folder(self.path / "live") as tmp:
             n = write_objects(tmp, held)
+            self._write_parts(tmp)
             fields = {"method": self.method, "options": self.options, "n_objects": n, RECORD_KEY: corpus_record(held)}
             write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
 
@@ -399,9 +492,15 @@ def _has_text(objects: Sequence[DataObject]) -> bool:
     return any(o.index_text().strip() for o in objects)
 
 
-def _check_method(method: str) -> str:
-    if method not in LIVE_METHODS:
-        raise InvalidInputError(f"a LiveIndex is one of {LIVE_METHODS}, not {method!r}")
+def _check_method(method: str, methods: tuple[str, ...] = LIVE_METHODS) -> str:
+    if method not in methods:
+        more = ""
+        if methods == LIVE_METHODS:
+            more = (
+                " (or 'lattice' / 'arm' / 'mindref', once retrievekit.core.lattice.index / .arm.index / "
+                ".generative.mindref_index is imported)"
+            )
+        raise InvalidInputError(f"a LiveIndex is one of {methods}{more}, not {method!r}")
     return method
 
 

@@ -42,6 +42,8 @@ from pathlib import Path
 import numpy as np
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.bigram_followers import Followers
+from retrievekit.core.index.mapped import open_arrays, save_concatenated
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
 from retrievekit.core.index.suffix_array import TokenSuffixArray
 from retrievekit.core.index.updatable import check_ids
@@ -53,17 +55,28 @@ DEFAULT_SHARD_TOKENS = 1 << 16
 per query."""
 
 _FORMAT = "live_suffix_array"
-_VERSION = 1
+#: 2: the shards' suffix arrays, memory-mapped on load; 1: the documents' tokens only (still read, sorted again).
+_VERSION = 2
+_ARRAYS = ("lengths", "text", "sa", "stored", "starts", "followers", "shards")
+"""The ``.npy`` files of a version-2 folder (all ``int64``), each the shards' parts one after the other: the
+documents' lengths, each shard's text (token id + 1, 0 after each document) and suffix array, its distinct stored
+tokens and where each one's suffixes start, its distinct token pairs (:class:`Followers` codes), and per shard one
+``(documents, text size, stored tokens, pairs, pair base)`` row."""
+_SHARD_ROW = 5
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
 class _Shard:
-    """A run of consecutive documents and their suffix array."""
+    """A run of consecutive documents and their suffix array (built from ``docs``, or given as ``sa``)."""
 
-    def __init__(self, ids: list[str], docs: list[np.ndarray], eos_token_id: int | None) -> None:
+    def __init__(
+        self, ids: list[str], docs: list[np.ndarray], eos_token_id: int | None, sa: TokenSuffixArray | None = None
+    ) -> None:
         self.ids = ids
         self.position = {k: i for i, k in enumerate(ids)}
-        self.sa = TokenSuffixArray(docs, eos_token_id=eos_token_id, max_tokens=max(1, sum(d.size for d in docs)))
+        if sa is None:
+            sa = TokenSuffixArray(docs, eos_token_id=eos_token_id, max_tokens=max(1, sum(d.size for d in docs)))
+        self.sa = sa
         self.tokens = self.sa.num_tokens
 
     def documents(self) -> list[np.ndarray]:
@@ -78,6 +91,61 @@ class _Run:
 
     def documents(self) -> list[np.ndarray]:
         return self._docs
+
+
+def _parts(sas: list[TokenSuffixArray]) -> tuple[list[np.ndarray], ...]:
+    """Each shard's part of each file of :data:`_ARRAYS`, in that order."""
+    rows = []
+    for sa in sas:
+        f = sa._followers if sa._followers is not None else Followers.of(sa._text)
+        rows.append(np.asarray([sa._doc_len.size, sa._text.size, sa._stored.size, f.codes.size, f.base], np.int64))
+    pairs = [sa._followers.codes if sa._followers is not None else Followers.of(sa._text).codes for sa in sas]
+    return (
+        [sa._doc_len for sa in sas],
+        [sa._text for sa in sas],
+        [sa._sa for sa in sas],
+        [sa._stored for sa in sas],
+        [sa._starts for sa in sas],
+        pairs,
+        rows,
+    )
+
+
+def _mapped_shards(
+    folder: Path, arrays: dict[str, np.ndarray], ids: list[str], bounds: list[int], eos_token_id: int | None
+) -> list[_Shard | _Run]:
+    """The shards of a version-2 folder over its mapped arrays; :class:`IndexFormatError` when the sizes the
+    shards' rows give do not add up (reads the rows and the document lengths, nothing else)."""
+    rows = np.asarray(arrays["shards"]).reshape(-1, _SHARD_ROW) if arrays["shards"].size % _SHARD_ROW == 0 else None
+    lengths = np.asarray(arrays["lengths"])
+    if rows is None or len(rows) != len(bounds) - 1 or lengths.size != bounds[-1] or (lengths < 0).any():
+        raise IndexFormatError(f"{folder} is corrupt: its shard rows, lengths and ids do not agree")
+    ends = np.cumsum(rows[:, :4], axis=0) if len(rows) else np.zeros((0, 4), dtype=np.int64)
+    sizes = [lengths.size, arrays["text"].size, arrays["stored"].size, arrays["followers"].size]
+    totals = ends[-1].tolist() if len(rows) else [0, 0, 0, 0]
+    ok = bool((rows[:, 0] == np.diff(bounds)).all()) and totals == sizes and arrays["sa"].size == sizes[1]
+    ok = ok and arrays["starts"].size == sizes[2] + len(rows)
+    if not ok:
+        raise IndexFormatError(f"{folder} is corrupt: its shard rows, lengths and ids do not agree")
+    shards: list[_Shard | _Run] = []
+    at = np.zeros(4, dtype=np.int64)
+    for i, row in enumerate(rows):
+        (d0, t0, s0, f0), (d1, t1, s1, f1) = at.tolist(), ends[i].tolist()
+        if int(lengths[d0:d1].sum()) + (d1 - d0) != t1 - t0:
+            raise IndexFormatError(f"{folder} is corrupt: shard {i}'s text does not hold its documents")
+        parts = (
+            arrays["text"][t0:t1],
+            arrays["sa"][t0:t1],
+            lengths[d0:d1],
+            arrays["stored"][s0:s1],
+            arrays["starts"][s0 + i : s1 + i + 1],
+        )
+        pairs = Followers(arrays["followers"][f0:f1], int(row[4]))
+        held = max(1, t1 - t0 - (d1 - d0))
+        sa = TokenSuffixArray._of_arrays(parts, pairs, eos_token_id=eos_token_id, max_tokens=held)
+        shards.append(_Shard(ids[bounds[i] : bounds[i + 1]], [], eos_token_id, sa=sa))
+        at = ends[i]
+    return shards
 
 
 def _checked(entries: Mapping[str, Sequence[int] | np.ndarray], where: str) -> dict[str, np.ndarray]:
@@ -339,8 +407,10 @@ class LiveTokenSuffixArray:
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the documents to the folder ``path`` atomically (``tokens.npy``, ``lengths.npy``, ``ids.json``,
-        then a sealed ``manifest.json`` with the shards' layout); the folder is swapped in whole. Returns it.
+        """Write the shards to the folder ``path`` atomically: their suffix arrays as they are (format version 2,
+        see :data:`_ARRAYS`; one uncompressed ``.npy`` file each, every shard's part written after the other's, so
+        a :meth:`load` maps them instead of sorting again), ``ids.json``, then a sealed ``manifest.json`` with the
+        shards' layout; the folder is swapped in whole. Returns it.
 
         Examples:
             >>> import tempfile, pathlib
@@ -348,11 +418,11 @@ class LiveTokenSuffixArray:
             >>> LiveTokenSuffixArray.load(LiveTokenSuffixArray({"a": [1, 2], "b": [1, 3]}).save(folder)).allowed([1])
             [2, 3]
         """
-        docs = [d for s in self._shards for d in s.documents()]
+        sas = [s.sa for s in self._shards]
         folder = Path(path)
         with atomic_folder(folder) as tmp:
-            np.save(tmp / "tokens.npy", np.concatenate(docs) if docs else _EMPTY, allow_pickle=False)
-            np.save(tmp / "lengths.npy", np.asarray([d.size for d in docs], dtype=np.int64), allow_pickle=False)
+            for name, parts in zip(_ARRAYS, _parts(sas), strict=True):
+                save_concatenated(tmp, name, parts, np.int64)
             (tmp / "ids.json").write_text(json.dumps(self.ids()), encoding="utf-8")
             fields = {
                 "eos_token_id": self.eos_token_id,
@@ -364,9 +434,13 @@ class LiveTokenSuffixArray:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LiveTokenSuffixArray:
-        """Read a folder written by :meth:`save` (checksums checked first) and build its shards again, as they were
-        laid out (one suffix sort per shard: the cost of a build); :class:`IndexFormatError` for a missing, foreign,
-        damaged or too new folder.
+        """Open a folder written by :meth:`save` (checksums checked first); :class:`IndexFormatError` for a missing,
+        foreign, damaged or too new folder.
+
+        The shards' arrays are memory-mapped read-only: opening reads the files' headers, the document lengths and
+        ``ids.json``, and a query the pages it searches. A folder of format version 1 (``tokens.npy``,
+        ``lengths.npy``) is read into memory and its shards sorted again as they were laid out (the cost of a
+        build), as before; the next :meth:`save` writes it as version 2.
 
         Examples:
             >>> import tempfile
@@ -377,25 +451,27 @@ class LiveTokenSuffixArray:
         """
         folder = Path(path)
         m = read_manifest(folder, _FORMAT, _VERSION)
+        arrays = open_arrays(folder, dict.fromkeys(_ARRAYS, np.int64), mode="r") if m["format_version"] >= 2 else {}
         try:
-            tokens = np.load(folder / "tokens.npy", allow_pickle=False)
-            lengths = np.load(folder / "lengths.npy", allow_pickle=False)
             ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
             out = cls(eos_token_id=m["eos_token_id"], shard_tokens=m["shard_tokens"])
             layout = [int(n) for n in m["shard_documents"]]
+            if not arrays:
+                tokens = np.load(folder / "tokens.npy", allow_pickle=False)
+                lengths = np.load(folder / "lengths.npy", allow_pickle=False)
         except (OSError, KeyError, TypeError, ValueError) as e:
             raise IndexFormatError(f"{folder} is corrupt: {type(e).__name__}: {e}") from e
         ok = isinstance(ids, list) and all(isinstance(k, str) for k in ids) and len(set(ids)) == len(ids)
-        ok = (
-            ok
-            and len(ids) == lengths.size == sum(layout)
-            and int(lengths.sum()) == tokens.size
-            and min(layout, default=1) > 0
-        )
+        if not ok or len(ids) != sum(layout) or min(layout, default=1) <= 0:
+            raise IndexFormatError(f"{folder} is corrupt: its ids and shard layout do not agree")
+        bounds = np.cumsum([0, *layout]).tolist()
+        if arrays:
+            out._swap(_mapped_shards(folder, arrays, ids, bounds, out.eos_token_id))
+            return out
+        ok = len(ids) == lengths.size and int(lengths.sum()) == tokens.size
         if not ok or (tokens.size and int(tokens.min()) < 0) or (lengths.size and int(lengths.min()) < 0):
             raise IndexFormatError(f"{folder} is corrupt: its ids, lengths and tokens do not agree")
         docs = np.split(tokens.astype(np.int64), np.cumsum(lengths)[:-1]) if lengths.size else []
-        bounds = np.cumsum([0, *layout]).tolist()
         out._swap([_Run(ids[a:b], docs[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)])
         return out
 

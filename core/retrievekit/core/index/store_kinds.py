@@ -1,7 +1,8 @@
 """The registry of vector store kinds: one name per kind of store, and the function that opens one.
 
 Core registers ``chroma`` (an embedded Chroma folder: ``path=``), ``chroma-server`` (``host=``, ``port=``) and
-``chroma-memory``; each framework edge registers its own when its ``vector_store`` module is imported (``llama-index``: a LlamaIndex
+``chroma-memory``, and ``faiss`` (an in-process HNSW graph in a folder: ``path=``, ``create=``, ``ef_search=``; the
+fastest vector path on one machine, ``docs/benchmarks.md``) and ``faiss-memory``; each framework edge registers its own when its ``vector_store`` module is imported (``llama-index``: a LlamaIndex
 ``BasePydanticVectorStore`` or ``VectorStoreIndex``, ``langchain``: a LangChain ``VectorStore``, both as
 ``store=``). Installed packages add theirs as entry points of the group ``retrievekit.stores`` (``name =
 "module:opener"``). The table is :data:`STORE_KINDS`, a :class:`~retrievekit.core.plugins.Registry`
@@ -95,6 +96,20 @@ def _chroma_memory(**kwargs: Any) -> VectorStore:
     return ChromaStore.in_memory(**kwargs)
 
 
+def _faiss(**kwargs: Any) -> VectorStore:
+    from retrievekit.core.index.faiss_store import FaissStore
+
+    return FaissStore.open(**kwargs)
+
+
+def _faiss_memory(**kwargs: Any) -> VectorStore:
+    from retrievekit.core.index.faiss_store import FaissStore
+
+    return FaissStore.in_memory(**kwargs)
+
+
 register_store_kind("chroma", _chroma)
 register_store_kind("chroma-server", _chroma_server)
 register_store_kind("chroma-memory", _chroma_memory)
+register_store_kind("faiss", _faiss)
+register_store_kind("faiss-memory", _faiss_memory)

@@ -145,11 +145,37 @@ class TokenSuffixArray:
                 "(ShardedTokenSuffixArray) or lower max_tokens"
             ) from e
         vocab, counts = np.unique(self._text, return_counts=True)
-        self._vocab = vocab[vocab != _SENTINEL] - 1
         # suffixes sort by their first token, so a one-token prefix's range is where that token's count starts
         self._stored, self._starts = vocab, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         self._followers = Followers.of(self._text) if followers else None
         self._ranges: dict[tuple[int, ...], tuple[int, int]] = {}
+        self._vocab_ids: np.ndarray | None = None
+
+    @classmethod
+    def _of_arrays(
+        cls,
+        arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        followers: Followers | None,
+        *,
+        eos_token_id: int | None,
+        max_tokens: int,
+    ) -> TokenSuffixArray:
+        """An array from its saved parts ``(text, suffix array, document lengths, stored tokens, their starts)``,
+        as they are (memory-mapped ones stay mapped): no sort, nothing read but the document lengths."""
+        out = cls.__new__(cls)
+        out._text, out._sa, out._doc_len, out._stored, out._starts = arrays
+        out.eos_token_id, out.max_tokens, out._followers = eos_token_id, max_tokens, followers
+        lengths = np.asarray(out._doc_len, dtype=np.int64)
+        out._doc_start = np.concatenate([[0], np.cumsum(lengths + 1)])[: lengths.size].astype(np.int64)
+        out._ranges, out._vocab_ids = {}, None
+        return out
+
+    @property
+    def _vocab(self) -> np.ndarray:
+        """The distinct token ids held (sorted), made at the first question that needs them."""
+        if self._vocab_ids is None:
+            self._vocab_ids = self._stored[self._stored != _SENTINEL] - 1
+        return self._vocab_ids
 
     # ------------------------------------------------------------------ basics
     @property

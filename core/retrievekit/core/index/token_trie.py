@@ -22,7 +22,7 @@ titles, against 0.05 s for the build); a larger batch rebuilds them at the next 
 ``S`` distinct sequences held; ``benchmarks/live_suffix_array.py``). Afterwards every answer, the node count
 included, equals a fresh :meth:`TokenTrie.keyed` over the ids held. A keyed trie also keeps each id's sequence
 (about 100 bytes an id). Changes are not synchronised with queries: change a trie only while no other thread
-queries it. :meth:`save` writes a trie to a folder atomically and :meth:`load` reads it back without a rebuild.
+queries it. :meth:`save` writes a trie to a folder atomically and :meth:`load` opens it memory-mapped, without a rebuild.
 
 Examples:
     >>> trie = TokenTrie([[1, 2, 3], [1, 2], [4]], eos_token_id=0)
@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.mapped import open_arrays, save_arrays
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
 from retrievekit.core.index.updatable import check_ids
 
@@ -57,8 +58,16 @@ _UNSEEN = -1  # no node id is negative
 #: a larger one rebuilds them at the next query.
 _IN_PLACE = 64
 _FORMAT = "token_trie"
-_VERSION = 1
+#: 2: one memory-mapped ``.npy`` file an array; 1: one ``trie.npz`` (still read, into memory).
+_VERSION = 2
 _ARRAYS = ("start", "child_tok", "child_node", "terminal")
+_DTYPES = (np.int64, np.int32, np.int32, np.bool_)
+
+
+def _read_npz(path: Path) -> tuple[np.ndarray, ...]:
+    """The arrays of a version-1 folder's ``trie.npz``, read into memory with the dtypes of version 2."""
+    with np.load(path, allow_pickle=False) as z:
+        return tuple(np.asarray(z[n]).astype(t) for n, t in zip(_ARRAYS, _DTYPES, strict=True))
 
 
 def _check(sequence: Sequence[int], eos_token_id: int | None) -> tuple[int, ...]:
@@ -514,8 +523,9 @@ class TokenTrie:
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the trie to the folder ``path`` atomically: its arrays (``trie.npz``), a keyed trie's ids and
-        sequences (``keys.json``), then a sealed ``manifest.json``; the folder is swapped in whole. Returns it.
+        """Write the trie to the folder ``path`` atomically: its arrays, one uncompressed ``.npy`` file each
+        (``start.npy``, ``child_tok.npy``, ``child_node.npy``, ``terminal.npy``), a keyed trie's ids and sequences
+        (``keys.json``), then a sealed ``manifest.json`` (format version 2); the folder is swapped in whole. Returns it.
 
         Examples:
             >>> import tempfile, pathlib
@@ -527,9 +537,8 @@ class TokenTrie:
         self._ensure_built()
         folder = Path(path)
         with atomic_folder(folder) as tmp:
-            arrays = dict(zip(_ARRAYS, (self._start, self._child_tok, self._child_node, self._terminal), strict=True))
-            with open(tmp / "trie.npz", "wb") as f:
-                np.savez(f, **arrays)  # type: ignore[arg-type]
+            arrays = (self._start, self._child_tok, self._child_node, self._terminal)
+            save_arrays(tmp, dict(zip(_ARRAYS, arrays, strict=True)))
             if self._keys is not None:
                 keys = {"ids": list(self._keys), "sequences": [list(s) for s in self._keys.values()]}
                 (tmp / "keys.json").write_text(json.dumps(keys), encoding="utf-8")
@@ -539,8 +548,13 @@ class TokenTrie:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TokenTrie:
-        """Read a folder written by :meth:`save` (checksums checked first); :class:`IndexFormatError` for a missing,
+        """Open a folder written by :meth:`save` (checksums checked first); :class:`IndexFormatError` for a missing,
         foreign, damaged or too new folder.
+
+        The arrays are memory-mapped (copy-on-write: a change in place stays in this process, the files are never
+        written), so opening reads their headers and a lookup the pages it walks; a keyed trie's ``keys.json`` is
+        read whole (each id's sequence). A folder of format version 1 (one ``trie.npz``) is read into memory as
+        before, and written as version 2 by the next :meth:`save`.
 
         Examples:
             >>> import tempfile
@@ -555,9 +569,11 @@ class TokenTrie:
         if not (eos is None or type(eos) is int) or type(size) is not int:
             raise IndexFormatError(f"{folder}: manifest.json is corrupt (eos_token_id {eos!r}, size {size!r})")
         trie = cls(eos_token_id=eos)
+        if manifest["format_version"] >= 2:
+            start, tok, node, term = open_arrays(folder, dict(zip(_ARRAYS, _DTYPES, strict=True))).values()
         try:
-            with np.load(folder / "trie.npz", allow_pickle=False) as z:
-                start, tok, node, term = (np.asarray(z[n]) for n in _ARRAYS)
+            if manifest["format_version"] < 2:
+                start, tok, node, term = _read_npz(folder / "trie.npz")
             if manifest.get("keyed"):
                 keys = json.loads((folder / "keys.json").read_text(encoding="utf-8"))
                 trie._keys = {}
@@ -566,15 +582,13 @@ class TokenTrie:
                 )
         except (OSError, KeyError, TypeError, ValueError) as e:
             raise IndexFormatError(f"{folder} is corrupt: {type(e).__name__}: {e}") from e
-        ok = start.size == term.size + 1 and tok.size == node.size == int(start[-1]) and int(term.sum()) == size
+        ok = start.size == term.size + 1 and tok.size == node.size == int(start[-1])
+        # counting the ends reads the whole of `terminal`: a mapped folder's checksums already vouch for it
+        ok = ok and (manifest["format_version"] >= 2 or int(term.sum()) == size)
         if not ok or (trie._keys is not None and len(trie._refs) != size):
             raise IndexFormatError(f"{folder} is corrupt: its arrays do not form a trie of {size} sequences")
-        trie._start, trie._child_tok, trie._child_node = (
-            start.astype(np.int64),
-            tok.astype(np.int32),
-            node.astype(np.int32),
-        )
-        trie._terminal, trie._size, trie._stale = term.astype(bool), size, False
+        trie._start, trie._child_tok, trie._child_node, trie._terminal = start, tok, node, term
+        trie._size, trie._stale = size, False
         return trie
 
     def __repr__(self) -> str:

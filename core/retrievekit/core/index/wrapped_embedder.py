@@ -36,7 +36,7 @@ from retrievekit.core.index.embedder_rows import checked_rows
 from retrievekit.core.llm.bridge import run_in_pool
 from retrievekit.core.threads import model_threads
 
-__all__ = ["WrappedEmbedder", "loaded_class"]
+__all__ = ["WrappedEmbedder", "framework_embedder", "loaded_class"]
 
 
 def loaded_class(module: str, name: str) -> type | None:
@@ -49,6 +49,30 @@ def loaded_class(module: str, name: str) -> type | None:
     """
     cls = getattr(sys.modules.get(module), name, None)
     return cls if isinstance(cls, type) else None
+
+
+def framework_embedder(
+    model: Any, *, ours: tuple[str, str], theirs: tuple[str, str], wrap: Callable[[Any, type], WrappedEmbedder]
+) -> Any:
+    """The one rule of an edge's embedder adapter: retrievekit's own framework model (the class ``ours``, by module
+    and name) is unwrapped to the ``Embedder`` it holds, an instance of the framework's base class ``theirs`` becomes
+    ``wrap(model, that class)``, anything else None. Neither module is imported (:func:`loaded_class`).
+
+    Examples:
+        >>> from collections import OrderedDict
+        >>> def wrap(model, base):
+        ...     return WrappedEmbedder(base.__name__, lambda ts: [[1.0] for _ in ts], lambda t: [1.0], source="x")
+        >>> sides = {"ours": ("no_such_module", "X"), "theirs": ("collections", "OrderedDict"), "wrap": wrap}
+        >>> framework_embedder(OrderedDict(), **sides).name, framework_embedder("text", **sides)
+        ('OrderedDict', None)
+    """
+    own: Any = loaded_class(*ours)  # a class of the edge, unknown here: its instances hold `.embedder`
+    if own is not None and isinstance(model, own):
+        return model.embedder
+    base = loaded_class(*theirs)
+    if base is None or not isinstance(model, base):
+        return None
+    return wrap(model, base)
 
 
 class WrappedEmbedder:

@@ -43,6 +43,7 @@ import numpy as np
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.fallbacks import FallbackMonitor
 from retrievekit.core.index.as_embedder import as_embedder
+from retrievekit.core.lattice.anchors import gmm_threshold, sample_anchors
 from retrievekit.core.lattice.calibration import fit_latent_scores
 from retrievekit.core.lattice.config import LatticeConfig
 from retrievekit.core.lattice.scoring import SlateFallback, SlateScorer, SlateScores, cosine_scores
@@ -56,72 +57,6 @@ from retrievekit.core.types import ScoredHit
 __all__ = ["Lattice", "LatticeSearcher", "SearchState", "gmm_threshold", "sample_anchors"]
 
 MASKED_TEXT = "No Description."
-
-
-def gmm_threshold(values: Sequence[float], iters: int = 50) -> float | None:
-    """Density minimum between the means of a 2-component 1-D Gaussian mixture (None when it is degenerate).
-
-    Examples:
-        >>> 0.2 < gmm_threshold([0.1, 0.12, 0.09, 0.11, 0.9, 0.88, 0.92]) < 0.8
-        True
-        >>> gmm_threshold([0.5, 0.5]) is None
-        True
-    """
-    x = np.asarray(values, dtype=np.float64)
-    if x.size < 2 or float(x.std()) < 1e-9:
-        return None
-    mu = np.array([np.percentile(x, 25), np.percentile(x, 75)], dtype=np.float64)
-    if mu[0] == mu[1]:
-        mu = np.array([x.min(), x.max()])
-    var = np.full(2, max(float(x.var()), 1e-6))
-    pi = np.array([0.5, 0.5])
-    for _ in range(iters):
-        dens = pi / np.sqrt(2 * np.pi * var) * np.exp(-((x[:, None] - mu) ** 2) / (2 * var))
-        resp = dens / np.maximum(dens.sum(1, keepdims=True), 1e-300)
-        nk = resp.sum(0) + 1e-12
-        mu = (resp * x[:, None]).sum(0) / nk
-        var = np.maximum((resp * (x[:, None] - mu) ** 2).sum(0) / nk, 1e-6)
-        pi = nk / nk.sum()
-    lo, hi = sorted(mu.tolist())
-    if hi - lo < 1e-9:
-        return None
-    grid = np.linspace(lo, hi, 201)
-    dens = (pi / np.sqrt(2 * np.pi * var) * np.exp(-((grid[:, None] - mu) ** 2) / (2 * var))).sum(1)
-    return float(grid[int(dens.argmin())])
-
-
-def sample_anchors(
-    scores: dict[str, float], n: int, *, mode: str = "gmm", rng: np.random.Generator | None = None
-) -> list[str]:
-    """Pick ``n`` anchor leaves from ``scores`` (calibrated scores of the leaves predicted so far).
-
-    All of them when there are at most ``n``; else ``"top"`` takes the best, ``"softmax"`` samples proportionally
-    to ``e^s`` (paper) and ``"gmm"`` samples with weight ``4^(2s)`` above the GMM threshold and ``1e-4`` below
-    (reference code), without replacement.
-
-    Examples:
-        >>> sample_anchors({"a": 0.9, "b": 0.1, "c": 0.5}, 2, mode="top")
-        ['a', 'c']
-        >>> sample_anchors({"a": 0.9}, 5)
-        ['a']
-    """
-    ids = sorted(scores, key=lambda i: (-scores[i], i))
-    if n <= 0:
-        return []
-    if len(ids) <= n:
-        return ids
-    if mode == "top":
-        return ids[:n]
-    rng = rng or np.random.default_rng(0)
-    s = np.array([scores[i] for i in ids], dtype=np.float64)
-    if mode == "softmax":
-        w = np.exp(s - s.max())
-    else:
-        thr = gmm_threshold(s.tolist())
-        w = np.where(s > thr, 4.0 ** (2 * s), 1e-4) if thr is not None else 4.0 ** (2 * s)
-    w = w / w.sum()
-    picked = rng.choice(len(ids), size=n, replace=False, p=w)
-    return sorted((ids[int(i)] for i in picked), key=lambda i: (-scores[i], i))
 
 
 @dataclass
@@ -314,8 +249,8 @@ class LatticeSearcher:
         """
         trace = trace if trace is not None else Trace()
         step = self.search_step(query, k, trace=trace, excluded_ids=excluded_ids)
-        options = {**self._driver_options(), "off_loop": True}  # its calibration and prompts off the loop
-        return cast(list[ScoredHit], await adrive(step, self.scorer.llm, trace=trace, **options))
+        # its calibration, anchors and prompts on the loop, in the loop's turns (retrievekit.core.llm.loop_turns)
+        return cast(list[ScoredHit], await adrive(step, self.scorer.llm, trace=trace, **self._driver_options()))
 
     def _driver_options(self) -> dict[str, Any]:
         return {"max_concurrency": self.config.max_concurrency, "embedder": self.embedder}

@@ -9,7 +9,11 @@ On disk (a folder written atomically with :func:`~retrievekit.core.index.store.a
   config; a folder of another format or a newer version raises :class:`~retrievekit.core.errors.IndexFormatError`;
 * ``nodes.jsonl`` -- one node per line (id, text, children, depth, leaf flag);
 * ``objects.jsonl`` -- the leaves' objects;
-* ``embeddings.npz`` -- ``ids`` and ``vectors`` (node embeddings, used by insertion and the scoring fallback).
+* ``vectors.npy`` and ``vector_ids.json`` -- the node embeddings (used by insertion and the scoring fallback),
+  one ``float32`` row a node and the rows' ids; :meth:`SemanticTree.load` memory-maps ``vectors.npy``
+  (:class:`~retrievekit.core.lattice.node_vectors.NodeVectors`), so a search pages in the rows it reads. The nodes
+  and the objects are still read whole. A folder of format version 1 keeps them in ``embeddings.npz`` (read into
+  memory; the next save writes version 2).
 
 No pickle anywhere.
 
@@ -31,7 +35,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,16 +46,59 @@ import numpy as np
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
+from retrievekit.core.index.mapped import open_arrays
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
+from retrievekit.core.lattice.node_vectors import NodeVectors
 from retrievekit.core.types import DataObject
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ROOT", "SemanticTree", "TreeNode", "check_object_ids", "internal_id"]
 
 FORMAT = "lattice_tree"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 ROOT = "root"
 NODES = "nodes.jsonl"
-EMBEDDINGS = "embeddings.npz"
+EMBEDDINGS = "embeddings.npz"  # format version 1
+VECTORS, VECTOR_IDS = "vectors", "vector_ids.json"  # format version 2: vectors.npy, memory-mapped
+
+
+def _write_vectors(folder: Path, ids: list[str], vectors: Mapping[str, np.ndarray]) -> None:
+    """``vectors.npy`` (row by row: a whole matrix is never held) and ``vector_ids.json``, synced."""
+    first = np.asarray(vectors[ids[0]], dtype=np.float32).reshape(-1)
+    out = np.lib.format.open_memmap(
+        folder / f"{VECTORS}.npy", mode="w+", dtype=np.float32, shape=(len(ids), first.size)
+    )
+    for row, i in enumerate(ids):
+        v = np.asarray(vectors[i], dtype=np.float32).reshape(-1)
+        if v.size != first.size:
+            raise InvalidInputError(f"node {i!r} has a vector of {v.size} numbers, others {first.size}: cannot save")
+        out[row] = v
+    out.flush()
+    del out
+    with open(folder / f"{VECTORS}.npy", "rb+") as f:
+        os.fsync(f.fileno())
+    (folder / VECTOR_IDS).write_text(json.dumps(ids), encoding="utf-8")
+
+
+def _read_vectors(path: Path) -> MutableMapping[str, np.ndarray]:
+    """A tree folder's node vectors: ``vectors.npy`` mapped (version 2), ``embeddings.npz`` read (version 1)."""
+    epath = path / EMBEDDINGS
+    if epath.is_file():
+        try:
+            with np.load(epath, allow_pickle=False) as z:
+                return {str(i): v for i, v in zip(z["ids"].tolist(), z["vectors"], strict=True)}
+        except (OSError, ValueError, KeyError) as e:
+            check_descriptors(f"reading {epath}", e, by_count=False)
+            raise IndexFormatError(f"{epath} is corrupt: {e}") from e
+    if not (path / VECTOR_IDS).is_file():
+        return {}
+    matrix = open_arrays(path, {VECTORS: np.float32}, ndim={VECTORS: 2}, mode="r")[VECTORS]
+    try:
+        ids = json.loads((path / VECTOR_IDS).read_text(encoding="utf-8"))
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise ValueError("not a list of ids")
+        return NodeVectors(ids, matrix)
+    except (OSError, ValueError, InvalidInputError) as e:
+        raise IndexFormatError(f"{path / VECTOR_IDS} is corrupt: {e}") from e
 
 
 def internal_id(level: int, leaf_ids: Iterable[str]) -> str:
@@ -146,9 +193,11 @@ class SemanticTree:
     ) -> None:
         self.nodes: dict[str, TreeNode] = dict(nodes)
         self.objects: dict[str, DataObject] = dict(objects)
-        self.embeddings: dict[str, np.ndarray] = {
-            k: np.asarray(v, dtype=np.float32) for k, v in (embeddings or {}).items()
-        }
+        self.embeddings: MutableMapping[str, np.ndarray] = (
+            embeddings
+            if isinstance(embeddings, NodeVectors)
+            else {k: np.asarray(v, dtype=np.float32) for k, v in (embeddings or {}).items()}
+        )
         self.meta: dict[str, Any] = dict(meta or {})
         self.reindex()
 
@@ -407,9 +456,7 @@ class SemanticTree:
             write_objects(tmp, [self.objects[i] for i in self._leaf_ids])
             ids = sorted(self.embeddings)
             if ids:
-                vectors = np.stack([self.embeddings[i] for i in ids]).astype(np.float32)
-                with open(tmp / EMBEDDINGS, "wb") as fb:
-                    np.savez(fb, ids=np.asarray(ids, dtype=str), vectors=vectors)
+                _write_vectors(tmp, ids, self.embeddings)
             fields = {"root": ROOT, **self.stats(), "meta": self.meta}
             fields[RECORD_KEY] = corpus_record(self.objects[i] for i in self._leaf_ids)
             write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
@@ -432,7 +479,7 @@ class SemanticTree:
         """
         path = Path(path)
         manifest = read_manifest(path, FORMAT, FORMAT_VERSION)
-        if manifest.get("format_version") != FORMAT_VERSION:
+        if manifest.get("format_version") not in (1, FORMAT_VERSION):
             raise IndexFormatError(
                 f"{path} holds a lattice tree of format version {manifest.get('format_version')}; this retrievekit "
                 f"reads version {FORMAT_VERSION}: rebuild the tree"
@@ -456,16 +503,7 @@ class SemanticTree:
             check_descriptors(f"reading {npath}", e, by_count=False)  # out of file descriptors: not a corrupt tree
             raise IndexFormatError(f"{npath} is corrupt: {e}") from e
         objects = {o.id: o for o in read_objects(path)}
-        embeddings: dict[str, np.ndarray] = {}
-        epath = path / EMBEDDINGS
-        if epath.is_file():
-            try:
-                with np.load(epath, allow_pickle=False) as z:
-                    for i, v in zip(z["ids"].tolist(), z["vectors"], strict=True):
-                        embeddings[str(i)] = v
-            except (OSError, ValueError, KeyError) as e:
-                check_descriptors(f"reading {epath}", e, by_count=False)
-                raise IndexFormatError(f"{epath} is corrupt: {e}") from e
+        embeddings = _read_vectors(path)
         if manifest.get("leaves") is not None and int(manifest["leaves"]) != sum(n.is_leaf for n in nodes.values()):
             raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")
         meta = manifest.get("meta") or {}

@@ -50,6 +50,7 @@ __all__ = [
     "ChatLLMBase",
     "build_json_messages",
     "check_json_reply",
+    "check_retries",
     "count_json_call",
     "arun_attempts",
     "grown_limit",
@@ -158,9 +159,7 @@ class ChatLLMBase:
             ...
             retrievekit.core.errors.LLMOutputError: LLM reply did not match the schema after 1 attempt(s): ...
         """
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise InvalidInputError(f"retries must be an int >= 0, got {retries!r}")
-        return self._json(prompt, schema, max_tokens, trace, retries)
+        return self._json(prompt, schema, max_tokens, trace, check_retries(retries))
 
     def _json(
         self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
@@ -290,6 +289,22 @@ def grown_limit(limit: int, max_tokens: int, reply: str = "") -> int:
         (128, 256, 256, 64)
     """
     return int(limit) if repeats_itself(reply) else min(int(limit) * 2, int(max_tokens) * LENGTH_GROWTH_CAP)
+
+
+def check_retries(retries: object) -> int:
+    """``retries`` of a ``complete_json`` call (sync or awaited) when it is an int >= 0, else ``InvalidInputError``.
+
+    Examples:
+        >>> check_retries(2)
+        2
+        >>> check_retries(True)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: retries must be an int >= 0, got True
+    """
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise InvalidInputError(f"retries must be an int >= 0, got {retries!r}")
+    return retries
 
 
 def count_json_call(trace: Trace | None) -> None:

@@ -8,7 +8,10 @@ A stage is a *step* (:mod:`retrievekit.core.llm.calls`): it yields batches of
    runs one call at a time); :func:`adrive` as ``asyncio`` tasks of the caller's loop (a ``TaskGroup``) under a
    semaphore of the same size: no thread per query or per request for a served model, whose requests await its
    client's async API (``ServedChatLLM.acomplete_json``). An in-process model or a client with no async API runs
-   on the bounded pool of :mod:`retrievekit.core.llm.bridge`.
+   on the bounded pool of :mod:`retrievekit.core.llm.bridge`. The step's own code between its batches runs on the
+   loop in turns (:mod:`retrievekit.core.llm.loop_turns`): with hundreds of steps in flight the loop is held a few
+   milliseconds at a time, so its timers stay on time; a step whose code is heavy (a solver, an in-process model)
+   asks for ``off_loop``.
 2. **The model's own guarantees apply once, in the model.** Every served request goes through the served path
    (:mod:`retrievekit.core.llm.served`): control strings defused, token limits sent, one deadline, bounded retries,
    structured output with repair (:func:`~retrievekit.core.llm.base.json_attempts`), typed errors naming the
@@ -48,6 +51,7 @@ from retrievekit.core.llm.bridge import run_in_pool
 from retrievekit.core.llm.calls import ModelCall, Step
 from retrievekit.core.llm.concurrency import llm_concurrency, map_calls
 from retrievekit.core.llm.judge_hooks import ajudge_relevance, judge_relevance
+from retrievekit.core.llm.loop_turns import take_turn
 from retrievekit.core.llm.served import check_prompt_size
 from retrievekit.core.trace import Trace
 
@@ -206,8 +210,10 @@ async def adrive(
 ) -> R:
     """Run ``step`` to its result on the running loop, each batch's calls as tasks under a semaphore of
     ``llm_concurrency(llm, max_concurrency)`` (module docstring); cancelling the awaiting task cancels the calls
-    in flight and closes the step. With ``off_loop`` the step's own code between its batches (a search, a solver,
-    an in-process model) runs on the bridge's bounded pool, so the loop only sends and receives.
+    in flight and closes the step. The step's own code between its batches runs on the loop in turns
+    (:func:`~retrievekit.core.llm.loop_turns.take_turn`); with ``off_loop`` it runs on the bridge's bounded pool
+    instead (a solver or an in-process model, whose pieces are longer than a turn), so the loop only sends and
+    receives.
 
     Examples:
         >>> import asyncio
@@ -239,7 +245,9 @@ def _resume(step: Step[Any], replies: list[Any] | None) -> tuple[bool, Any]:
 
 
 async def _advance(step: Step[Any], replies: list[Any] | None) -> tuple[bool, Any]:
-    """The step's next batch, its own code run on the loop (a step whose work between calls is light)."""
+    """The step's next batch, its own code run on the loop in the loop's turns
+    (:mod:`~retrievekit.core.llm.loop_turns`: many steps in flight hold the loop a few milliseconds at a time)."""
+    await take_turn()
     return _resume(step, replies)
 
 

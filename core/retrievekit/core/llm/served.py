@@ -55,8 +55,10 @@ from pydantic import BaseModel
 from retrievekit.core.errors import InvalidInputError, LLMUnavailableError
 from retrievekit.core.llm.base import (
     ChatLLMBase,
+    JsonAttempts,
     arun_attempts,
     build_json_messages,
+    check_retries,
     count_json_call,
     json_attempts,
     run_attempts,
@@ -484,11 +486,7 @@ class ServedChatLLM(ChatLLMBase):
             >>> asyncio.run(Fixed().acomplete_json("Ok?", {"type": "object"})).value
             {'ok': True}
         """
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise InvalidInputError(f"retries must be an int >= 0, got {retries!r}")
-        mode = self.json_mode()
-        messages, response_format = self._json_request(prompt, schema, mode, trace)
-        attempts = json_attempts(messages, schema, max_tokens=max_tokens, retries=retries, trace=trace, mode=mode)
+        mode, attempts, response_format = self._json_call(prompt, schema, max_tokens, trace, check_retries(retries))
 
         async def asend(sent: list[ChatMessage], limit: int) -> Completion:
             return await self._arequest(
@@ -524,9 +522,7 @@ class ServedChatLLM(ChatLLMBase):
 
         Raises ``LLMOutputError`` when no reply validates after ``retries`` retries.
         """
-        mode = self.json_mode()
-        messages, response_format = self._json_request(prompt, schema, mode, trace)
-        attempts = json_attempts(messages, schema, max_tokens=max_tokens, retries=retries, trace=trace, mode=mode)
+        mode, attempts, response_format = self._json_call(prompt, schema, max_tokens, trace, retries)
 
         def send(sent: list[ChatMessage], limit: int) -> Completion:
             return self._request(sent, max_tokens=limit, temperature=0.0, trace=trace, response_format=response_format)
@@ -537,6 +533,16 @@ class ServedChatLLM(ChatLLMBase):
             if not self._refused_mode(e, mode, trace):
                 raise
             return self.complete_json(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+
+    def _json_call(
+        self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
+    ) -> tuple[str, JsonAttempts, dict[str, Any] | None]:
+        """One JSON call, sync or awaited: the structured-output mode it uses, its attempt loop
+        (:func:`~retrievekit.core.llm.base.json_attempts`) and the ``response_format`` every attempt sends."""
+        mode = self.json_mode()
+        messages, response_format = self._json_request(prompt, schema, mode, trace)
+        attempts = json_attempts(messages, schema, max_tokens=max_tokens, retries=retries, trace=trace, mode=mode)
+        return mode, attempts, response_format
 
     def _json_request(
         self, prompt: Prompt, schema: JsonSchemaLike, mode: str, trace: Trace | None

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.plugins import Registry
+
+_T = TypeVar("_T")
 
 __all__ = [
     "LLM_ENTRY_POINT_GROUP",
@@ -97,6 +100,32 @@ class ServedLLMSpec:
             "max_concurrency": self.max_concurrency,
             "structured_output": self.structured_output,
         }
+
+    def client_limits(self) -> dict[str, Any]:
+        """The spec's call policy as a framework client's own settings (``timeout``, ``max_retries``: LangChain's
+        ``ChatOpenAI`` and LlamaIndex's ``OpenAILike`` both take them).
+
+        Examples:
+            >>> ServedLLMSpec("openai", "m", "http://127.0.0.1:8080/v1", policy=CallPolicy(timeout=5.0)).client_limits()
+            {'timeout': 5.0, 'max_retries': 2}
+        """
+        return {"timeout": self.policy.timeout, "max_retries": self.policy.max_retries}
+
+    def adapted(self, adapter: Callable[..., _T], client: Any) -> _T:
+        """``adapter(client, **self.adapter_options())``, the adapter remembering this spec (``served_spec``): how
+        every edge's served client is built.
+
+        Examples:
+            >>> class Adapter:
+            ...     def __init__(self, client, **options):
+            ...         self.client, self.options = client, options
+            >>> a = ServedLLMSpec("openai", "m", "http://127.0.0.1:8080/v1").adapted(Adapter, "chat")
+            >>> a.client, sorted(a.options), a.served_spec.label
+            ('chat', ['max_concurrency', 'policy', 'structured_output'], 'openai:m@http://127.0.0.1:8080/v1')
+        """
+        built: Any = adapter(client, **self.adapter_options())
+        built.served_spec = self
+        return cast(_T, built)
 
 
 def split_served_spec(text: str, *, what: str, form: str, example: str) -> tuple[str, str, str]:

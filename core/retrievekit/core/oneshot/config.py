@@ -163,6 +163,32 @@ class OneShotConfig:
         """
         return config_from_options(cls, options)
 
+    @classmethod
+    def of(cls, value: OneShotConfig | Mapping[str, Any] | None) -> OneShotConfig | None:
+        """The one reading of an edge's ``config=``: a ``OneShotConfig`` as is, a mapping of its fields through
+        :meth:`from_options` (unknown names refused), ``None`` as ``None``; anything else is refused with
+        :class:`~retrievekit.core.errors.InvalidInputError`.
+
+        Examples:
+            >>> OneShotConfig.of({"budget": 6}).budget
+            6
+            >>> OneShotConfig.of({"bogus": 6})
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: unknown OneShotConfig option(s): bogus; known: budget, ...
+            >>> OneShotConfig.of(6)
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: config must be a OneShotConfig or a mapping of its fields, got int
+        """
+        if value is None or isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            return cls.from_options(value)
+        raise InvalidInputError(
+            f"config must be a OneShotConfig or a mapping of its fields, got {type(value).__name__}"
+        )
+
     def with_overrides(self, **overrides: Any) -> OneShotConfig:
         """This config with ``overrides`` applied: the one settings rule of the LlamaIndex and LangChain edges.
 

@@ -1,0 +1,249 @@
+"""LATTICE over a living corpus: :class:`LiveLattice`, a :class:`~retrievekit.core.index.live.LiveIndex` whose part
+is a semantic tree, changed in place by :func:`~retrievekit.core.lattice.insert.insert_documents` and
+:func:`~retrievekit.core.lattice.delete.delete_documents` and searched by :class:`~retrievekit.core.lattice.search.Lattice`.
+
+* **Empty, then the first documents.** An empty index holds no tree; its first ``upsert`` builds one over the held
+  documents (``builder``: bottom-up by default), as does an ``upsert`` that replaces every document of the tree. An
+  index whose documents are all deleted holds no tree again (searching it answers ``[]``).
+* **Later changes** go in place: the replaced and deleted documents are deleted from the tree, then the new and
+  replacing ones inserted. Each change is made on a copy of the tree, swapped in when it succeeded: a failing
+  change (the LLM unreachable, a reserved id, a full disk) raises and leaves the index as it was, and a search
+  running meanwhile reads one tree, the old or the new. Changes are made one at a time (threads and awaited
+  changes wait for each other).
+* **LLM calls.** The touched summaries are refreshed the way the tree was built: at most the tree's height calls per
+  changed document, none with ``summaries="extractive"`` (then no LLM is loaded for a change).
+  :attr:`LiveLattice.last_report` and the change's trace (``lattice.update.summary_calls`` /
+  ``lattice.update.summary_bound``) count them; a build is noted as a ``lattice_built`` event.
+* **On disk** (``path=``) the tree is kept inside ``live/`` (``live/tree/``), so a change is committed with the held
+  objects in one rename: a process killed during a change leaves the old state or the new one.
+
+Examples:
+    >>> from retrievekit.core.fakes import LengthEmbedder, WordScoreLLM
+    >>> from retrievekit.core.types import Passage
+    >>> idx = LiveIndex.create("lattice", embedder=LengthEmbedder(), llm=WordScoreLLM("tea"),
+    ...                        options={"summaries": "extractive", "max_children": 2})
+    >>> idx.upsert([Passage(id="a", text="tea"), Passage(id="b", text="coffee beans")])
+    ['a', 'b']
+    >>> _ = idx.upsert([Passage(id="c", text="green tea leaves")])
+    >>> idx.last_report["inserted"], idx.last_report["summary_calls"], sorted(idx.tree.leaf_ids())
+    (1, 0, ['a', 'b', 'c'])
+    >>> _ = idx.delete(["a"]); [h.id for h in idx.search("tea", k=1)]
+    ['c']
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from retrievekit.core.checks import check_k, check_query
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.corpus_record import check_same_corpus
+from retrievekit.core.index.live import LiveIndex
+from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
+from retrievekit.core.lattice.delete import delete_documents
+from retrievekit.core.lattice.insert import insert_documents
+from retrievekit.core.lattice.search import Lattice, SearchState
+from retrievekit.core.lattice.tree import SemanticTree, check_object_ids
+from retrievekit.core.options import check_option_keys
+from retrievekit.core.trace import Trace
+from retrievekit.core.types import DataObject, ScoredHit
+
+__all__ = ["LiveLattice"]
+
+BUILDERS = ("bottom_up", "top_down")
+TREE = "tree"  # the tree's folder inside live/
+
+
+class LiveLattice(LiveIndex):
+    """LATTICE as a living index (``LiveIndex.create("lattice", ...)``): ``options`` are flat
+    :class:`~retrievekit.core.lattice.config.TreeBuildConfig` / :class:`~retrievekit.core.lattice.config.LatticeConfig`
+    fields (``max_children``, ``summaries``, ``beam_size``, ...) and ``builder`` (``"bottom_up"`` or
+    ``"top_down"``); ``llm`` the model that writes summaries and scores the search's slates (anything
+    :func:`~retrievekit.core.llm.resolve.resolve_llm` takes; default its default model, loaded when first needed);
+    ``embedder`` routes documents and embeds summaries (default all-MiniLM-L6-v2). See the module docstring.
+
+    Examples:
+        >>> from retrievekit.core.fakes import LengthEmbedder
+        >>> LiveIndex.create("lattice", embedder=LengthEmbedder(), options={"summaries": "extractive"}).tree is None
+        True
+        >>> LiveIndex.create("lattice", options={"tree_dir": "t"})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: unknown LATTICE option(s): tree_dir; known: max_children, ...
+    """
+
+    METHODS = ("lattice",)
+
+    def _configure(self, options: dict[str, Any], llm: Any) -> None:
+        settings = {k: v for k, v in options.items() if k != "builder"}
+        build, search, other = split_options(settings)
+        known = [f.name for cfg in (TreeBuildConfig, LatticeConfig) for f in fields(cfg) if f.init]
+        check_option_keys(other, [*known, "builder"], label="LATTICE")
+        self.builder = str(options.get("builder", "bottom_up"))
+        if self.builder not in BUILDERS:
+            raise InvalidInputError(f"option builder must be one of {BUILDERS}, not {options['builder']!r}")
+        self.build_config = TreeBuildConfig.from_options(build)
+        self.search_config = LatticeConfig.from_options(search)
+        self._llm_arg = llm
+        self._llm: Any = None
+        self._tree: SemanticTree | None = None
+        self._lattice: Lattice | None = None
+        self.last_report: dict[str, Any] = {}
+        """What the last change did: ``built`` (a fresh tree), ``inserted``, ``deleted``, ``summary_calls``,
+        ``summary_bound`` (the tree's height x changed documents; 0 for a build)."""
+
+    # ------------------------------------------------------------------ read
+    @property
+    def tree(self) -> SemanticTree | None:
+        """The current tree (None while the index is empty); read it, change it only through the index.
+
+        Examples:
+            >>> from retrievekit.core.fakes import LengthEmbedder
+            >>> LiveIndex.create("lattice", embedder=LengthEmbedder()).tree is None
+            True
+        """
+        return self._tree
+
+    @property
+    def last_state(self) -> SearchState | None:
+        """The search state of the latest query made from the current thread or task (None before one)."""
+        return self._lattice.last_state if self._lattice is not None else None
+
+    def _searcher(self, trace: Trace) -> Lattice | None:
+        """The search over the current tree (one tree for the whole query, whatever a writer does meanwhile)."""
+        tree, lat = self._tree, self._lattice
+        if tree is None:
+            trace.note("empty_index", "the index holds no objects; returning no hits")
+            return None
+        if lat is None or lat.tree is not tree:
+            lat = Lattice(tree, self._model(), self.search_config, embedder=self._embedding_model())
+            self._lattice = lat
+        return lat
+
+    def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """LATTICE's beam search over the current tree; an empty index answers ``[]`` (an ``empty_index`` event)."""
+        check_query(query)
+        check_k(k)
+        self._check_open()
+        trace = trace if trace is not None else Trace()
+        lat = self._searcher(trace)
+        return lat.search(query, k, trace=trace) if lat is not None else []
+
+    async def asearch(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
+        """:meth:`search` awaited on the caller's loop (the slates' requests await the model's async API)."""
+        check_query(query)
+        check_k(k)
+        self._check_open()
+        trace = trace if trace is not None else Trace()
+        lat = self._searcher(trace)
+        return await lat.asearch(query, k, trace=trace) if lat is not None else []
+
+    # ------------------------------------------------------------------ change
+    def upsert(self, objects: Sequence[DataObject], *, trace: Trace | None = None) -> list[str]:
+        """:meth:`LiveIndex.upsert`; all or nothing (a failing change leaves the index as it was).
+
+        Examples:
+            >>> from retrievekit.core.fakes import LengthEmbedder
+            >>> from retrievekit.core.types import Passage
+            >>> idx = LiveIndex.create("lattice", embedder=LengthEmbedder(), options={"summaries": "extractive"})
+            >>> idx.upsert([Passage(id="root", text="x")])
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.InvalidInputError: ... 'root' ...
+            >>> idx.ids()
+            []
+        """
+        check_object_ids(o.id for o in objects if isinstance(o, DataObject))
+        with self._writer:
+            before, tree = dict(self._objects), self._tree
+            try:
+                return super().upsert(objects, trace=trace)
+            except BaseException:
+                self._objects, self._tree = before, tree  # the held objects and the tree as they were
+                raise
+
+    def delete(self, ids: Sequence[str], *, trace: Trace | None = None) -> list[str]:
+        """:meth:`LiveIndex.delete`; all or nothing.
+
+        Examples:
+            >>> from retrievekit.core.fakes import LengthEmbedder
+            >>> LiveIndex.create("lattice", embedder=LengthEmbedder()).delete(["a"])
+            []
+        """
+        with self._writer:
+            before, tree = dict(self._objects), self._tree
+            try:
+                return super().delete(ids, trace=trace)
+            except BaseException:
+                self._objects, self._tree = before, tree
+                raise
+
+    def _change_parts(self, removed: list[str], added: list[DataObject], trace: Trace) -> None:
+        held = list(self._objects.values())
+        tree = self._tree
+        report: dict[str, Any] = {"built": False, "inserted": 0, "deleted": 0, "summary_calls": 0, "summary_bound": 0}
+        if not held:
+            new = None
+            report["deleted"] = len(removed)
+        elif tree is None or set(removed) >= set(tree.leaf_ids()):  # nothing to keep: a tree built afresh
+            new = self._build(held, trace)
+            report.update(built=True, inserted=len(held))
+        else:
+            new = copy.deepcopy(tree)
+            emb, llm = self._embedding_model(), self._summary_model()
+            done = [delete_documents(new, removed, llm, emb, self.build_config, trace=trace)] if removed else []
+            if added:
+                done.append(insert_documents(new, added, llm, emb, self.build_config, trace=trace))
+            for key in ("summary_calls", "summary_bound"):
+                report[key] = sum(int(d[key]) for d in done)
+            report.update(inserted=len(added), deleted=len(removed))
+        self._tree = new  # the swap: a search reads the old tree or this one
+        self.last_report = report
+
+    def _build(self, held: list[DataObject], trace: Trace) -> SemanticTree:
+        from retrievekit.core.lattice.method import build_tree
+
+        tree = build_tree(
+            held, self._summary_model(), self._embedding_model(), self.build_config, builder=self.builder, trace=trace
+        )
+        trace.note("lattice_built", "a LATTICE tree was built over the held documents", documents=len(held))
+        return tree
+
+    # ------------------------------------------------------------------ models, folder
+    def _embedding_model(self) -> Any:
+        if self._embedder is None:
+            from retrievekit.core.index.embeddings import MiniLMEmbedder
+
+            self._embedder = MiniLMEmbedder.default()
+        return self._embedder
+
+    def _model(self) -> Any:
+        if self._llm is None:
+            from retrievekit.core.llm.resolve import resolve_llm
+
+            self._llm = resolve_llm(self._llm_arg)
+        return self._llm
+
+    def _summary_model(self) -> Any:
+        """The model that writes summaries: none with extractive summaries (nothing loaded)."""
+        return None if self.build_config.summaries == "extractive" else self._model()
+
+    def _write_parts(self, folder: Path) -> None:
+        if self._tree is not None:
+            self._tree.save(folder / TREE)
+
+    def _open_parts(self) -> None:
+        assert self.path is not None
+        held = list(self._objects.values())
+        folder = self.path / "live" / TREE
+        if not held:
+            return
+        if not folder.is_dir():
+            raise IndexFormatError(f"{self.path}: the tree (live/{TREE}/) is missing")
+        tree = SemanticTree.load(folder)
+        check_same_corpus((tree.objects[i] for i in tree.leaf_ids()), held, where=f"the tree of {self.path}")
+        self._tree = tree
