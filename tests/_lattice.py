@@ -108,3 +108,16 @@ def crashing_keyword_llm(n: int) -> KeywordLLM:
 
     llm.complete = complete  # type: ignore[method-assign]
     return llm
+
+
+TREE_TOPICS = [
+    ("volcano", "Volcanoes erupt magma and lava from the crust"),
+    ("heart", "The heart pumps blood through arteries and veins"),
+    ("python", "Python programs use lists, dictionaries and functions"),
+    ("wheat", "Wheat farmers harvest grain and bake bread"),
+    ("comet", "Comets orbit the sun with icy tails of dust"),
+    ("violin", "Violinists tune strings and play concertos"),
+    ("tennis", "Tennis players serve and volley on grass courts"),
+    ("vaccine", "Vaccines train the immune system against viruses"),
+]
+"""A topic word and a sentence each: the documents of the tree update tests (their i-th document is on topic i mod n)."""

@@ -190,8 +190,8 @@ def test_everything_deleted_then_back(lm):
 
 
 _KILLED = """
-    import os, signal, sys
-    import retrievekit.core.index.live as live
+    import sys
+    from _live_kill import kill_after, kill_at
     from _mindref import corpus
     from _tiny_lm import tiny_local_lm
     from retrievekit.core.index.live import LiveIndex
@@ -199,26 +199,14 @@ _KILLED = """
     from retrievekit.core.types import Passage
 
     folder, what, when = sys.argv[1], sys.argv[2], sys.argv[3]
-    real_manifest, real_replace = live.write_manifest, os.replace
-
-    def write_manifest(folder_, *a, **kw):  # the trie is written in the new live/, not yet committed
-        if when == "before_commit":
-            os.kill(os.getpid(), signal.SIGKILL)
-        real_manifest(folder_, *a, **kw)
-
-    def replace(src, dst, *a, **kw):  # live/ moved aside, its new copy not yet in place
-        real_replace(src, dst, *a, **kw)
-        if when == "between_renames" and ".old-" in os.fspath(dst) and os.fspath(dst).rsplit("/", 1)[-1].startswith(".live"):
-            os.kill(os.getpid(), signal.SIGKILL)
 
     idx = LiveIndex.open(folder, llm=tiny_local_lm(outlines=False))
-    live.write_manifest, os.replace = write_manifest, replace
+    kill_at(when)
     if what == "add":
         idx.upsert(corpus()[4:])
     else:
         idx.delete(["d0", "d2"])
-    if when == "after_commit":
-        os.kill(os.getpid(), signal.SIGKILL)
+    kill_after(when)
 """
 
 

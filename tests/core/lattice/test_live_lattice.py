@@ -21,7 +21,7 @@ import sys
 import textwrap
 
 import pytest
-from _lattice import KeywordLLM
+from _lattice import TREE_TOPICS, KeywordLLM
 from _paths import REPO
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, LLMUnavailableError
@@ -37,14 +37,7 @@ from retrievekit.core.types import Passage
 
 M = 4
 EXTRACTIVE = {"summaries": "extractive", "max_children": M}
-TOPICS = [
-    ("volcano", "Volcanoes erupt magma and lava from the crust"),
-    ("heart", "The heart pumps blood through arteries and veins"),
-    ("python", "Python programs use lists, dictionaries and functions"),
-    ("wheat", "Wheat farmers harvest grain and bake bread"),
-    ("comet", "Comets orbit the sun with icy tails of dust"),
-    ("violin", "Violinists tune strings and play concertos"),
-]
+TOPICS = TREE_TOPICS[:6]
 
 
 def _doc(i: int, edit: str = "") -> Passage:
@@ -215,34 +208,22 @@ def test_concurrent_changes_are_made_one_at_a_time_and_none_is_lost(minilm):
 
 
 _KILLED = """
-    import os, signal, sys
-    import retrievekit.core.index.live as live
+    import sys
+    from _live_kill import kill_after, kill_at
     from retrievekit.core.index.embeddings import MiniLMEmbedder
     from retrievekit.core.index.live import LiveIndex
     import retrievekit.core.lattice.index
     from retrievekit.core.types import Passage
 
     folder, what, when = sys.argv[1], sys.argv[2], sys.argv[3]
-    real_manifest, real_replace = live.write_manifest, os.replace
 
-    def write_manifest(folder_, *a, **kw):  # the tree is written in the new live/, not yet committed
-        if when == "before_commit":
-            os.kill(os.getpid(), signal.SIGKILL)
-        real_manifest(folder_, *a, **kw)
-
-    def replace(src, dst, *a, **kw):  # live/ moved aside, its new copy not yet in place
-        real_replace(src, dst, *a, **kw)
-        if when == "between_renames" and ".old-" in os.fspath(dst) and os.fspath(dst).rsplit("/", 1)[-1].startswith(".live"):
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    live.write_manifest, os.replace = write_manifest, replace
+    kill_at(when)
     idx = LiveIndex.open(folder, embedder=MiniLMEmbedder.default())
     if what == "add":
         idx.upsert([Passage(id=f"n{i}", text=f"New note {i} on comets and volcano lava") for i in range(6)])
     else:
         idx.delete([f"d{i:03d}" for i in range(0, 24, 2)])  # half the tree: nodes pruned and merged
-    if when == "after_commit":
-        os.kill(os.getpid(), signal.SIGKILL)
+    kill_after(when)
 """
 
 

@@ -12,6 +12,7 @@ import copy
 import json
 
 import pytest
+from _lattice import TREE_TOPICS as TOPICS
 from _lattice import KeywordLLM
 
 from retrievekit.core.errors import CorpusMismatchError, InvalidInputError, LLMUnavailableError
@@ -32,16 +33,6 @@ from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
 
 M = 5
-TOPICS = [
-    ("volcano", "Volcanoes erupt magma and lava from the crust"),
-    ("heart", "The heart pumps blood through arteries and veins"),
-    ("python", "Python programs use lists, dictionaries and functions"),
-    ("wheat", "Wheat farmers harvest grain and bake bread"),
-    ("comet", "Comets orbit the sun with icy tails of dust"),
-    ("violin", "Violinists tune strings and play concertos"),
-    ("tennis", "Tennis players serve and volley on grass courts"),
-    ("vaccine", "Vaccines train the immune system against viruses"),
-]
 
 
 def _doc(i: int) -> Passage:
