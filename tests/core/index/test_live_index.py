@@ -161,12 +161,14 @@ _KILLED = """
 
 
 @pytest.mark.parametrize("what", ["add", "delete"])
-@pytest.mark.parametrize("method", ["dense", "hybrid"])
+@pytest.mark.parametrize("method", ["dense", "hybrid", "hybrid-tantivy"])
 def test_a_sigkill_after_the_parts_changed_leaves_the_committed_state(tmp_path, minilm, method, what):
     """Issue #61's crash rule for the dense side: a real SIGKILL after a change reached the dense part (and BM25's)
     but before ``live/`` committed it: the next open answers as a fresh build over the committed objects."""
+    method, _, engine = method.partition("-")
+    options = {"bm25_engine": engine} if engine else None
     folder = tmp_path / "live"
-    idx = LiveIndex.create(method, path=folder, embedder=minilm)
+    idx = LiveIndex.create(method, path=folder, embedder=minilm, options=options)
     idx.upsert(passages(rounds()[0]))
     old = passages(rounds()[0])
     idx.close()
@@ -177,7 +179,8 @@ def test_a_sigkill_after_the_parts_changed_leaves_the_committed_state(tmp_path, 
     with pytest.warns(IndexRepairedWarning, match="the dense part"):
         back = LiveIndex.open(folder, embedder=minilm)
     assert sorted(back.ids()) == sorted(p.id for p in old)
-    fresh = _fresh(method, old, minilm)
+    fresh = LiveIndex.create(method, embedder=minilm, options=options)
+    fresh.upsert(old)
     assert {q: _answers(back, q) for q in QUERIES} == {q: _answers(fresh, q) for q in QUERIES}
     back.upsert([Passage(id="z", text="after the kill: apples")])  # the next writer carries on
     back.close()
