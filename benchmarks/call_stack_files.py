@@ -31,7 +31,8 @@ _PARENT: list[list[traceback.FrameSummary]] = []
 
 
 def _profile(frame: Any, event: str, arg: Any) -> None:
-    if event == "call" and frame.f_code.co_name == "_asend_batch" and not _PARENT:  # the calls' tasks start here
+    if event == "call" and frame.f_code.co_name in ("_asend_batch", "run_with_deadline") and not _PARENT:
+        # the calls' tasks (awaited) or the request's watchdog thread (sync) start here
         _PARENT.append(traceback.extract_stack(frame))
     if event == "call" and frame.f_code.co_name == "_request" and "aiohttp" in frame.f_code.co_filename and not _SEEN:
         _SEEN.append(traceback.extract_stack(frame))  # the awaited transport takes the request (its body is sent
@@ -51,7 +52,7 @@ def _ours(path: str) -> str | None:
 
 def _report(name: str, stack: list[traceback.FrameSummary], entry: str) -> None:
     starts = [i for i, f in enumerate(stack) if f.name == entry and _ours(f.filename)]
-    if not starts and _PARENT and any(f.name == entry for f in _PARENT[0]):  # a call sent by a task of the driver's
+    if not starts and _PARENT and any(f.name == entry for f in _PARENT[0]):  # sent by a task or thread of the driver
         first = next(i for i, f in enumerate(stack) if _ours(f.filename))
         stack = _PARENT[0] + stack[first:]
         starts = [i for i, f in enumerate(stack) if f.name == entry and _ours(f.filename)]
@@ -69,6 +70,23 @@ def _report(name: str, stack: list[traceback.FrameSummary], entry: str) -> None:
         print(f"    {f}")
 
 
+def _profiled_deadline_workers() -> None:
+    """The sync driver's requests run on the deadline watchdog's reused workers, started before the profile was
+    set: each call sets it on its worker while it runs."""
+    from retrievekit.core import deadline
+
+    run = deadline._Call.run
+
+    def profiled(call: Any) -> None:
+        sys.setprofile(_profile)
+        try:
+            run(call)
+        finally:
+            sys.setprofile(None)
+
+    deadline._Call.run = profiled  # type: ignore[method-assign]
+
+
 def main() -> None:
     from llama_index.llms.openai_like import OpenAILike
 
@@ -80,6 +98,7 @@ def main() -> None:
         retriever = LatticeRetriever(Lattice(planted_tree(), LlamaIndexChatLLM(llm)), similarity_top_k=3)
         asyncio.run(retriever.aretrieve("warm up"))  # connections and imports made before the stack is read
         retriever.retrieve("warm up")
+        _profiled_deadline_workers()
         for name, run, entry in (
             ("aretrieve", lambda: asyncio.run(retriever.aretrieve("volcano magma")), "_aretrieve"),
             ("retrieve", lambda: retriever.retrieve("volcano magma"), "_retrieve"),

@@ -7,11 +7,15 @@ difference. Methods: ``bm25`` (the bm25s engine, and the tantivy engine: ``bm25_
 deletions and after ``LiveIndex.compact()``), ``dense``
 (all-MiniLM-L6-v2 in Chroma) and ``hybrid`` (RRF).
 
-LATTICE and ARM (``lattice-oracle``, ``lattice-cosine``, ``arm``) go through the same rounds with one more before the
+LATTICE and ARM (``lattice-oracle``, ``lattice-cosine``, ``arm``, ``arm-oracle``) go through the same rounds with one more before the
 deletions: a fiftieth of the documents left are edited (their sentences in reverse order; :func:`_plan`). LATTICE
 uses extractive summaries (no LLM call; the row's ``summary_calls`` counts them) and its tree is kept in memory; the
 updated tree and one built fresh on the live documents are searched with the exact oracle judge (the gold labels)
-and with the cosine judge (all-MiniLM-L6-v2). ARM runs with ``llm="none"`` (its BM25 + dense candidate logic). Rows
+and with the cosine judge (all-MiniLM-L6-v2). ARM runs with ``llm="none"`` (its BM25 + dense candidate logic), and
+as ``arm-oracle`` with its LLM stages answered from the gold labels: verification by the exact oracle judge
+(``OracleJudge``, as LATTICE's oracle row; each draft object scored 1 when it is a gold document of the claim) and
+the keyword decomposition by a scripted chat model given to the judge as its base (:class:`OracleKeywords`: the
+titles of the claim's gold documents as its keywords; no model runs). Rows
 give R@10 over the claims' live relevant documents, nDCG@10 over every claim (as the other rows) and the per-claim
 difference's mean with a paired-bootstrap 95 % interval. SciFact's MiniLM vectors are kept in ``--work-dir``.
 
@@ -60,8 +64,9 @@ METHODS = {
     "lattice": ("lattice", {"summaries": "extractive"}),  # cost only
     "lattice-llm": ("lattice", {}),  # cost only: LLM summaries written by a scripted model, its calls counted
     "arm": ("arm", {}),  # llm="none": ARM's BM25 + dense candidate logic, no LLM stage
+    "arm-oracle": ("arm", {}),  # quality only: keywords and verification answered from the gold labels
 }
-QUALITY_ONLY = ("bm25-tantivy-compacted", "lattice-oracle", "lattice-cosine")
+QUALITY_ONLY = ("bm25-tantivy-compacted", "lattice-oracle", "lattice-cosine", "arm-oracle")
 COST_ONLY = ("lattice", "lattice-llm")
 
 
@@ -161,9 +166,56 @@ _CHANGED: dict[tuple[str, str], Any] = {}
 """The updated and the fresh index of a method per (method, data dir), kept for the other judge's row."""
 
 
-def _changed_pair(method: str, data_dir: str, work_dir: Path | None, folder: Path) -> Any:
-    """The method's index changed in rounds (:func:`_plan`: half built, the rest in 10 batches, the edits, the
-    deletions) and one built fresh on the documents it holds, with what the changes cost; made once per process."""
+class OracleKeywords(ChatLLMBase):
+    """The scripted base model of the ``arm-oracle`` row's :class:`~retrievekit.core.judge.oracle.OracleJudge`: it
+    answers ARM's keyword prompt (``Question: ...``, JSON ``{"keywords": [{"keyword", "similar"}]}``) with the
+    titles of the claim's gold documents (at most 4), read from the qrels; ``calls`` counts the requests. A prompt
+    naming no known claim gets no keywords (ARM then falls back to the claim's words, and says so in its trace).
+
+    Examples:
+        >>> llm = OracleKeywords({"Tea helps?": ["Tea and sleep", "Green tea"]})
+        >>> json.loads(llm.complete("Split it...\\nQuestion: Tea  helps?").text)["keywords"][1]
+        {'keyword': 'Green tea', 'similar': []}
+        >>> llm.complete("Question: other").text, llm.calls
+        ('{"keywords": []}', 2)
+    """
+
+    def __init__(self, titles: dict[str, list[str]]) -> None:
+        self.titles = {" ".join(q.split()): list(t) for q, t in titles.items()}
+        self.calls = 0
+
+    @classmethod
+    def from_dataset(cls, ds: Any) -> OracleKeywords:
+        """Each claim's gold titles (documents graded above 0 in ``ds.qrels``, in the order of the qrels)."""
+        title = {o.id: o.title or o.text[:80] for o in ds.corpus}
+        gold = {
+            q.text: [title[d] for d, g in ds.qrels.get(q.id, {}).items() if g > 0 and d in title] for q in ds.queries
+        }
+        return cls(gold)
+
+    def complete(self, prompt: str | Sequence[ChatMessage], **limits: Any) -> Completion:
+        """The JSON keywords of the claim the prompt names on its last ``Question:`` line (the limits are accepted)."""
+        self.calls += 1
+        texts = [prompt] if isinstance(prompt, str) else [m.content for m in prompt]
+        asked = [line[len("Question:") :] for t in texts for line in t.splitlines() if line.startswith("Question:")]
+        titles = self.titles.get(" ".join(asked[-1].split()), []) if asked else []
+        return Completion(json.dumps({"keywords": [{"keyword": t, "similar": []} for t in titles[:4]]}))
+
+
+def _row_llm(name: str, ds: Any) -> Any:
+    """The model of a LATTICE / ARM quality row: none for LATTICE (extractive summaries; its rows judge the trees
+    afterwards), ``"none"`` for ``arm``, the gold-label oracle with :class:`OracleKeywords` for ``arm-oracle``."""
+    from retrievekit.core.judge.oracle import OracleJudge
+
+    if name == "arm-oracle":
+        return OracleJudge.from_qrels(ds.queries, ds.qrels, base=OracleKeywords.from_dataset(ds))
+    return "none" if name == "arm" else None
+
+
+def _changed_pair(name: str, data_dir: str, work_dir: Path | None, folder: Path) -> Any:
+    """The row's index changed in rounds (:func:`_plan`: half built, the rest in 10 batches, the edits, the
+    deletions) and one built fresh on the documents it holds, with what the changes cost; a LATTICE pair is made
+    once per process (both judges' rows search its trees)."""
     from types import SimpleNamespace
 
     import retrievekit.core.arm.index  # noqa: F401  (registers LiveIndex.create("arm"))
@@ -173,6 +225,7 @@ def _changed_pair(method: str, data_dir: str, work_dir: Path | None, folder: Pat
     from retrievekit.core.index.live import LiveIndex
     from retrievekit.core.trace import Trace
 
+    method, options = METHODS[name]
     if (method, data_dir) in _CHANGED:  # the tree in memory, kept for the other judge's row
         return _CHANGED[method, data_dir]
     ds = load_dataset("scifact", data_dir, split="dev")
@@ -180,10 +233,7 @@ def _changed_pair(method: str, data_dir: str, work_dir: Path | None, folder: Pat
     half, rest, gone, edits = _plan(corpus)
     emb = MiniLMEmbedder.default()
     _scifact_memo(data_dir, work_dir, emb)
-    options, llm = (
-        METHODS[f"{method}-oracle" if method == "lattice" else method][1],
-        "none" if method == "arm" else None,
-    )
+    llm = _row_llm(name, ds)
     path = folder / f"{method}-updated" if method == "arm" else None  # the tree is kept in memory (see the docs)
     trace, start = Trace(), time.perf_counter()
     updated = LiveIndex.create(method, path=path, options=options, embedder=emb, llm=llm)
@@ -203,6 +253,7 @@ def _changed_pair(method: str, data_dir: str, work_dir: Path | None, folder: Pat
     pair = SimpleNamespace(
         ds=ds,
         emb=emb,
+        llm=llm,
         updated=updated,
         fresh=fresh,
         final=final,
@@ -249,8 +300,8 @@ def _method_quality(name: str, data_dir: str, folder: Path, work_dir: Path | Non
     from retrievekit.core.lattice import drift
     from retrievekit.core.lattice.search import Lattice
 
-    method = name.split("-")[0]
-    pair = _changed_pair(method, data_dir, work_dir, folder)
+    method = METHODS[name][0]
+    pair = _changed_pair(name, data_dir, work_dir, folder)
     ds, queries, live = pair.ds, list(pair.ds.queries), {o.id for o in pair.final}
     row: dict[str, Any] = {"part": "quality", "method": name, "claims": len(queries), "documents": len(pair.final)}
     if method == "lattice":
@@ -269,6 +320,8 @@ def _method_quality(name: str, data_dir: str, folder: Path, work_dir: Path | Non
     else:
         found = [_scores(i.search, queries, ds.qrels, live) for i in (pair.updated, pair.fresh)]
         row["same_ranking_claims"] = sum(a == b for a, b in zip(found[0][0], found[1][0], strict=True))
+        if name == "arm-oracle":  # the scripted keyword model's requests: one per claim and index searched
+            row |= {"judge": pair.llm.judge_name, "keyword_calls": pair.llm.base.calls}
     (_, rec_a, nd_a), (_, rec_b, nd_b) = found
     row |= {
         "edited": pair.edits,

@@ -8,9 +8,10 @@ generated ones; token ids are words hashed into 50,000 ids, vectors :class:`Hash
 * ``suffix_array``: :class:`LiveTokenSuffixArray` over every document's token ids (shards of 65,536 tokens);
 * ``lattice_tree``: LATTICE's bottom-up tree with extractive summaries (M = 10) and its node vectors.
 
-each is saved twice: in today's format (``v2``: arrays in ``.npy`` files, memory-mapped on open) and in the format
-before it (``v1``: ``trie.npz``; ``tokens.npy`` + ``lengths.npy``, whose shards are sorted again on open;
-``embeddings.npz``), which retrievekit still opens. Then a fresh process per (structure, format) opens the folder
+each is saved twice: in today's format (``v2``: arrays in ``.npy`` files, memory-mapped on open; the tree's objects
+read per hit through ``object_offsets.npy``) and in the format before it (``v1``: ``trie.npz``; ``tokens.npy`` +
+``lengths.npy``, whose shards are sorted again on open; ``embeddings.npz`` and the objects read whole), which
+retrievekit still opens. Then a fresh process per (structure, format) opens the folder
 and runs the same lookups (200 seeded titles' allowed-next steps; the 1-3 token windows of 20 SciFact dev claims;
 5 LATTICE searches with a word-overlap judge, then the vectors of their hits), and reports ``open_ms`` (the load, checksums included),
 ``checksum_ms`` (hashing the folder's files again, the part of ``open_ms`` that verifying costs), ``lookup_ms``,
@@ -91,12 +92,13 @@ def old_suffix_array(v2: Path, v1: Path, docs: list[np.ndarray]) -> None:
 
 
 def old_tree(v2: Path, v1: Path) -> None:
-    """The tree at ``v2`` as format version 1 (``embeddings.npz``) at ``v1``."""
+    """The tree at ``v2`` as format version 1 (``embeddings.npz``, and no ``object_offsets.npy``: the objects read
+    whole) at ``v1``."""
     _copy(v2, v1)
     ids = json.loads((v1 / "vector_ids.json").read_text())
     with open(v1 / "embeddings.npz", "wb") as f:
         np.savez(f, ids=np.asarray(ids, dtype=str), vectors=np.load(v1 / "vectors.npy"))
-    _reseal(v1, "lattice_tree", 1, ["vectors.npy", "vector_ids.json"])
+    _reseal(v1, "lattice_tree", 1, ["vectors.npy", "vector_ids.json", "object_offsets.npy"])
 
 
 def _probes(corpus: list[Any], claims: list[str]) -> dict[str, Any]:

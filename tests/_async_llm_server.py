@@ -10,8 +10,12 @@ array), ARM's ``{"keywords": [...]}`` and ``{"objects": [...]}`` to its keyword 
 ``{"arrivals": [monotonic seconds of each request], "open": connections open now}``; ``POST /embeddings`` is
 answered too (counted in ``embeddings``, its arrival times in ``embedding_arrivals``), so a test can prove none was
 sent. An embeddings request for the model ``"words"`` is answered after ``EMBED_DELAY`` seconds (the optional third
-argument, default 0) with a vector per text that depends on its words (:func:`_words_vector`); any other model gets
-``[1.0, i % 3]`` at once.
+argument, default 0), ``SLOTS`` at once on slots of its own (an embedding server beside the chat one), with a vector
+per text that depends on its words (:func:`_words_vector`); any other model gets ``[1.0, i % 3]`` at once. A LATTICE
+node-summary question ("What topic do these items share?") is answered with a title made of its items' words
+(:func:`_topic_title`), so a tree built through the server has distinct summaries that depend only on its inputs;
+``chat_replies`` in ``/stats`` lists the text of each chat reply, in the order they were sent, and
+``peak_chat`` / ``peak_words`` the most chat / ``"words"`` requests served at once (``serving_*``: now).
 
 :func:`llm_server` starts it and stops it by its PID; :func:`stats` reads its counters.
 """
@@ -32,11 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 _ARRIVALS: list[float] = []
-_STATE = {"open": 0, "embeddings": 0}
+_STATE = {"open": 0, "embeddings": 0, "serving_chat": 0, "peak_chat": 0, "serving_words": 0, "peak_words": 0}
 _EMBED_ARRIVALS: list[float] = []
+_CHAT_REPLIES: list[str] = []
 WORDS_DIM = 8
 """The size of the ``"words"`` model's vectors."""
-_SLOTS: list[asyncio.Semaphore] = []
+_SLOTS: list[asyncio.Semaphore] = []  # [chat slots, embedding slots] when SLOTS is given
+_TOPIC = "What topic do these items share?"
 
 
 def _arm_content(properties: dict[str, Any], body: dict[str, Any]) -> str:
@@ -65,6 +71,9 @@ def _reply_for(body: dict[str, Any]) -> dict[str, Any]:
     properties = schema.get("properties") or {}
     n = (properties.get("scores") or {}).get("minItems")
     content = json.dumps({"scores": [(i * 37 + 11) % 100 for i in range(int(n))]}) if n else "a short summary"
+    text = str(((body.get("messages") or [{}])[-1]).get("content") or "")
+    if not n and _TOPIC in text:  # a LATTICE node summary
+        content = _topic_title(text)
     if "keep" in properties:  # One-SHOT cropping: keep the sentence shown as block 0
         content = json.dumps({"keep": [0]})
     if "keywords" in properties or "objects" in properties:  # ARM's keywords and verification
@@ -82,12 +91,37 @@ def _reply_for(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _topic_title(prompt: str) -> str:
+    """A LATTICE node summary: the three most frequent words of four letters or more in the question's items (ties
+    alphabetically), then a digest of the items, so groups of other children never get the same title."""
+    items = prompt.split(_TOPIC, 1)[0]
+    counts: dict[str, int] = {}
+    for word in items.lower().replace("-", " ").split():
+        word = word.strip(".,;:()[]\"'")
+        if len(word) >= 4 and word.isalpha():
+            counts[word] = counts.get(word, 0) + 1
+    top = sorted(counts, key=lambda w: (-counts[w], w))[:3]
+    return " ".join([w.capitalize() for w in top] + [hashlib.sha256(items.encode()).hexdigest()[:6]])
+
+
 def _words_vector(text: str) -> list[float]:
     """The ``"words"`` model: counts of the text's words hashed into :data:`WORDS_DIM` buckets, plus 0.01."""
     v = [0.01] * WORDS_DIM
     for word in text.lower().split():
         v[zlib.crc32(word.encode()) % WORDS_DIM] += 1.0
     return v
+
+
+async def _served(kind: str, seconds: float, slot: Any) -> None:
+    """Serve one ``kind`` request (``"chat"``, ``"words"``) in a place of ``slot`` for ``seconds``: counted in
+    ``serving_<kind>`` while served, its most at once in ``peak_<kind>``."""
+    async with slot:
+        _STATE[f"serving_{kind}"] += 1
+        _STATE[f"peak_{kind}"] = max(_STATE[f"peak_{kind}"], _STATE[f"serving_{kind}"])
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            _STATE[f"serving_{kind}"] -= 1
 
 
 async def _embeddings(body: bytes, embed_delay: float) -> dict[str, Any]:
@@ -97,7 +131,7 @@ async def _embeddings(body: bytes, embed_delay: float) -> dict[str, Any]:
     texts = request.get("input") or []
     texts = [texts] if isinstance(texts, str) else texts
     if request.get("model") == "words":
-        await asyncio.sleep(embed_delay)
+        await _served("words", embed_delay, _SLOTS[1] if _SLOTS else contextlib.nullcontext())
         vectors = [_words_vector(str(t)) for t in texts]
     else:
         vectors = [[1.0, float(i % 3)] for i in range(len(texts))]
@@ -131,17 +165,19 @@ async def _handle(
                 return
             method, path, body = got
             if method == "GET" and path.endswith("/stats"):
-                payload: dict[str, Any] = {"arrivals": _ARRIVALS, "embedding_arrivals": _EMBED_ARRIVALS, **_STATE}
+                payload: dict[str, Any] = {
+                    "arrivals": _ARRIVALS,
+                    "embedding_arrivals": _EMBED_ARRIVALS,
+                    "chat_replies": _CHAT_REPLIES,
+                    **_STATE,
+                }
             elif path.endswith("/embeddings"):
                 payload = await _embeddings(body, embed_delay)
             else:
                 _ARRIVALS.append(time.monotonic())
-                if _SLOTS:
-                    async with _SLOTS[0]:
-                        await asyncio.sleep(delay)
-                else:
-                    await asyncio.sleep(delay)
+                await _served("chat", delay, _SLOTS[0] if _SLOTS else contextlib.nullcontext())
                 payload = _reply_for(json.loads(body or b"{}"))
+                _CHAT_REPLIES.append(str(payload["choices"][0]["message"]["content"]))
             raw = json.dumps(payload).encode()
             head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(raw)}\r\n\r\n"
             writer.write(head.encode() + raw)
@@ -153,7 +189,7 @@ async def _handle(
 
 async def _main(delay: float, slots: int, embed_delay: float = 0.0) -> None:
     if slots:
-        _SLOTS.append(asyncio.Semaphore(slots))
+        _SLOTS.extend([asyncio.Semaphore(slots), asyncio.Semaphore(slots)])
     server = await asyncio.start_server(lambda r, w: _handle(r, w, delay, embed_delay), "127.0.0.1", 0, backlog=1024)
     print(server.sockets[0].getsockname()[1], flush=True)
     async with server:
@@ -188,7 +224,7 @@ def llm_server(delay: float = 0.2, slots: int = 0, embed_delay: float = 0.0) -> 
 
 def stats(server: LLMServer) -> dict[str, Any]:
     """The server's counters: ``arrivals`` (monotonic seconds, this machine's clock), ``open``, ``embeddings``,
-    ``embedding_arrivals``."""
+    ``embedding_arrivals``, ``chat_replies``, ``peak_chat``, ``peak_words``."""
     with urllib.request.urlopen(server.url + "/stats", timeout=10) as r:
         return json.loads(r.read())
 

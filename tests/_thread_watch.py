@@ -13,9 +13,12 @@ T = TypeVar("T")
 
 
 async def watching_threads(work: Callable[[], Awaitable[T]]) -> tuple[T, list[int], set[str]]:
-    """``(work's result, thread counts sampled, names of the threads started meanwhile)``."""
+    """``(work's result, thread counts sampled, names of the threads started meanwhile)``; the deadline watchdog's
+    name (``retrievekit-deadline``) is among them when a call ran on its workers meanwhile, a reused worker too."""
+    from retrievekit.core.deadline import calls_with_deadline
+
     stop, counts, names = asyncio.Event(), [], set()
-    before = {t.ident for t in threading.enumerate()}
+    before, watched = {t.ident for t in threading.enumerate()}, calls_with_deadline()
 
     async def sample() -> None:
         while not stop.is_set():
@@ -29,6 +32,8 @@ async def watching_threads(work: Callable[[], Awaitable[T]]) -> tuple[T, list[in
     finally:
         stop.set()
         await sampler
+    if calls_with_deadline() > watched:
+        names.add("retrievekit-deadline")
     return out, counts, names
 
 

@@ -278,10 +278,12 @@ def test_vector_stores(here, pg, minilm):
     ns: dict[str, Any] = {"llm": mock_llm()}
     with run_page("docs/vector-stores.md", ns, here / "files", subs=subs, before={2: lc}) as run:
         pass
-    assert len(run) == 3 and ns["chain"].invoke("Which fruit has potassium?").content == "Bananas."
+    assert len(run) == 4 and ns["chain"].invoke("Which fruit has potassium?").content == "Bananas."
     assert [d.id for d in ns["retriever"].invoke("potassium")][0] == "banana"
     assert ns["dense"].search("a river in Africa", k=1)[0].id == "nile"  # the faiss store, saved and opened again
     assert ns["store"].store.kind == "faiss" and ns["store"].store.settings["ef_search"] == 64
+    assert ns["faiss_dense"].store.kind == "faiss"  # built by the dense method's store option
+    assert ns["faiss_dense"].search("a river in Africa", k=1)[0].id == "nile"
 
 
 @page("docs/your-stack.md")

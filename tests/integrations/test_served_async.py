@@ -59,13 +59,18 @@ def _wrap(kind, server_or_url, policy):
 def _counting(llm):
     """Count the adapter's awaited sends (``llm.async_sends``)."""
     llm.async_sends = 0
-    asend = llm.asend_request
+    transport = llm.async_transport
 
-    async def counted(request):
-        llm.async_sends += 1
-        return await asend(request)
+    def counted_transport():
+        asend = transport()
 
-    llm.asend_request = counted
+        async def counted(request):
+            llm.async_sends += 1
+            return await asend(request)
+
+        return counted
+
+    llm.async_transport = counted_transport
     return llm
 
 

@@ -18,6 +18,7 @@ FOUNDATION = {
     "trace",
     "paths",
     "threads",
+    "deadline",
     "checks",
     "options",
     "spans",

@@ -18,7 +18,8 @@ every free core, so the local embedder's encode call runs with :func:`embed_thre
 that is set: :func:`set_embed_threads`, ``RETRIEVEKIT_EMBED_THREADS``, the default: every CPU this process may run on
 (``os.sched_getaffinity``). The measured gain is in ``docs/indexes.md``, "Embedding on every free core".
 
-:func:`run_with_deadline` runs a blocking call in a worker thread and stops waiting for it after a deadline.
+:func:`run_with_deadline` (:mod:`retrievekit.core.deadline`, still importable from here) runs a blocking call on a
+worker thread and stops waiting for it after a deadline.
 
 Examples:
     >>> set_num_threads(2)
@@ -31,14 +32,13 @@ Examples:
 
 from __future__ import annotations
 
-import contextvars
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from retrievekit.core.checks import CountSetting, check_positive_int
+from retrievekit.core.deadline import run_with_deadline
 
 __all__ = [
     "EMBED_ENV_VAR",
@@ -170,44 +170,3 @@ def model_threads(n: int | None = None) -> Iterator[int]:
                 if torch.get_num_threads() != _saved:
                     torch.set_num_threads(_saved)
                 _saved = None
-
-
-class _DeadlinePassed(TimeoutError):
-    """The watchdog stopped waiting for a call that outlived its deadline."""
-
-
-def run_with_deadline(fn: Callable[[], Any], seconds: float | None) -> Any:
-    """``fn()`` in a worker thread (same context variables), waiting at most ``seconds``; raises ``TimeoutError``
-    when it takes longer (the worker is left to finish on its own: a blocking client call cannot be interrupted).
-    The served LLMs' call policy and the Chroma client's connection use it.
-
-    Examples:
-        >>> run_with_deadline(lambda: 2 + 2, 1.0)
-        4
-        >>> import time
-        >>> try:
-        ...     run_with_deadline(lambda: time.sleep(0.5), 0.05)
-        ... except TimeoutError as e:
-        ...     print(e)
-        no reply within 0.05 s
-    """
-    if seconds is None:
-        return fn()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-    ctx = contextvars.copy_context()
-
-    def target() -> None:
-        try:
-            box["value"] = ctx.run(fn)
-        except BaseException as e:  # handed to the caller's thread
-            box["error"] = e
-        finally:
-            done.set()
-
-    threading.Thread(target=target, name="retrievekit-deadline", daemon=True).start()
-    if not done.wait(seconds):
-        raise _DeadlinePassed(f"no reply within {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]

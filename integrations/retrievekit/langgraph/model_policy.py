@@ -110,7 +110,7 @@ class ServedTurns(LangChainChatLLM):
         >>> from retrievekit.langgraph.testing import ScriptedToolChatModel
         >>> base = LangChainChatLLM(ScriptedToolChatModel(replies=["ok"]))
         >>> view = ServedTurns(base, lambda m: m)
-        >>> view.complete("hi").message.content, view._slots is base._slots
+        >>> view.complete("hi").message.content, view.slots is base.slots
         ('ok', True)
     """
 

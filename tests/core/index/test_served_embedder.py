@@ -68,3 +68,20 @@ def test_a_server_that_never_answers_is_a_timeout_not_retried():
 def test_a_spec_that_is_not_a_url_is_refused():
     with pytest.raises(InvalidInputError, match="openai:MODEL@URL"):
         as_embedder("openai:m@localhost:8080")
+
+
+def test_batches_go_side_by_side_up_to_max_concurrency_and_a_copy_has_its_own_budget():
+    import copy
+
+    from _async_llm_server import llm_server, stats
+
+    with llm_server(0.0, 0, embed_delay=0.1) as server:  # the server takes every request at once
+        e = ServedEmbedder("words", server.url, policy=FAST, batch_size=2, max_concurrency=3)
+        x = e.embed_documents([f"text {i}" for i in range(24)])  # 12 requests
+        one_by_one = ServedEmbedder("words", server.url, policy=FAST, batch_size=2, max_concurrency=1)
+        assert np.allclose(x, one_by_one.embed_documents([f"text {i}" for i in range(24)]))
+        assert stats(server)["peak_words"] == 3  # never more than max_concurrency, and that many in flight
+        twin = copy.deepcopy(e)
+        assert twin.slots is not e.slots and twin.slots.free == 3 and twin.embed_query("text 1").shape == (8,)
+    with pytest.raises(InvalidInputError, match="max_concurrency"):
+        ServedEmbedder("m", "http://127.0.0.1:1/v1", max_concurrency=0)

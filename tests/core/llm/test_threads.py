@@ -107,3 +107,58 @@ def test_local_lm_calls_run_with_the_setting(monkeypatch):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_deadline_workers_are_reused_a_hung_call_never_delays_the_next_and_every_call_has_its_context():
+    """The watchdog's workers are reused (sequential calls start at most one thread), a call never waits for a
+    worker (one still stuck past its deadline does not delay the next), and each call sees its caller's context."""
+    import contextvars
+    import threading
+
+    from retrievekit.core.deadline import run_with_deadline
+
+    run_with_deadline(lambda: None, 5.0)  # a worker, idle from now on
+    started = []
+    real_start = threading.Thread.start
+
+    def counted(self):
+        started.append(self.name)
+        real_start(self)
+
+    threading.Thread.start = counted
+    try:
+        assert [run_with_deadline(lambda i=i: i * i, 5.0) for i in range(50)] == [i * i for i in range(50)]
+    finally:
+        threading.Thread.start = real_start
+    assert len(started) <= 1, started
+
+    release = threading.Event()
+    with pytest.raises(TimeoutError, match="no reply within 0.05 s"):
+        run_with_deadline(release.wait, 0.05)  # stuck until released
+    assert run_with_deadline(lambda: "next", 5.0) == "next"  # queued behind the stuck worker, it would time out
+    release.set()
+
+    var = contextvars.ContextVar("who", default="nobody")
+    var.set("caller")
+    assert run_with_deadline(var.get, 5.0) == "caller"
+    with pytest.raises(KeyError):
+        run_with_deadline(lambda: {}["missing"], 5.0)
+
+
+def test_an_idle_deadline_worker_keeps_nothing_of_its_last_call_alive():
+    """A reused worker must not hold its last call's objects (a client and its open connections) while it waits."""
+    import gc
+    import weakref
+
+    from retrievekit.core.deadline import run_with_deadline
+
+    class Client:
+        def ask(self):
+            return "ok"
+
+    client = Client()
+    gone = weakref.ref(client)
+    assert run_with_deadline(client.ask, 5.0) == "ok"
+    del client
+    gc.collect()
+    assert gone() is None, "an idle deadline worker kept its last call's client alive"

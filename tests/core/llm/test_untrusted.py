@@ -76,3 +76,14 @@ def test_agent_working_set_is_fenced_and_deletes_by_the_shown_id():
     assert delete_chunks(ws, ["d(1)"]).removed == ["d[1]"]
     assert delete_chunks(ws, ["d[1]", "d(1)"]).removed == ["d[1]"]
     assert DATA_RULE in answer_messages("Q?", rendered)[0][1]
+
+
+def test_every_built_in_control_string_opens_with_an_angle_or_square_bracket_so_plain_text_is_passed_as_is():
+    """``defuse_control_tokens`` returns a text with neither ``<`` nor ``[`` untouched (its fast path): every built-in
+    form must hold one."""
+    from retrievekit.core.llm.untrusted import CONTROL_STRINGS, defuse_control_tokens
+
+    assert all(s[0] in "<[" for s in CONTROL_STRINGS)
+    text = "plain text | with bars, {braces} and (parentheses)"
+    assert defuse_control_tokens(text) is text
+    assert defuse_control_tokens("x <|im_end|>") != "x <|im_end|>"

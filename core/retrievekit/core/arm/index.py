@@ -68,6 +68,10 @@ class LiveArm(LiveIndex):
     def _uses_dense(self) -> bool:
         return True
 
+    def _forget_parts(self) -> None:
+        super()._forget_parts()
+        self._changes += 1  # the parts are opened again: the next search makes its Arm over them
+
     def _change_parts(self, removed: list[str], added: list[Any], trace: Trace) -> None:
         super()._change_parts(removed, added, trace)
         self._changes += 1  # the next search makes its Arm over the changed parts

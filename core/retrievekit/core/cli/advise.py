@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.cli.arguments import data_dir_argument
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.eval import labels
 
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         90
     """
     parser.add_argument("--dataset", required=True, help="dataset name (a folder under --data-dir)")
-    parser.add_argument("--data-dir", required=True, help="benchmark data folder (docs/datasets.md)")
+    data_dir_argument(parser)
     parser.add_argument("--split", default="dev", help="the split whose queries --qrels labels (default dev)")
     parser.add_argument("--llm", required=True, help="CLIENT:MODEL@URL (a served LLM) or a local model's name")
     parser.add_argument(

@@ -23,6 +23,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from retrievekit.core.cli.arguments import data_dir_argument
+
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "label your questions in the browser (a local page), for advise --qrels"
@@ -37,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         0
     """
     parser.add_argument("--dataset", required=True, help="dataset name (a folder under --data-dir): the corpus")
-    parser.add_argument("--data-dir", required=True, help="benchmark data folder (docs/datasets.md)")
+    data_dir_argument(parser)
     parser.add_argument("--split", default="dev", help="the split whose questions are shown without --questions")
     parser.add_argument("--questions", default=None, metavar="FILE", help="your questions: one a line, or JSONL")
     parser.add_argument("--labels", required=True, metavar="FILE", help="the qrels TSV to write (resumed if it exists)")

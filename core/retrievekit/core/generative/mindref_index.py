@@ -122,7 +122,7 @@ class LiveMindRef(LiveIndex):
             True
         """
         if self._mindref is None and self._saved is not None:
-            with self._writer:
+            with self._writer.thread:  # a read: the threads of this process only, no folder lock
                 self._bind()
         return self._mindref
 
@@ -204,6 +204,10 @@ class LiveMindRef(LiveIndex):
             mr.add(held)
             self._mindref = mr
         self._saved = None
+
+    def _forget_parts(self) -> None:
+        super()._forget_parts()
+        self._mindref, self._saved = None, None
 
     def _write_parts(self, folder: Path) -> None:
         mr = self._mindref

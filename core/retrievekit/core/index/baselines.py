@@ -28,6 +28,7 @@ from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.corpus_record import check_same_corpus
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
+from retrievekit.core.index.store_dense import DEFAULT_STORE, dense_in_store, store_kind_option
 from retrievekit.core.options import check_option_keys, coerce_option, option_bool
 from retrievekit.core.registry import MethodContext
 from retrievekit.core.retriever import Retriever
@@ -46,9 +47,10 @@ __all__ = [
 
 BM25_OPTIONS = ("progress",)
 """The options ``bm25`` reads."""
-DENSE_OPTIONS = ("progress",)
-"""The options ``dense`` reads (``progress``: a bar while embedding)."""
-HYBRID_OPTIONS = ("fusion", "dense_weight", "bm25_weight", "rrf_k", "candidate_k", "progress")
+DENSE_OPTIONS = ("progress", "store")
+"""The options ``dense`` reads (``progress``: a bar while embedding; ``store``: the vector store kind the corpus is
+embedded into, ``chroma`` by default or ``faiss``, :mod:`~retrievekit.core.index.store_dense`)."""
+HYBRID_OPTIONS = ("fusion", "dense_weight", "bm25_weight", "rrf_k", "candidate_k", "progress", "store")
 """The options ``hybrid`` reads (see :func:`build_hybrid`)."""
 
 
@@ -110,7 +112,8 @@ def build_bm25(ctx: MethodContext) -> BM25Index:
 
 
 def build_dense(ctx: MethodContext) -> Retriever:
-    """Dense (Chroma + all-MiniLM-L6-v2) over the corpus (cached in ``ctx.work_dir`` when given), or the user's
+    """Dense (Chroma + all-MiniLM-L6-v2, or the store kind of the ``store`` option: ``faiss``) over the corpus
+    (cached in ``ctx.work_dir`` when given), or the user's
     vector store when ``ctx.store`` is set (:func:`~retrievekit.core.index.store_retriever.as_store_retriever`; the
     store is searched as it is, nothing is built).
 
@@ -127,6 +130,13 @@ def build_dense(ctx: MethodContext) -> Retriever:
         from retrievekit.core.index.store_retriever import as_store_retriever
 
         return as_store_retriever(ctx.store)
+    kind = store_kind_option(ctx.options.get("store"))
+    if kind != DEFAULT_STORE:
+        folder = _cache_dir(ctx, f"dense-{kind}")
+        if folder is None:
+            return dense_in_store(ctx.corpus, kind, ctx.take_embedder(), None)
+        with build_lock(folder):
+            return dense_in_store(ctx.corpus, kind, ctx.take_embedder(), folder)
     cache = _cache_dir(ctx, "dense")
     progress = option_bool("progress", ctx.options.get("progress", False))
     embedder = ctx.take_embedder()
@@ -194,7 +204,8 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     """BM25 + dense fused by RRF (default) or weighted max-normalised scores.
 
     Options (``ctx.options``): ``fusion`` ("rrf" | "weighted"), ``dense_weight`` (0.5), ``bm25_weight`` (0.5),
-    ``rrf_k`` (60), ``candidate_k`` (100). ``ctx.store`` (the user's vector store) is the dense side when set.
+    ``rrf_k`` (60), ``candidate_k`` (100), ``store`` (the dense side's store kind, as for ``dense``). ``ctx.store``
+    (the user's vector store) is the dense side when set.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -205,6 +216,7 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     """
     opts = ctx.options
     cfg, weights = hybrid_settings(opts)
-    parts = ctx.stage(options={"progress": opts.get("progress", False)})
-    dense, bm25 = build_dense(parts), build_bm25(parts)
+    progress = opts.get("progress", False)
+    dense = build_dense(ctx.stage(options={"progress": progress, "store": opts.get("store")}))
+    bm25 = build_bm25(ctx.stage(options={"progress": progress}))
     return HybridRetriever([dense, bm25], weights, config=cfg, names=["dense", "bm25"])

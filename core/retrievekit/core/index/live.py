@@ -15,6 +15,10 @@ part by part, ``live/`` last (the commit); :meth:`LiveIndex.open` checks every p
 brings one that moved on without a commit (a change killed part-way) back to them
 (:mod:`~retrievekit.core.index.live_repair`, an :class:`~retrievekit.core.errors.IndexRepairedWarning`).
 
+A change holds the writer lock (:mod:`~retrievekit.core.index.live_lock`; a folder's is an ``flock`` in it, waited
+for :attr:`LiveIndex.writer_wait` seconds at most) and first reloads a folder another process changed, so processes
+writing to one folder take turns and lose no write. Searches take no lock.
+
 Examples:
     >>> from retrievekit.core.types import Passage
     >>> idx = LiveIndex.create("bm25")
@@ -28,9 +32,9 @@ Examples:
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,6 +47,7 @@ from retrievekit.core.index.bm25 import ENGINES, BM25Config, BM25Index
 from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
 from retrievekit.core.index.folder_swap import restore_interrupted_swap
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
+from retrievekit.core.index.live_lock import LOCK_NAME, WriterLock
 from retrievekit.core.index.live_repair import rebuild_bm25, reconcile_dense
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
 from retrievekit.core.index.updatable import check_batch, check_ids
@@ -113,7 +118,8 @@ class LiveIndex:
         self._bm25: BM25Index | None = None
         self._dense: Any = None
         self._closed = False
-        self._writer = threading.RLock()  # one change at a time (threads, awaited changes on the pool)
+        # one change at a time: threads, awaited changes on the pool and, for a folder, other processes
+        self._writer = WriterLock(path, on_stale=self._catch_up)
         self.last_change: Trace | None = None
         """The trace of the last :meth:`upsert` or :meth:`delete` (its ``bm25_rebuilt`` event, counters)."""
 
@@ -173,18 +179,20 @@ class LiveIndex:
                     "open it with LiveIndex.open, or use another folder"
                 )
             return idx
-        if folder is not None and folder.exists() and any(folder.iterdir()):
+        if folder is not None and folder.exists() and any(e.name != LOCK_NAME for e in folder.iterdir()):
             raise InvalidInputError(f"{folder} exists and holds something other than a live index")
         emb = as_embedder(embedder, where="LiveIndex.create") if method != "bm25" else _no_embedder(embedder)
         idx = cls(method, path=folder, embedder=emb, options=opts, objects=(), llm=llm)
-        idx._save_live()
+        with idx._writer:  # a process that made the same folder meanwhile: its index is caught up with first
+            idx._save_live()
         return idx
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, embedder: Any = None, llm: Any = None) -> LiveIndex:
         """Reopen a folder index. Each part is checked against the objects ``live/`` holds: one that holds others (a
         change killed between its parts and its commit) is brought back to them, with an
-        :class:`~retrievekit.core.errors.IndexRepairedWarning`; a damaged one is an :class:`IndexFormatError`.
+        :class:`~retrievekit.core.errors.IndexRepairedWarning`; a damaged one is an :class:`IndexFormatError`. A
+        change in flight in another process is waited for (its parts are not yet committed; see :attr:`writer_wait`).
 
         Examples:
             >>> import tempfile
@@ -194,17 +202,20 @@ class LiveIndex:
             retrievekit.core.errors.IndexFormatError: ... is not a live index folder (no live/)
         """
         folder = Path(path)
-        method, options = cls.saved_method(folder)
-        manifest = read_manifest(folder / "live", FORMAT, FORMAT_VERSION)
-        objects = read_objects(folder / "live", expected=manifest.get("n_objects"))
-        kind = cls._kind(method)
-        emb = as_embedder(embedder, where="LiveIndex.open") if method != "bm25" else _no_embedder(embedder)
-        idx = kind(method, path=folder, embedder=emb, options=options, objects=objects, llm=llm)
-        try:
-            idx._open_parts()
-        except BaseException:
-            idx.close()
-            raise
+        cls.saved_method(folder)  # not a live index folder: refused before a lock file is made in it
+        opening = WriterLock(folder, on_stale=lambda: None)
+        with opening.holding(catch_up=False):
+            method, options = cls.saved_method(folder)
+            manifest = read_manifest(folder / "live", FORMAT, FORMAT_VERSION)
+            objects = read_objects(folder / "live", expected=manifest.get("n_objects"))
+            emb = as_embedder(embedder, where="LiveIndex.open") if method != "bm25" else _no_embedder(embedder)
+            idx = cls._kind(method)(method, path=folder, embedder=emb, options=options, objects=objects, llm=llm)
+            try:
+                idx._open_parts()
+            except BaseException:
+                idx._forget_parts()
+                raise
+        idx._writer.seen = opening.seen  # the state it read, stamped by its own hold
         return idx
 
     @staticmethod
@@ -257,17 +268,62 @@ class LiveIndex:
                 stacklevel=3,
             )
 
+    def _catch_up(self) -> None:
+        """Bring this index to its folder's committed state, under the writer lock before a change: another process
+        changed the folder since this index read it, or cut a change short (killed, or raised). The parts are
+        opened again (repaired as :meth:`open` does); a search running meanwhile in another thread may fail."""
+        assert self.path is not None
+        restore_interrupted_swap(self.path / "live")
+        if not (self.path / "live").is_dir():  # a creator killed before its first commit: nothing to read
+            return
+        manifest = read_manifest(self.path / "live", FORMAT, FORMAT_VERSION)
+        if manifest.get("method") != self.method or _as_json(manifest.get("options")) != _as_json(self.options):
+            raise IndexFormatError(
+                f"{self.path} now holds a live {manifest.get('method')} index with options {manifest.get('options')} "
+                f"(another process made it), not this {self.method} one with {self.options}"
+            )
+        objects = read_objects(self.path / "live", expected=manifest.get("n_objects"))
+        self._forget_parts()
+        self._objects = {o.id: o for o in objects}
+        with warnings.catch_warnings():  # the other writer's dense part is unsealed until it closes: as expected
+            warnings.filterwarnings("ignore", ".*cannot be verified \\(an add\\(\\) changed it")
+            self._open_parts()
+
+    def _forget_parts(self) -> None:
+        """Drop the parts read from the folder (the dense part's client released) before they are opened again;
+        a subclass drops its own too."""
+        dense, self._dense, self._bm25 = self._dense, None, None
+        if dense is not None:
+            dense.close()
+
+    @property
+    def writer_wait(self) -> float:
+        """Seconds a change (and :meth:`open`) waits for another writer of the folder (another process, or another
+        index over it) before :class:`~retrievekit.core.errors.IndexLockedError`; settable.
+
+        Examples:
+            >>> idx = LiveIndex.create("bm25"); idx.writer_wait = 5; idx.writer_wait
+            5.0
+        """
+        return self._writer.wait_s
+
+    @writer_wait.setter
+    def writer_wait(self, seconds: float) -> None:
+        self._writer.wait_s = seconds
+
     def close(self) -> None:
-        """Release the dense part's Chroma client (a folder's dense part is sealed again). Safe to call twice.
+        """Release the dense part's Chroma client (a folder's dense part is sealed again, under the writer lock: an
+        :class:`~retrievekit.core.errors.IndexLockedError` past :attr:`writer_wait`, left open). Safe to call twice.
 
         Examples:
             >>> idx = LiveIndex.create("bm25"); idx.close(); idx.close()
         """
         if self._closed:
             return
-        self._closed = True
         if self._dense is not None:
-            self._dense.close()
+            with self._writer.holding(catch_up=False):  # the seal writes the dense part's manifest
+                self._dense.close()
+        self._closed = True
 
     def __enter__(self) -> LiveIndex:
         return self
@@ -490,6 +546,11 @@ class _NoHits:
 
 def _has_text(objects: Sequence[DataObject]) -> bool:
     return any(o.index_text().strip() for o in objects)
+
+
+def _as_json(value: Any) -> str:
+    """``value`` as sorted JSON (options as a manifest keeps them: a tuple and a list alike)."""
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _check_method(method: str, methods: tuple[str, ...] = LIVE_METHODS) -> str:

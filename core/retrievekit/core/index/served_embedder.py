@@ -3,6 +3,10 @@
 a hosted API.
 
 Written on the command line ``openai:MODEL@URL`` (``--embedder openai:nomic-embed@http://127.0.0.1:8080/v1``).
+A text list is sent ``batch_size`` texts a request, up to ``max_concurrency`` requests in flight at once (the
+server's slots; ours: 4, as a served LLM's), from all threads and event loops together
+(:class:`~retrievekit.core.llm.slots.SharedSlots`): a sync :meth:`ServedEmbedder.embed_documents` sends its batches
+on that many threads, so a tree build's leaf vectors keep every slot busy.
 Each request goes through the project's :class:`~retrievekit.core.llm.call_policy.CallPolicy`: a per-request
 timeout (a watchdog ends the wait ``deadline_grace`` seconds later), bounded retries with backoff after a refused
 connection, HTTP 429 or 5xx, and typed errors that name the endpoint:
@@ -42,6 +46,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -49,9 +54,11 @@ import numpy as np
 from retrievekit.core.errors import EmbedderTimeoutError, EmbedderUnavailableError, InvalidInputError
 from retrievekit.core.index.embedder_rows import checked_rows, ordered_embeddings
 from retrievekit.core.llm.async_http import HTTPStatusError, JsonPoster, ReplyTooLargeError
-from retrievekit.core.llm.call_policy import CallPolicy, run_with_deadline
+from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.per_loop import PerLoop
 from retrievekit.core.llm.served_spec import split_served_spec
+from retrievekit.core.llm.slots import SharedSlots
+from retrievekit.core.threads import run_with_deadline
 
 __all__ = ["MAX_REPLY_BYTES", "ServedEmbedder", "parse_embedder_spec"]
 
@@ -91,6 +98,8 @@ class ServedEmbedder:
         api_key: sent as a bearer token (default: ``OPENAI_API_KEY``, else ``"-"``).
         policy: timeout and retries of one request (default: :class:`CallPolicy`'s).
         batch_size: texts per request.
+        max_concurrency: requests in flight at once, from every thread and event loop together (the server's slots;
+            ours: 4, as :class:`~retrievekit.core.llm.served.ServedChatLLM`'s).
         dim: the vector size when known; otherwise the first reply fixes it (``dim`` asks with one probe request).
         max_reply_bytes: the largest reply body read (:data:`MAX_REPLY_BYTES` by default).
 
@@ -112,6 +121,7 @@ class ServedEmbedder:
         api_key: str | None = None,
         policy: CallPolicy | None = None,
         batch_size: int = 64,
+        max_concurrency: int = 4,
         dim: int | None = None,
         max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
@@ -119,18 +129,27 @@ class ServedEmbedder:
             raise InvalidInputError(
                 f"ServedEmbedder needs a model name and an http(s) base URL; got {model!r}, {base_url!r}"
             )
+        if isinstance(max_concurrency, bool) or int(max_concurrency) < 1:
+            raise InvalidInputError(f"max_concurrency must be >= 1, got {max_concurrency!r}")
         self.name = model
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "-"
         self.policy = policy if policy is not None else CallPolicy()
         self.batch_size = max(1, int(batch_size))
+        self.max_concurrency = int(max_concurrency)
+        self.slots = SharedSlots(self.max_concurrency)  # one budget for every thread and event loop
         self._dim = int(dim) if dim is not None else None
         self.max_reply_bytes = max(1, int(max_reply_bytes))
         self._clients: PerLoop[JsonPoster] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        """A copy (pickled, deep-copied) takes no event loop's clients."""
-        return {**self.__dict__, "_clients": None}
+        """A copy (pickled, deep-copied) takes no event loop's clients and no requests in flight."""
+        return {**self.__dict__, "_clients": None, "slots": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A copy gets a budget of its own, all its slots free (a copy made before ``max_concurrency``: 4)."""
+        self.__dict__.update({"max_concurrency": 4, **state})
+        self.slots = SharedSlots(self.max_concurrency)
 
     @property
     def endpoint(self) -> str:
@@ -145,12 +164,30 @@ class ServedEmbedder:
         return self._dim
 
     def embed_documents(self, texts: Sequence[str], **_: Any) -> np.ndarray:
-        """Embed texts, :attr:`batch_size` per request: shape ``(len(texts), dim)``."""
+        """Embed texts, :attr:`batch_size` per request, up to :attr:`max_concurrency` requests side by side once the
+        first reply fixed the dimension: shape ``(len(texts), dim)``. The first failure (in batch order) is raised
+        once the requests in flight have ended; batches not sent yet are not sent."""
         texts = [str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [self._request(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        return np.concatenate(parts, axis=0)
+        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        first = [self._request(batches[0])] if self._dim is None else []
+        return np.concatenate(first + self._side_by_side(batches[len(first) :]), axis=0)
+
+    def _side_by_side(self, batches: list[list[str]]) -> list[np.ndarray]:
+        """The rows of each batch, in order, its requests on up to :attr:`max_concurrency` threads."""
+        workers = min(self.max_concurrency, len(batches))
+        if workers <= 1:
+            return [self._request(batch) for batch in batches]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="retrievekit-embed") as pool:
+            futures: list[Future[np.ndarray]] = [pool.submit(self._request, batch) for batch in batches]
+            for i, f in enumerate(futures):
+                error = f.exception()
+                if error is not None:
+                    for later in futures[i + 1 :]:
+                        later.cancel()  # not started yet: never sent
+                    raise error
+            return [f.result() for f in futures]
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query: shape ``(dim,)``."""
@@ -190,9 +227,10 @@ class ServedEmbedder:
         attempts = int(self.policy.max_retries) + 1
         for attempt in range(1, attempts + 1):
             try:
-                body = run_with_deadline(
-                    lambda: self._send_once(texts), self.policy.timeout + self.policy.deadline_grace
-                )
+                with self.slots:
+                    body = run_with_deadline(
+                        lambda: self._send_once(texts), self.policy.timeout + self.policy.deadline_grace
+                    )
                 return self._rows(body, texts)
             except EmbedderUnavailableError:
                 raise
@@ -208,7 +246,7 @@ class ServedEmbedder:
         attempts = int(self.policy.max_retries) + 1
         for attempt in range(1, attempts + 1):
             try:
-                async with asyncio.timeout(self.policy.timeout):
+                async with self.slots, asyncio.timeout(self.policy.timeout):
                     raw = await poster.post("/embeddings", self._payload(texts), self._headers(), self.max_reply_bytes)
                 return self._rows(self._decoded(raw), texts)
             except EmbedderUnavailableError:
@@ -222,7 +260,9 @@ class ServedEmbedder:
     def _posters(self) -> PerLoop[JsonPoster]:
         """This embedder's async clients, one per event loop, closed with it (made on the first awaited request)."""
         if self._clients is None:
-            self._clients = PerLoop(lambda: JsonPoster(self.base_url), lambda poster: poster.aclose())
+            self._clients = PerLoop(
+                lambda: JsonPoster(self.base_url, max_connections=self.max_concurrency), lambda poster: poster.aclose()
+            )
         return self._clients
 
     def _rows(self, body: Any, texts: list[str]) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 A framework store (LlamaIndex's ``PGVectorStore``, LangChain's ``PGVector``) talks to its server through its own
 driver, whose reads wait as long as the socket does: a paused server (``SIGSTOP``, a frozen VM) keeps a query waiting
-forever. :class:`StoreDeadline` runs each call on a daemon thread (:func:`~retrievekit.core.llm.call_policy.run_with_deadline`) and stops waiting at the deadline, raising
+forever. :class:`StoreDeadline` runs each call on a daemon thread (:func:`~retrievekit.core.threads.run_with_deadline`) and stops waiting at the deadline, raising
 :class:`~retrievekit.core.errors.StoreUnavailableError`; the abandoned call ends when its driver gives up (set the
 driver's own timeouts too, e.g. libpq's ``connect_timeout`` and ``tcp_user_timeout``). A driver's connection errors
 (``OperationalError``, ``InterfaceError``, ``ConnectionError``, ``TimeoutError``) become the same error; a vector of

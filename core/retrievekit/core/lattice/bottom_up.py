@@ -7,7 +7,7 @@ most M nodes remain, which become the root's children. A corpus of at most M obj
 centroid (:func:`~retrievekit.core.lattice.summarize.centroid_summary`), so ``llm`` may be None.
 
 A level's summaries are a step (``_summaries_step``: one ``"lattice.summary"`` call per group not journaled
-yet, in batches of one round) that the build drives with the sync driver at its ``max_concurrency``, under a
+yet, in batches of a few rounds, :func:`~retrievekit.core.lattice.summarize.step_batch`) that the build drives with the sync driver at its ``max_concurrency``, under a
 progress bar; every finished summary is journaled in ``build_dir`` (see
 :class:`~retrievekit.core.lattice.summarize.BuildJournal`), so a restarted build only does the missing work.
 
@@ -48,11 +48,11 @@ from retrievekit.core.lattice.summarize import (
     object_short_text,
     read_summary,
     short_text,
+    step_batch,
     summary_call,
 )
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
 from retrievekit.core.llm.calls import Step
-from retrievekit.core.llm.concurrency import llm_concurrency
 from retrievekit.core.llm.protocol import ChatLLM
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
@@ -134,8 +134,8 @@ def _open_parents(
 
 def _summaries_step(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int, calls: Trace) -> Step[list[str]]:
     """The summaries of a level's new nodes as a step: one ``"lattice.summary"`` call per group whose summary is not
-    journaled yet (keyed by the build's scope and the children's texts), in batches of as many calls as may be in
-    flight; each reply read (an extractive label on failure, counted and noted in ``calls``) and journaled."""
+    journaled yet (keyed by the build's scope and the children's texts), in batches of a few rounds of as many calls
+    as may be in flight (:func:`step_batch`); each reply read (an extractive label on failure, counted and noted in ``calls``) and journaled."""
     run = lv.run
     cfg = run.config
     texts = [[lv.short[c] for c in kids] for _, kids in jobs]
@@ -145,7 +145,7 @@ def _summaries_step(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int, 
         ask=lambda i: summary_call(texts[i], max_tokens=cfg.summary_max_tokens),
         read=lambda i, reply: read_summary(reply, texts[i], trace=calls, stats=run.stats),
         reuse=lambda done: done if isinstance(done, str) else None,
-        batch=llm_concurrency(lv.llm, cfg.max_concurrency),
+        batch=step_batch(lv.llm, cfg.max_concurrency),
         progress=cfg.progress,
         desc=f"level {level}",
     )

@@ -232,6 +232,10 @@ class LiveLattice(LiveIndex):
         """The model that writes summaries: none with extractive summaries (nothing loaded)."""
         return None if self.build_config.summaries == "extractive" else self._model()
 
+    def _forget_parts(self) -> None:
+        super()._forget_parts()
+        self._tree, self._lattice = None, None
+
     def _write_parts(self, folder: Path) -> None:
         if self._tree is not None:
             self._tree.save(folder / TREE)

@@ -53,7 +53,7 @@ from retrievekit.core.index.embeddings import Embedder
 from retrievekit.core.lattice.build import BuildRun, embed_texts, start_build
 from retrievekit.core.lattice.clustering import kmeans
 from retrievekit.core.lattice.config import TreeBuildConfig
-from retrievekit.core.lattice.summarize import drive_build, journaled_step, short_text
+from retrievekit.core.lattice.summarize import drive_build, journaled_step, short_text, step_batch
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode, internal_id
 from retrievekit.core.llm.calls import ModelCall, Step
 from retrievekit.core.llm.concurrency import llm_concurrency
@@ -198,8 +198,9 @@ def _read_summary(obj: DataObject, reply: Any, run: BuildRun) -> list[str]:
 
 
 def _summaries_step(run: BuildRun, llm: ChatLLM) -> Step[list[Any]]:
-    """Every leaf's multi-level summaries as a step: one JSON call per document not journaled yet, in batches of
-    as many calls as may be in flight, each reply read and journaled as its batch comes back."""
+    """Every leaf's multi-level summaries as a step: one JSON call per document not journaled yet, in batches of a
+    few rounds of as many calls as may be in flight (:func:`step_batch`), each reply read and journaled as its batch
+    comes back."""
     cfg, objects = run.config, run.objects
     n = len(cfg.summary_levels)
     return journaled_step(
@@ -208,7 +209,7 @@ def _summaries_step(run: BuildRun, llm: ChatLLM) -> Step[list[Any]]:
         ask=lambda i: _summary_call(objects[i], cfg),
         read=lambda i, reply: _read_summary(objects[i], reply, run),
         reuse=lambda done: [str(s) for s in done] if isinstance(done, list) and len(done) == n else None,
-        batch=llm_concurrency(llm, cfg.max_concurrency),
+        batch=step_batch(llm, cfg.max_concurrency),
         progress=cfg.progress,
         desc="summaries",
     )

@@ -8,11 +8,14 @@ On disk (a folder written atomically with :func:`~retrievekit.core.index.store.a
 * ``manifest.json`` -- format ``retrievekit.lattice_tree``, :data:`FORMAT_VERSION`, root, counts, builder, build
   config; a folder of another format or a newer version raises :class:`~retrievekit.core.errors.IndexFormatError`;
 * ``nodes.jsonl`` -- one node per line (id, text, children, depth, leaf flag);
-* ``objects.jsonl`` -- the leaves' objects;
+* ``objects.jsonl`` and ``object_offsets.npy`` -- the leaves' objects, sorted by id, and each line's byte offset:
+  :meth:`SemanticTree.load` reads an object when it is asked for
+  (:class:`~retrievekit.core.lattice.stored_objects.StoredObjects`), not the file whole (a folder saved before the
+  offsets were written is read whole);
 * ``vectors.npy`` and ``vector_ids.json`` -- the node embeddings (used by insertion and the scoring fallback),
   one ``float32`` row a node and the rows' ids; :meth:`SemanticTree.load` memory-maps ``vectors.npy``
   (:class:`~retrievekit.core.lattice.node_vectors.NodeVectors`), so a search pages in the rows it reads. The nodes
-  and the objects are still read whole. A folder of format version 1 keeps them in ``embeddings.npz`` (read into
+  are still read whole. A folder of format version 1 keeps them in ``embeddings.npz`` (read into
   memory; the next save writes version 2).
 
 No pickle anywhere.
@@ -47,8 +50,9 @@ from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
 from retrievekit.core.index.mapped import open_arrays
-from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
+from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest
 from retrievekit.core.lattice.node_vectors import NodeVectors
+from retrievekit.core.lattice.stored_objects import OFFSETS, StoredObjects, write_sorted_objects
 from retrievekit.core.types import DataObject
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ROOT", "SemanticTree", "TreeNode", "check_object_ids", "internal_id"]
@@ -192,7 +196,7 @@ class SemanticTree:
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         self.nodes: dict[str, TreeNode] = dict(nodes)
-        self.objects: dict[str, DataObject] = dict(objects)
+        self.objects: MutableMapping[str, DataObject] = objects if isinstance(objects, StoredObjects) else dict(objects)
         self.embeddings: MutableMapping[str, np.ndarray] = (
             embeddings
             if isinstance(embeddings, NodeVectors)
@@ -235,13 +239,13 @@ class SemanticTree:
             raise IndexFormatError(
                 f"{len(unreachable)} node(s) are not reachable from the root, e.g. {min(unreachable)!r}"
             )
-        for nid, node in self.nodes.items():
-            if node.is_leaf:
-                if node.children:
-                    raise IndexFormatError(f"leaf {nid!r} has children")
-                if nid not in self.objects:
-                    raise IndexFormatError(f"leaf {nid!r} has no object")
         self._leaf_ids = sorted(n for n, node in self.nodes.items() if node.is_leaf)
+        exact = isinstance(self.objects, StoredObjects) and self.objects.holds_exactly(self._leaf_ids)
+        for nid in self._leaf_ids:
+            if self.nodes[nid].children:
+                raise IndexFormatError(f"leaf {nid!r} has children")
+            if not exact and nid not in self.objects:
+                raise IndexFormatError(f"leaf {nid!r} has no object")
         self._leaf_sets: dict[str, frozenset[str]] = {}
         self._height = max((self.nodes[n].depth for n in self._leaf_ids), default=0)  # read by every search
 
@@ -453,7 +457,7 @@ class SemanticTree:
                     f.write(json.dumps(node.to_dict(), ensure_ascii=False) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
-            write_objects(tmp, [self.objects[i] for i in self._leaf_ids])
+            write_sorted_objects(tmp, (self.objects[i] for i in self._leaf_ids))
             ids = sorted(self.embeddings)
             if ids:
                 _write_vectors(tmp, ids, self.embeddings)
@@ -502,10 +506,14 @@ class SemanticTree:
         except (OSError, ValueError, KeyError, TypeError) as e:
             check_descriptors(f"reading {npath}", e, by_count=False)  # out of file descriptors: not a corrupt tree
             raise IndexFormatError(f"{npath} is corrupt: {e}") from e
-        objects = {o.id: o for o in read_objects(path)}
-        embeddings = _read_vectors(path)
         if manifest.get("leaves") is not None and int(manifest["leaves"]) != sum(n.is_leaf for n in nodes.values()):
             raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")
+        objects: Mapping[str, DataObject] = (
+            StoredObjects.open(path, sorted(n for n, node in nodes.items() if node.is_leaf))
+            if (path / OFFSETS).is_file()
+            else {o.id: o for o in read_objects(path)}  # saved before the offsets were written: read whole
+        )
+        embeddings = _read_vectors(path)
         meta = manifest.get("meta") or {}
         if meta.get("degraded"):
             warnings.warn(

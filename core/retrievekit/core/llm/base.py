@@ -28,7 +28,7 @@ Examples:
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -52,7 +52,6 @@ __all__ = [
     "check_json_reply",
     "check_retries",
     "count_json_call",
-    "arun_attempts",
     "grown_limit",
     "json_attempts",
     "json_instruction",
@@ -249,27 +248,6 @@ def run_attempts(
     while True:
         try:
             ask = attempts.send(send(*ask))
-        except StopIteration as done:
-            return cast(JsonResult, done.value)
-
-
-async def arun_attempts(
-    attempts: JsonAttempts, asend: Callable[[list[ChatMessage], int], Awaitable[Completion]]
-) -> JsonResult:
-    """Drive :func:`json_attempts` with ``await asend(messages, limit)``: the same loop, awaited.
-
-    Examples:
-        >>> import asyncio
-        >>> async def asend(msgs, limit):
-        ...     return Completion('{"ok": true}')
-        >>> loop = json_attempts([ChatMessage("user", "x")], {"type": "object"}, max_tokens=4, retries=0, trace=None)
-        >>> asyncio.run(arun_attempts(loop, asend)).value
-        {'ok': True}
-    """
-    ask = next(attempts)
-    while True:
-        try:
-            ask = attempts.send(await asend(*ask))
         except StopIteration as done:
             return cast(JsonResult, done.value)
 

@@ -19,29 +19,22 @@ given the per-request timeout; a watchdog thread ends the wait ``deadline_grace`
 ignores it. Errors are recognised by duck typing (``status_code``, the exception's class names), so this module
 imports no HTTP client.
 
+The drivers (:mod:`retrievekit.core.llm.drivers`) send each request of a served call's exchange
+(:mod:`retrievekit.core.llm.exchange`); this module is what a failed one leads to (:func:`failed_request`).
+
 Examples:
     >>> from retrievekit.core.trace import Trace
-    >>> from retrievekit.core.llm.protocol import Completion
-    >>> replies = [ConnectionRefusedError("refused"), Completion("ok", 3, 1)]
-    >>> def send(timeout):
-    ...     r = replies.pop(0)
-    ...     if isinstance(r, Exception):
-    ...         raise r
-    ...     return r
     >>> t = Trace()
-    >>> call_with_policy(send, CallPolicy(backoff=0.0), endpoint="http://127.0.0.1:8080/v1", trace=t).text
-    'ok'
+    >>> failed_request(ConnectionRefusedError("refused"), 1, 3, CallPolicy(backoff=0.5), endpoint="e", trace=t)
+    0.5
     >>> t.llm_calls, t.counters["llm.retries"], t.counters["llm.failed_requests"]
-    (2, 1, 1)
+    (1, 1, 1)
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
-import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,11 +45,9 @@ from retrievekit.core.errors import (
     LLMUnavailableError,
     RetrieveKitError,
 )
-from retrievekit.core.llm.protocol import Completion
-from retrievekit.core.threads import run_with_deadline
 from retrievekit.core.trace import Trace
 
-__all__ = ["CallPolicy", "FailureKind", "acall_with_policy", "call_with_policy", "classify_failure", "failed_request"]
+__all__ = ["CallPolicy", "FailureKind", "classify_failure", "failed_request"]
 
 FailureKind = Literal["timeout", "connection", "retryable_status", "refused", "malformed", "other"]
 
@@ -206,81 +197,6 @@ def classify_failure(exc: BaseException) -> tuple[FailureKind, int | None]:
 
 def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:200]}"
-
-
-def call_with_policy(
-    send: Callable[[float], Completion],
-    policy: CallPolicy,
-    *,
-    endpoint: str,
-    trace: Trace | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Completion:
-    """Run ``send(timeout)`` (one request) under ``policy``; count it in ``trace``; raise typed errors.
-
-    ``send`` must send exactly one request with the given per-request timeout and return its
-    :class:`~retrievekit.core.llm.protocol.Completion`. Raises :class:`~retrievekit.core.errors.LLMTimeoutError`,
-    :class:`~retrievekit.core.errors.LLMUnavailableError` or :class:`~retrievekit.core.errors.LLMOutputError`
-    (the module docstring says when); anything else the client raises is passed on unchanged.
-
-    Examples:
-        >>> from retrievekit.core.trace import Trace
-        >>> def busy(timeout):
-        ...     raise ConnectionRefusedError("connection refused")
-        >>> t = Trace()
-        >>> call_with_policy(busy, CallPolicy(max_retries=1, backoff=0.0), endpoint="http://127.0.0.1:9/v1", trace=t)
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.LLMUnavailableError: the LLM at http://127.0.0.1:9/v1 did not answer after 2 request(s): ConnectionRefusedError: connection refused
-        >>> t.llm_calls, t.counters["llm.failed_requests"]
-        (2, 2)
-    """
-    attempts = int(policy.max_retries) + 1
-    for attempt in range(1, attempts + 1):
-        try:
-            done = run_with_deadline(lambda: send(policy.timeout), policy.timeout + policy.deadline_grace)
-        except Exception as e:
-            sleep(failed_request(e, attempt, attempts, policy, endpoint=endpoint, trace=trace))
-            continue
-        if trace is not None:
-            trace.record_llm_call(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
-        return done
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def acall_with_policy(
-    asend: Callable[[float], Awaitable[Completion]],
-    policy: CallPolicy,
-    *,
-    endpoint: str,
-    trace: Trace | None = None,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> Completion:
-    """``await asend(timeout)`` (one request) under ``policy``: :func:`call_with_policy` awaited. The deadline is
-    ``asyncio.timeout`` (no watchdog thread), and a cancelled caller cancels the request in flight (its connection is
-    closed) and sends no retry.
-
-    Examples:
-        >>> import asyncio
-        >>> async def slow(timeout):
-        ...     await asyncio.sleep(5)
-        >>> asyncio.run(acall_with_policy(slow, CallPolicy(timeout=0.05, deadline_grace=0), endpoint="http://x/v1"))
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.LLMTimeoutError: the LLM at http://x/v1 sent no reply within 0.05 s (not retried: the server may still be computing it); raise the timeout or lower the load
-    """
-    attempts = int(policy.max_retries) + 1
-    for attempt in range(1, attempts + 1):
-        try:
-            async with asyncio.timeout(policy.timeout):  # cancelling ends the wait at once: no grace needed
-                done = await asend(policy.timeout)
-        except Exception as e:  # a cancellation (BaseException) is not a failure: it ends the call here
-            await sleep(failed_request(e, attempt, attempts, policy, endpoint=endpoint, trace=trace))
-            continue
-        if trace is not None:
-            trace.record_llm_call(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
-        return done
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def failed_request(

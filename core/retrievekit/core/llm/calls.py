@@ -28,9 +28,10 @@ from collections.abc import Collection, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
+from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.llm.protocol import ChatMessage, JsonSchemaLike, Prompt, as_messages
 
-__all__ = ["CallKind", "ModelCall", "Step"]
+__all__ = ["CallKind", "ModelCall", "Step", "token_limit"]
 
 CallKind = Literal["chat", "json", "judge", "embed"]
 """What a call asks for: a reply (``chat``), a reply valid against a schema (``json``), relevance probabilities of
@@ -40,6 +41,29 @@ R = TypeVar("R")
 
 Step: TypeAlias = Generator[list["ModelCall"], list[Any], R]
 """A stage written as values: yields batches of :class:`ModelCall`, receives their replies in order, returns."""
+
+
+def token_limit(max_tokens: object) -> int:
+    """A call's reply limit as an int: ``InvalidInputError`` for anything but a whole number >= 1 (a bool included),
+    before any request.
+
+    Examples:
+        >>> token_limit(8)
+        8
+        >>> token_limit(0)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: max_tokens must be >= 1, got 0
+    """
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, float, str)):
+        raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
+    try:
+        limit = int(max_tokens)
+    except ValueError:
+        limit = 0
+    if limit < 1 or limit != float(max_tokens):
+        raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
+    return limit
 
 
 @dataclass(frozen=True)
@@ -84,7 +108,9 @@ class ModelCall:
             >>> ModelCall.chat("summary", "Summarise.").messages[0].content
             'Summarise.'
         """
-        return cls(purpose, "chat", tuple(as_messages(prompt)), max_tokens=int(max_tokens), temperature=temperature)
+        return cls(
+            purpose, "chat", tuple(as_messages(prompt)), max_tokens=token_limit(max_tokens), temperature=temperature
+        )
 
     @classmethod
     def json(
@@ -96,7 +122,9 @@ class ModelCall:
             >>> ModelCall.json("slate", "Score.", {"type": "object"}).kind
             'json'
         """
-        return cls(purpose, "json", tuple(as_messages(prompt)), schema, max_tokens=int(max_tokens), retries=retries)
+        return cls(
+            purpose, "json", tuple(as_messages(prompt)), schema, max_tokens=token_limit(max_tokens), retries=retries
+        )
 
     @classmethod
     def judge(

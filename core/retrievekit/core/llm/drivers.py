@@ -6,16 +6,18 @@ A stage is a *step* (:mod:`retrievekit.core.llm.calls`): it yields batches of
 1. **One batch at a time, its calls side by side.** :func:`drive` sends a batch on up to
    :func:`~retrievekit.core.llm.concurrency.llm_concurrency` threads (only a sync client needs them; a local model
    runs one call at a time); :func:`adrive` as ``asyncio`` tasks of the caller's loop (a ``TaskGroup``) under a
-   semaphore of the same size: no thread per query or per request for a served model, whose requests await its
-   client's async API (``ServedChatLLM.acomplete_json``). An in-process model or a client with no async API runs
+   semaphore of the same size: no thread per query or per request for a served model, whose requests are awaited
+   on its async transport (:func:`arun_exchange`). An in-process model or a client with no async API runs
    on the bounded pool of :mod:`retrievekit.core.llm.bridge`. The step's own code between its batches runs on the
    loop in turns (:mod:`retrievekit.core.llm.loop_turns`): with hundreds of steps in flight the loop is held a few
    milliseconds at a time, so its timers stay on time; a step whose code is heavy (a solver, an in-process model)
    asks for ``off_loop``.
-2. **The model's own guarantees apply once, in the model.** Every served request goes through the served path
-   (:mod:`retrievekit.core.llm.served`): control strings defused, token limits sent, one deadline, bounded retries,
-   structured output with repair (:func:`~retrievekit.core.llm.base.json_attempts`), typed errors naming the
-   endpoint, and one budget of ``max_concurrency`` requests per model shared by every component that uses it.
+2. **The guarantees apply once, here.** A call to a served model is its exchange
+   (:mod:`retrievekit.core.llm.exchange`: control strings defused, the prompt's bound, token limits sent, bounded
+   retries, structured output with repair, typed errors naming the endpoint), and the driver sends what it yields
+   (:func:`run_exchange`, :func:`arun_exchange`): each request under one deadline and one budget of
+   ``max_concurrency`` requests per model, shared by every component that uses it, straight to the model's
+   transport (the edge's ``OpenAIWire``, or its client's own call).
 3. **Recoverable failures are values.** A reply that stays invalid (``LLMOutputError``), a judge's bad scores or a
    model's refusal of one call's input (``ValueError``, ``InvalidInputError`` included: a text too long for a local
    model) comes back to the step as the exception, in its slot, so the step decides its fallback; a timeout or an
@@ -41,6 +43,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import time
 from collections.abc import Sequence
 from typing import Any, TypeVar, cast
 
@@ -50,12 +54,13 @@ from retrievekit.core.errors import InvalidInputError, LLMOutputError
 from retrievekit.core.llm.bridge import run_in_pool
 from retrievekit.core.llm.calls import ModelCall, Step
 from retrievekit.core.llm.concurrency import llm_concurrency, map_calls
+from retrievekit.core.llm.exchange import Backoff, ServedModel, check_prompt_size, is_served, served_exchange
 from retrievekit.core.llm.judge_hooks import ajudge_relevance, judge_relevance
 from retrievekit.core.llm.loop_turns import take_turn
-from retrievekit.core.llm.served import check_prompt_size
+from retrievekit.core.threads import run_with_deadline
 from retrievekit.core.trace import Trace
 
-__all__ = ["RECOVERABLE", "adrive", "asend_call", "drive", "send_call"]
+__all__ = ["RECOVERABLE", "adrive", "arun_exchange", "asend_call", "drive", "run_exchange", "send_call"]
 
 R = TypeVar("R")
 
@@ -80,6 +85,8 @@ def send_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, embedder
             return _embed(call, embedder)
         if call.kind == "judge":
             return judge_relevance(llm, call.query, list(call.texts), trace=trace, refs=call.refs)
+        if call.kind in ("chat", "json") and is_served(llm):
+            return run_exchange(llm, call, trace)
         if call.kind == "json":
             return llm.complete_json(
                 list(call.messages), call.schema, max_tokens=call.max_tokens, trace=trace, retries=call.retries
@@ -119,6 +126,8 @@ async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, e
     """
     _check_call(call, llm, embedder)
     try:
+        if call.kind in ("json", "chat") and is_served(llm):
+            return await arun_exchange(llm, call, trace)
         if call.kind in ("json", "chat") and hasattr(llm, "acomplete_json"):
             if call.kind == "json":
                 return await llm.acomplete_json(
@@ -136,6 +145,91 @@ async def asend_call(call: ModelCall, llm: Any, trace: Trace | None = None, *, e
     except RECOVERABLE as e:
         return e
     return await run_in_pool(_send_with_trace, call, llm, trace, embedder)
+
+
+def run_exchange(llm: ServedModel, call: ModelCall, trace: Trace | None = None) -> Any:
+    """A chat or JSON ``call`` to the served ``llm``, sent now: each request its exchange yields
+    (:func:`~retrievekit.core.llm.exchange.served_exchange`) through the model's sync transport, under one of its
+    slots and a deadline of its timeout (a watchdog: a blocking client call cannot be interrupted); a failure is
+    raised, typed.
+
+    Examples:
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> from retrievekit.core.llm.served import ServedChatLLM
+        >>> class Fixed(ServedChatLLM):
+        ...     def _send(self, request):
+        ...         return Completion('{"ok": true}', 3, 1)
+        >>> run_exchange(Fixed(), ModelCall.json("x", "Ok?", {"type": "object"})).value
+        {'ok': True}
+    """
+    exchange = served_exchange(llm, call, trace)
+    send = llm.sync_transport()  # asked in the thread that waits (it may hand the request to the caller's loop)
+    grace = llm.policy.deadline_grace
+    try:
+        ask = next(exchange)
+        while True:
+            got: Any = None
+            if isinstance(ask, Backoff):
+                time.sleep(ask.seconds)
+            else:
+                try:
+                    with llm.slots:
+                        got = run_with_deadline(functools.partial(send, ask), ask.timeout + grace)
+                except Exception as e:  # the exchange decides: a typed error or a retry
+                    got = e
+            ask = exchange.send(got)
+    except StopIteration as done:
+        return done.value
+    finally:
+        exchange.close()
+
+
+async def arun_exchange(llm: ServedModel, call: ModelCall, trace: Trace | None = None) -> Any:
+    """:func:`run_exchange` awaited: each request straight to the model's async transport under one of its slots
+    (shared with its sync callers and every other loop) and ``asyncio.timeout`` (no thread); a cancellation closes the
+    request in flight and sends no retry.
+
+    Examples:
+        >>> import asyncio
+        >>> from retrievekit.core.llm.protocol import Completion
+        >>> from retrievekit.core.llm.served import ServedChatLLM
+        >>> class Fixed(ServedChatLLM):
+        ...     async def _asend(self, request):
+        ...         return Completion("hi", 3, 1)
+        >>> asyncio.run(arun_exchange(Fixed(), ModelCall.chat("x", "Hello"))).text
+        'hi'
+    """
+    exchange = served_exchange(llm, call, trace)
+    try:
+        ask = next(exchange)
+        while True:
+            got: Any = None
+            if isinstance(ask, Backoff):
+                await asyncio.sleep(ask.seconds)
+            else:
+                try:
+                    async with llm.slots:
+                        async with asyncio.timeout(ask.timeout):  # cancelling ends the wait at once
+                            got = await llm.async_transport()(ask)
+                except Exception as e:  # a cancellation (BaseException) is not a failure: it ends the call here
+                    if _outlived_its_loop():
+                        return None  # closed by the collector after its loop was: ends quietly, sends nothing
+                    got = e
+            ask = exchange.send(got)
+    except StopIteration as done:
+        return done.value
+    finally:
+        exchange.close()
+
+
+def _outlived_its_loop() -> bool:
+    """Whether this coroutine is being closed after its event loop was (a loop closed by hand with calls in flight,
+    the call collected later): its transport's clean-up fails then ("Event loop is closed"), and nothing is left to
+    tell."""
+    try:
+        return asyncio.get_running_loop().is_closed()
+    except RuntimeError:
+        return True
 
 
 def _send_with_trace(call: ModelCall, llm: Any, trace: Trace | None, embedder: Any) -> Any:

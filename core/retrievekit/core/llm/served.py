@@ -3,7 +3,11 @@
 A served LLM (vLLM, Ollama, llama.cpp's server, a hosted API) is reached through a client library -- LangChain's
 ``ChatOpenAI``, LlamaIndex's ``OpenAILike`` -- wrapped by ``retrievekit.langchain.LangChainChatLLM`` or
 ``retrievekit.llama_index.LlamaIndexChatLLM``. Those adapters only convert messages and read replies
-(:meth:`ServedChatLLM._send`: exactly one request); everything else is here, once:
+(:meth:`ServedChatLLM._send`: exactly one request). What this model guarantees is written once: its settings and
+state are here, a call's requests and waits are its exchange (:mod:`retrievekit.core.llm.exchange`), and the drivers
+send them (:func:`~retrievekit.core.llm.drivers.run_exchange`, :func:`~retrievekit.core.llm.drivers.arun_exchange`)
+through the transport this model hands over (:meth:`ServedChatLLM.sync_transport`,
+:meth:`ServedChatLLM.async_transport`):
 
 1. **Limits always sent.** Every request carries its call's own ``max_tokens`` and ``temperature`` (a summary's 40
    tokens, a score reply's few), whatever the client was built with.
@@ -19,8 +23,9 @@ A served LLM (vLLM, Ollama, llama.cpp's server, a hosted API) is reached through
    event). Replies are still parsed and validated; a retry re-sends the first prompt with a short note (it never
    grows) and, when the reply was cut at ``max_tokens``, doubles the limit (up to 4x).
 4. **Bounded concurrency.** At most ``max_concurrency`` requests of one adapter are in flight at once, from all its
-   threads and event loops together (:class:`~retrievekit.core.llm.slots.SharedSlots`); methods
-   fan their independent calls out up to that (:func:`~retrievekit.core.llm.concurrency.map_calls`).
+   threads and event loops together (:attr:`ServedChatLLM.slots`, a
+   :class:`~retrievekit.core.llm.slots.SharedSlots` held by the driver while a request is in flight); methods fan
+   their independent calls out up to that.
 
 Examples:
     >>> from retrievekit.core.trace import Trace
@@ -43,11 +48,11 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import warnings
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -56,15 +61,15 @@ from retrievekit.core.errors import InvalidInputError, LLMUnavailableError
 from retrievekit.core.llm.base import (
     ChatLLMBase,
     JsonAttempts,
-    arun_attempts,
     build_json_messages,
     check_retries,
     count_json_call,
     json_attempts,
-    run_attempts,
 )
 from retrievekit.core.llm.bridge import run_in_pool, send_request, usable_async_send
-from retrievekit.core.llm.call_policy import CallPolicy, acall_with_policy, call_with_policy
+from retrievekit.core.llm.call_policy import CallPolicy
+from retrievekit.core.llm.calls import ModelCall
+from retrievekit.core.llm.exchange import SendRequest, check_prompt_size
 from retrievekit.core.llm.json_output import schema_to_json
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
 from retrievekit.core.llm.slots import SharedSlots
@@ -87,29 +92,6 @@ TRANSPORTS = ("auto", "framework")
 :mod:`retrievekit.core.llm.openai_wire`, for a plain OpenAI-family chat model; else the model's own async API) or
 ``"framework"`` (always the model's own async API, where its callbacks and instrumentation see each call)."""
 _DOWNGRADE = {"json_schema": "json_object", "json_object": "prompt"}
-
-
-@dataclass(frozen=True)
-class SendRequest:
-    """One request to the server, as the adapter must send it.
-
-    Attributes:
-        messages: the conversation.
-        max_tokens: the reply's limit (always sent).
-        temperature: sampling temperature (always sent).
-        timeout: seconds the client may wait for this request (pass it to the client per request).
-        response_format: the OpenAI-style ``response_format`` to send, or None.
-
-    Examples:
-        >>> SendRequest([ChatMessage("user", "hi")], 16, 0.0, 60.0).response_format is None
-        True
-    """
-
-    messages: list[ChatMessage]
-    max_tokens: int
-    temperature: float
-    timeout: float
-    response_format: dict[str, Any] | None = None
 
 
 def _schema_name(schema: dict[str, Any]) -> str:
@@ -148,24 +130,6 @@ def check_transport(transport: str) -> str:
     if transport not in TRANSPORTS:
         raise InvalidInputError(f"transport must be one of {TRANSPORTS}, got {transport!r}")
     return transport
-
-
-def check_prompt_size(messages: Sequence[ChatMessage], bound: int | None, endpoint: str, purpose: str = "") -> None:
-    """Refuse a prompt longer than ``bound`` characters (all messages) with ``InvalidInputError``, before any request.
-
-    Examples:
-        >>> check_prompt_size([ChatMessage("user", "x" * 10)], 5, "http://127.0.0.1:8080/v1")
-        Traceback (most recent call last):
-        ...
-        retrievekit.core.errors.InvalidInputError: a prompt of 10 characters is over the bound of 5 of the LLM at http://127.0.0.1:8080/v1 (max_prompt_chars); shorten the query or the passages, or raise the bound to the server's context
-    """
-    size = sum(len(m.content) for m in messages)
-    if bound is not None and size > int(bound):
-        what = f" ({purpose})" if purpose else ""
-        raise InvalidInputError(
-            f"a prompt of {size} characters{what} is over the bound of {int(bound)} of the LLM at {endpoint} "
-            "(max_prompt_chars); shorten the query or the passages, or raise the bound to the server's context"
-        )
 
 
 class ServedChatLLM(ChatLLMBase):
@@ -228,7 +192,7 @@ class ServedChatLLM(ChatLLMBase):
         self.policy = policy if policy is not None else CallPolicy()
         self.structured_output = structured_output
         self.max_concurrency = int(max_concurrency)
-        self._slots = SharedSlots(self.max_concurrency)  # one budget for every thread and event loop
+        self.slots = SharedSlots(self.max_concurrency)  # one budget for every thread and event loop
         self._mode_lock = threading.Lock()
         self._refused_modes: set[str] = set()
         self.limits_sent = True
@@ -342,79 +306,66 @@ class ServedChatLLM(ChatLLMBase):
             return True
         return False
 
-    # ------------------------------------------------------------------ requests
-    def _request(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        trace: Trace | None,
-        response_format: dict[str, Any] | None = None,
-    ) -> Completion:
-        messages = self._checked(messages, max_tokens)
+    # ------------------------------------------------------------------ requests (sent by the drivers)
+    def sync_transport(self) -> Callable[[SendRequest], Completion]:
+        """How the sync driver sends one request from this thread: the client's sync call (:meth:`_send`), or, under
+        an ``await`` that waits on this thread (:mod:`retrievekit.core.llm.bridge`), the awaited transport on the
+        caller's loop. Ask it in the thread that will wait for the reply.
+
+        Examples:
+            >>> class Sync(ServedChatLLM):
+            ...     def _send(self, request):
+            ...         return Completion("sync", 3, 1)
+            >>> Sync().sync_transport()(SendRequest([ChatMessage("user", "hi")], 4, 0.0, 5.0)).text
+            'sync'
+        """
         awaitable = self.wire is not None or self._asend is not None
-        asend = usable_async_send(self.asend_request if awaitable else None)  # when an await waits on this call
+        asend = usable_async_send(self.async_transport() if awaitable else None)
+        return self._send if asend is None else functools.partial(self._send_on_caller_loop, asend)
 
-        def send(timeout: float) -> Completion:
-            request = SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
-            return send_request(self._send, asend, request, timeout)
-
-        with self._slots:
-            done = call_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
-        return self._noted(done, trace)
-
-    async def _arequest(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        trace: Trace | None,
-        response_format: dict[str, Any] | None = None,
+    def _send_on_caller_loop(
+        self, asend: Callable[[SendRequest], Coroutine[Any, Any, Completion]], request: SendRequest
     ) -> Completion:
-        """:meth:`_request` awaited: the client's async API (or, for a client without one, its sync call on the
-        bounded pool), under this model's slots (shared with its sync callers and every other loop) and the call
-        policy's ``asyncio`` deadline."""
-        messages = self._checked(messages, max_tokens)
+        return send_request(self._send, asend, request, request.timeout)
 
-        async def send(timeout: float) -> Completion:
-            return await self.asend_request(
-                SendRequest(messages, int(max_tokens), float(temperature), timeout, response_format)
-            )
-
-        async with self._slots:
-            done = await acall_with_policy(send, self.policy, endpoint=self.endpoint, trace=trace)
-        return self._noted(done, trace)
-
-    async def asend_request(self, request: SendRequest) -> Completion:
-        """One request awaited: through :attr:`wire` when the edge set one, else the client's async API, else (a
-        client without one) its sync call on the bounded pool.
+    def async_transport(self) -> Callable[[SendRequest], Coroutine[Any, Any, Completion]]:
+        """How the async driver sends one request: through :attr:`wire` when the edge set one, else the client's
+        async API, else (a client without one) its sync call on the bridge's bounded pool.
 
         Examples:
             >>> import asyncio
             >>> class Sync(ServedChatLLM):
             ...     def _send(self, request):
             ...         return Completion("sync", 3, 1)
-            >>> asyncio.run(Sync().asend_request(SendRequest([ChatMessage("user", "hi")], 4, 0.0, 5.0))).text
+            >>> asyncio.run(Sync().async_transport()(SendRequest([ChatMessage("user", "hi")], 4, 0.0, 5.0))).text
             'sync'
         """
         if self.wire is not None:
-            return cast(Completion, await self.wire.asend(request, limits=self.limits_sent))
+            return functools.partial(self.wire.asend, limits=self.limits_sent)
         if self._asend is not None:
-            return await self._asend(request)
-        return await run_in_pool(self._send, request)
+            return self._asend
+        return functools.partial(run_in_pool, self._send)
 
-    def _checked(self, messages: list[ChatMessage], max_tokens: int) -> list[ChatMessage]:
+    def checked(self, messages: list[ChatMessage], max_tokens: int) -> list[ChatMessage]:
         """The messages as sent: within :attr:`max_prompt_chars`, and no text may become a control token of the
-        server's chat template."""
+        server's chat template (``InvalidInputError`` before any request otherwise).
+
+        Examples:
+            >>> ServedChatLLM().checked([ChatMessage("user", "<|im_start|>system")], 8)[0].content != "<|im_start|>system"
+            True
+        """
         if isinstance(max_tokens, bool) or int(max_tokens) < 1:
             raise InvalidInputError(f"max_tokens must be >= 1, got {max_tokens!r}")
         check_prompt_size(messages, self.max_prompt_chars, self.endpoint)
         return [ChatMessage(m.role, defuse_control_tokens(m.content)) for m in messages]
 
-    def _noted(self, done: Completion, trace: Trace | None) -> Completion:
-        """The notes a reply leads to (limits the client refused, estimated token counts)."""
+    def noted(self, done: Completion, trace: Trace | None) -> Completion:
+        """``done``, with the notes it leads to in ``trace`` (limits the client refused, estimated token counts).
+
+        Examples:
+            >>> ServedChatLLM().noted(Completion("hi", 2, 1), None).text
+            'hi'
+        """
         if not self.limits_sent and trace is not None:
             trace.count("llm.limits_not_sent")
             trace.note("limit_not_sent", f"{self.endpoint} takes no max_tokens per call; its own setting applied")
@@ -422,9 +373,8 @@ class ServedChatLLM(ChatLLMBase):
             trace.note("token_estimate", f"{self.endpoint} reported no token usage; estimated len(text)//4")
         return done
 
-    def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
-        """One request with this call's ``max_tokens`` and ``temperature``; an empty reply is noted
-        (``empty_reply``).
+    def empty_noted(self, done: Completion, trace: Trace | None) -> Completion:
+        """``done``; an empty reply is noted (``empty_reply``).
 
         Examples:
             >>> class Empty(ServedChatLLM):
@@ -435,14 +385,17 @@ class ServedChatLLM(ChatLLMBase):
             >>> Empty().complete("hi", trace=t).text, [e.kind for e in t.events]
             ('', ['empty_reply'])
         """
-        done = self._request(as_messages(prompt), max_tokens=max_tokens, temperature=temperature, trace=trace)
-        return self._empty_noted(done, trace)
-
-    def _empty_noted(self, done: Completion, trace: Trace | None) -> Completion:
         if not done.text.strip() and trace is not None:
             trace.count("llm.empty_replies")
             trace.note("empty_reply", f"{self.endpoint} sent an empty reply (finish_reason={done.finish_reason})")
         return done
+
+    def _reply(self, prompt: Prompt, max_tokens: int, temperature: float, trace: Trace | None) -> Completion:
+        """One chat call, sent by the sync driver (:func:`~retrievekit.core.llm.drivers.run_exchange`)."""
+        from retrievekit.core.llm.drivers import run_exchange  # the driver sends; it imports this module
+
+        call = ModelCall.chat("complete", prompt, max_tokens=max_tokens, temperature=temperature)
+        return cast(Completion, run_exchange(self, call, trace))
 
     async def acomplete(
         self,
@@ -462,9 +415,10 @@ class ServedChatLLM(ChatLLMBase):
             >>> asyncio.run(Fixed().acomplete("Hello")).text
             'hi'
         """
-        messages = as_messages(prompt)
-        done = await self._arequest(messages, max_tokens=max_tokens, temperature=temperature, trace=trace)
-        return self._empty_noted(done, trace)
+        from retrievekit.core.llm.drivers import arun_exchange
+
+        call = ModelCall.chat("complete", prompt, max_tokens=max_tokens, temperature=temperature)
+        return cast(Completion, await arun_exchange(self, call, trace))
 
     async def acomplete_json(
         self,
@@ -476,7 +430,7 @@ class ServedChatLLM(ChatLLMBase):
         retries: int = 2,
     ) -> JsonResult:
         """:meth:`complete_json` awaited: the same structured-output modes and the same attempt loop
-        (:func:`~retrievekit.core.llm.base.json_attempts`).
+        (:mod:`retrievekit.core.llm.exchange`).
 
         Examples:
             >>> import asyncio
@@ -486,19 +440,10 @@ class ServedChatLLM(ChatLLMBase):
             >>> asyncio.run(Fixed().acomplete_json("Ok?", {"type": "object"})).value
             {'ok': True}
         """
-        mode, attempts, response_format = self._json_call(prompt, schema, max_tokens, trace, check_retries(retries))
+        from retrievekit.core.llm.drivers import arun_exchange
 
-        async def asend(sent: list[ChatMessage], limit: int) -> Completion:
-            return await self._arequest(
-                sent, max_tokens=limit, temperature=0.0, trace=trace, response_format=response_format
-            )
-
-        try:
-            return await arun_attempts(attempts, asend)
-        except LLMUnavailableError as e:
-            if not self._refused_mode(e, mode, trace):
-                raise
-            return await self.acomplete_json(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
+        call = ModelCall.json("complete_json", prompt, schema, max_tokens=max_tokens, retries=check_retries(retries))
+        return cast(JsonResult, await arun_exchange(self, call, trace))
 
     # ------------------------------------------------------------------ structured output
     def json_mode(self) -> str:
@@ -518,27 +463,25 @@ class ServedChatLLM(ChatLLMBase):
     def _json(
         self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
     ) -> JsonResult:
-        """JSON matching ``schema``, asked for with the server's structured-output mode when there is one.
+        """JSON matching ``schema``, asked for with the server's structured-output mode when there is one, sent by
+        the sync driver. Raises ``LLMOutputError`` when no reply validates after ``retries`` retries."""
+        from retrievekit.core.llm.drivers import run_exchange
 
-        Raises ``LLMOutputError`` when no reply validates after ``retries`` retries.
-        """
-        mode, attempts, response_format = self._json_call(prompt, schema, max_tokens, trace, retries)
+        call = ModelCall.json("complete_json", prompt, schema, max_tokens=max_tokens, retries=retries)
+        return cast(JsonResult, run_exchange(self, call, trace))
 
-        def send(sent: list[ChatMessage], limit: int) -> Completion:
-            return self._request(sent, max_tokens=limit, temperature=0.0, trace=trace, response_format=response_format)
-
-        try:
-            return run_attempts(attempts, send)
-        except LLMUnavailableError as e:
-            if not self._refused_mode(e, mode, trace):
-                raise
-            return self.complete_json(prompt, schema, max_tokens=max_tokens, trace=trace, retries=retries)
-
-    def _json_call(
+    def json_call(
         self, prompt: Prompt, schema: JsonSchemaLike, max_tokens: int, trace: Trace | None, retries: int
     ) -> tuple[str, JsonAttempts, dict[str, Any] | None]:
         """One JSON call, sync or awaited: the structured-output mode it uses, its attempt loop
-        (:func:`~retrievekit.core.llm.base.json_attempts`) and the ``response_format`` every attempt sends."""
+        (:func:`~retrievekit.core.llm.base.json_attempts`) and the ``response_format`` every attempt sends.
+
+        Examples:
+            >>> mode, attempts, response_format = ServedChatLLM(structured_output="json_object").json_call(
+            ...     "Ok?", {"type": "object"}, 8, None, 0)
+            >>> mode, response_format, next(attempts)[1]
+            ('json_object', {'type': 'json_object'}, 8)
+        """
         mode = self.json_mode()
         messages, response_format = self._json_request(prompt, schema, mode, trace)
         attempts = json_attempts(messages, schema, max_tokens=max_tokens, retries=retries, trace=trace, mode=mode)
@@ -558,8 +501,14 @@ class ServedChatLLM(ChatLLMBase):
         messages = as_messages(prompt) if mode == "json_schema" else build_json_messages(prompt, schema_json)
         return messages, response_format_for(mode, schema_json)
 
-    def _refused_mode(self, e: LLMUnavailableError, mode: str, trace: Trace | None) -> bool:
-        """Whether the server refused ``mode`` (HTTP 400/422): remembered, noted, and the next mode is used."""
+    def refused_mode(self, e: LLMUnavailableError, mode: str, trace: Trace | None) -> bool:
+        """Whether the server refused ``mode`` (HTTP 400/422): remembered, noted, and the next mode is used.
+
+        Examples:
+            >>> llm = ServedChatLLM(structured_output="json_schema")
+            >>> llm.refused_mode(LLMUnavailableError("refused", status=400), "json_schema", None), llm.json_mode()
+            (True, 'json_object')
+        """
         if mode == "prompt" or e.status not in (400, 422):
             return False
         with self._mode_lock:

@@ -99,6 +99,7 @@ _PIPE_TOKEN = re.compile(
     r"|\[/?[A-Z][A-Z0-9_]{1,40}\]"  # Mistral's control tokens: [INST], [TOOL_CALLS], [SYSTEM_PROMPT], [/INST], [IMG]
     r"|<(?:start|end)_of_[a-z_]{1,30}>|<[a-z]+_soft_token>"  # Gemma: <start_of_turn>, <start_of_image>, <image_soft_token>
 )
+_BUILT_IN = frozenset(CONTROL_STRINGS)
 _ZERO_WIDTH = "\u2060"  # WORD JOINER: invisible, and no tokenizer's special token contains it
 
 
@@ -135,7 +136,10 @@ def defuse_control_tokens(text: str, specials: Iterable[str] = ()) -> str:
         >>> defuse_control_tokens("[TOOL_CALLS] [SYSTEM_PROMPT]x[/SYSTEM_PROMPT] <start_of_image> [1] [a]")
         '(TOOL_CALLS) (SYSTEM_PROMPT)x(/SYSTEM_PROMPT) ‹start_of_image› [1] [a]'
     """
-    pattern = _pattern(frozenset(CONTROL_STRINGS) | frozenset(specials))
+    extra = frozenset(specials)
+    if not extra and "<" not in text and "[" not in text:  # every built-in form opens with one of the two
+        return text
+    pattern = _pattern(_BUILT_IN | extra)
     for _ in range(8):
         new = pattern.sub(lambda m: _defuse(m.group(0)), text)
         if new == text:

@@ -1,0 +1,198 @@
+"""A saved LATTICE tree's objects, read per hit from its folder: :class:`StoredObjects`.
+
+A tree saves its leaves' objects in ``objects.jsonl`` sorted by id, and each line's byte offset in
+``object_offsets.npy``. Opened, the tree keeps only those offsets (memory-mapped) and the file: a search reads the
+lines of the objects it returns, nothing else, so a tree opens without the corpus in memory.
+
+1. **Read-only underneath.** The file is opened once and read with ``os.pread`` (threads read side by side); a
+   tree saved over its own folder later keeps reading the file it was opened with.
+2. **Changes on top.** An insert or a delete on an opened tree (``LiveLattice``) goes to an overlay (added objects, ids
+   removed from the file's); the next save writes the merged view.
+3. **Copies share the file.** ``copy.deepcopy`` (a change made on a copy of the tree) copies the overlay only; a
+   pickled copy is the plain dict of the objects.
+
+Examples:
+    >>> import pathlib, tempfile
+    >>> from retrievekit.core.types import Passage
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> offsets = write_sorted_objects(folder, [Passage(id="b", text="beta"), Passage(id="a", text="alpha")])
+    >>> objs = StoredObjects.open(folder, ["a", "b"])
+    >>> objs["b"].text, "c" in objs, len(objs)
+    ('beta', False, 2)
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import weakref
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.index.store import OBJECTS, object_json
+from retrievekit.core.types import DataObject, object_from_dict
+
+__all__ = ["OFFSETS", "StoredObjects", "write_sorted_objects"]
+
+OFFSETS = "object_offsets.npy"
+"""Each ``objects.jsonl`` line's byte offset, in the file's order (the objects' ids, sorted)."""
+
+
+def write_sorted_objects(folder: Path, objects: Iterable[DataObject]) -> int:
+    """Write ``objects`` sorted by id as ``objects.jsonl`` and their lines' offsets as :data:`OFFSETS`; returns how
+    many.
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> from retrievekit.core.types import Passage
+        >>> write_sorted_objects(pathlib.Path(tempfile.mkdtemp()), [Passage(id="a", text="x")])
+        1
+    """
+    offsets: list[int] = []
+    position = 0
+    with open(folder / OBJECTS, "wb") as f:
+        for obj in sorted(objects, key=lambda o: o.id):
+            line = (object_json(obj) + "\n").encode("utf-8")
+            offsets.append(position)
+            f.write(line)
+            position += len(line)
+        f.flush()
+        os.fsync(f.fileno())
+    with open(folder / OFFSETS, "wb") as f:
+        np.save(f, np.asarray(offsets + [position], dtype=np.int64))  # the end too: line i is [o[i], o[i + 1])
+        f.flush()
+        os.fsync(f.fileno())
+    return len(offsets)
+
+
+class _File:
+    """The open ``objects.jsonl``, closed when no copy of the objects reads it any more."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.fd = path, os.open(path, os.O_RDONLY)
+        self._closer = weakref.finalize(self, os.close, self.fd)
+
+
+class StoredObjects(MutableMapping[str, DataObject]):
+    """The objects of a saved tree by id, each read from the file when asked for (module docstring).
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> from retrievekit.core.types import Passage
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = write_sorted_objects(folder, [Passage(id="a", text="alpha")])
+        >>> objs = StoredObjects.open(folder, ["a"])
+        >>> objs["z"] = Passage(id="z", text="zeta"); del objs["a"]
+        >>> sorted(objs), objs["z"].text
+        (['z'], 'zeta')
+    """
+
+    def __init__(self, file: _File, ids: Sequence[str], offsets: np.ndarray) -> None:
+        self._file, self._ids, self._offsets = file, ids, offsets
+        self._added: dict[str, DataObject] = {}
+        self._removed: set[str] = set()  # stored ids deleted or shadowed by an added object
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike[str], ids: Sequence[str]) -> StoredObjects:
+        """The objects of the tree in ``folder``, whose sorted leaf ids are ``ids`` (the file's order);
+        ``IndexFormatError`` when the offsets do not match them.
+
+        Examples:
+            >>> import tempfile
+            >>> StoredObjects.open(tempfile.mkdtemp(), ["a"])
+            Traceback (most recent call last):
+            ...
+            retrievekit.core.errors.IndexFormatError: ... has no object_offsets.npy
+        """
+        folder = Path(folder)
+        if not (folder / OFFSETS).is_file():
+            raise IndexFormatError(f"tree folder {folder} has no {OFFSETS}")
+        try:
+            offsets = np.load(folder / OFFSETS, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise IndexFormatError(f"{folder / OFFSETS} is corrupt: {e}") from e
+        size = (folder / OBJECTS).stat().st_size if (folder / OBJECTS).is_file() else -1
+        if offsets.ndim != 1 or len(offsets) != len(ids) + 1 or int(offsets[-1]) != size:
+            raise IndexFormatError(f"{folder / OFFSETS} does not match {OBJECTS} ({len(ids)} leaves, {size} bytes)")
+        return cls(_File(folder / OBJECTS), list(ids), offsets)
+
+    def _row(self, key: object) -> int | None:
+        if not isinstance(key, str) or key in self._removed:
+            return None
+        i = bisect_left(self._ids, key)
+        return i if i < len(self._ids) and self._ids[i] == key else None
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._added or self._row(key) is not None
+
+    def __getitem__(self, key: str) -> DataObject:
+        if key in self._added:
+            return self._added[key]
+        i = self._row(key)
+        if i is None:
+            raise KeyError(key)
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+        raw = os.pread(self._file.fd, end - start, start)
+        try:
+            obj = object_from_dict(json.loads(raw))
+        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
+            raise IndexFormatError(f"{self._file.path} is corrupt at object {key!r}: {e}") from e
+        if obj.id != key:
+            raise IndexFormatError(f"{self._file.path} holds {obj.id!r} where {key!r} belongs: rebuild the tree")
+        return obj
+
+    def __setitem__(self, key: str, value: DataObject) -> None:
+        if self._row(key) is not None:
+            self._removed.add(key)
+        self._added[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if key in self._added:
+            del self._added[key]
+        elif self._row(key) is not None:
+            self._removed.add(key)
+        else:
+            raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        removed = self._removed
+        yield from (i for i in self._ids if i not in removed) if removed else iter(self._ids)
+        yield from self._added
+
+    def __len__(self) -> int:
+        return len(self._ids) - len(self._removed) + len(self._added)
+
+    def holds_exactly(self, sorted_ids: Sequence[str]) -> bool:
+        """Whether these objects are exactly ``sorted_ids`` (a whole list compared at once: what opening a tree
+        checks instead of one lookup a leaf).
+
+        Examples:
+            >>> import pathlib, tempfile
+            >>> from retrievekit.core.types import Passage
+            >>> folder = pathlib.Path(tempfile.mkdtemp())
+            >>> _ = write_sorted_objects(folder, [Passage(id="a", text="alpha")])
+            >>> StoredObjects.open(folder, ["a"]).holds_exactly(["a"])
+            True
+        """
+        if not self._added and not self._removed:
+            return list(sorted_ids) == self._ids
+        return sorted(self) == list(sorted_ids)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> StoredObjects:
+        twin = StoredObjects(self._file, self._ids, self._offsets)  # the file and its index are read-only: shared
+        twin._added = copy.deepcopy(self._added, memo)
+        twin._removed = set(self._removed)
+        return twin
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the plain dict of its objects (another process cannot share the open file)."""
+        return (dict, (dict(self.items()),))
+
+    def __repr__(self) -> str:
+        return f"StoredObjects({len(self)} objects in {self._file.path})"
