@@ -6,7 +6,8 @@ summaries (a title made of the items' words and a digest of them, so every title
 vectors (its ``"words"`` model). A child process builds a bottom-up tree with a build folder, 2 calls in flight, and
 is SIGKILLed once the journal holds some summaries; the rerun with the same folder sends no summary call whose reply
 the journal holds (the server lists every reply it sent), sends exactly the missing ones, and gives the tree an
-uninterrupted build gives. Leaf vectors are not journaled: the rerun embeds the leaves again.
+uninterrupted build gives (counted once the server has answered the requests the killed child left in flight).
+Leaf vectors are not journaled: the rerun embeds the leaves again.
 """
 
 from __future__ import annotations
@@ -78,12 +79,26 @@ def _killed_mid_build(url: str, build_dir, total: int) -> list[str]:
     return done
 
 
+def _quiet(server) -> None:
+    """Wait until the server has answered every request the killed child left in flight (it still serves them
+    and lists their replies): nothing serving and no new arrival over three delays."""
+    deadline, seen = time.monotonic() + 30, -1
+    while True:
+        now = stats(server)
+        if now["serving_chat"] == now["serving_words"] == 0 and len(now["arrivals"]) == seen:
+            return
+        assert time.monotonic() < deadline, "the server still serves the killed child's requests after 30 s"
+        seen = len(now["arrivals"])
+        time.sleep(3 * DELAY)
+
+
 def test_a_build_killed_mid_way_resumes_without_redoing_a_finished_summary(tmp_path):
     with llm_server(DELAY, SLOTS, embed_delay=DELAY) as server:
         whole = build(server.url)
         total = whole.meta["llm_calls"]
         assert stats(server)["peak_chat"] == SLOTS and stats(server)["peak_words"] == SLOTS  # every slot busy
         done = _killed_mid_build(server.url, tmp_path / "b", total)
+        _quiet(server)  # the replies to the killed child's last requests are not the resumed build's
         before = len(stats(server)["chat_replies"])
         resumed = build(server.url, tmp_path / "b")
         sent = stats(server)["chat_replies"][before:]
