@@ -67,11 +67,11 @@ class RecordedQuestions:
                     row = json.loads(line)
                     self.kept[row["prompt_sha256"]] = row["reply"]
 
-    def complete(self, prompt: str, **limits: Any) -> Any:
-        """The kept reply to ``prompt``, else the writer's (then kept)."""
+    def complete(self, prompt: Any, **limits: Any) -> Any:
+        """The kept reply to ``prompt`` (a text or chat messages), else the writer's (then kept)."""
         from retrievekit.core.llm.protocol import Completion
 
-        key = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+        key = prompt_key(prompt)
         if key not in self.kept:
             if self.writer is None:
                 raise LookupError(f"no kept question for prompt {key[:12]} and no writer to ask")
@@ -79,6 +79,24 @@ class RecordedQuestions:
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(json.dumps({"prompt_sha256": key, "reply": self.kept[key]}) + "\n")
         return Completion(self.kept[key])
+
+
+def prompt_key(prompt: Any) -> str:
+    """The SHA-256 a kept question is filed under: of the prompt's text when it is a text or one user message (the
+    drivers send every prompt as messages: the same key either way, so kept files stay valid), else of the messages'
+    roles and texts as JSON.
+
+    Examples:
+        >>> from retrievekit.core.llm.protocol import ChatMessage
+        >>> prompt_key("doc") == prompt_key([ChatMessage("user", "doc")])
+        True
+        >>> prompt_key([ChatMessage("system", "s"), ChatMessage("user", "doc")]) == prompt_key("doc")
+        False
+    """
+    if not isinstance(prompt, str):
+        turns = [(str(m.role), str(m.content)) for m in prompt]
+        prompt = turns[0][1] if len(turns) == 1 and turns[0][0] == "user" else json.dumps(turns)
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:

@@ -8,10 +8,12 @@ generated ones; token ids are words hashed into 50,000 ids, vectors :class:`Hash
 * ``suffix_array``: :class:`LiveTokenSuffixArray` over every document's token ids (shards of 65,536 tokens);
 * ``lattice_tree``: LATTICE's bottom-up tree with extractive summaries (M = 10) and its node vectors.
 
-each is saved twice: in today's format (``v2``: arrays in ``.npy`` files, memory-mapped on open; the tree's objects
-read per hit through ``object_offsets.npy``) and in the format before it (``v1``: ``trie.npz``; ``tokens.npy`` +
-``lengths.npy``, whose shards are sorted again on open; ``embeddings.npz`` and the objects read whole), which
-retrievekit still opens. Then a fresh process per (structure, format) opens the folder
+each is saved in today's format (``v2``: arrays in ``.npy`` files, memory-mapped on open; the tree's ``v3``: its
+objects read per hit through ``object_offsets.npy``, its leaves' lines in ``nodes.jsonl`` without their texts, read
+from the objects when a search shows them) and in the formats before it, which retrievekit still opens (``v1``:
+``trie.npz``; ``tokens.npy`` + ``lengths.npy``, whose shards are sorted again on open; ``embeddings.npz`` and the
+objects read whole; the tree's ``v2``: as ``v3`` with each leaf's text in its line, held in memory once opened).
+Then a fresh process per (structure, format) opens the folder
 and runs the same lookups (200 seeded titles' allowed-next steps; the 1-3 token windows of 20 SciFact dev claims;
 5 LATTICE searches with a word-overlap judge, then the vectors of their hits), and reports ``open_ms`` (the load, checksums included),
 ``checksum_ms`` (hashing the folder's files again, the part of ``open_ms`` that verifying costs), ``lookup_ms``,
@@ -20,7 +22,7 @@ misleads; ``open_rss_mb`` and ``open_file_mb``: the peak and the file pages righ
 lookups), what is resident then as the process's own memory (``rss_anon_mb``) and as pages of files
 (``rss_file_mb``: mapped index files, and the libraries; the page cache's, shared, and dropped under memory
 pressure), ``base_rss_mb`` (``VmHWM`` after the imports, before opening), ``disk_mb`` and a digest of the answers
-(the same for both formats, or the run fails). The files were just written, so they are in the page cache: a warm
+(the same for every format, or the run fails). The files were just written, so they are in the page cache: a warm
 open. Each finished row is a line of ``--records``; a rerun skips the rows recorded for the same ``n``.
 
     nice -n 10 python benchmarks/open_memory.py --data-dir "$RETRIEVEKIT_DATA_DIR" --n 100000 \\
@@ -46,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import HashedWords, OverlapJudge, scale_corpus, token_ids  # noqa: E402
 
 STRUCTURES = ("trie", "suffix_array", "lattice_tree")
+FORMATS = {"trie": ("v1", "v2"), "suffix_array": ("v1", "v2"), "lattice_tree": ("v1", "v2", "v3")}  # today's last
 _THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
@@ -91,6 +94,23 @@ def old_suffix_array(v2: Path, v1: Path, docs: list[np.ndarray]) -> None:
     _reseal(v1, "live_suffix_array", 1, [f"{n}.npy" for n in names])
 
 
+def tree_v2(v3: Path, v2: Path) -> None:
+    """The tree at ``v3`` as format version 2 (each leaf's text, its object's index text, in its node line) at
+    ``v2``."""
+    from retrievekit.core.types import object_from_dict
+
+    _copy(v3, v2)
+    with open(v2 / "objects.jsonl", encoding="utf-8") as f:
+        texts = {o.id: o.index_text() for o in (object_from_dict(json.loads(line)) for line in f)}
+    with open(v3 / "nodes.jsonl", encoding="utf-8") as f, open(v2 / "nodes.jsonl", "w", encoding="utf-8") as out:
+        for line in f:
+            d = json.loads(line)
+            if d["leaf"]:
+                d = {"id": d["id"], "text": texts[d["id"]], **{k: v for k, v in d.items() if k != "id"}}
+            out.write(json.dumps(d, ensure_ascii=False) + "\n")
+    _reseal(v2, "lattice_tree", 2, [])
+
+
 def old_tree(v2: Path, v1: Path) -> None:
     """The tree at ``v2`` as format version 1 (``embeddings.npz``, and no ``object_offsets.npy``: the objects read
     whole) at ``v1``."""
@@ -111,7 +131,8 @@ def _probes(corpus: list[Any], claims: list[str]) -> dict[str, Any]:
 
 
 def build(structure: str, data_dir: str, n: int, work: Path) -> None:
-    """Build ``structure`` over ``n`` documents and save it as ``work/<structure>-v2`` and ``-v1``."""
+    """Build ``structure`` over ``n`` documents and save it as ``work/<structure>-<format>``, each of
+    :data:`FORMATS`."""
     from retrievekit.core.eval.datasets import load_dataset
 
     corpus = scale_corpus(data_dir, n)
@@ -134,7 +155,9 @@ def build(structure: str, data_dir: str, n: int, work: Path) -> None:
         from retrievekit.core.lattice.bottom_up import build_bottom_up
         from retrievekit.core.lattice.config import TreeBuildConfig
 
-        build_bottom_up(corpus, None, HashedWords(), TreeBuildConfig(summaries="extractive")).save(v2)
+        v3 = work / f"{structure}-v3"
+        build_bottom_up(corpus, None, HashedWords(), TreeBuildConfig(summaries="extractive")).save(v3)
+        tree_v2(v3, v2)
         old_tree(v2, v1)
 
 
@@ -208,7 +231,7 @@ def _run(args: list[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build, then open each structure in both formats in fresh processes; print and record the rows."""
+    """Build, then open each structure in each of its formats in fresh processes; print and record the rows."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", required=True)
     p.add_argument("--n", type=int, default=100_000)
@@ -227,20 +250,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     done = {(r["structure"], r["format"]) for r in _recorded(a.records) if r["n"] == a.n}
     work = a.work_dir or Path(tempfile.mkdtemp(prefix="open_memory."))
+    work.mkdir(parents=True, exist_ok=True)
     for structure in a.structures:
-        if {(structure, "v1"), (structure, "v2")} <= done:
+        if {(structure, fmt) for fmt in FORMATS[structure]} <= done:
             continue
         _run(["--data-dir", a.data_dir, "--n", str(a.n), "--build", structure, "--folder", str(work)])
         rows = []
-        for fmt in ("v1", "v2"):
+        for fmt in FORMATS[structure]:
             row = {"structure": structure, "format": fmt, "n": a.n}
             row.update(
                 _run(["--data-dir", a.data_dir, "--open", structure, "--folder", str(work / f"{structure}-{fmt}")])
             )
             rows.append(row)
             print(json.dumps(row), flush=True)
-        if rows[0]["answers_sha256"] != rows[1]["answers_sha256"]:
-            raise SystemExit(f"{structure}: the two formats answer differently")
+        if len({r["answers_sha256"] for r in rows}) > 1:
+            raise SystemExit(f"{structure}: its formats answer differently")
         a.records.parent.mkdir(parents=True, exist_ok=True)
         with open(a.records, "a", encoding="utf-8") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)

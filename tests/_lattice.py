@@ -65,6 +65,18 @@ class KeywordLLM(ChatLLMBase):
         return Completion(out, len(text) // 4, len(out) // 4)
 
 
+class PromptsLLM(KeywordLLM):
+    """A :class:`KeywordLLM` that keeps every prompt it was sent (what the LLM was shown is the point)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompts: list[str] = []
+
+    def complete(self, prompt, **kw):
+        self.prompts.append(prompt if isinstance(prompt, str) else prompt[-1].content)
+        return super().complete(prompt, **kw)
+
+
 def planted_tree() -> SemanticTree:
     """root -> 3 topics -> 3 subtopics -> 3 leaves; the 'gold' path is t1 -> t1s2 -> leaf t1s2l0."""
     nodes = {ROOT: TreeNode(ROOT, "root")}

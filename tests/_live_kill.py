@@ -1,6 +1,8 @@
 """Kill points of a living index's change, installed in a child process the SIGKILL tests start: before the change
-commits (``live/``'s manifest not yet written), between the commit's two renames (the old ``live/`` moved aside, the
-new one not yet in place), or after it (the test's script kills itself once the change returns)."""
+commits (``live/``'s manifest not yet written, or its change-log line not yet appended), half-way through the
+append of its change-log line (``"mid_append"``: a torn last line), between the commit's two renames (the old
+``live/`` moved aside, the new one not yet in place), or after it (the test's script kills itself once the change
+returns)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,21 @@ from typing import Any
 
 
 def kill_at(when: str) -> None:
-    """Make this process SIGKILL itself at ``when`` (``"before_commit"``, ``"between_renames"``; ``"after_commit"``
-    is :func:`kill_after`'s) during the next change of a ``LiveIndex``."""
+    """Make this process SIGKILL itself at ``when`` (``"before_commit"``, ``"mid_append"``, ``"between_renames"``;
+    ``"after_commit"`` is :func:`kill_after`'s) during the next change of a ``LiveIndex``."""
     import retrievekit.core.index.live as live
+    import retrievekit.core.index.live_log as live_log
 
-    real_manifest, real_replace = live.write_manifest, os.replace
+    real_manifest, real_replace, real_append = live.write_manifest, os.replace, live_log._append_bytes
+
+    def append_bytes(fd: int, data: bytes, at: int) -> None:  # the change's log line: the commit of a small change
+        if when == "before_commit":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if when == "mid_append":
+            real_append(fd, data[: len(data) // 2], at)
+            os.fsync(fd)
+            os.kill(os.getpid(), signal.SIGKILL)
+        real_append(fd, data, at)
 
     def write_manifest(folder: Any, *a: Any, **kw: Any) -> Any:  # the parts written in the new live/, not committed
         if when == "before_commit":
@@ -27,7 +39,7 @@ def kill_at(when: str) -> None:
         if when == "between_renames" and ".old-" in os.fspath(dst) and name.startswith(".live"):
             os.kill(os.getpid(), signal.SIGKILL)
 
-    live.write_manifest, os.replace = write_manifest, replace
+    live.write_manifest, os.replace, live_log._append_bytes = write_manifest, replace, append_bytes
 
 
 def kill_after(when: str) -> None:

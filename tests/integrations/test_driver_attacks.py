@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import gc
 import json
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 from _async_llm_server import _reply_for, llm_server
+from _cancelling import assert_nothing_printed, close_with_calls_in_flight, unraisable_caught
 from _lattice import planted_tree
 
 from retrievekit.core.errors import FallbackWarning, LLMOutputError, LLMTimeoutError, LLMUnavailableError
@@ -256,28 +256,16 @@ def test_one_timed_out_call_of_a_batch_raises_typed_and_cancels_the_calls_still_
         assert noise not in out + err, out + err
 
 
-def test_a_loop_closed_with_requests_in_flight_prints_nothing_and_the_next_loops_answer(capfd):
+def test_a_loop_closed_with_requests_in_flight_prints_nothing_and_the_next_loops_answer(capfd, caplog):
     with serve(lambda body: Answer(chat_body("ok"), delay=0.4)) as server:
         llm = adapter(server.url)
-        unraisable: list[Any] = []  # what Python would print as "Exception ignored in ..." (pytest hides it)
-        hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
-        try:
-            loop = asyncio.new_event_loop()  # a loop run by hand and closed without shutting its generators down
-            tasks = [loop.create_task(llm.acomplete(f"left {i}")) for i in range(3)]
-            loop.run_until_complete(asyncio.sleep(0.15))
-            loop.close()
-            del tasks, loop
-            gc.collect()
+        with unraisable_caught() as unraisable:
+            close_with_calls_in_flight(llm.acomplete, [f"left {i}" for i in range(3)])
             answers = [asyncio.run(llm.acomplete("again")).text for _ in range(2)]
             del llm  # its per-loop clients held the calls left in flight: they are collected now
             gc.collect()
-        finally:
-            sys.unraisablehook = hook
     assert answers == ["ok", "ok"]
-    assert not unraisable, [f"{u.exc_type.__name__}: {u.exc_value} in {u.object!r}" for u in unraisable]
-    out, err = capfd.readouterr()
-    for noise in ("Event loop is closed", "Exception ignored", "Traceback", "Task was destroyed"):
-        assert noise not in out + err, out + err
+    assert_nothing_printed(capfd, caplog, unraisable)
 
 
 # ---------------------------------------------------------------------------------------------- one budget, one adapter

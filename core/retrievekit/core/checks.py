@@ -11,7 +11,8 @@ Examples:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
+from typing import Any
 
 from retrievekit.core.errors import EmptyCorpusError, EmptyQueryError, InvalidInputError
 from retrievekit.core.types import DataObject, Passage, Table, TableRow, ensure_text
@@ -19,6 +20,7 @@ from retrievekit.core.types import DataObject, Passage, Table, TableRow, ensure_
 __all__ = [
     "CountSetting",
     "check_corpus",
+    "check_held",
     "check_k",
     "check_object",
     "check_positive_int",
@@ -132,6 +134,26 @@ def check_positive_int(value: object, what: str) -> int:
     if number < 1:
         raise InvalidInputError(f"{what} must be a positive integer, got {value!r}")
     return number
+
+
+_NOT_HELD = object()  # "every id is held" (None may be an id the error names)
+
+
+def check_held(ids: Iterable[Any], held: Container[Any], message: str) -> None:
+    """Nothing when every one of ``ids`` is in ``held``; else :class:`InvalidInputError` naming the first that is
+    not (``message`` with ``{id!r}`` in it). The one rule of the changes in place that take held ids only (a
+    ``delete`` that refuses unknown ids, an ``update``): checked first, so a refused change changes nothing.
+
+    Examples:
+        >>> check_held(["a", "b"], {"a": 1, "b": 2}, "update: id {id!r} is not held; add it")
+        >>> check_held(["a", "c", "d"], {"a": 1}, "update: id {id!r} is not held; add it")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: update: id 'c' is not held; add it
+    """
+    missing = next((i for i in ids if i not in held), _NOT_HELD)
+    if missing is not _NOT_HELD:
+        raise InvalidInputError(message.format(id=missing))
 
 
 class CountSetting:

@@ -4,7 +4,8 @@
 are the dataclass's fields, and each value is coerced from the field's type hint, so a string from the command line
 and a Python value give the same config. :func:`parse_options` reads the ``key=value`` strings of ``--option``;
 :func:`option_bool` reads one boolean. :func:`check_option_keys` is the
-one unknown-key check: every method refuses an option it does not read, naming the keys it knows.
+one unknown-key check: every method refuses an option it does not read, naming the keys it knows;
+:func:`check_at_least` the one lower-bound check of a config's fields.
 
 Examples:
     >>> from dataclasses import dataclass
@@ -32,6 +33,7 @@ from retrievekit.core.errors import InvalidInputError
 
 __all__ = [
     "cache_folder_option",
+    "check_at_least",
     "check_option_keys",
     "coerce_option",
     "config_from_options",
@@ -222,6 +224,32 @@ def coerce_option(name: str, hint: Any, value: Any) -> Any:
             raise InvalidInputError(f"option {name} must be a string, got {value!r}")
         return str(value)
     return value
+
+
+def check_at_least(config: object, names: Iterable[str], minimum: float) -> None:
+    """The lower-bound check of a config's ``__post_init__``: :class:`~retrievekit.core.errors.InvalidInputError`
+    naming the first of the fields ``names`` whose value is below ``minimum``; nothing when none is.
+
+    Examples:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Demo:
+        ...     beams: int = 5
+        ...     weight: float = 0.5
+        ...     def __post_init__(self):
+        ...         check_at_least(self, ("beams",), 1)
+        ...         check_at_least(self, ("weight",), 0)
+        >>> Demo(beams=2).beams
+        2
+        >>> Demo(weight=-0.1)
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: Demo.weight must be >= 0, got -0.1
+    """
+    for name in names:
+        value = getattr(config, name)
+        if float(value) < minimum:
+            raise InvalidInputError(f"{type(config).__name__}.{name} must be >= {minimum}, got {value}")
 
 
 def config_from_options(cls: type[C], options: Mapping[str, Any], *, label: str | None = None) -> C:

@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.index.as_embedder import as_embedder
+from retrievekit.core.index.as_embedder import required_embedder
 from retrievekit.core.index.awaited import aembed_documents, aembed_query
 
 __all__ = ["RetrieveKitEmbeddings"]
@@ -41,12 +40,7 @@ class RetrieveKitEmbeddings(Embeddings):
     """
 
     def __init__(self, embedder: Any) -> None:
-        core = as_embedder(embedder, where="RetrieveKitEmbeddings")
-        if core is None:
-            raise InvalidInputError(
-                "RetrieveKitEmbeddings needs an embedding model: a retrievekit Embedder, 'all-MiniLM-L6-v2' or "
-                "'openai:MODEL@URL'"
-            )
+        core = required_embedder(embedder, where="RetrieveKitEmbeddings")
         self.embedder = core
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

@@ -22,8 +22,7 @@ import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr
 
-from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.index.as_embedder import as_embedder
+from retrievekit.core.index.as_embedder import required_embedder
 from retrievekit.core.index.awaited import aembed_documents, aembed_query
 
 __all__ = ["RetrieveKitEmbedding"]
@@ -44,12 +43,7 @@ class RetrieveKitEmbedding(BaseEmbedding):
     _embedder: Any = PrivateAttr()
 
     def __init__(self, embedder: Any, **kwargs: Any) -> None:
-        core = as_embedder(embedder, where="RetrieveKitEmbedding")
-        if core is None:
-            raise InvalidInputError(
-                "RetrieveKitEmbedding needs an embedding model: a retrievekit Embedder, 'all-MiniLM-L6-v2' or "
-                "'openai:MODEL@URL'"
-            )
+        core = required_embedder(embedder, where="RetrieveKitEmbedding")
         kwargs.setdefault("embed_batch_size", int(getattr(core, "batch_size", 64) or 64))
         super().__init__(model_name=str(getattr(core, "name", type(core).__name__)), **kwargs)
         self._embedder = core

@@ -357,3 +357,26 @@ def test_a_live_index_compacts_on_request_below_the_threshold(tmp_path):
     want = {q: [(h.id, round(h.score, 6)) for h in fresh.search(q, 5)] for q in QUERIES}
     assert {q: [(h.id, round(h.score, 6)) for h in idx.search(q, 5)] for q in QUERIES} == want
     idx.close()
+
+
+def test_a_change_to_an_opened_folder_reads_only_what_it_changes_and_keeps_the_record_exact(tmp_path, monkeypatch):
+    from retrievekit.core.index.bm25_engine import TantivyEngine
+    from retrievekit.core.index.corpus_record import RECORD_KEY
+
+    docs = [Passage(id=f"d{i:03d}", text=f"note {i} about tea and rain") for i in range(300)]
+    BM25Index.build(docs, TANTIVY).save(tmp_path / "t")
+    whole_reads: list[int] = []
+    read = TantivyEngine._read_digests
+    monkeypatch.setattr(TantivyEngine, "_read_digests", lambda self: whole_reads.append(1) or read(self))
+    index, reader = BM25Index.load(tmp_path / "t"), BM25Index.load(tmp_path / "t")
+    index.add([Passage(id="new", text="fresh tea")])
+    index.delete(["d007", "zz"], compact=False)
+    with pytest.raises(InvalidInputError, match="'d001' is already in the index"):
+        index.add([Passage(id="d001", text="again")])
+    reader.add([Passage(id="other", text="from the second handle")])  # after another handle's commits
+    index.delete(["other"], compact=False)
+    assert not whole_reads  # no change read every stored document
+    live = [d for d in docs if d.id != "d007"] + [Passage(id="new", text="fresh tea")]
+    manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    assert manifest[RECORD_KEY] == corpus_record(live) and manifest["n_objects"] == len(live) == 300
+    assert len(BM25Index.load(tmp_path / "t")) == 300

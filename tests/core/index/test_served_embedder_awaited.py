@@ -6,10 +6,13 @@ a typed error within the timeout, a reply over the size cap refused; and the sam
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 
 import numpy as np
 import pytest
+from _async_llm_server import llm_server
+from _cancelling import assert_nothing_printed, close_with_calls_in_flight, unraisable_caught
 from _http_replies import Reply, dead_url, embeddings, scripted_server, silent_url
 
 from retrievekit.core.errors import EmbedderTimeoutError, EmbedderUnavailableError
@@ -68,3 +71,15 @@ def test_an_awaited_server_that_never_answers_is_a_timeout_at_the_timeout_itself
                 ServedEmbedder("m", url, policy=CallPolicy(timeout=0.5, max_retries=2), dim=2).aembed_query("q")
             )
         assert time.monotonic() - t0 < 0.5 + 1.0  # asyncio.timeout: no watchdog grace
+
+
+def test_a_loop_closed_with_embedding_requests_in_flight_prints_nothing_and_the_next_loops_answer(capfd, caplog):
+    with llm_server(0.0, 0, embed_delay=0.4) as server:
+        e = ServedEmbedder("words", server.url, policy=FAST)
+        with unraisable_caught() as unraisable:
+            close_with_calls_in_flight(e.aembed_query, [f"left {i}" for i in range(3)])
+            shapes = [asyncio.run(e.aembed_query("again")).shape for _ in range(2)]
+            del e  # its per-loop clients held the requests left in flight: collected now
+            gc.collect()
+    assert shapes[0] == shapes[1] and len(shapes[0]) == 1
+    assert_nothing_printed(capfd, caplog, unraisable)

@@ -39,12 +39,15 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "edited"), [(BM25Index, "objects.jsonl"), (SemanticTree, "nodes.jsonl")], ids=["bm25", "tree"]
+    ("kind", "edited", "old"),
+    [(BM25Index, "objects.jsonl", "yellow"), (SemanticTree, "nodes.jsonl", '"leaf": true}')],
+    ids=["bm25", "tree"],
 )
-def test_a_stripped_manifest_over_an_edited_file_is_refused(tmp_path, kind, edited):
+def test_a_stripped_manifest_over_an_edited_file_is_refused(tmp_path, kind, edited, old):
     folder = tmp_path / "folder"
     (BM25Index.build(list(FRUIT)) if kind is BM25Index else SemanticTree.flat(list(FRUIT))).save(folder)
-    _edit(folder / edited, "yellow", "INJECTED")
+    new = "INJECTED" if kind is BM25Index else '"leaf": true, "text": "INJECTED"}'  # a tree's leaf lines hold no text
+    _edit(folder / edited, old, new)
     _strip(folder / "manifest.json")
     with pytest.raises(IndexFormatError, match="names retrievekit 0.1.0, which records checksums, but carries none"):
         kind.load(folder)

@@ -1,8 +1,9 @@
 """``gmm_threshold`` (the anchor draw's EM, computed in place) gives the plain numpy loop's threshold to the bit.
 
-The reference below is the textbook loop the search used before (and the reference code's): fresh arrays at each
-step, ``np.percentile`` twice. Inputs: uniform scores, two clusters, ties and LLM-like quantised scores, a pinned 0/1
-mass, scales from 1e-6 to 1e3, sizes 2 to 90; then the anchor draws of a whole search are the same.
+The reference below is the textbook EM loop the search used before (and the reference code's): fresh arrays at each
+step, ``np.percentile`` twice; the valley search after it is the module's own (``mixture_valley``). Inputs: uniform
+scores, two clusters, ties and LLM-like quantised scores, a pinned 0/1 mass, scales from 1e-6 to 1e3, sizes 2 to 90;
+then the anchor draws of a whole search are the same.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from _lattice import KeywordLLM, planted_tree
 
+from retrievekit.core.lattice.anchors import mixture_valley
 from retrievekit.core.lattice.search import LatticeSearcher, gmm_threshold, sample_anchors
 
 
@@ -29,12 +31,7 @@ def _reference(values: list[float], iters: int = 50) -> float | None:
         mu = (resp * x[:, None]).sum(0) / nk
         var = np.maximum((resp * (x[:, None] - mu) ** 2).sum(0) / nk, 1e-6)
         pi = nk / nk.sum()
-    lo, hi = sorted(mu.tolist())
-    if hi - lo < 1e-9:
-        return None
-    grid = np.linspace(lo, hi, 201)
-    dens = (pi / np.sqrt(2 * np.pi * var) * np.exp(-((grid[:, None] - mu) ** 2) / (2 * var))).sum(1)
-    return float(grid[int(dens.argmin())])
+    return mixture_valley(mu, var, pi)  # the step after EM, which both share
 
 
 def _cases(n: int) -> list[list[float]]:

@@ -33,7 +33,7 @@ from retrievekit.core.lattice import (
 from retrievekit.core.lattice.clustering import balanced_groups
 from retrievekit.core.lattice.search import sample_anchors
 from retrievekit.core.lattice.top_down import repair_partition
-from retrievekit.core.lattice.tree import ROOT
+from retrievekit.core.lattice.tree import FORMAT_VERSION, ROOT
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
 
@@ -205,10 +205,10 @@ def test_tree_from_another_version_or_corrupt_is_refused(tmp_path):
     tree.save(tmp_path / "t")
     mpath = tmp_path / "t" / "manifest.json"
     data = json.loads(mpath.read_text())
-    data["format_version"] = 3
+    data["format_version"] = FORMAT_VERSION + 1
     data["manifest_check"] = manifest_check(data)  # as a newer retrievekit would seal it
     mpath.write_text(json.dumps(data))
-    with pytest.raises(IndexFormatError, match="version 3"):
+    with pytest.raises(IndexFormatError, match=f"version {FORMAT_VERSION + 1}"):
         SemanticTree.load(tmp_path / "t")
     data["format_version"] = 1
     data["format"] = "retrievekit.bm25"

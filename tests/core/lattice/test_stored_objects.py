@@ -1,6 +1,6 @@
-"""A saved LATTICE tree opens without reading its objects: each is read from ``objects.jsonl`` when a search returns
-it (``StoredObjects``), changes go on top and are saved merged, and a folder saved before the offsets were written is
-still read whole."""
+"""A saved LATTICE tree opens without reading its objects: each is read from ``objects.jsonl`` when a search shows
+its text to the LLM or returns it (``StoredObjects``), changes go on top and are saved merged, and a folder saved
+before the offsets were written is still read whole."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import pickle
 
 import pytest
-from _lattice import KeywordLLM, planted_tree
+from _lattice import KeywordLLM, PromptsLLM, planted_tree
 
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.lattice import stored_objects
@@ -34,7 +34,7 @@ def _reads(monkeypatch) -> list[str]:
     return seen
 
 
-def test_an_opened_tree_reads_only_the_objects_a_search_returns_and_answers_as_the_tree_in_memory(
+def test_an_opened_tree_reads_only_the_objects_a_search_shows_or_returns_and_answers_as_the_tree_in_memory(
     tmp_path, monkeypatch
 ):
     tree = planted_tree()
@@ -43,10 +43,12 @@ def test_an_opened_tree_reads_only_the_objects_a_search_returns_and_answers_as_t
     reads = _reads(monkeypatch)
     opened = SemanticTree.load(tmp_path / "t")
     assert isinstance(opened.objects, StoredObjects) and reads == []
+    llm = PromptsLLM()
     for q in QUERIES:
-        got = [(h.id, h.obj.text) for h in Lattice(opened, KeywordLLM()).search(q, k=3)]
+        got = [(h.id, h.obj.text) for h in Lattice(opened, llm).search(q, k=3)]
         assert got == expected[q]
-    assert len(reads) == 3 * len(QUERIES) < opened.num_leaves * len(QUERIES)
+    shown = {i for i in tree.leaf_ids() if any(tree.text(i) in p for p in llm.prompts)}  # a leaf's text: its object's
+    assert reads and set(reads) <= shown | {h for q in QUERIES for h, _ in expected[q]}
     assert {i: opened.objects[i] for i in opened.leaf_ids()} == {i: tree.objects[i] for i in tree.leaf_ids()}
     unpickled = pickle.loads(pickle.dumps(opened))  # another process's copy: the objects as a plain dict
     assert unpickled.objects == dict(tree.objects) and unpickled.leaf_ids() == opened.leaf_ids()

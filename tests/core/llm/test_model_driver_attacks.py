@@ -246,3 +246,26 @@ def test_a_call_without_a_model_is_a_typed_error_before_anything_is_sent(awaited
     lattice = Lattice(planted_tree(), None)
     with pytest.raises(InvalidInputError, match="'lattice.slate' has no model: pass llm="):
         asyncio.run(lattice.asearch("volcano")) if awaited else lattice.search("volcano")
+
+
+class WrongReplyServed(CountingServed):
+    """A served model whose transport answers a plain dict instead of a ``Completion``."""
+
+    def _send(self, request):
+        self.sent += 1
+        return {"choices": []}
+
+    async def _asend(self, request):
+        self.sent += 1
+        return {"choices": []}
+
+
+def test_a_transport_that_answers_no_completion_is_a_type_error_not_a_retry_on_both_drivers():
+    def step():
+        return (yield [ModelCall.chat("x", "hi")])
+
+    for run in (lambda llm: drive(step(), llm), lambda llm: asyncio.run(adrive(step(), llm))):
+        llm = WrongReplyServed(policy=CallPolicy(max_retries=3))
+        with pytest.raises(TypeError, match="a transport answered dict, not a Completion"):
+            run(llm)
+        assert llm.sent == 1  # a wrong reply is a bug of the transport: not sent again

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.options import config_from_options
+from retrievekit.core.options import check_at_least, config_from_options
 
 __all__ = ["ArmConfig"]
 
@@ -129,7 +129,7 @@ class ArmConfig:
         object.__setattr__(self, "expand_ks", tuple(int(x) for x in self.expand_ks))
         if not self.expand_ks:
             raise InvalidInputError("ArmConfig.expand_ks needs at least one expansion size")
-        for name in (
+        positive = (
             "vocab_objects",
             "ngram_max",
             "keyword_beams",
@@ -146,9 +146,8 @@ class ArmConfig:
             "ilp_k",
             "verify_beams",
             "verify_max_objects",
-        ):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"ArmConfig.{name} must be >= 1, got {getattr(self, name)}")
+        )
+        check_at_least(self, positive, 1)
         if self.max_keywords < 0 or self.min_votes < 0 or min(self.expand_ks) < 0:
             raise InvalidInputError("ArmConfig.max_keywords, min_votes and expand_ks must be >= 0")
         if self.words_per_keyword > self.keyword_beams:
@@ -157,9 +156,8 @@ class ArmConfig:
             )
         if self.mip_time_limit <= 0:
             raise InvalidInputError(f"mip_time_limit must be > 0, got {self.mip_time_limit}")
-        for name in ("dense_weight", "bm25_weight", "relevance_weight", "compatibility_weight", "logprob_weight"):
-            if float(getattr(self, name)) < 0:
-                raise InvalidInputError(f"ArmConfig.{name} must be >= 0, got {getattr(self, name)}")
+        weights = ("dense_weight", "bm25_weight", "relevance_weight", "compatibility_weight", "logprob_weight")
+        check_at_least(self, weights, 0)
         if self.dense_weight + self.bm25_weight <= 0:
             raise InvalidInputError("dense_weight + bm25_weight must be > 0")
         if self.logprob_weight > 1:

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from retrievekit.core.checks import check_corpus, check_k, check_query
+from retrievekit.core.checks import check_corpus, check_held, check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.generative.mindref_config import (
     PASSAGE_PROMPT,
@@ -202,9 +202,7 @@ class MindRef:
             (['c'], False)
         """
         wanted = check_ids(ids, where="MindRef.delete")
-        unknown = next((i for i in wanted if i not in self._objects), None)
-        if unknown is not None:
-            raise InvalidInputError(f"MindRef.delete: id {unknown!r} is not held")
+        check_held(wanted, self._objects, "MindRef.delete: id {id!r} is not held")
         self.trie.delete(wanted)
         for i in wanted:
             seq = self._title_seq.pop(i)
@@ -225,10 +223,9 @@ class MindRef:
             ['a']
         """
         objs = check_batch(objects)
-        missing = next((o.id for o in objs if o.id not in self._objects), None)
-        if missing is not None:
-            raise InvalidInputError(f"MindRef.update: id {missing!r} is not held; add it")
-        self.delete([o.id for o in objs])
+        ids = [o.id for o in objs]
+        check_held(ids, self._objects, "MindRef.update: id {id!r} is not held; add it")
+        self.delete(ids)
         return self.add(objs)
 
     def copy(self) -> MindRef:

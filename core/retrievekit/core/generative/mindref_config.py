@@ -18,7 +18,7 @@ from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.suffix_array import DEFAULT_MAX_TOKENS
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.core.llm.resolve import resolve_llm
-from retrievekit.core.options import config_from_options
+from retrievekit.core.options import check_at_least, config_from_options
 from retrievekit.core.types import DataObject
 
 __all__ = [
@@ -93,12 +93,9 @@ class MindRefConfig:
     widen_to_k: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("title_beams", "title_return", "title_max_new_tokens", "passage_beams", "prefix_tokens"):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"MindRefConfig.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("passage_tokens", "title_max_chars", "passages_per_document", "max_sa_tokens"):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"MindRefConfig.{name} must be >= 1, got {getattr(self, name)}")
+        positive = ("title_beams", "title_return", "title_max_new_tokens", "passage_beams", "prefix_tokens")
+        check_at_least(self, positive, 1)
+        check_at_least(self, ("passage_tokens", "title_max_chars", "passages_per_document", "max_sa_tokens"), 1)
         if self.title_return > self.title_beams:
             raise InvalidInputError(f"title_return ({self.title_return}) must be <= title_beams ({self.title_beams})")
         if not 0.0 <= self.lam <= 1.0:

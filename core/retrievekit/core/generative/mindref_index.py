@@ -34,6 +34,7 @@ import hashlib
 import json
 import warnings
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import FallbackWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, scoring_lm
 from retrievekit.core.index.live import LiveIndex
+from retrievekit.core.index.live_undo import undone_on_failure
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ScoringLM
 from retrievekit.core.trace import Trace
@@ -142,25 +144,19 @@ class LiveMindRef(LiveIndex):
     # ------------------------------------------------------------------ change
     def upsert(self, objects: Sequence[DataObject], *, trace: Trace | None = None) -> list[str]:
         """:meth:`LiveIndex.upsert`; all or nothing (a failing change leaves the index as it was)."""
-        with self._writer:
-            self._bind()
-            before, mr = dict(self._objects), self._mindref
-            try:
-                return super().upsert(objects, trace=trace)
-            except BaseException:
-                self._objects, self._mindref = before, mr
-                raise
+        with self._writer, self._one_change():
+            return super().upsert(objects, trace=trace)
 
     def delete(self, ids: Sequence[str], *, trace: Trace | None = None) -> list[str]:
         """:meth:`LiveIndex.delete`; all or nothing."""
-        with self._writer:
-            self._bind()
-            before, mr = dict(self._objects), self._mindref
-            try:
-                return super().delete(ids, trace=trace)
-            except BaseException:
-                self._objects, self._mindref = before, mr
-                raise
+        with self._writer, self._one_change():
+            return super().delete(ids, trace=trace)
+
+    def _one_change(self) -> AbstractContextManager[None]:
+        """A change's context, entered under the writer lock: the saved MindRef bound first, then the change undone
+        (the held objects and the MindRef as they were) if it fails."""
+        self._bind()
+        return undone_on_failure(self, "_mindref")
 
     def _change_parts(self, removed: list[str], added: list[DataObject], trace: Trace) -> None:
         mr = self._mindref

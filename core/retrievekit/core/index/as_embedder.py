@@ -46,6 +46,7 @@ __all__ = [
     "add_embedder_argument",
     "as_embedder",
     "register_embedder_adapter",
+    "required_embedder",
 ]
 
 EMBEDDER_ENTRY_POINT_GROUP = "retrievekit.embedders"
@@ -125,6 +126,27 @@ def as_embedder(obj: Any, *, where: str = "embedder") -> Any:
         "retrievekit[llama-index] / retrievekit[langchain] installed), 'all-MiniLM-L6-v2' or 'openai:MODEL@URL'; "
         f"got {type(obj).__name__}"
     )
+
+
+def required_embedder(obj: Any, *, where: str) -> Any:
+    """:func:`as_embedder` for a caller that has no default model (a framework's embeddings class): ``None`` is an
+    :class:`~retrievekit.core.errors.InvalidInputError` naming ``where`` and what it takes.
+
+    Examples:
+        >>> from retrievekit.core.fakes import OnesEmbedder
+        >>> isinstance(required_embedder(OnesEmbedder(), where="Embeddings"), OnesEmbedder)
+        True
+        >>> required_embedder(None, where="Embeddings")
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: Embeddings needs an embedding model: a retrievekit Embedder, 'all-MiniLM-L6-v2' or 'openai:MODEL@URL'
+    """
+    core = as_embedder(obj, where=where)
+    if core is None:
+        raise InvalidInputError(
+            f"{where} needs an embedding model: a retrievekit Embedder, 'all-MiniLM-L6-v2' or 'openai:MODEL@URL'"
+        )
+    return core
 
 
 def add_embedder_argument(parser: Any) -> None:

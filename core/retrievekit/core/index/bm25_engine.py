@@ -34,21 +34,23 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import IndexFormatError, IndexLockedError, InvalidInputError
 from retrievekit.core.index.checksums import MANIFEST_CHECK, manifest_check
-from retrievekit.core.index.corpus_record import RECORD_KEY, record_of_digests
+from retrievekit.core.index.corpus_record import RECORD_KEY, CorpusTally, record_of_digests
 from retrievekit.core.index.folder_swap import restore_interrupted_swap
 from retrievekit.core.index.store import MANIFEST, atomic_folder, read_versioned_json
 from retrievekit.core.index.tantivy_docs import (
     HEAP,
     analyze,
+    digests_of,
     fill,
     fill_documents,
+    id_and_digest,
     make_document,
     new_index,
     open_index,
@@ -128,6 +130,7 @@ class TantivyEngine:
         self._generation = int(manifest.get("generation", 1))
         self._opstamp = int(manifest.get("opstamp", 0))
         self._record: dict[str, Any] | None = manifest.get(RECORD_KEY)
+        self._record_at = self._opstamp if self._record is not None else -1  # the opstamp the record describes
         self._digests: dict[str, str] | None = None  # id -> content digest, read from the doc store when needed
         self._digests_at = -1  # the opstamp they were read at
         self._stat = _stat(folder / MANIFEST) if folder is not None else None
@@ -160,7 +163,7 @@ class TantivyEngine:
         opstamp, digests = fill(index, objects)
         eng = cls(index, None, config, {"opstamp": opstamp})
         eng._digests, eng._digests_at = digests, opstamp
-        eng._record = record_of_digests(digests)
+        eng._record, eng._record_at = record_of_digests(digests), opstamp
         return eng
 
     @classmethod
@@ -180,6 +183,7 @@ class TantivyEngine:
         eng = cls(open_index(gen), path, manifest["config"], manifest)
         if _meta_opstamp(gen) != eng._opstamp:  # killed between a commit and the manifest: the commit holds
             eng._record = record_of_digests(eng._held_digests())
+            eng._record_at = eng._digests_at
         return eng
 
     def save(self, folder: str | os.PathLike[str]) -> None:
@@ -229,7 +233,7 @@ class TantivyEngine:
                 if attempt == 2:
                     raise
         self._generation, self._opstamp, self._stat = gen, int(manifest["opstamp"]), stat
-        self._record = manifest.get(RECORD_KEY)
+        self._record, self._record_at = manifest.get(RECORD_KEY), self._opstamp
 
     def __len__(self) -> int:
         self.refresh()
@@ -248,6 +252,7 @@ class TantivyEngine:
         self.refresh()
         if self._record is None:
             self._record = record_of_digests(self._held_digests())
+            self._record_at = self._digests_at
         return self._record
 
     def search(self, terms: list[str], k: int) -> list[tuple[DataObject, float]]:
@@ -339,14 +344,33 @@ class TantivyEngine:
             text = _object(doc).index_text()
             yield t.Document(id=doc.get_first("id"), obj=obj, digest=digest, all="1", text=text)
 
+    def _current_opstamp(self) -> int:
+        """The opstamp of the last commit to the current generation (tantivy's own ``meta.json``)."""
+        return _meta_opstamp(self._gen_path()) if self.folder is not None else self._opstamp
+
     def _held_digests(self) -> dict[str, str]:
         """``id -> content digest`` of the live objects, read from the doc store when the index changed since."""
-        current = _meta_opstamp(self._gen_path()) if self.folder is not None else self._opstamp
+        current = self._current_opstamp()
         if self._digests is None or self._digests_at != current:
             self._index.reload()
-            self._digests = {str(d.get_first("id")): bytes(d.get_first("digest")).decode() for d in self._stored()}
-            self._digests_at = current
+            self._digests, self._digests_at = self._read_digests(), current
         return self._digests
+
+    def _read_digests(self) -> dict[str, str]:
+        return dict(map(id_and_digest, self._stored()))
+
+    def _digests_of(self, ids: Sequence[str]) -> dict[str, str]:
+        """``id -> content digest`` of those of ``ids`` the index holds now, read for them alone (a change costs what
+        it changes, not the index)."""
+        if self._digests is not None and self._digests_at == self._current_opstamp():
+            return {i: self._digests[i] for i in set(ids) if i in self._digests}
+        self._index.reload()
+        return digests_of(self._index, ids, self.folder or "the in-memory BM25 index")
+
+    def _tally(self) -> CorpusTally | None:
+        """The corpus record as a tally a change updates, when it describes the index's last commit (None: another
+        writer's commit the manifest does not record yet, or a record of version 1)."""
+        return CorpusTally.from_record(self._record) if self._record_at == self._current_opstamp() else None
 
     def _gen_path(self) -> Path:
         assert self.folder is not None
@@ -382,13 +406,37 @@ class TantivyEngine:
             return
         raise IndexLockedError(f"{self.folder} keeps changing under this writer; retry")  # pragma: no cover
 
-    def _committed(self, opstamp: int, digests: dict[str, str]) -> None:
-        """After a commit: reload, remember the state, rewrite the manifest (the last write of a change)."""
+    def _committed(
+        self,
+        opstamp: int,
+        digests: dict[str, str] | None = None,
+        *,
+        before: CorpusTally | None = None,
+        removed: Sequence[tuple[str, str]] = (),
+        added: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """After a commit: reload, remember the state, rewrite the manifest (a change's last write). ``digests``: all
+        live objects' (a compaction); else the change's ``removed`` / ``added`` pairs update ``before`` (the record
+        before the commit, :meth:`_tally`) and the kept digests in O(changed), or, without it, all are read once."""
         self._index.reload()
-        self._opstamp, self._digests, self._digests_at = opstamp, digests, opstamp
-        self._record = record_of_digests(digests)
+        if digests is None and before is None:
+            digests = self._read_digests()  # the state after the commit: the change is in it
+        if digests is not None:
+            self._digests, tally = digests, CorpusTally.from_record(record_of_digests(digests))
+        else:
+            assert before is not None
+            tally = before.changed_digests(removed=removed, added=added)
+            if self._digests is not None and self._digests_at == self._opstamp:  # kept up to date, not re-read
+                for oid, _ in removed:
+                    self._digests.pop(oid, None)
+                self._digests.update(added)
+            else:
+                self._digests = None
+        assert tally is not None
+        self._opstamp, self._digests_at = opstamp, opstamp if self._digests is not None else -1
+        self._record, self._record_at = tally.record(), opstamp
         if self.folder is not None:
-            _write_manifest(self.folder, self.config, self._generation, opstamp, digests)
+            _write_manifest(self.folder, self.config, self._generation, opstamp, tally.count, self._record)
             self._stat = _stat(self.folder / MANIFEST)
 
     def add(self, objects: Iterable[DataObject]) -> None:
@@ -409,14 +457,14 @@ class TantivyEngine:
             return
         made = [make_document(o) for o in objs]
         with self._writing() as writer:
-            held = dict(self._held_digests())
-            dup = next((o.id for o in objs if o.id in held), None)
+            dup = next(iter(sorted(self._digests_of([o.id for o in objs]))), None)
             if dup is not None:
                 raise InvalidInputError(f"add: id {dup!r} is already in the index; delete it first")
-            for o, (doc, digest) in zip(objs, made, strict=True):
+            before = self._tally()
+            for doc, _ in made:
                 writer.add_document(doc)
-                held[o.id] = digest
-            self._committed(int(writer.commit()), held)
+            added = [(o.id, digest) for o, (_, digest) in zip(objs, made, strict=True)]
+            self._committed(int(writer.commit()), before=before, added=added)
 
     def delete(self, ids: Iterable[str], *, compact: bool | None = None) -> list[str]:
         """Delete ``ids`` (those not held are ignored) and commit; returns the ids deleted, in the order given. They
@@ -432,13 +480,13 @@ class TantivyEngine:
         wanted = check_ids(ids, where="delete")
         old = None
         with self._writing() as writer:
-            held = dict(self._held_digests())
-            gone = [i for i in wanted if i in held]
+            held = self._digests_of(wanted)
+            gone = [i for i in dict.fromkeys(wanted) if i in held]
             if gone:
+                before = self._tally()
                 for i in gone:
                     writer.delete_documents_by_term("id", i)
-                    del held[i]
-                self._committed(int(writer.commit()), held)
+                self._committed(int(writer.commit()), before=before, removed=[(i, held[i]) for i in gone])
             if compact or (compact is None and self._over_threshold()):
                 old = self._compact_locked()
         self._remove(old)
@@ -518,8 +566,12 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
     return data
 
 
-def _write_manifest(folder: Path, config: dict[str, Any], gen: int, opstamp: int, digests: dict[str, str]) -> None:
-    """Write the manifest atomically: the one file that says which generation and commit the folder is at."""
+def _write_manifest(
+    folder: Path, config: dict[str, Any], gen: int, opstamp: int, held: dict[str, str] | int, record: Any = None
+) -> None:
+    """Write the manifest atomically: the one file that says which generation and commit the folder is at. ``held``:
+    the live objects' digests (their count and, when ``record`` is not given, the corpus record counted from them),
+    or their count with the ``record``."""
     from retrievekit.core import __version__
 
     data: dict[str, Any] = {
@@ -531,9 +583,9 @@ def _write_manifest(folder: Path, config: dict[str, Any], gen: int, opstamp: int
         "analyzer": ANALYZER,
         "generation": gen,
         "opstamp": opstamp,
-        "n_objects": len(digests),
+        "n_objects": held if isinstance(held, int) else len(held),
         "config": config,
-        RECORD_KEY: record_of_digests(digests),
+        RECORD_KEY: record if record is not None or isinstance(held, int) else record_of_digests(held),
     }
     data[MANIFEST_CHECK] = manifest_check(data)
     atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))

@@ -1,8 +1,11 @@
 """Which corpus an index holds: a record of it kept in the index's manifest, and the check that refuses an index
 folder built from another corpus.
 
-An index's save writes :func:`corpus_record` (``{"count", "digest"}``: how many objects, and a sha256 over its
-sorted ``(id, content digest)`` pairs) into its manifest under :data:`RECORD_KEY`. An index reopened for a corpus
+An index's save writes :func:`corpus_record` (``{"count", "digest", "version"}``: how many objects, and the sum
+modulo 2**256 of one sha256 per object, over its id and content digest) into its manifest under :data:`RECORD_KEY`.
+A sum is the same in any order and is updated by adding and removing objects (:class:`CorpusTally`): a living index
+records every change's corpus in O(changed). A record without ``"version"`` (written before version 2) holds a
+sha256 over the sorted ``(id, content digest)`` pairs; it is still checked as such. An index reopened for a corpus
 (a ``work_dir`` cache entry, a LATTICE ``tree_dir``) is checked with :func:`check_same_corpus`: another corpus,
 whether other ids or the same ids with other texts, raises :class:`~retrievekit.core.errors.CorpusMismatchError`
 naming both sizes and an example id that differs, instead of being served. An object's content digest
@@ -33,6 +36,8 @@ from retrievekit.core.types import DataObject, object_to_dict
 
 __all__ = [
     "RECORD_KEY",
+    "RECORD_VERSION",
+    "CorpusTally",
     "check_same_corpus",
     "content_digest",
     "corpus_difference",
@@ -42,6 +47,12 @@ __all__ = [
 
 RECORD_KEY = "corpus"
 """The manifest field that holds an index's :func:`corpus_record`."""
+
+RECORD_VERSION = 2
+"""The version of the records :func:`corpus_record` writes (a sum of per-object digests); version 1 (no
+``"version"`` field) was a sha256 over the sorted pairs."""
+
+_MOD = 1 << 256
 
 
 def content_digest(obj: DataObject) -> str:
@@ -64,16 +75,92 @@ def _digests(objects: Iterable[DataObject]) -> dict[str, str]:
     return {o.id: content_digest(o) for o in objects}
 
 
-def _digest_of(digests: Mapping[str, str]) -> str:
+def _sorted_digest(digests: Mapping[str, str]) -> str:
+    """A version-1 record's digest: a sha256 over the sorted ``(id, content digest)`` pairs."""
     h = hashlib.sha256()
     for oid in sorted(digests):
         h.update(f"{oid}\x1f{digests[oid]}\n".encode())
     return h.hexdigest()
 
 
+def _term(oid: str, digest: str) -> int:
+    """One object's part of a version-2 digest: the sha256 of its id and content digest, as a number."""
+    return int.from_bytes(hashlib.sha256(f"{oid}\x1f{digest}".encode()).digest(), "big")
+
+
+def _hex(total: int) -> str:
+    return f"{total % _MOD:064x}"
+
+
+def _digest_of(digests: Mapping[str, str]) -> str:
+    return _hex(sum(_term(oid, d) for oid, d in digests.items()))
+
+
+def _recorded_digest(recorded: Mapping[str, Any], digests: Mapping[str, str]) -> str | None:
+    """The digest ``recorded``'s version would hold for ``digests`` (None for a version this code does not know)."""
+    version = recorded.get("version", 1)
+    if version == 1:
+        return _sorted_digest(digests)
+    return _digest_of(digests) if version == RECORD_VERSION else None
+
+
+class CorpusTally:
+    """A :func:`corpus_record` kept up to date by adding and removing objects, each change in O(changed): the count
+    and the sum of the per-object terms.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> a, b, b2 = Passage(id="a", text="x"), Passage(id="b", text="y"), Passage(id="b", text="z")
+        >>> tally = CorpusTally.of([a, b]).changed(removed=[b], added=[b2])
+        >>> tally.record() == corpus_record([a, b2]), tally.count
+        (True, 2)
+        >>> CorpusTally.from_record(tally.record()).record() == tally.record()
+        True
+        >>> CorpusTally.from_record({"count": 2, "digest": "ab"}) is None  # a version-1 record: not a sum
+        True
+    """
+
+    def __init__(self, count: int = 0, total: int = 0) -> None:
+        self.count, self.total = count, total % _MOD
+
+    @classmethod
+    def of(cls, objects: Iterable[DataObject]) -> CorpusTally:
+        """The tally of ``objects`` (each hashed once)."""
+        return cls().changed(removed=(), added=objects)
+
+    @classmethod
+    def from_record(cls, record: Any) -> CorpusTally | None:
+        """The tally a version-2 record holds; None for another record (an older version, or none)."""
+        if not isinstance(record, Mapping) or record.get("version") != RECORD_VERSION:
+            return None
+        try:
+            return cls(int(record["count"]), int(str(record["digest"]), 16))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def changed(self, *, removed: Iterable[DataObject], added: Iterable[DataObject]) -> CorpusTally:
+        """A new tally: ``removed`` objects (as held) taken out, ``added`` ones put in."""
+        return self.changed_digests(
+            removed=((o.id, content_digest(o)) for o in removed), added=((o.id, content_digest(o)) for o in added)
+        )
+
+    def changed_digests(self, *, removed: Iterable[tuple[str, str]], added: Iterable[tuple[str, str]]) -> CorpusTally:
+        """:meth:`changed` from ``(id, content digest)`` pairs (an index that keeps its objects' digests)."""
+        count, total = self.count, self.total
+        for oid, digest in removed:
+            count, total = count - 1, total - _term(oid, digest)
+        for oid, digest in added:
+            count, total = count + 1, total + _term(oid, digest)
+        return CorpusTally(count, total)
+
+    def record(self) -> dict[str, Any]:
+        """The :func:`corpus_record` of the tallied objects."""
+        return {"count": self.count, "digest": _hex(self.total), "version": RECORD_VERSION}
+
+
 def corpus_record(objects: Iterable[DataObject]) -> dict[str, Any]:
-    """What an index records of its corpus: ``{"count": objects, "digest": sha256 over the sorted (id, content
-    digest) pairs}`` (the same for the same objects in any order).
+    """What an index records of its corpus: ``{"count": objects, "digest": the sum of one sha256 per (id, content
+    digest) pair, "version": 2}`` (the same for the same objects in any order; :class:`CorpusTally` updates it).
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -82,7 +169,7 @@ def corpus_record(objects: Iterable[DataObject]) -> dict[str, Any]:
         (True, 1)
     """
     digests = _digests(objects)
-    return {"count": len(digests), "digest": _digest_of(digests)}
+    return record_of_digests(digests)
 
 
 def record_of_digests(digests: Mapping[str, str]) -> dict[str, Any]:
@@ -95,7 +182,7 @@ def record_of_digests(digests: Mapping[str, str]) -> dict[str, Any]:
         >>> record_of_digests({"a": content_digest(a)}) == corpus_record([a])
         True
     """
-    return {"count": len(digests), "digest": _digest_of(digests)}
+    return {"count": len(digests), "digest": _digest_of(digests), "version": RECORD_VERSION}
 
 
 def _differences(held: Mapping[str, str], given: Mapping[str, str]) -> tuple[list[str], list[str], list[str]]:
@@ -136,8 +223,8 @@ def check_same_corpus(
     recorded: Any = None,
 ) -> None:
     """Refuse an index (``where``, holding ``held``) reopened for another corpus (``given``): other ids, or the same
-    ids with another text, in any order. ``recorded`` is the index's manifest record (:func:`corpus_record`); when it
-    matches ``given`` the held objects are not hashed again. ``advice`` ends the message (what to do instead).
+    ids with another text, in any order. ``recorded`` is the index's manifest record (:func:`corpus_record`, of
+    either version); when it matches ``given`` the held objects are not hashed again. ``advice`` ends the message (what to do instead).
 
     Raises:
         CorpusMismatchError: naming both sizes and an example id that differs (added, removed or edited).
@@ -154,7 +241,7 @@ def check_same_corpus(
     if (
         isinstance(recorded, Mapping)
         and recorded.get("count") == len(want)
-        and recorded.get("digest") == _digest_of(want)
+        and recorded.get("digest") == _recorded_digest(recorded, want)
     ):
         return
     have = _digests(held)

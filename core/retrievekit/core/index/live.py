@@ -8,12 +8,14 @@ embedded); the BM25 side uses ``BM25Index``'s in-place ``add`` / ``delete``. Wit
 statistics until a compaction, which ``delete`` runs on its own above 10 % deleted documents
 (:data:`~retrievekit.core.index.bm25_engine.COMPACT_ABOVE`), so scores may differ from a fresh build's below that.
 
-A folder index (``path=``) holds ``live/`` (its manifest, with the method, options and
-:func:`~retrievekit.core.index.corpus_record.corpus_record` of the held objects, updated on every change, and the
-objects themselves), ``bm25/`` and ``dense/`` (the parts, each a retrievekit index folder). A change is written
-part by part, ``live/`` last (the commit); :meth:`LiveIndex.open` checks every part against ``live/``'s objects and
-brings one that moved on without a commit (a change killed part-way) back to them
-(:mod:`~retrievekit.core.index.live_repair`, an :class:`~retrievekit.core.errors.IndexRepairedWarning`).
+A folder index (``path=``) holds ``live/`` (its manifest, with the method and options, the objects, and the log of
+the changes since, :mod:`~retrievekit.core.index.live_log`: each line with the
+:func:`~retrievekit.core.index.corpus_record.corpus_record` after it), ``bm25/`` and ``dense/`` (the parts, each a
+retrievekit index folder). A change is written part by part, ``live/`` last (the commit: its line appended to the
+log, or, once the log outgrows a quarter of the objects, all of ``live/`` rewritten in one swap);
+:meth:`LiveIndex.open` checks every part against ``live/``'s objects and brings one that moved on without a commit
+(a change killed part-way) back to them (:mod:`~retrievekit.core.index.live_repair`, an
+:class:`~retrievekit.core.errors.IndexRepairedWarning`).
 
 A change holds the writer lock (:mod:`~retrievekit.core.index.live_lock`; a folder's is an ``flock`` in it, waited
 for :attr:`LiveIndex.writer_wait` seconds at most) and first reloads a folder another process changed, so processes
@@ -32,7 +34,6 @@ Examples:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import warnings
@@ -43,15 +44,16 @@ from typing import Any, ClassVar
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import CorpusMismatchError, IndexFormatError, IndexRepairedWarning, InvalidInputError
 from retrievekit.core.index.as_embedder import as_embedder
-from retrievekit.core.index.bm25 import ENGINES, BM25Config, BM25Index
-from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
+from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.corpus_record import RECORD_KEY, CorpusTally
 from retrievekit.core.index.folder_swap import restore_interrupted_swap
-from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
+from retrievekit.core.index.hybrid import HybridRetriever
 from retrievekit.core.index.live_lock import LOCK_NAME, WriterLock
+from retrievekit.core.index.live_log import ChangeLog, base_bytes, read_base, read_live
+from retrievekit.core.index.live_options import ENGINE_KEY, bm25_config, fusion_settings, no_embedder, options_json
 from retrievekit.core.index.live_repair import rebuild_bm25, reconcile_dense
-from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest, write_objects
+from retrievekit.core.index.store import atomic_folder, write_manifest, write_objects
 from retrievekit.core.index.updatable import check_batch, check_ids
-from retrievekit.core.options import check_option_keys
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
@@ -63,7 +65,7 @@ LIVE_METHODS = ("bm25", "dense", "hybrid")
 :class:`~retrievekit.core.generative.mindref_index.LiveMindRef`) adds its name once its module is imported."""
 
 FORMAT = "live"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: changes appended to live/changes.jsonl (version 1 folders are read, and folded when changed)
 
 
 class LiveIndex:
@@ -115,6 +117,9 @@ class LiveIndex:
         self._configure(self.options, llm)
         self._embedder = embedder
         self._objects: dict[str, DataObject] = {o.id: o for o in objects}
+        self._tally: CorpusTally | None = None  # the held objects' corpus record, kept per change (None: count again)
+        self._log: ChangeLog | None = None  # a folder's change log, as committed
+        self._delta: tuple[list[str], list[DataObject], CorpusTally] | None = None  # the change _save_live commits
         self._bm25: BM25Index | None = None
         self._dense: Any = None
         self._closed = False
@@ -129,8 +134,8 @@ class LiveIndex:
             raise InvalidInputError(
                 f"llm= reaches no part of a {self.method} LiveIndex (it asks no model); leave it out"
             )
-        self.bm25_config = _bm25_config(self.method, options)
-        self.fusion, self.weights = _settings(self.method, {k: v for k, v in options.items() if k != ENGINE_KEY})
+        self.bm25_config = bm25_config(self.method, options)
+        self.fusion, self.weights = fusion_settings(self.method, {k: v for k, v in options.items() if k != ENGINE_KEY})
 
     @staticmethod
     def _kind(method: str) -> type[LiveIndex]:
@@ -181,7 +186,7 @@ class LiveIndex:
             return idx
         if folder is not None and folder.exists() and any(e.name != LOCK_NAME for e in folder.iterdir()):
             raise InvalidInputError(f"{folder} exists and holds something other than a live index")
-        emb = as_embedder(embedder, where="LiveIndex.create") if method != "bm25" else _no_embedder(embedder)
+        emb = as_embedder(embedder, where="LiveIndex.create") if method != "bm25" else no_embedder(embedder)
         idx = cls(method, path=folder, embedder=emb, options=opts, objects=(), llm=llm)
         with idx._writer:  # a process that made the same folder meanwhile: its index is caught up with first
             idx._save_live()
@@ -206,10 +211,10 @@ class LiveIndex:
         opening = WriterLock(folder, on_stale=lambda: None)
         with opening.holding(catch_up=False):
             method, options = cls.saved_method(folder)
-            manifest = read_manifest(folder / "live", FORMAT, FORMAT_VERSION)
-            objects = read_objects(folder / "live", expected=manifest.get("n_objects"))
-            emb = as_embedder(embedder, where="LiveIndex.open") if method != "bm25" else _no_embedder(embedder)
+            manifest, objects, log = read_live(folder / "live", FORMAT, FORMAT_VERSION)
+            emb = as_embedder(embedder, where="LiveIndex.open") if method != "bm25" else no_embedder(embedder)
             idx = cls._kind(method)(method, path=folder, embedder=emb, options=options, objects=objects, llm=llm)
+            idx._log, idx._tally = log, CorpusTally.from_record(log.record or manifest.get(RECORD_KEY))
             try:
                 idx._open_parts()
             except BaseException:
@@ -232,7 +237,7 @@ class LiveIndex:
         restore_interrupted_swap(folder / "live")  # a change killed between its two renames: the old live/ back
         if not (folder / "live").is_dir():
             raise IndexFormatError(f"{folder} is not a live index folder (no live/)")
-        manifest = read_manifest(folder / "live", FORMAT, FORMAT_VERSION)
+        manifest = read_base(folder / "live", FORMAT, FORMAT_VERSION)
         try:
             return str(manifest["method"]), dict(manifest["options"])
         except (KeyError, TypeError, ValueError) as e:
@@ -276,15 +281,15 @@ class LiveIndex:
         restore_interrupted_swap(self.path / "live")
         if not (self.path / "live").is_dir():  # a creator killed before its first commit: nothing to read
             return
-        manifest = read_manifest(self.path / "live", FORMAT, FORMAT_VERSION)
-        if manifest.get("method") != self.method or _as_json(manifest.get("options")) != _as_json(self.options):
+        manifest, objects, log = read_live(self.path / "live", FORMAT, FORMAT_VERSION)
+        if manifest.get("method") != self.method or options_json(manifest.get("options")) != options_json(self.options):
             raise IndexFormatError(
                 f"{self.path} now holds a live {manifest.get('method')} index with options {manifest.get('options')} "
                 f"(another process made it), not this {self.method} one with {self.options}"
             )
-        objects = read_objects(self.path / "live", expected=manifest.get("n_objects"))
         self._forget_parts()
         self._objects = {o.id: o for o in objects}
+        self._log, self._tally = log, CorpusTally.from_record(log.record or manifest.get(RECORD_KEY))
         with warnings.catch_warnings():  # the other writer's dense part is unsealed until it closes: as expected
             warnings.filterwarnings("ignore", ".*cannot be verified \\(an add\\(\\) changed it")
             self._open_parts()
@@ -396,13 +401,14 @@ class LiveIndex:
             replaced = [o.id for o in changed if o.id in self._objects]
             trace.count("live.unchanged", len(objs) - len(changed))
             if changed:
+                tally = self._held_tally().changed(removed=[self._objects[i] for i in replaced], added=changed)
                 if self._uses_dense:
                     self._dense_upsert(changed)
                 for o in changed:
                     self._objects.pop(o.id, None)
                     self._objects[o.id] = o
                 self._change_parts(replaced, changed, trace)
-                self._save_live()
+                self._commit([], changed, tally)
             trace.count("live.upserted", len(changed))
             self.last_change = trace
         return [o.id for o in objs]
@@ -420,6 +426,7 @@ class LiveIndex:
         with self._writer:
             gone = [i for i in wanted if i in self._objects]
             if gone:
+                tally = self._held_tally().changed(removed=[self._objects[i] for i in gone], added=())
                 if self._uses_dense and self._dense is not None:
                     from retrievekit.core.index.dense_updates import delete_dense
 
@@ -427,7 +434,7 @@ class LiveIndex:
                 for i in gone:
                     del self._objects[i]
                 self._change_parts(gone, [], trace)
-                self._save_live()
+                self._commit(gone, [], tally)
             trace.count("live.deleted", len(gone))
             self.last_change = trace
         return gone
@@ -447,6 +454,8 @@ class LiveIndex:
             pending = self._bm25.pending_deletes if self._bm25 is not None else 0
             if pending and self._bm25 is not None:
                 self._bm25.compact()
+            if self._log is not None and self._log.end:  # the change log folded into a new object list
+                self._save_live()
             trace.count("live.compacted", pending)
             self.last_change = trace
         return pending
@@ -502,16 +511,45 @@ class LiveIndex:
             elif (self.path / "bm25").exists():
                 shutil.rmtree(self.path / "bm25")
 
+    def _commit(self, removed: list[str], added: list[DataObject], tally: CorpusTally) -> None:
+        """Commit a change (``removed`` ids, ``added`` objects) whose held objects' record is ``tally``."""
+        self._delta = (removed, added, tally)
+        try:
+            self._save_live()
+        except BaseException:
+            self._tally = None  # counted again from the held objects, which the next change writes whole
+            if self._log is not None:
+                self._log.refold = True
+            raise
+        finally:
+            self._delta = None
+        self._tally = tally
+
     def _save_live(self) -> None:
-        """Write ``live/`` (the objects and the manifest with their corpus record): the last write of a change."""
+        """Commit ``live/``, the last write of a change: its line appended to the change log
+        (:mod:`~retrievekit.core.index.live_log`), or, for a change without one, a log past its size or a method
+        with a part inside ``live/``, the held objects and the manifest written as a new ``live/`` (a fold)."""
         if self.path is None:
+            return
+        log = self._log if type(self)._write_parts is LiveIndex._write_parts else None
+        record = (self._delta[2] if self._delta is not None else self._held_tally()).record()
+        line = log.line(self._delta[0], self._delta[1], record) if log is not None and self._delta else b""
+        if log is not None and line and log.fits(line):
+            log.append(line)
             return
         held = list(self._objects.values())
         with atomic_folder(self.path / "live") as tmp:
             n = write_objects(tmp, held)
             self._write_parts(tmp)
-            fields = {"method": self.method, "options": self.options, "n_objects": n, RECORD_KEY: corpus_record(held)}
+            fields = {"method": self.method, "options": self.options, "n_objects": n, RECORD_KEY: record}
             write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
+        self._log = ChangeLog(self.path / "live", base_bytes=base_bytes(self.path / "live"))
+
+    def _held_tally(self) -> CorpusTally:
+        """The corpus tally of the held objects (counted again when a failed change lost it)."""
+        if self._tally is None:
+            self._tally = CorpusTally.of(self._objects.values())
+        return self._tally
 
     @property
     def corpus(self) -> dict[str, Any]:
@@ -522,7 +560,7 @@ class LiveIndex:
             >>> LiveIndex.create("bm25").corpus["count"]
             0
         """
-        return corpus_record(self._objects.values())
+        return self._held_tally().record()
 
     @property
     def _uses_bm25(self) -> bool:
@@ -548,11 +586,6 @@ def _has_text(objects: Sequence[DataObject]) -> bool:
     return any(o.index_text().strip() for o in objects)
 
 
-def _as_json(value: Any) -> str:
-    """``value`` as sorted JSON (options as a manifest keeps them: a tuple and a list alike)."""
-    return json.dumps(value, sort_keys=True, default=str)
-
-
 def _check_method(method: str, methods: tuple[str, ...] = LIVE_METHODS) -> str:
     if method not in methods:
         more = ""
@@ -563,37 +596,3 @@ def _check_method(method: str, methods: tuple[str, ...] = LIVE_METHODS) -> str:
             )
         raise InvalidInputError(f"a LiveIndex is one of {methods}{more}, not {method!r}")
     return method
-
-
-ENGINE_KEY = "bm25_engine"
-
-
-def _bm25_config(method: str, options: Mapping[str, Any]) -> BM25Config:
-    """The BM25 part's settings: the engine named by the ``bm25_engine`` option (``bm25`` / ``hybrid``)."""
-    if ENGINE_KEY not in options:
-        return BM25Config()
-    engine = options[ENGINE_KEY]
-    if method == "dense":
-        raise InvalidInputError(
-            f"{ENGINE_KEY} reaches no part of a dense LiveIndex (it has no BM25 part); leave it out"
-        )
-    if engine not in ENGINES:
-        raise InvalidInputError(f"option {ENGINE_KEY} must be one of {ENGINES}, not {engine!r}")
-    return BM25Config(engine=engine)
-
-
-def _no_embedder(embedder: Any) -> Any:
-    """``None`` for a ``bm25`` index, which embeds nothing; an embedder given to one is refused by name."""
-    if embedder is not None:
-        raise InvalidInputError("embedder= reaches no part of a bm25 LiveIndex (it embeds nothing); leave it out")
-    return None
-
-
-def _settings(method: str, options: Mapping[str, Any]) -> tuple[FusionConfig, list[float]]:
-    """The fusion settings of ``hybrid`` (its options checked); the other methods take no options."""
-    if method == "hybrid":
-        from retrievekit.core.index.baselines import hybrid_settings
-
-        return hybrid_settings(options)
-    check_option_keys(options, (), label=method)
-    return FusionConfig(), [1.0]

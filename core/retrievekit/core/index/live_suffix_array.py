@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from retrievekit.core.checks import check_held
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.bigram_followers import Followers
 from retrievekit.core.index.mapped import open_arrays, save_concatenated
@@ -255,9 +256,7 @@ class LiveTokenSuffixArray:
             retrievekit.core.errors.InvalidInputError: delete: id 'b' is not in the suffix array
         """
         wanted = check_ids(ids, where="delete")
-        unknown = next((k for k in wanted if k not in self._shard_of), None)
-        if unknown is not None:
-            raise InvalidInputError(f"delete: id {unknown!r} is not in the suffix array")
+        check_held(wanted, self._shard_of, "delete: id {id!r} is not in the suffix array")
         gone = set(wanted)
         touched = {id(self._shard_of.pop(k)) for k in wanted}
         runs: list[_Shard | _Run] = []  # the shards in order; a touched one as the run of documents it keeps
@@ -287,9 +286,7 @@ class LiveTokenSuffixArray:
             (['a'], [4], ['b', 'a'])
         """
         new = _checked(documents, "update")
-        missing = next((k for k in new if k not in self._shard_of), None)
-        if missing is not None:
-            raise InvalidInputError(f"update: id {missing!r} is not in the suffix array; add it")
+        check_held(new, self._shard_of, "update: id {id!r} is not in the suffix array; add it")
         self.delete(list(new))
         return self.add(new)
 

@@ -55,7 +55,7 @@ from retrievekit.core.errors import EmbedderTimeoutError, EmbedderUnavailableErr
 from retrievekit.core.index.embedder_rows import checked_rows, ordered_embeddings
 from retrievekit.core.llm.async_http import HTTPStatusError, JsonPoster, ReplyTooLargeError
 from retrievekit.core.llm.call_policy import CallPolicy
-from retrievekit.core.llm.per_loop import PerLoop
+from retrievekit.core.llm.per_loop import PerLoop, outlived_its_loop
 from retrievekit.core.llm.served_spec import split_served_spec
 from retrievekit.core.llm.slots import SharedSlots
 from retrievekit.core.threads import run_with_deadline
@@ -253,7 +253,9 @@ class ServedEmbedder:
                 raise
             except ReplyTooLargeError as e:
                 raise self._too_big(e.declared) from e
-            except Exception as e:
+            except Exception as e:  # a cancellation (BaseException) is not a failure: it ends the request here
+                if outlived_its_loop():
+                    return np.empty((0, 0))  # closed by the collector after its loop was: nobody waits for it
                 await asyncio.sleep(self._failed(e, attempt, attempts))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -261,7 +263,9 @@ class ServedEmbedder:
         """This embedder's async clients, one per event loop, closed with it (made on the first awaited request)."""
         if self._clients is None:
             self._clients = PerLoop(
-                lambda: JsonPoster(self.base_url, max_connections=self.max_concurrency), lambda poster: poster.aclose()
+                lambda: JsonPoster(self.base_url, max_connections=self.max_concurrency),
+                JsonPoster.aclose,
+                abandon=JsonPoster.abandon,
             )
         return self._clients
 

@@ -333,22 +333,30 @@ def _jsonable(value: Any) -> bool:
     return True
 
 
-def write_objects(folder: Path, objects: Iterable[DataObject]) -> int:
-    """Write objects as JSON lines; returns how many.
+def write_objects(folder: Path, objects: Iterable[DataObject], *, offsets: list[int] | None = None) -> int:
+    """Write objects as JSON lines; returns how many. ``offsets``, when given, receives each line's byte offset and
+    then the file's length (line ``i`` is bytes ``[offsets[i], offsets[i + 1])``).
 
     Examples:
         >>> import tempfile, pathlib
         >>> from retrievekit.core.types import Passage
-        >>> write_objects(pathlib.Path(tempfile.mkdtemp()), [Passage(id="a", text="x")])
-        1
+        >>> at: list[int] = []
+        >>> write_objects(pathlib.Path(tempfile.mkdtemp()), [Passage(id="a", text="x")], offsets=at), at[0]
+        (1, 0)
     """
-    n = 0
-    with open(folder / OBJECTS, "w", encoding="utf-8") as f:
+    n = position = 0
+    with open(folder / OBJECTS, "wb") as f:
         for obj in objects:
-            f.write(object_json(obj) + "\n")
+            line = (object_json(obj) + "\n").encode("utf-8")
+            if offsets is not None:
+                offsets.append(position)
+            f.write(line)
+            position += len(line)
             n += 1
         f.flush()
         os.fsync(f.fileno())
+    if offsets is not None:
+        offsets.append(position)
     return n
 
 

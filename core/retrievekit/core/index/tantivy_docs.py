@@ -16,7 +16,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -31,8 +31,10 @@ from retrievekit.core.types import DataObject
 __all__ = [
     "HEAP",
     "analyze",
+    "digests_of",
     "fill",
     "fill_documents",
+    "id_and_digest",
     "make_document",
     "new_index",
     "open_index",
@@ -220,3 +222,36 @@ def fill_documents(index: Any, docs: Iterable[Any]) -> int:
     writer.wait_merging_threads()
     index.reload()
     return opstamp
+
+
+def id_and_digest(doc: Any) -> tuple[str, str]:
+    """A stored document's id and content digest (:func:`make_document` stores both).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> doc, digest = make_document(Passage(id="a", text="x"))
+        >>> id_and_digest(doc) == ("a", digest)
+        True
+    """
+    return str(doc.get_first("id")), bytes(doc.get_first("digest")).decode()
+
+
+def digests_of(index: Any, ids: Sequence[str], where: object) -> dict[str, str]:
+    """``id -> content digest`` of those of ``ids`` that ``index``'s current reader holds, read for them alone (a
+    lookup of their id terms: the cost is theirs, not the index's); ``where`` names the index in a read error.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> index = new_index(None)
+        >>> _ = fill(index, [Passage(id="a", text="x"), Passage(id="b", text="y")])
+        >>> index.reload()
+        >>> list(digests_of(index, ["b", "zz"], "demo"))
+        ['b']
+    """
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    searcher = index.searcher()
+    query = tantivy().Query.term_set_query(index.schema, "id", wanted)
+    with reading(where):
+        return dict(id_and_digest(searcher.doc(addr)) for _, addr in searcher.search(query, len(wanted)).hits)

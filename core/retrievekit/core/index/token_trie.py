@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from retrievekit.core.checks import check_held
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.mapped import open_arrays, save_arrays
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
@@ -307,9 +308,7 @@ class TokenTrie:
         if self._keys is None:
             raise InvalidInputError("delete: this trie was built without ids; build it with TokenTrie.keyed(...)")
         wanted = check_ids(ids, where="delete")
-        unknown = next((k for k in wanted if k not in self._keys), None)
-        if unknown is not None:
-            raise InvalidInputError(f"delete: id {unknown!r} is not in the trie")
+        check_held(wanted, self._keys, "delete: id {id!r} is not in the trie")
         leaving: list[tuple[int, ...]] = []
         for key in wanted:
             seq = self._keys.pop(key)
@@ -331,9 +330,7 @@ class TokenTrie:
         """
         checked = self._checked_entries(entries, where="update")
         held = self._keys if self._keys is not None else {}
-        missing = next((k for k in checked if k not in held), None)
-        if missing is not None:
-            raise InvalidInputError(f"update: id {missing!r} is not in the trie; add it")
+        check_held(checked, held, "update: id {id!r} is not in the trie; add it")
         self.delete(list(checked))
         return self._add_keyed(checked)
 

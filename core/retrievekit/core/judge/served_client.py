@@ -116,7 +116,7 @@ class JudgeClient(ServedChatLLM):
         self.top_logprobs = int(top_logprobs)
         self._client = client
         self._lock = threading.Lock()
-        self._posters: PerLoop[JsonPoster] = PerLoop(self._new_poster, JsonPoster.aclose)
+        self._posters: PerLoop[JsonPoster] = PerLoop(self._new_poster, JsonPoster.aclose, abandon=JsonPoster.abandon)
         if client is not None:
             self._asend = None  # type: ignore[assignment]  # a caller's sync client: awaited on the bounded pool
 

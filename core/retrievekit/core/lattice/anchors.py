@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["gmm_threshold", "sample_anchors"]
+__all__ = ["gmm_threshold", "mixture_valley", "sample_anchors"]
 
 
 def gmm_threshold(values: Sequence[float], iters: int = 50) -> float | None:
@@ -50,6 +50,19 @@ def gmm_threshold(values: Sequence[float], iters: int = 50) -> float | None:
         np.multiply(resp, np.square(np.subtract(col, mu, out=tmp), out=tmp), out=tmp)
         var = np.maximum(add(tmp, axis=0) / nk, 1e-6)
         pi = nk / add(nk)
+    return mixture_valley(mu, var, pi)
+
+
+def mixture_valley(mu: np.ndarray, var: np.ndarray, pi: np.ndarray) -> float | None:
+    """Where the density of the 1-D Gaussian mixture (weights ``pi``, means ``mu``, variances ``var``) is lowest
+    between its two means, on a 201-point grid: :func:`gmm_threshold`'s last step (None when the means coincide).
+
+    Examples:
+        >>> mixture_valley(np.array([0.0, 1.0]), np.array([0.01, 0.01]), np.array([0.5, 0.5]))
+        0.5
+        >>> mixture_valley(np.array([0.3, 0.3]), np.array([0.1, 0.1]), np.array([0.5, 0.5])) is None
+        True
+    """
     lo, hi = sorted(mu.tolist())
     if hi - lo < 1e-9:
         return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.options import config_from_options
+from retrievekit.core.options import check_at_least, config_from_options
 
 __all__ = ["LatticeConfig", "TreeBuildConfig", "split_options"]
 
@@ -87,9 +87,7 @@ class TreeBuildConfig:
             raise InvalidInputError(f"first_layer must be 'cluster' or 'metadata', got {self.first_layer!r}")
         if self.summaries not in ("llm", "extractive"):
             raise InvalidInputError(f"summaries must be 'llm' or 'extractive', got {self.summaries!r}")
-        for name in ("summary_max_tokens", "child_chars", "max_concurrency", "partition_max_chars"):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"TreeBuildConfig.{name} must be >= 1, got {getattr(self, name)}")
+        check_at_least(self, ("summary_max_tokens", "child_chars", "max_concurrency", "partition_max_chars"), 1)
         if not self.summary_levels or any(int(w) < 1 for w in self.summary_levels):
             raise InvalidInputError(f"summary_levels must be positive word limits, got {self.summary_levels!r}")
         if int(self.retries) < 0:
@@ -156,7 +154,7 @@ class LatticeConfig:
         >>> LatticeConfig(beam_size=0)
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: beam_size must be >= 1, got 0
+        retrievekit.core.errors.InvalidInputError: LatticeConfig.beam_size must be >= 1, got 0
     """
 
     beam_size: int = 2
@@ -184,9 +182,7 @@ class LatticeConfig:
     shuffle_slates: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("beam_size", "num_iters", "score_max", "max_candidate_chars", "score_max_tokens"):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_at_least(self, ("beam_size", "num_iters", "score_max", "max_candidate_chars", "score_max_tokens"), 1)
         if int(self.num_leaf_anchors) < 0 or int(self.retries) < 0 or int(self.max_concurrency) < 1:
             raise InvalidInputError("num_leaf_anchors and retries must be >= 0, max_concurrency >= 1")
         for name in ("relevance_chain_factor", "leaf_score_weight", "omitted_score"):

@@ -43,6 +43,7 @@ from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.corpus_record import check_same_corpus
 from retrievekit.core.index.live import LiveIndex
+from retrievekit.core.index.live_undo import undone_on_failure
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
 from retrievekit.core.lattice.delete import delete_documents
 from retrievekit.core.lattice.insert import insert_documents
@@ -158,13 +159,8 @@ class LiveLattice(LiveIndex):
             []
         """
         check_object_ids(o.id for o in objects if isinstance(o, DataObject))
-        with self._writer:
-            before, tree = dict(self._objects), self._tree
-            try:
-                return super().upsert(objects, trace=trace)
-            except BaseException:
-                self._objects, self._tree = before, tree  # the held objects and the tree as they were
-                raise
+        with self._writer, undone_on_failure(self, "_tree"):  # the held objects and the tree as they were
+            return super().upsert(objects, trace=trace)
 
     def delete(self, ids: Sequence[str], *, trace: Trace | None = None) -> list[str]:
         """:meth:`LiveIndex.delete`; all or nothing.
@@ -174,13 +170,8 @@ class LiveLattice(LiveIndex):
             >>> LiveIndex.create("lattice", embedder=LengthEmbedder()).delete(["a"])
             []
         """
-        with self._writer:
-            before, tree = dict(self._objects), self._tree
-            try:
-                return super().delete(ids, trace=trace)
-            except BaseException:
-                self._objects, self._tree = before, tree
-                raise
+        with self._writer, undone_on_failure(self, "_tree"):
+            return super().delete(ids, trace=trace)
 
     def _change_parts(self, removed: list[str], added: list[DataObject], trace: Trace) -> None:
         held = list(self._objects.values())

@@ -2,7 +2,9 @@
 
 A tree saves its leaves' objects in ``objects.jsonl`` sorted by id, and each line's byte offset in
 ``object_offsets.npy``. Opened, the tree keeps only those offsets (memory-mapped) and the file: a search reads the
-lines of the objects it returns, nothing else, so a tree opens without the corpus in memory.
+lines of the objects it shows the LLM (a leaf's text is its object's:
+:meth:`~retrievekit.core.lattice.tree.SemanticTree.text`) and returns, nothing else, so a tree opens without the
+corpus in memory.
 
 1. **Read-only underneath.** The file is opened once and read with ``os.pread`` (threads read side by side); a
    tree saved over its own folder later keeps reading the file it was opened with.
@@ -35,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.errors import IndexFormatError
-from retrievekit.core.index.store import OBJECTS, object_json
+from retrievekit.core.index.store import OBJECTS, write_objects
 from retrievekit.core.types import DataObject, object_from_dict
 
 __all__ = ["OFFSETS", "StoredObjects", "write_sorted_objects"]
@@ -55,20 +57,12 @@ def write_sorted_objects(folder: Path, objects: Iterable[DataObject]) -> int:
         1
     """
     offsets: list[int] = []
-    position = 0
-    with open(folder / OBJECTS, "wb") as f:
-        for obj in sorted(objects, key=lambda o: o.id):
-            line = (object_json(obj) + "\n").encode("utf-8")
-            offsets.append(position)
-            f.write(line)
-            position += len(line)
-        f.flush()
-        os.fsync(f.fileno())
+    n = write_objects(folder, sorted(objects, key=lambda o: o.id), offsets=offsets)
     with open(folder / OFFSETS, "wb") as f:
-        np.save(f, np.asarray(offsets + [position], dtype=np.int64))  # the end too: line i is [o[i], o[i + 1])
+        np.save(f, np.asarray(offsets, dtype=np.int64))  # the end too: line i is [o[i], o[i + 1])
         f.flush()
         os.fsync(f.fileno())
-    return len(offsets)
+    return n
 
 
 class _File:

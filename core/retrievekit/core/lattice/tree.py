@@ -7,7 +7,10 @@ On disk (a folder written atomically with :func:`~retrievekit.core.index.store.a
 
 * ``manifest.json`` -- format ``retrievekit.lattice_tree``, :data:`FORMAT_VERSION`, root, counts, builder, build
   config; a folder of another format or a newer version raises :class:`~retrievekit.core.errors.IndexFormatError`;
-* ``nodes.jsonl`` -- one node per line (id, text, children, depth, leaf flag);
+* ``nodes.jsonl`` -- one node per line (id, text, children, depth, leaf flag); from format version 3 a leaf's line
+  has no text when its text is its object's ``index_text()`` (as every builder and insertion makes it):
+  :meth:`SemanticTree.text` reads it from the object when asked, so an opened tree does not hold the corpus's text
+  (a folder of version 1 or 2 keeps its leaves' texts in memory, as before, until the next save);
 * ``objects.jsonl`` and ``object_offsets.npy`` -- the leaves' objects, sorted by id, and each line's byte offset:
   :meth:`SemanticTree.load` reads an object when it is asked for
   (:class:`~retrievekit.core.lattice.stored_objects.StoredObjects`), not the file whole (a folder saved before the
@@ -16,7 +19,7 @@ On disk (a folder written atomically with :func:`~retrievekit.core.index.store.a
   one ``float32`` row a node and the rows' ids; :meth:`SemanticTree.load` memory-maps ``vectors.npy``
   (:class:`~retrievekit.core.lattice.node_vectors.NodeVectors`), so a search pages in the rows it reads. The nodes
   are still read whole. A folder of format version 1 keeps them in ``embeddings.npz`` (read into
-  memory; the next save writes version 2).
+  memory; the next save writes the current version).
 
 No pickle anywhere.
 
@@ -58,7 +61,7 @@ from retrievekit.core.types import DataObject
 __all__ = ["FORMAT", "FORMAT_VERSION", "ROOT", "SemanticTree", "TreeNode", "check_object_ids", "internal_id"]
 
 FORMAT = "lattice_tree"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: leaf lines without their text; 2: vectors.npy; 1: embeddings.npz
 ROOT = "root"
 NODES = "nodes.jsonl"
 EMBEDDINGS = "embeddings.npz"  # format version 1
@@ -139,6 +142,9 @@ def check_object_ids(ids: Iterable[str]) -> None:
 @dataclass
 class TreeNode:
     """One node: a leaf (a corpus object) or an internal node (a summary of its children).
+
+    A leaf's ``text`` is empty when the node does not hold it (a tree opened from its folder): its text is then its
+    object's ``index_text()``; read a node's text with :meth:`SemanticTree.text`.
 
     Examples:
         >>> TreeNode(id="n1-x", text="Fruit", children=["a"], depth=1).is_leaf
@@ -304,14 +310,21 @@ class SemanticTree:
         return self.nodes[node_id].depth
 
     def text(self, node_id: str) -> str:
-        """Text of a node (summary, or the object's index text for a leaf).
+        """Text of a node (summary, or the object's index text for a leaf: read from the object when the leaf does
+        not hold it, as in a tree opened from its folder).
 
         Examples:
             >>> from retrievekit.core.types import Passage
-            >>> SemanticTree.flat([Passage(id="a", text="x", title="T")]).text("a")
+            >>> t = SemanticTree.flat([Passage(id="a", text="x", title="T")])
+            >>> t.text("a")
+            'T\\nx'
+            >>> t.nodes["a"].text = ""; t.text("a")  # not held: its object's
             'T\\nx'
         """
-        return self.nodes[node_id].text
+        node = self.nodes[node_id]
+        if node.is_leaf and not node.text:
+            return self.objects[node_id].index_text()
+        return node.text
 
     def leaf_ids(self) -> list[str]:
         """Sorted ids of all leaves.
@@ -434,7 +447,7 @@ class SemanticTree:
 
         g = nx.DiGraph()
         for node in self.iter_nodes():
-            g.add_node(node.id, text=node.text, depth=node.depth, leaf=node.is_leaf)
+            g.add_node(node.id, text=self.text(node.id), depth=node.depth, leaf=node.is_leaf)
             for c in node.children:
                 g.add_edge(node.id, c)
         return g
@@ -454,7 +467,7 @@ class SemanticTree:
         with atomic_folder(path) as tmp:
             with open(tmp / NODES, "w", encoding="utf-8") as f:
                 for node in self.iter_nodes():
-                    f.write(json.dumps(node.to_dict(), ensure_ascii=False) + "\n")
+                    f.write(json.dumps(self._line(node), ensure_ascii=False) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
             write_sorted_objects(tmp, (self.objects[i] for i in self._leaf_ids))
@@ -465,6 +478,13 @@ class SemanticTree:
             fields[RECORD_KEY] = corpus_record(self.objects[i] for i in self._leaf_ids)
             write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
         return path
+
+    def _line(self, node: TreeNode) -> dict[str, Any]:
+        """``node``'s line in ``nodes.jsonl``: a leaf's text only when it is not its object's index text."""
+        line = node.to_dict()
+        if node.is_leaf and (not node.text or node.text == self.objects[node.id].index_text()):
+            del line["text"]
+        return line
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> SemanticTree:
@@ -483,7 +503,7 @@ class SemanticTree:
         """
         path = Path(path)
         manifest = read_manifest(path, FORMAT, FORMAT_VERSION)
-        if manifest.get("format_version") not in (1, FORMAT_VERSION):
+        if manifest.get("format_version") not in (1, 2, FORMAT_VERSION):
             raise IndexFormatError(
                 f"{path} holds a lattice tree of format version {manifest.get('format_version')}; this retrievekit "
                 f"reads version {FORMAT_VERSION}: rebuild the tree"
@@ -498,7 +518,7 @@ class SemanticTree:
                     d = json.loads(line)
                     nodes[d["id"]] = TreeNode(
                         id=d["id"],
-                        text=d["text"],
+                        text=d["text"] if "text" in d or not d["leaf"] else "",  # a leaf's: its object's
                         children=list(d["children"]),
                         depth=int(d["depth"]),
                         is_leaf=bool(d["leaf"]),

@@ -57,6 +57,7 @@ from retrievekit.core.llm.concurrency import llm_concurrency, map_calls
 from retrievekit.core.llm.exchange import Backoff, ServedModel, check_prompt_size, is_served, served_exchange
 from retrievekit.core.llm.judge_hooks import ajudge_relevance, judge_relevance
 from retrievekit.core.llm.loop_turns import take_turn
+from retrievekit.core.llm.per_loop import outlived_its_loop
 from retrievekit.core.threads import run_with_deadline
 from retrievekit.core.trace import Trace
 
@@ -212,7 +213,7 @@ async def arun_exchange(llm: ServedModel, call: ModelCall, trace: Trace | None =
                         async with asyncio.timeout(ask.timeout):  # cancelling ends the wait at once
                             got = await llm.async_transport()(ask)
                 except Exception as e:  # a cancellation (BaseException) is not a failure: it ends the call here
-                    if _outlived_its_loop():
+                    if outlived_its_loop():
                         return None  # closed by the collector after its loop was: ends quietly, sends nothing
                     got = e
             ask = exchange.send(got)
@@ -220,16 +221,6 @@ async def arun_exchange(llm: ServedModel, call: ModelCall, trace: Trace | None =
         return done.value
     finally:
         exchange.close()
-
-
-def _outlived_its_loop() -> bool:
-    """Whether this coroutine is being closed after its event loop was (a loop closed by hand with calls in flight,
-    the call collected later): its transport's clean-up fails then ("Event loop is closed"), and nothing is left to
-    tell."""
-    try:
-        return asyncio.get_running_loop().is_closed()
-    except RuntimeError:
-        return True
 
 
 def _send_with_trace(call: ModelCall, llm: Any, trace: Trace | None, embedder: Any) -> Any:

@@ -208,7 +208,7 @@ def _requests(
             if trace is not None:
                 trace.record_llm_call(prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens)
             return llm.noted(got, trace)
-        if not isinstance(got, Exception):  # a cancellation or an exit: not a failure of the request
-            raise got if isinstance(got, BaseException) else TypeError(f"a request got {type(got).__name__}")
+        if not isinstance(got, Exception):  # the drivers send a reply or the transport's exception, nothing else
+            raise TypeError(f"a transport answered {type(got).__name__}, not a Completion")
         yield Backoff(failed_request(got, attempt, attempts, policy, endpoint=llm.endpoint, trace=trace))
     raise AssertionError("unreachable")  # pragma: no cover

@@ -80,7 +80,7 @@ class OpenAIWire:
         self.extra_body = dict(extra_body or {})
         self.max_connections = max(1, int(max_connections))
         self.limit_field = limit_field
-        self._posters: PerLoop[JsonPoster] = PerLoop(self._poster, JsonPoster.aclose)
+        self._posters: PerLoop[JsonPoster] = PerLoop(self._poster, JsonPoster.aclose, abandon=JsonPoster.abandon)
 
     def _poster(self) -> JsonPoster:
         return JsonPoster(self.base_url, max_connections=self.max_connections, headers=self.headers)

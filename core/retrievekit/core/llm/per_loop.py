@@ -36,7 +36,7 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Generic, TypeVar
 
-__all__ = ["REQUESTS_PER_CLIENT", "PerLoop", "shards_for"]
+__all__ = ["REQUESTS_PER_CLIENT", "PerLoop", "outlived_its_loop", "shards_for"]
 
 T = TypeVar("T")
 
@@ -56,6 +56,8 @@ def shards_for(max_concurrency: int) -> int:
 
 class PerLoop(Generic[T]):
     """``make()`` once per running event loop; ``aclose(obj)`` awaited when that loop shuts down (module docstring).
+    A loop closed by hand, without that shutdown, is forgotten at the next :meth:`get` on any loop, each of its
+    objects handed to ``abandon(obj)`` first (sync: its loop can run nothing any more).
 
     Examples:
         >>> import asyncio
@@ -64,10 +66,16 @@ class PerLoop(Generic[T]):
     """
 
     def __init__(
-        self, make: Callable[[], T], aclose: Callable[[T], Awaitable[None]] | None = None, *, shards: int = 1
+        self,
+        make: Callable[[], T],
+        aclose: Callable[[T], Awaitable[None]] | None = None,
+        *,
+        shards: int = 1,
+        abandon: Callable[[T], None] | None = None,
     ) -> None:
         self._make = make
         self._aclose = aclose
+        self._abandon = abandon
         self._shards = max(1, int(shards))
         self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Held[T]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -77,6 +85,11 @@ class PerLoop(Generic[T]):
         loop = asyncio.get_running_loop()
         with self._lock:
             held = self._by_loop.get(loop)
+            gone = [self._by_loop.pop(old) for old in list(self._by_loop) if old.is_closed()]
+        for dropped in gone:  # loops closed by hand, their objects never closed: dropped quietly, no await
+            for obj in dropped.objs:
+                if self._abandon is not None:
+                    self._abandon(obj)
         if held is None:
             objs = [self._make() for _ in range(self._shards)]
             mine = _Held(objs, self._keeper(objs))
@@ -100,3 +113,24 @@ class _Held(Generic[T]):
 
     def __init__(self, objs: list[T], keeper: AsyncGenerator[None, None]) -> None:
         self.objs, self.keeper, self.turn = objs, keeper, itertools.count()
+
+
+def outlived_its_loop() -> bool:
+    """Whether the running coroutine is being closed after its event loop was (a loop closed by hand with requests
+    in flight, the coroutine collected later): its client's clean-up fails then ("Event loop is closed", "no running
+    event loop") and nothing is left to tell, so an awaited request ends quietly instead of raising into
+    ``sys.unraisablehook``.
+
+    Examples:
+        >>> outlived_its_loop()  # no loop runs here
+        True
+        >>> import asyncio
+        >>> async def inside():
+        ...     return outlived_its_loop()
+        >>> asyncio.run(inside())
+        False
+    """
+    try:
+        return asyncio.get_running_loop().is_closed()
+    except RuntimeError:
+        return True

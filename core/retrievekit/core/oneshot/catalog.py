@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from retrievekit.core.checks import check_held
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
 from retrievekit.core.types import DataObject
@@ -205,9 +206,7 @@ class DocumentCatalog:
         for i, x in enumerate(wanted):
             if not isinstance(x, Hashable):
                 raise InvalidInputError(f"delete: ids[{i}] must be a document id, got {type(x).__name__}")
-        unknown = next((x for x in wanted if x not in self.documents), _NONE)
-        if unknown is not _NONE:
-            raise InvalidInputError(f"delete: document id {unknown!r} is not in the catalog")
+        check_held(wanted, self.documents, "delete: document id {id!r} is not in the catalog")
         gone = list(dict.fromkeys(wanted))
         for x in gone:
             del self.documents[x]
@@ -224,10 +223,9 @@ class DocumentCatalog:
             ([1], [(2, 'GEN'), (1, 'Funds Rulebook')])
         """
         docs = _check_documents(documents, where="update")
-        missing = next((d.doc_id for d in docs if d.doc_id not in self.documents), _NONE)
-        if missing is not _NONE:
-            raise InvalidInputError(f"update: document id {missing!r} is not in the catalog; add it")
-        self.delete([d.doc_id for d in docs])
+        ids = [d.doc_id for d in docs]
+        check_held(ids, self.documents, "update: document id {id!r} is not in the catalog; add it")
+        self.delete(ids)
         return self.add(docs)
 
     def __len__(self) -> int:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.options import config_from_options
+from retrievekit.core.options import check_at_least, config_from_options
 
 __all__ = ["MATCH_SETTINGS", "SelfRetrievalConfig"]
 
@@ -146,12 +146,8 @@ class SelfRetrievalConfig:
             "top_k",
             "assess_batch_size",
         )
-        for name in positive:
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"SelfRetrievalConfig.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("neg_num", "candidate_titles"):
-            if int(getattr(self, name)) < 0:
-                raise InvalidInputError(f"SelfRetrievalConfig.{name} must be >= 0, got {getattr(self, name)}")
+        check_at_least(self, positive, 1)
+        check_at_least(self, ("neg_num", "candidate_titles"), 0)
         if self.random_sent_num is not None and self.random_sent_num < 1:
             raise InvalidInputError(f"random_sent_num must be >= 1 or None, got {self.random_sent_num}")
         for name in ("tau", "delta"):

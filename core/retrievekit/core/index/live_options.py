@@ -1,0 +1,85 @@
+"""A living index's settings, checked: the BM25 engine it names, the embedder it takes, ``hybrid``'s fusion
+(:class:`~retrievekit.core.index.live.LiveIndex`'s ``options``, ``embedder``).
+
+Examples:
+    >>> bm25_config("bm25", {"bm25_engine": "tantivy"}).engine
+    'tantivy'
+    >>> fusion_settings("bm25", {"fusion": "rrf"})
+    Traceback (most recent call last):
+    ...
+    retrievekit.core.errors.InvalidInputError: ...
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.index.bm25 import ENGINES, BM25Config
+from retrievekit.core.index.hybrid import FusionConfig
+from retrievekit.core.options import check_option_keys
+
+__all__ = ["ENGINE_KEY", "bm25_config", "fusion_settings", "no_embedder", "options_json"]
+
+ENGINE_KEY = "bm25_engine"
+"""The option that names the BM25 part's engine (``bm25`` and ``hybrid``)."""
+
+
+def bm25_config(method: str, options: Mapping[str, Any]) -> BM25Config:
+    """The BM25 part's settings: the engine named by the ``bm25_engine`` option (``bm25`` / ``hybrid``).
+
+    Examples:
+        >>> bm25_config("dense", {"bm25_engine": "tantivy"})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: bm25_engine reaches no part of a dense LiveIndex (it has no BM25 part); leave it out
+    """
+    if ENGINE_KEY not in options:
+        return BM25Config()
+    engine = options[ENGINE_KEY]
+    if method == "dense":
+        raise InvalidInputError(
+            f"{ENGINE_KEY} reaches no part of a dense LiveIndex (it has no BM25 part); leave it out"
+        )
+    if engine not in ENGINES:
+        raise InvalidInputError(f"option {ENGINE_KEY} must be one of {ENGINES}, not {engine!r}")
+    return BM25Config(engine=engine)
+
+
+def no_embedder(embedder: Any) -> Any:
+    """``None`` for a ``bm25`` index, which embeds nothing; an embedder given to one is refused by name.
+
+    Examples:
+        >>> no_embedder(None) is None
+        True
+    """
+    if embedder is not None:
+        raise InvalidInputError("embedder= reaches no part of a bm25 LiveIndex (it embeds nothing); leave it out")
+    return None
+
+
+def fusion_settings(method: str, options: Mapping[str, Any]) -> tuple[FusionConfig, list[float]]:
+    """The fusion settings of ``hybrid`` (its options checked); the other methods take no options.
+
+    Examples:
+        >>> fusion_settings("dense", {})[1]
+        [1.0]
+    """
+    if method == "hybrid":
+        from retrievekit.core.index.baselines import hybrid_settings
+
+        return hybrid_settings(options)
+    check_option_keys(options, (), label=method)
+    return FusionConfig(), [1.0]
+
+
+def options_json(value: Any) -> str:
+    """``value`` as sorted JSON (options as a manifest keeps them: a tuple and a list alike).
+
+    Examples:
+        >>> options_json({"b": (1, 2), "a": 0}) == options_json({"a": 0, "b": [1, 2]})
+        True
+    """
+    return json.dumps(value, sort_keys=True, default=str)
