@@ -24,6 +24,8 @@ embedder, so the model's time is not what is measured), the ms per added documen
 deleted document (100 deleted in one call), beside a full build's seconds. ``lattice`` (extractive summaries) and
 ``arm`` the same; ``lattice-llm`` writes LLM summaries with a scripted model (:class:`EchoSummaries`, no model runs)
 and counts its calls per added and per deleted document beside the bound (the tree's height per changed document).
+``mindref``: the title trie of MindRef over the default local model's tokenizer (no text is encoded: MindRef
+encodes a document's text when a query first recalls it).
 
     python benchmarks/living_corpus.py --data-dir "$RETRIEVEKIT_DATA_DIR" --part quality cost --sizes 10000 100000 \\
         --records benchmarks/records/living_corpus/rows.jsonl
@@ -65,9 +67,10 @@ METHODS = {
     "lattice-llm": ("lattice", {}),  # cost only: LLM summaries written by a scripted model, its calls counted
     "arm": ("arm", {}),  # llm="none": ARM's BM25 + dense candidate logic, no LLM stage
     "arm-oracle": ("arm", {}),  # quality only: keywords and verification answered from the gold labels
+    "mindref": ("mindref", {}),  # cost only: the default local model's tokenizer makes the title paths
 }
 QUALITY_ONLY = ("bm25-tantivy-compacted", "lattice-oracle", "lattice-cosine", "arm-oracle")
-COST_ONLY = ("lattice", "lattice-llm")
+COST_ONLY = ("lattice", "lattice-llm", "mindref")
 
 
 def _ndcg(index: Any, queries: list[Any], qrels: dict[str, dict[str, int]]) -> list[float]:
@@ -365,13 +368,14 @@ def _cost(name: str, data_dir: str, n: int, folder: Path) -> dict[str, Any]:
     from scale import HashedWords, scale_corpus
 
     import retrievekit.core.arm.index  # noqa: F401  (registers LiveIndex.create("arm"))
+    import retrievekit.core.generative.mindref_index  # noqa: F401  (registers LiveIndex.create("mindref"))
     import retrievekit.core.lattice.index  # noqa: F401  (registers LiveIndex.create("lattice"))
     from retrievekit.core.index.live import LiveIndex
 
     corpus = scale_corpus(data_dir, n + 100)
     base, extra = corpus[:n], corpus[n:]
     method, options = METHODS[name]
-    embedder = HashedWords() if method != "bm25" else None
+    embedder = HashedWords() if method not in ("bm25", "mindref") else None
     llm = EchoSummaries() if name == "lattice-llm" else "none" if method == "arm" else None
     row: dict[str, Any] = {"part": "cost", "method": name, "documents": n}
     with LiveIndex.create(method, path=folder / "idx", options=options, embedder=embedder, llm=llm) as idx:

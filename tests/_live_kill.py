@@ -10,12 +10,19 @@ import os
 import signal
 from typing import Any
 
+WHENS = ("before_commit", "mid_append", "between_renames", "after_commit")
+"""Every kill point, for a test's parametrisation."""
+
 
 def kill_at(when: str) -> None:
     """Make this process SIGKILL itself at ``when`` (``"before_commit"``, ``"mid_append"``, ``"between_renames"``;
-    ``"after_commit"`` is :func:`kill_after`'s) during the next change of a ``LiveIndex``."""
+    ``"after_commit"`` is :func:`kill_after`'s) during the next change of a ``LiveIndex``. For
+    ``"between_renames"`` the change is folded (``live/`` written whole, in two renames) instead of appended."""
     import retrievekit.core.index.live as live
     import retrievekit.core.index.live_log as live_log
+
+    if when == "between_renames":
+        live_log.FOLD_MIN_BYTES = live_log.FOLD_AT = 0
 
     real_manifest, real_replace, real_append = live.write_manifest, os.replace, live_log._append_bytes
 

@@ -7,11 +7,14 @@ Yes at a log-probability fixed by its prompt, No at -1).
   no thread per request (no ``retrievekit-llm`` request worker, no bridge worker: the requests are tasks of the loop).
 * 20 in-flight awaited judge calls cancelled: the server receives no request after the cancel + 0.5 s, and the
   cancelled calls' connections are closed.
+* A loop closed by hand with judge calls in flight prints nothing (no unraisable error, no "Unclosed client
+  session"), and the next loops' calls answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +22,14 @@ from typing import Any
 
 import pytest
 from _async_llm_server import llm_server, stats
-from _cancelling import after_the_cancel, assert_no_loop_errors, cancel_under_way
+from _cancelling import (
+    after_the_cancel,
+    assert_no_loop_errors,
+    assert_nothing_printed,
+    cancel_under_way,
+    close_with_calls_in_flight,
+    unraisable_caught,
+)
 from _thread_watch import watching_threads
 
 from retrievekit.core.judge.served import ServedJudge
@@ -90,3 +100,15 @@ def test_cancelled_awaited_judge_calls_send_nothing_more(server, capfd):
     assert before + 8 <= len(got["arrivals"]) < before + len(QUERIES) * len(DOCS)  # cancelled while under way
     assert got["open"] <= start["open"], (start["open"], got["open"])  # the cancelled calls' connections closed
     assert_no_loop_errors(capfd)
+
+
+def test_a_loop_closed_with_judge_calls_in_flight_prints_nothing_and_the_next_loops_answer(server, capfd, caplog):
+    judge = ServedJudge("scripted", server.url, max_concurrency=8)
+    judged = functools.partial(judge.ascore_relevance, candidates=DOCS[:2])
+    with unraisable_caught() as unraisable:
+        close_with_calls_in_flight(judged, [f"left {i}" for i in range(3)])
+        answers = [asyncio.run(judged(QUERIES[0])) for _ in range(2)]
+        del judge, judged  # its per-loop clients held the calls left in flight: collected now
+        gc.collect()
+    assert answers[0] == answers[1] and len(answers[0]) == 2
+    assert_nothing_printed(capfd, caplog, unraisable)

@@ -6,8 +6,10 @@ After any sequence of changes, answers (ids, passages, titles, scores) and the t
 fresh over the held documents in their order; a deleted document is never returned (its title path leaves the trie
 when no other document holds it); an edited one answers with its new title and text. The folder reopens without
 encoding a title (the trie is loaded with its keys), re-encodes the saved titles for an LM that tokenizes
-differently, refuses a damaged part, and a real SIGKILL during an add or a delete (before the commit, between its
-two renames, after it) leaves the old state or the new one. A failing change leaves the index as it was.
+differently (or when changes made with another LM were logged since), refuses a damaged part, and a real SIGKILL
+during an add or a delete (before the commit, mid-way through its log line, between the two renames of a change
+written whole, after it) leaves the old state or the new one. A change in a folder is one line of the change log,
+the saved trie's files untouched. A failing change leaves the index as it was.
 
 Real components: the tiny random-weight Llama and its in-process BPE tokenizer (``tests/_tiny_lm.py``), the real
 constrained beam search, trie and suffix arrays, the index folder. The failing tokenizer is the point of the
@@ -25,6 +27,7 @@ import textwrap
 import warnings
 
 import pytest
+from _live_kill import WHENS
 from _mindref import SMALL, corpus
 from _paths import REPO
 from _tiny_lm import tiny_local_lm
@@ -117,7 +120,11 @@ def test_a_living_mindref_answers_as_a_fresh_build_and_reopens_without_encoding_
     folder = tmp_path / "idx"
     idx = LiveIndex.create("mindref", path=folder, llm=lm, options=OPTIONS)
     assert isinstance(idx, LiveMindRef) and idx.mindref is None and idx.search("solar") == []
+    idx.upsert(corpus()[:1])  # the MindRef made: live/ written whole, the trie inside it
+    saved = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (folder / "live" / "titles").iterdir()}
     held = _changes(idx)
+    assert {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (folder / "live" / "titles").iterdir()} == saved
+    assert len((folder / "live" / "changes.jsonl").read_bytes().splitlines()) == 4  # each change a line
     assert idx.get(idx.ids()) == held
     fresh = MindRef(held, lm, SMALL)
     assert idx.last_report == {"built": False, "added": 0, "deleted": 2, "titles": len(fresh.trie)}
@@ -151,6 +158,13 @@ def test_another_tokenizer_reencodes_the_saved_titles_and_a_damaged_trie_is_refu
     with pytest.warns(FallbackWarning, match="another tokenizer"):
         back = LiveIndex.open(folder, llm=other)
         assert _answers(back.search) == _answers(MindRef(held, other, SMALL).search)
+    wind = Passage(id="d9", title="Wind farms", text="Turbines turn in the wind.")
+    back.upsert([wind])  # logged with the other tokenizer's title path
+    back.close()
+    with pytest.warns(FallbackWarning, match="another tokenizer"):  # the saved paths are of two tokenizers
+        again = LiveIndex.open(folder, llm=lm)
+        assert _answers(again.search) == _answers(MindRef([*held, wind], lm, SMALL).search)
+    again.close()
     TokenTrie.keyed({"d0": [5, 6]}, eos_token_id=lm.eos_token_id).save(folder / "live" / "titles")
     with pytest.raises(IndexFormatError, match="damaged"):  # the live manifest's checksums cover the trie
         LiveIndex.open(folder, llm=lm)
@@ -210,7 +224,7 @@ _KILLED = """
 """
 
 
-@pytest.mark.parametrize("when", ["before_commit", "between_renames", "after_commit"])
+@pytest.mark.parametrize("when", WHENS)
 @pytest.mark.parametrize("what", ["add", "delete"])
 def test_a_sigkill_during_a_change_leaves_the_old_or_the_new_state(tmp_path, lm, what, when):
     folder = tmp_path / "idx"

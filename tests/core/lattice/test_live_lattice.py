@@ -3,8 +3,9 @@ empty builds its tree from its first documents, then follows adds, edits and del
 valid with every live document a leaf exactly once and no deleted one anywhere; the exact oracle finds every relevant
 document as in a fresh tree; the summary calls per changed document stay within the tree's height (none with
 extractive summaries); a failing change leaves the index as it was; the folder reopens to the same tree; and a real
-SIGKILL during an add or a delete (before the commit, between its two renames, after it) leaves the old state or
-the new one.
+SIGKILL during an add or a delete (before the commit, mid-way through its log line, between the two renames of a
+change written whole, after it) leaves the old state or the new one. A change in a folder is one line of the change
+log (what it did to the tree), the tree's files untouched, and the reopened tree is the changed one.
 
 Real components: all-MiniLM-L6-v2, the bottom-up builder, the LATTICE search with the exact oracle judge, the index
 folder. The scripted summariser (``KeywordLLM``) is the point of the call-count test, the failing model the point
@@ -22,6 +23,7 @@ import textwrap
 
 import pytest
 from _lattice import TREE_TOPICS, KeywordLLM
+from _live_kill import WHENS
 from _paths import REPO
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, LLMUnavailableError
@@ -191,6 +193,40 @@ def test_the_folder_reopens_to_the_same_tree_and_refuses_a_tree_of_another_corpu
         LiveIndex.open(folder, embedder=minilm)
 
 
+def _files(folder) -> dict[str, tuple[int, int, int]]:
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir()}
+
+
+def test_a_change_is_one_log_line_and_the_reopened_tree_is_the_changed_one(tmp_path, minilm):
+    folder = tmp_path / "idx"
+    idx = LiveIndex.create("lattice", path=folder, embedder=minilm, options=EXTRACTIVE)
+    idx.upsert(DOCS[:24])  # the build: live/ written whole, the tree inside it
+    tree_files, log = _files(folder / "live" / "tree"), folder / "live" / "changes.jsonl"
+    sizes = []
+    for b in range(6):
+        idx.upsert(DOCS[24 + 4 * b : 28 + 4 * b])
+        sizes.append(log.stat().st_size)
+    idx.upsert(EDITS)
+    idx.delete(sorted(GONE))
+    assert _files(folder / "live" / "tree") == tree_files  # the tree's files untouched: each change a line
+    assert len(log.read_bytes().splitlines()) == 8 and sizes == sorted(sizes)
+    back = LiveIndex.open(folder, embedder=minilm)
+    mine, theirs = idx.tree, back.tree
+    assert {n.id: (mine.text(n.id), n.children, n.depth) for n in mine.iter_nodes()} == {
+        n.id: (theirs.text(n.id), n.children, n.depth) for n in theirs.iter_nodes()
+    }
+    assert set(theirs.embeddings) == set(mine.embeddings)
+    assert all((theirs.embeddings[k] == mine.embeddings[k]).all() for k in mine.embeddings)
+    assert {i: theirs.objects[i] for i in theirs.leaf_ids()} == {i: mine.objects[i] for i in mine.leaf_ids()}
+    assert theirs.meta == mine.meta and theirs.height == mine.height
+    _check_tree(theirs, LIVE, GONE)
+    back.compact()  # the log folded: the tree written whole again, the same tree
+    again = LiveIndex.open(folder, embedder=minilm).tree
+    assert not log.exists() and {n.id: n.children for n in again.iter_nodes()} == {
+        n.id: n.children for n in mine.iter_nodes()
+    }
+
+
 def test_concurrent_changes_are_made_one_at_a_time_and_none_is_lost(minilm):
     idx = LiveIndex.create("lattice", embedder=minilm, options=EXTRACTIVE)
     idx.upsert(DOCS[:8])
@@ -227,7 +263,7 @@ _KILLED = """
 """
 
 
-@pytest.mark.parametrize("when", ["before_commit", "between_renames", "after_commit"])
+@pytest.mark.parametrize("when", WHENS)
 @pytest.mark.parametrize("what", ["add", "delete"])
 def test_a_sigkill_during_a_change_leaves_the_old_or_the_new_state(tmp_path, minilm, what, when):
     folder = tmp_path / "idx"
@@ -245,3 +281,17 @@ def test_a_sigkill_during_a_change_leaves_the_old_or_the_new_state(tmp_path, min
     assert sorted(back.tree.leaf_ids()) == sorted(back.ids())  # the tree and the objects: one state
     back.upsert([Passage(id="z", text="after the kill: comets")])  # the next writer carries on
     assert "z" in LiveIndex.open(folder, embedder=minilm).tree.leaf_ids()
+
+
+def test_two_handles_on_one_folder_take_turns_and_each_sees_the_others_logged_changes(tmp_path, minilm):
+    folder = tmp_path / "idx"
+    first = LiveIndex.create("lattice", path=folder, embedder=minilm, options=EXTRACTIVE)
+    first.upsert(DOCS[:24])
+    second = LiveIndex.open(folder, embedder=minilm)
+    first.upsert(DOCS[24:28])  # a log line the second handle has not read
+    second.upsert(DOCS[28:32])  # caught up first: the first handle's line applied to its tree, then its own
+    first.delete(["d000"])  # and back
+    want = DOCS[1:32]
+    for idx in (first, LiveIndex.open(folder, embedder=minilm)):
+        assert sorted(idx.ids()) == sorted(d.id for d in want)
+        _check_tree(idx.tree, want, {"d000"})

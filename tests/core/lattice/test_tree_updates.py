@@ -194,3 +194,32 @@ def test_a_model_down_mid_refresh_is_a_typed_error_that_leaves_a_searchable_tree
     assert tree.meta["inserted"] == 20 and drift(tree).inserted == 20
     gold = {"late ones": [d.id for d in NEW[:2]]}
     assert _recall_at_10(tree, gold) == 1.0
+
+
+def _index_of(tree: SemanticTree) -> tuple:
+    """What indexing computes: each node's parent and depth, the sorted leaves, the height."""
+    return {n: (node.parent, node.depth) for n, node in tree.nodes.items()}, tree.leaf_ids(), tree.height
+
+
+def test_an_insertion_indexes_only_what_it_changed_and_agrees_with_a_whole_reindex(built, minilm):
+    tree = built.copy()
+    small = TreeBuildConfig(max_children=3, summaries="extractive")  # splits at every level: sibling and deeper ones
+    report = insert_documents(tree, NEW, None, minilm, small)
+    assert report["split_nodes"] >= 5
+    sets = {n: tree.leaf_set(n) for n in tree.nodes}  # cached as an insertion leaves them
+    incremental = _index_of(tree)
+    tree.reindex()  # the whole walk, every check
+    assert _index_of(tree) == incremental
+    assert all(tree.leaf_set(n) == s for n, s in sets.items())
+
+
+def test_a_copy_changed_leaves_the_tree_it_was_copied_from_as_it_was(built, minilm):
+    before = (_index_of(built), {n: (x.text, list(x.children)) for n, x in built.nodes.items()})
+    vectors = {n: built.embeddings[n].copy() for n in built.embeddings}
+    copied = built.copy()
+    insert_documents(copied, NEW, None, minilm)
+    delete_documents(copied, _doomed(copied), None, minilm)
+    assert (_index_of(built), {n: (x.text, list(x.children)) for n, x in built.nodes.items()}) == before
+    assert set(built.objects) == {d.id for d in BUILT} and set(built.embeddings) == set(vectors)
+    assert all((built.embeddings[n] == v).all() for n, v in vectors.items())
+    assert set(copied.objects) != set(built.objects)

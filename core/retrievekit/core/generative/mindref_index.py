@@ -14,8 +14,10 @@ changed in place by :meth:`MindRef.delete <retrievekit.core.generative.mindref.M
   the old MindRef or the new one. Changes are made one at a time.
 * **On disk** (``path=``) the title trie is kept inside ``live/`` with its keys (``live/titles/``, written by
   :meth:`~retrievekit.core.index.token_trie.TokenTrie.save`) beside ``live/mindref.json`` (each document's title
-  and title path, and the tokenizer's fingerprint), so a change is committed with the held objects in one rename:
-  a process killed during a change leaves the old state or the new one. Reopening reads the trie as saved (no
+  and title path, and the tokenizer's fingerprint). A change is one line of the change log
+  (:mod:`~retrievekit.core.index.live_log`): the held objects' change with the ids it took out of the trie and the
+  added documents' titles and title paths, applied to the saved trie on reopening; the line is the commit, so a
+  process killed during a change leaves the old state or the new one. Reopening reads the trie as saved (no
   title is encoded); an LM whose tokenizer differs from the one that wrote it re-encodes the saved titles, with a
   :class:`~retrievekit.core.errors.FallbackWarning`.
 
@@ -41,7 +43,7 @@ from typing import Any
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import FallbackWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.generative.mindref import MindRef, MindRefConfig, scoring_lm
-from retrievekit.core.index.live import LiveIndex
+from retrievekit.core.index.live import FOLD, LiveIndex
 from retrievekit.core.index.live_undo import undone_on_failure
 from retrievekit.core.index.token_trie import TokenTrie
 from retrievekit.core.llm.protocol import ScoringLM
@@ -110,6 +112,7 @@ class LiveMindRef(LiveIndex):
         self._lm: ScoringLM | None = scoring_lm(llm) if llm is not None and not isinstance(llm, str) else None
         self._mindref: MindRef | None = None
         self._saved: tuple[TokenTrie, dict[str, Any]] | None = None  # read from the folder, bound at first use
+        self._part_change: Any = FOLD
         self.last_report: dict[str, Any] = {}
         """What the last change did: ``built`` (a MindRef made), ``added``, ``deleted``, ``titles`` (distinct title
         paths held after it)."""
@@ -168,6 +171,7 @@ class LiveMindRef(LiveIndex):
         if added:
             new.add(added)
         titles = len(new.trie)  # the trie's arrays are made before the swap: searches only read them
+        self._part_change = FOLD if built or self.path is None else _logged(new, gone, added)
         self._mindref = new  # the swap: a search reads the old MindRef or this one
         self.last_report = {"built": built, "added": len(added), "deleted": len(gone), "titles": titles}
         trace.count("mindref.update.added", len(added))
@@ -214,6 +218,11 @@ class LiveMindRef(LiveIndex):
         meta = {"titles": titles, "paths": mr.title_paths(), "tokenizer": tokenizer_fingerprint(mr.lm)}
         (folder / META).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
 
+    def _logged_part(self) -> Any:
+        """The change's titles (:func:`_logged`), its log line's part; :data:`~retrievekit.core.index.live.FOLD`
+        after the MindRef was made."""
+        return self._part_change
+
     def _open_parts(self) -> None:
         assert self.path is not None
         held = list(self._objects)
@@ -227,11 +236,41 @@ class LiveMindRef(LiveIndex):
             meta = json.loads((live / META).read_text(encoding="utf-8"))
             titles, paths, tokenizer = meta["titles"], meta["paths"], meta["tokenizer"]
             ok = isinstance(titles, dict) and isinstance(paths, dict) and isinstance(tokenizer, str)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise IndexFormatError(f"{live / META} is unreadable: {type(e).__name__}: {e}") from e
+            for _removed, _added, part in self._log.parts if self._log is not None else []:
+                _replay(trie, meta, part)  # the changes since the trie was written, in order
+        except (OSError, ValueError, KeyError, TypeError, InvalidInputError) as e:
+            raise IndexFormatError(f"{live / META} or its changes are unreadable: {type(e).__name__}: {e}") from e
         if not ok or trie.ids() != held or list(titles) != held or list(paths) != held:
             raise IndexFormatError(
                 f"{self.path}: the title trie holds {len(trie.ids())} documents and the held objects are "
                 f"{len(held)}: they are not one corpus"
             )
         self._saved = (trie, meta)
+        if self._log is not None:
+            self._log.parts = []
+
+
+def _logged(mr: MindRef, removed: list[str], added: Sequence[DataObject]) -> dict[str, Any]:
+    """What a change did to the title trie, for its log line: the ids it removed, then each added document's title
+    and title path, and the tokenizer that made the paths."""
+    titles, paths = dict(zip(mr.ids(), mr.titles, strict=True)), mr.title_paths()
+    return {
+        "removed": removed,
+        "titles": {o.id: titles[o.id] for o in added},
+        "paths": {o.id: list(paths[o.id]) for o in added},
+        "tokenizer": tokenizer_fingerprint(mr.lm),
+    }
+
+
+def _replay(trie: TokenTrie, meta: dict[str, Any], part: dict[str, Any]) -> None:
+    """Make a logged change (:func:`_logged`) on a reopened folder's ``trie`` and ``meta`` (in place). Paths made
+    by another tokenizer than the saved trie's mark the tokenizer unknown: the titles are encoded again on binding."""
+    gone = [i for i in part["removed"] if i in meta["titles"]]
+    trie.delete(gone)
+    for i in gone:
+        del meta["titles"][i], meta["paths"][i]
+    trie.add({i: p for i, p in part["paths"].items()})
+    meta["titles"].update(part["titles"])
+    meta["paths"].update(part["paths"])
+    if part["tokenizer"] != meta["tokenizer"]:
+        meta["tokenizer"] = "several"

@@ -50,7 +50,15 @@ from retrievekit.core.index.folder_swap import restore_interrupted_swap
 from retrievekit.core.index.hybrid import HybridRetriever
 from retrievekit.core.index.live_lock import LOCK_NAME, WriterLock
 from retrievekit.core.index.live_log import ChangeLog, base_bytes, read_base, read_live
-from retrievekit.core.index.live_options import ENGINE_KEY, bm25_config, fusion_settings, no_embedder, options_json
+from retrievekit.core.index.live_options import (
+    ENGINE_KEY,
+    LIVE_METHODS,
+    bm25_config,
+    check_method,
+    fusion_settings,
+    no_embedder,
+    options_json,
+)
 from retrievekit.core.index.live_repair import rebuild_bm25, reconcile_dense
 from retrievekit.core.index.store import atomic_folder, write_manifest, write_objects
 from retrievekit.core.index.updatable import check_batch, check_ids
@@ -59,13 +67,10 @@ from retrievekit.core.types import DataObject, ScoredHit
 
 __all__ = ["LIVE_METHODS", "LiveIndex"]
 
-LIVE_METHODS = ("bm25", "dense", "hybrid")
-"""The methods a :class:`LiveIndex` is itself; a method's own living index (a subclass: LATTICE's
-:class:`~retrievekit.core.lattice.index.LiveLattice`, ARM's :class:`~retrievekit.core.arm.index.LiveArm`, MindRef's
-:class:`~retrievekit.core.generative.mindref_index.LiveMindRef`) adds its name once its module is imported."""
-
 FORMAT = "live"
 FORMAT_VERSION = 2  # 2: changes appended to live/changes.jsonl (version 1 folders are read, and folded when changed)
+FOLD: Any = object()
+"""What :meth:`LiveIndex._logged_part` answers when a change cannot be written as a log line (``live/`` written whole)."""
 
 
 class LiveIndex:
@@ -111,7 +116,7 @@ class LiveIndex:
         objects: Sequence[DataObject],
         llm: Any = None,
     ) -> None:
-        self.method = _check_method(method, type(self).METHODS)
+        self.method = check_method(method, type(self).METHODS)
         self.options = dict(options)
         self.path = path
         self._configure(self.options, llm)
@@ -144,7 +149,7 @@ class LiveIndex:
             return LiveIndex
         kind = LiveIndex._KINDS.get(method) if isinstance(method, str) else None
         if kind is None:
-            _check_method(method)
+            check_method(method)
         assert kind is not None
         return kind
 
@@ -481,6 +486,11 @@ class LiveIndex:
         """Write the parts kept inside ``live/`` into its new copy ``folder`` (committed with it in one rename);
         none here."""
 
+    def _logged_part(self) -> Any:
+        """What a change's log line says of the parts kept inside ``live/`` (JSON; None: nothing), or :data:`FOLD`
+        when it cannot be said in a line (``live/`` is written whole). Here none; a subclass with such parts says."""
+        return None if type(self)._write_parts is LiveIndex._write_parts else FOLD
+
     def _bm25_change(self, removed: list[str], added: list[DataObject], trace: Trace) -> None:
         """Bring the BM25 part to the held objects: in place where ``BM25Index`` can, else rebuilt (interim)."""
         if not self._uses_bm25:
@@ -527,13 +537,14 @@ class LiveIndex:
 
     def _save_live(self) -> None:
         """Commit ``live/``, the last write of a change: its line appended to the change log
-        (:mod:`~retrievekit.core.index.live_log`), or, for a change without one, a log past its size or a method
-        with a part inside ``live/``, the held objects and the manifest written as a new ``live/`` (a fold)."""
+        (:mod:`~retrievekit.core.index.live_log`), or (no line, a log past its size, a part that cannot say its
+        change in one) the held objects, the parts and the manifest written as a new ``live/`` (a fold)."""
         if self.path is None:
             return
-        log = self._log if type(self)._write_parts is LiveIndex._write_parts else None
-        record = (self._delta[2] if self._delta is not None else self._held_tally()).record()
-        line = log.line(self._delta[0], self._delta[1], record) if log is not None and self._delta else b""
+        delta, log = self._delta, self._log
+        part = self._logged_part() if delta is not None else FOLD
+        record = (delta[2] if delta is not None else self._held_tally()).record()
+        line = log.line(delta[0], delta[1], record, part=part) if log and delta and part is not FOLD else b""
         if log is not None and line and log.fits(line):
             log.append(line)
             return
@@ -584,15 +595,3 @@ class _NoHits:
 
 def _has_text(objects: Sequence[DataObject]) -> bool:
     return any(o.index_text().strip() for o in objects)
-
-
-def _check_method(method: str, methods: tuple[str, ...] = LIVE_METHODS) -> str:
-    if method not in methods:
-        more = ""
-        if methods == LIVE_METHODS:
-            more = (
-                " (or 'lattice' / 'arm' / 'mindref', once retrievekit.core.lattice.index / .arm.index / "
-                ".generative.mindref_index is imported)"
-            )
-        raise InvalidInputError(f"a LiveIndex is one of {methods}{more}, not {method!r}")
-    return method

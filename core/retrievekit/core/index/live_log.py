@@ -3,8 +3,10 @@
 A :class:`~retrievekit.core.index.live.LiveIndex` folder's ``live/`` holds a base (``objects.jsonl`` and
 ``manifest.json``, sealed by checksums, written in one atomic folder swap) and :data:`LOG` (``changes.jsonl``): one
 line per committed change since that base, ``<sha256 of the JSON> <JSON>``, the JSON holding the ids the change
-removed, the objects it added (new or replacing), and the count and
-:func:`~retrievekit.core.index.corpus_record.corpus_record` of the held objects after it. A change appends its line
+removed, the objects it added (new or replacing), the count and
+:func:`~retrievekit.core.index.corpus_record.corpus_record` of the held objects after it, and, for a method that
+keeps a part inside ``live/`` (a LATTICE tree), what the change did to that part (``"part"``: the method's own JSON,
+handed back in order by :attr:`ChangeLog.parts` when the log is read). A change appends its line
 and ``fsync``\\ s it: the cost of a change is what it changed, not the index. The index's state is the base with
 the log's lines applied in order.
 
@@ -63,6 +65,8 @@ class ChangeLog:
         base_bytes: the size of the base's object list.
         record: the corpus record the last committed line holds (None when the log is empty).
         refold: set when an append failed part-way: the next change is folded (written whole) instead.
+        parts: each committed line's ``(removed ids, added ids, part)``, in order, for the lines that carry a part
+            (as read by :meth:`replay`; the method that reads them may clear them).
 
     Examples:
         >>> import tempfile, pathlib
@@ -74,6 +78,7 @@ class ChangeLog:
     def __init__(self, folder: Path, *, base_bytes: int, end: int = 0, record: Any = None) -> None:
         self.folder, self.base_bytes, self.end, self.record = folder, base_bytes, end, record
         self.refold = False
+        self.parts: list[tuple[list[str], list[str], Any]] = []
 
     def fits(self, line: bytes) -> bool:
         """Whether ``line`` is appended (else its change is folded): the log stays within :data:`FOLD_AT` of the base
@@ -87,8 +92,11 @@ class ChangeLog:
         return not self.refold and (size <= FOLD_MIN_BYTES or size <= FOLD_AT * self.base_bytes)
 
     @staticmethod
-    def line(removed: Sequence[str], added: Sequence[DataObject], record: Mapping[str, Any]) -> bytes:
-        """The log line of a change: ``removed`` ids, ``added`` objects, and the held objects' ``record`` after it.
+    def line(
+        removed: Sequence[str], added: Sequence[DataObject], record: Mapping[str, Any], *, part: Any = None
+    ) -> bytes:
+        """The log line of a change: ``removed`` ids, ``added`` objects, the held objects' ``record`` after it, and
+        what it did to a part kept inside ``live/`` (``part``: JSON; None: nothing).
 
         Examples:
             >>> ChangeLog.line(["a"], [], {"count": 0}).split(b" ", 1)[1]
@@ -96,7 +104,8 @@ class ChangeLog:
         """
         head = json.dumps({"removed": list(removed), "count": record.get("count"), "corpus": dict(record)})
         objects = ", ".join(object_json(o) for o in added)  # as objects.jsonl holds them; a non-JSON value: refused
-        body = f'{head[:-1]}, "objects": [{objects}]}}'
+        extra = f', "part": {json.dumps(part, allow_nan=False)}' if part is not None else ""
+        body = f'{head[:-1]}, "objects": [{objects}]{extra}}}'
         return f"{hashlib.sha256(body.encode('utf-8')).hexdigest()} {body}\n".encode()
 
     def append(self, line: bytes) -> None:
@@ -141,7 +150,7 @@ class ChangeLog:
             >>> held, log.end, log.record
             ({}, 0, None)
         """
-        path, end, record = folder / LOG, 0, None
+        path, end, record, parts = folder / LOG, 0, None, []
         data = path.read_bytes() if path.is_file() else b""
         while end < len(data):
             stop = data.find(b"\n", end)
@@ -160,8 +169,12 @@ class ChangeLog:
                     f"{path}: after its line at byte {end} {len(held)} objects are held, not "
                     f"the {change['count']} it records"
                 )
+            if change["part"] is not None:
+                parts.append((change["removed"], [o.id for o in change["objects"]], change["part"]))
             end, record = stop + 1, change["corpus"]
-        return held, cls(folder, base_bytes=base_bytes, end=end, record=record)
+        log = cls(folder, base_bytes=base_bytes, end=end, record=record)
+        log.parts = parts
+        return held, log
 
 
 def read_base(folder: Path, fmt: str, version: int, *, verify: bool = True) -> dict[str, Any]:
@@ -231,6 +244,7 @@ def _parse(line: bytes) -> dict[str, Any] | None:
             "objects": [object_from_dict(o) for o in data.get("objects", [])],
             "count": int(data["count"]),
             "corpus": data["corpus"],
+            "part": data.get("part"),
         }
     except (ValueError, KeyError, TypeError) as e:
         raise IndexFormatError(f"a line of a change log matches its checksum but is not a change ({e})") from e

@@ -21,7 +21,21 @@ from retrievekit.core.index.bm25 import ENGINES, BM25Config
 from retrievekit.core.index.hybrid import FusionConfig
 from retrievekit.core.options import check_option_keys
 
-__all__ = ["ENGINE_KEY", "bm25_config", "fusion_settings", "no_embedder", "options_json"]
+__all__ = [
+    "ENGINE_KEY",
+    "LIVE_METHODS",
+    "bm25_config",
+    "check_method",
+    "fusion_settings",
+    "no_embedder",
+    "options_json",
+]
+
+LIVE_METHODS = ("bm25", "dense", "hybrid")
+"""The methods a :class:`~retrievekit.core.index.live.LiveIndex` is itself; a method's own living index (a subclass:
+LATTICE's :class:`~retrievekit.core.lattice.index.LiveLattice`, ARM's :class:`~retrievekit.core.arm.index.LiveArm`,
+MindRef's :class:`~retrievekit.core.generative.mindref_index.LiveMindRef`) adds its name once its module is
+imported."""
 
 ENGINE_KEY = "bm25_engine"
 """The option that names the BM25 part's engine (``bm25`` and ``hybrid``)."""
@@ -83,3 +97,25 @@ def options_json(value: Any) -> str:
         True
     """
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def check_method(method: str, methods: tuple[str, ...] = LIVE_METHODS) -> str:
+    """``method`` when it is one of ``methods`` (a :class:`InvalidInputError` naming them otherwise).
+
+    Examples:
+        >>> check_method("bm25")
+        'bm25'
+        >>> check_method("lattice", ("bm25",))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: a LiveIndex is one of ('bm25',), not 'lattice'
+    """
+    if method not in methods:
+        more = ""
+        if methods == LIVE_METHODS:
+            more = (
+                " (or 'lattice' / 'arm' / 'mindref', once retrievekit.core.lattice.index / .arm.index / "
+                ".generative.mindref_index is imported)"
+            )
+        raise InvalidInputError(f"a LiveIndex is one of {methods}{more}, not {method!r}")
+    return method

@@ -14,8 +14,11 @@ is a semantic tree, changed in place by :func:`~retrievekit.core.lattice.insert.
   changed document, none with ``summaries="extractive"`` (then no LLM is loaded for a change).
   :attr:`LiveLattice.last_report` and the change's trace (``lattice.update.summary_calls`` /
   ``lattice.update.summary_bound``) count them; a build is noted as a ``lattice_built`` event.
-* **On disk** (``path=``) the tree is kept inside ``live/`` (``live/tree/``), so a change is committed with the held
-  objects in one rename: a process killed during a change leaves the old state or the new one.
+* **On disk** (``path=``) the tree is kept inside ``live/`` (``live/tree/``). A change is one line of the change log
+  (:mod:`~retrievekit.core.index.live_log`): the held objects' change and what it did to the tree
+  (:mod:`~retrievekit.core.lattice.tree_delta`), applied to the saved tree on reopening; the line is the commit, so a
+  process killed during a change leaves the old state or the new one. A build, and a log folded past its size, write
+  ``live/`` whole in one rename.
 
 Examples:
     >>> from retrievekit.core.fakes import LengthEmbedder, WordScoreLLM
@@ -33,7 +36,6 @@ Examples:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -42,13 +44,14 @@ from typing import Any
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.corpus_record import check_same_corpus
-from retrievekit.core.index.live import LiveIndex
+from retrievekit.core.index.live import FOLD, LiveIndex
 from retrievekit.core.index.live_undo import undone_on_failure
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
 from retrievekit.core.lattice.delete import delete_documents
 from retrievekit.core.lattice.insert import insert_documents
 from retrievekit.core.lattice.search import Lattice, SearchState
 from retrievekit.core.lattice.tree import SemanticTree, check_object_ids
+from retrievekit.core.lattice.tree_delta import apply_tree_delta, tree_delta
 from retrievekit.core.options import check_option_keys
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
@@ -93,6 +96,7 @@ class LiveLattice(LiveIndex):
         self._llm: Any = None
         self._tree: SemanticTree | None = None
         self._lattice: Lattice | None = None
+        self._part_change: Any = FOLD
         self.last_report: dict[str, Any] = {}
         """What the last change did: ``built`` (a fresh tree), ``inserted``, ``deleted``, ``summary_calls``,
         ``summary_bound`` (the tree's height x changed documents; 0 for a build)."""
@@ -177,6 +181,7 @@ class LiveLattice(LiveIndex):
         held = list(self._objects.values())
         tree = self._tree
         report: dict[str, Any] = {"built": False, "inserted": 0, "deleted": 0, "summary_calls": 0, "summary_bound": 0}
+        self._part_change = FOLD  # a tree built or emptied: live/ written whole
         if not held:
             new = None
             report["deleted"] = len(removed)
@@ -184,7 +189,7 @@ class LiveLattice(LiveIndex):
             new = self._build(held, trace)
             report.update(built=True, inserted=len(held))
         else:
-            new = copy.deepcopy(tree)
+            new = tree.copy()
             emb, llm = self._embedding_model(), self._summary_model()
             done = [delete_documents(new, removed, llm, emb, self.build_config, trace=trace)] if removed else []
             if added:
@@ -192,6 +197,8 @@ class LiveLattice(LiveIndex):
             for key in ("summary_calls", "summary_bound"):
                 report[key] = sum(int(d[key]) for d in done)
             report.update(inserted=len(added), deleted=len(removed))
+            if self.path is not None:
+                self._part_change = tree_delta(tree, new)  # the change's line in the folder's log says this
         self._tree = new  # the swap: a search reads the old tree or this one
         self.last_report = report
 
@@ -231,6 +238,11 @@ class LiveLattice(LiveIndex):
         if self._tree is not None:
             self._tree.save(folder / TREE)
 
+    def _logged_part(self) -> Any:
+        """What the change just made did to the tree (:func:`~retrievekit.core.lattice.tree_delta.tree_delta`), its
+        log line's part; :data:`~retrievekit.core.index.live.FOLD` after a build or with no tree left."""
+        return self._part_change
+
     def _open_parts(self) -> None:
         assert self.path is not None
         held = list(self._objects.values())
@@ -240,5 +252,10 @@ class LiveLattice(LiveIndex):
         if not folder.is_dir():
             raise IndexFormatError(f"{self.path}: the tree (live/{TREE}/) is missing")
         tree = SemanticTree.load(folder)
+        if self._log is not None and self._log.parts:  # the changes since the tree was written, in order
+            for removed, added, part in self._log.parts:
+                apply_tree_delta(tree, part, removed=removed, added=added, objects=self._objects)
+            tree.reindex()  # the structure checked whole once
+            self._log.parts = []
         check_same_corpus((tree.objects[i] for i in tree.leaf_ids()), held, where=f"the tree of {self.path}")
         self._tree = tree

@@ -87,12 +87,14 @@ def _attach(tree: SemanticTree, doc: DataObject, v: np.ndarray, node: str) -> No
     tree.nodes[node].children.append(doc.id)
 
 
-def _new_node(tree: SemanticTree, level: int, members: list[str], embedder: Embedder) -> str:
-    """Add an internal node over ``members`` (its vector: their centroid, until its summary is embedded)."""
+def _new_node(tree: SemanticTree, parent: str, members: list[str], embedder: Embedder) -> str:
+    """Add an internal node over ``members`` that ``parent`` is to hold (its vector: their centroid, until its
+    summary is embedded)."""
+    level = tree.depth(parent) + 1
     nid = internal_id(level, sorted(lid for c in members for lid in tree.leaves_under(c)))
     while nid in tree.nodes:
         nid = nid + "x"
-    tree.nodes[nid] = TreeNode(id=nid, text="", children=list(members))
+    tree.nodes[nid] = TreeNode(id=nid, text="", children=list(members), depth=level, parent=parent)
     tree.embeddings[nid] = centroid_vector(tree, members, embedder)
     return nid
 
@@ -108,7 +110,7 @@ def _split_node(tree: SemanticTree, path: list[str], cfg: TreeBuildConfig, embed
     if parent is not None and len(tree.nodes[parent].children) < cfg.max_children:
         tree.nodes[node].children = first
         tree.embeddings[node] = centroid_vector(tree, first, embedder)
-        nid = _new_node(tree, tree.depth(node), second, embedder)
+        nid = _new_node(tree, parent, second, embedder)
         siblings = tree.nodes[parent].children
         siblings.insert(siblings.index(node) + 1, nid)
         return [nid]
@@ -118,7 +120,7 @@ def _split_node(tree: SemanticTree, path: list[str], cfg: TreeBuildConfig, embed
         if len(members) == 1:
             kids.extend(members)
             continue
-        created.append(_new_node(tree, tree.depth(node) + 1, members, embedder))
+        created.append(_new_node(tree, node, members, embedder))
         kids.append(created[-1])
     tree.nodes[node].children = kids
     return created
@@ -161,10 +163,13 @@ def insert_documents(
         node, path = _descend(tree, v, embedder)
         _attach(tree, d, v, node)
         touched.update(path)
+        created: list[str] = []
         if len(tree.nodes[node].children) > cfg.max_children:
             splits += 1
-            touched.update(_split_node(tree, path, cfg, embedder))
-        tree.reindex()
+            created = _split_node(tree, path, cfg, embedder)
+            touched.update(created)
+        for top in (node, *created):  # the subtrees changed: the tree's height in steps, not its size
+            tree.reindex_under(top)
     tree.meta["inserted"] = int(tree.meta.get("inserted", 0)) + len(docs)
     report = refresh_summaries(tree, touched, llm, embedder, cfg, trace, changed=len(docs), height=tree.height)
     return {"inserted": len(docs), "split_nodes": splits, **report}

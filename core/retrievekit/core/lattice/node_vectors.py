@@ -18,13 +18,21 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping, Sequence
+import json
+import os
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
-from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.descriptors import check_descriptors
+from retrievekit.core.errors import IndexFormatError, InvalidInputError
+from retrievekit.core.index.mapped import open_arrays
 
-__all__ = ["NodeVectors"]
+__all__ = ["NodeVectors", "read_node_vectors", "write_node_vectors"]
+
+EMBEDDINGS = "embeddings.npz"  # a tree folder of format version 1
+VECTORS, VECTOR_IDS = "vectors", "vector_ids.json"  # format version 2 on: vectors.npy, memory-mapped
 
 
 class NodeVectors(MutableMapping[str, np.ndarray]):
@@ -114,5 +122,78 @@ class NodeVectors(MutableMapping[str, np.ndarray]):
         """
         return len(self._row) + len(self._set)
 
+    @property
+    def in_memory(self) -> Mapping[str, np.ndarray]:
+        """The vectors set since the matrix was read (not its rows): what a change of the tree set.
+
+        Examples:
+            >>> v = NodeVectors(["a"], np.ones((1, 2), dtype=np.float32)); v["b"] = [0, 1]; list(v.in_memory)
+            ['b']
+        """
+        return self._set
+
+    def copy(self) -> NodeVectors:
+        """A copy to change apart (the matrix shared: it is never written; the vectors set since shared too: they are
+        replaced, never changed in place).
+
+        Examples:
+            >>> v = NodeVectors(["a"], np.ones((1, 2), dtype=np.float32)); w = v.copy(); del w["a"]
+            >>> len(v), len(w)
+            (1, 0)
+        """
+        twin = NodeVectors([], self._matrix[:0])
+        twin._matrix, twin._row, twin._set = self._matrix, dict(self._row), dict(self._set)
+        return twin
+
     def __repr__(self) -> str:
         return f"NodeVectors(<{len(self)} vectors, {len(self._set)} in memory>)"
+
+
+def write_node_vectors(folder: Path, ids: list[str], vectors: Mapping[str, np.ndarray]) -> None:
+    """Write ``vectors[i]`` for each of ``ids`` into ``folder`` as ``vectors.npy`` (row by row: a whole matrix is
+    never held) and ``vector_ids.json``, synced.
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> write_node_vectors(folder, ["a", "b"], {"a": np.ones(2), "b": np.zeros(2)})
+        >>> sorted(read_node_vectors(folder)), read_node_vectors(folder)["a"].tolist()
+        (['a', 'b'], [1.0, 1.0])
+    """
+    first = np.asarray(vectors[ids[0]], dtype=np.float32).reshape(-1)
+    out = np.lib.format.open_memmap(
+        folder / f"{VECTORS}.npy", mode="w+", dtype=np.float32, shape=(len(ids), first.size)
+    )
+    for row, i in enumerate(ids):
+        v = np.asarray(vectors[i], dtype=np.float32).reshape(-1)
+        if v.size != first.size:
+            raise InvalidInputError(f"node {i!r} has a vector of {v.size} numbers, others {first.size}: cannot save")
+        out[row] = v
+    out.flush()
+    del out
+    with open(folder / f"{VECTORS}.npy", "rb+") as f:
+        os.fsync(f.fileno())
+    (folder / VECTOR_IDS).write_text(json.dumps(ids), encoding="utf-8")
+
+
+def read_node_vectors(path: Path) -> MutableMapping[str, np.ndarray]:
+    """A tree folder's node vectors: ``vectors.npy`` mapped (version 2: a :class:`NodeVectors`), ``embeddings.npz``
+    read (version 1: a dict); none (``{}``) when the folder has neither. Example: :func:`write_node_vectors`."""
+    epath = path / EMBEDDINGS
+    if epath.is_file():
+        try:
+            with np.load(epath, allow_pickle=False) as z:
+                return {str(i): v for i, v in zip(z["ids"].tolist(), z["vectors"], strict=True)}
+        except (OSError, ValueError, KeyError) as e:
+            check_descriptors(f"reading {epath}", e, by_count=False)
+            raise IndexFormatError(f"{epath} is corrupt: {e}") from e
+    if not (path / VECTOR_IDS).is_file():
+        return {}
+    matrix = open_arrays(path, {VECTORS: np.float32}, ndim={VECTORS: 2}, mode="r")[VECTORS]
+    try:
+        ids = json.loads((path / VECTOR_IDS).read_text(encoding="utf-8"))
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise ValueError("not a list of ids")
+        return NodeVectors(ids, matrix)
+    except (OSError, ValueError, InvalidInputError) as e:
+        raise IndexFormatError(f"{path / VECTOR_IDS} is corrupt: {e}") from e

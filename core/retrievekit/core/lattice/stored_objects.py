@@ -179,9 +179,25 @@ class StoredObjects(MutableMapping[str, DataObject]):
         return sorted(self) == list(sorted_ids)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> StoredObjects:
-        twin = StoredObjects(self._file, self._ids, self._offsets)  # the file and its index are read-only: shared
+        twin = self.copy()
         twin._added = copy.deepcopy(self._added, memo)
-        twin._removed = set(self._removed)
+        return twin
+
+    def copy(self) -> StoredObjects:
+        """A copy to change apart: the file and its index shared (read-only), the objects set since shared too
+        (frozen); only the overlay's maps are copied.
+
+        Examples:
+            >>> import pathlib, tempfile
+            >>> from retrievekit.core.types import Passage
+            >>> folder = pathlib.Path(tempfile.mkdtemp())
+            >>> _ = write_sorted_objects(folder, [Passage(id="a", text="alpha")])
+            >>> held = StoredObjects.open(folder, ["a"]); twin = held.copy(); del twin["a"]
+            >>> len(held), len(twin)
+            (1, 0)
+        """
+        twin = StoredObjects(self._file, self._ids, self._offsets)  # the file and its index are read-only: shared
+        twin._added, twin._removed = dict(self._added), set(self._removed)
         return twin
 
     def __reduce__(self) -> tuple[Any, ...]:

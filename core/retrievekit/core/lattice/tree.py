@@ -36,6 +36,9 @@ Examples:
 
 from __future__ import annotations
 
+import bisect
+import collections
+import copy
 import hashlib
 import json
 import os
@@ -52,9 +55,8 @@ import numpy as np
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
-from retrievekit.core.index.mapped import open_arrays
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest
-from retrievekit.core.lattice.node_vectors import NodeVectors
+from retrievekit.core.lattice.node_vectors import NodeVectors, read_node_vectors, write_node_vectors
 from retrievekit.core.lattice.stored_objects import OFFSETS, StoredObjects, write_sorted_objects
 from retrievekit.core.types import DataObject
 
@@ -64,48 +66,6 @@ FORMAT = "lattice_tree"
 FORMAT_VERSION = 3  # 3: leaf lines without their text; 2: vectors.npy; 1: embeddings.npz
 ROOT = "root"
 NODES = "nodes.jsonl"
-EMBEDDINGS = "embeddings.npz"  # format version 1
-VECTORS, VECTOR_IDS = "vectors", "vector_ids.json"  # format version 2: vectors.npy, memory-mapped
-
-
-def _write_vectors(folder: Path, ids: list[str], vectors: Mapping[str, np.ndarray]) -> None:
-    """``vectors.npy`` (row by row: a whole matrix is never held) and ``vector_ids.json``, synced."""
-    first = np.asarray(vectors[ids[0]], dtype=np.float32).reshape(-1)
-    out = np.lib.format.open_memmap(
-        folder / f"{VECTORS}.npy", mode="w+", dtype=np.float32, shape=(len(ids), first.size)
-    )
-    for row, i in enumerate(ids):
-        v = np.asarray(vectors[i], dtype=np.float32).reshape(-1)
-        if v.size != first.size:
-            raise InvalidInputError(f"node {i!r} has a vector of {v.size} numbers, others {first.size}: cannot save")
-        out[row] = v
-    out.flush()
-    del out
-    with open(folder / f"{VECTORS}.npy", "rb+") as f:
-        os.fsync(f.fileno())
-    (folder / VECTOR_IDS).write_text(json.dumps(ids), encoding="utf-8")
-
-
-def _read_vectors(path: Path) -> MutableMapping[str, np.ndarray]:
-    """A tree folder's node vectors: ``vectors.npy`` mapped (version 2), ``embeddings.npz`` read (version 1)."""
-    epath = path / EMBEDDINGS
-    if epath.is_file():
-        try:
-            with np.load(epath, allow_pickle=False) as z:
-                return {str(i): v for i, v in zip(z["ids"].tolist(), z["vectors"], strict=True)}
-        except (OSError, ValueError, KeyError) as e:
-            check_descriptors(f"reading {epath}", e, by_count=False)
-            raise IndexFormatError(f"{epath} is corrupt: {e}") from e
-    if not (path / VECTOR_IDS).is_file():
-        return {}
-    matrix = open_arrays(path, {VECTORS: np.float32}, ndim={VECTORS: 2}, mode="r")[VECTORS]
-    try:
-        ids = json.loads((path / VECTOR_IDS).read_text(encoding="utf-8"))
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise ValueError("not a list of ids")
-        return NodeVectors(ids, matrix)
-    except (OSError, ValueError, InvalidInputError) as e:
-        raise IndexFormatError(f"{path / VECTOR_IDS} is corrupt: {e}") from e
 
 
 def internal_id(level: int, leaf_ids: Iterable[str]) -> str:
@@ -157,6 +117,13 @@ class TreeNode:
     depth: int = 0
     is_leaf: bool = False
     parent: str | None = None
+
+    @classmethod
+    def from_line(cls, line: Mapping[str, Any]) -> TreeNode:
+        """The node a ``nodes.jsonl`` line holds (:meth:`SemanticTree.node_line`; a leaf's text left out: its
+        object's, read by :meth:`SemanticTree.text`)."""
+        text = str(line["text"]) if "text" in line or not line["leaf"] else ""
+        return cls(str(line["id"]), text, [str(c) for c in line["children"]], int(line["depth"]), bool(line["leaf"]))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict (the parent is implied by ``children``).
@@ -254,6 +221,60 @@ class SemanticTree:
                 raise IndexFormatError(f"leaf {nid!r} has no object")
         self._leaf_sets: dict[str, frozenset[str]] = {}
         self._height = max((self.nodes[n].depth for n in self._leaf_ids), default=0)  # read by every search
+
+    def reindex_under(self, node_id: str) -> None:
+        """Recompute parents and depths below ``node_id`` from its own (right already), after a change inside its
+        subtree (an insertion: a leaf attached, a node split); the leaves found there join :meth:`leaf_ids` and the
+        height, and the cached leaf sets of ``node_id`` and its ancestors are dropped. Steps: the subtree's size and
+        the tree's height, not the tree's size (:meth:`reindex` walks, and checks, every node).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> t = SemanticTree.flat([Passage(id="a", text="x")])
+            >>> t.nodes["b"] = TreeNode(id="b", text="y", is_leaf=True); t.objects["b"] = Passage(id="b", text="y")
+            >>> t.nodes["root"].children.append("b"); t.reindex_under("root")
+            >>> t.leaf_ids(), t.parent("b"), t.depth("b")
+            (['a', 'b'], 'root', 1)
+        """
+        stack = [node_id]
+        while stack:
+            node = self.nodes[stack.pop()]
+            for c in node.children:
+                child = self.nodes[c]
+                child.parent, child.depth = node.id, node.depth + 1
+                if child.is_leaf:
+                    at = bisect.bisect_left(self._leaf_ids, c)
+                    if at == len(self._leaf_ids) or self._leaf_ids[at] != c:
+                        self._leaf_ids.insert(at, c)
+                    self._height = max(self._height, child.depth)
+                else:
+                    stack.append(c)
+        up: str | None = node_id
+        while up is not None:
+            self._leaf_sets.pop(up, None)
+            up = self.nodes[up].parent
+
+    def copy(self) -> SemanticTree:
+        """A copy to change while this tree is searched (what a living index does): its own nodes, node-vector map
+        and object map; the objects (frozen) and the vectors (replaced, never changed in place) shared. Linear in
+        the nodes with a small constant (``copy.deepcopy`` copied every text, object and vector).
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> t = SemanticTree.flat([Passage(id="a", text="x")]); c = t.copy(); c.nodes["root"].children.clear()
+            >>> t.children("root"), c.children("root")
+            (['a'], [])
+        """
+        twin = SemanticTree.__new__(SemanticTree)
+        twin.nodes = {
+            k: TreeNode(n.id, n.text, list(n.children), n.depth, n.is_leaf, n.parent) for k, n in self.nodes.items()
+        }
+        objects, vectors = self.objects, self.embeddings
+        twin.objects = objects.copy() if isinstance(objects, StoredObjects) else dict(objects)
+        twin.embeddings = vectors.copy() if isinstance(vectors, NodeVectors) else dict(vectors)
+        twin.meta = copy.deepcopy(self.meta)
+        twin._leaf_ids, twin._leaf_sets, twin._height = list(self._leaf_ids), dict(self._leaf_sets), self._height
+        return twin
 
     @classmethod
     def flat(cls, objects: Sequence[DataObject], *, meta: Mapping[str, Any] | None = None) -> SemanticTree:
@@ -397,9 +418,9 @@ class SemanticTree:
             >>> [n.id for n in SemanticTree.flat([Passage(id="a", text="x")]).iter_nodes()]
             ['root', 'a']
         """
-        queue = [ROOT]
+        queue = collections.deque([ROOT])  # popped from the left in O(1): a list's pop(0) is O(n) a node
         while queue:
-            nid = queue.pop(0)
+            nid = queue.popleft()
             yield self.nodes[nid]
             queue.extend(self.nodes[nid].children)
 
@@ -467,19 +488,19 @@ class SemanticTree:
         with atomic_folder(path) as tmp:
             with open(tmp / NODES, "w", encoding="utf-8") as f:
                 for node in self.iter_nodes():
-                    f.write(json.dumps(self._line(node), ensure_ascii=False) + "\n")
+                    f.write(json.dumps(self.node_line(node), ensure_ascii=False) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
             write_sorted_objects(tmp, (self.objects[i] for i in self._leaf_ids))
             ids = sorted(self.embeddings)
             if ids:
-                _write_vectors(tmp, ids, self.embeddings)
+                write_node_vectors(tmp, ids, self.embeddings)
             fields = {"root": ROOT, **self.stats(), "meta": self.meta}
             fields[RECORD_KEY] = corpus_record(self.objects[i] for i in self._leaf_ids)
             write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
         return path
 
-    def _line(self, node: TreeNode) -> dict[str, Any]:
+    def node_line(self, node: TreeNode) -> dict[str, Any]:
         """``node``'s line in ``nodes.jsonl``: a leaf's text only when it is not its object's index text."""
         line = node.to_dict()
         if node.is_leaf and (not node.text or node.text == self.objects[node.id].index_text()):
@@ -515,14 +536,8 @@ class SemanticTree:
         try:
             with open(npath, encoding="utf-8") as f:
                 for line in f:
-                    d = json.loads(line)
-                    nodes[d["id"]] = TreeNode(
-                        id=d["id"],
-                        text=d["text"] if "text" in d or not d["leaf"] else "",  # a leaf's: its object's
-                        children=list(d["children"]),
-                        depth=int(d["depth"]),
-                        is_leaf=bool(d["leaf"]),
-                    )
+                    node = TreeNode.from_line(json.loads(line))
+                    nodes[node.id] = node
         except (OSError, ValueError, KeyError, TypeError) as e:
             check_descriptors(f"reading {npath}", e, by_count=False)  # out of file descriptors: not a corrupt tree
             raise IndexFormatError(f"{npath} is corrupt: {e}") from e
@@ -533,7 +548,7 @@ class SemanticTree:
             if (path / OFFSETS).is_file()
             else {o.id: o for o in read_objects(path)}  # saved before the offsets were written: read whole
         )
-        embeddings = _read_vectors(path)
+        embeddings = read_node_vectors(path)
         meta = manifest.get("meta") or {}
         if meta.get("degraded"):
             warnings.warn(

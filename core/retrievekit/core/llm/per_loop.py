@@ -56,8 +56,8 @@ def shards_for(max_concurrency: int) -> int:
 
 class PerLoop(Generic[T]):
     """``make()`` once per running event loop; ``aclose(obj)`` awaited when that loop shuts down (module docstring).
-    A loop closed by hand, without that shutdown, is forgotten at the next :meth:`get` on any loop, each of its
-    objects handed to ``abandon(obj)`` first (sync: its loop can run nothing any more).
+    A loop closed by hand, without that shutdown, is forgotten at the first :meth:`get` on a new loop (the closed
+    one can ask no more), each of its objects handed to ``abandon(obj)`` (sync: its loop can run nothing any more).
 
     Examples:
         >>> import asyncio
@@ -85,12 +85,8 @@ class PerLoop(Generic[T]):
         loop = asyncio.get_running_loop()
         with self._lock:
             held = self._by_loop.get(loop)
-            gone = [self._by_loop.pop(old) for old in list(self._by_loop) if old.is_closed()]
-        for dropped in gone:  # loops closed by hand, their objects never closed: dropped quietly, no await
-            for obj in dropped.objs:
-                if self._abandon is not None:
-                    self._abandon(obj)
-        if held is None:
+        if held is None:  # a loop's first use: the only time the others are looked at (not once per request)
+            self._forget_closed_loops()
             objs = [self._make() for _ in range(self._shards)]
             mine = _Held(objs, self._keeper(objs))
             with self._lock:  # stored before the first await: concurrent first uses on this loop share it
@@ -98,6 +94,15 @@ class PerLoop(Generic[T]):
             if held is mine:
                 await mine.keeper.asend(None)  # started: the loop finalises it at shutdown_asyncgens()
         return held.objs[next(held.turn) % len(held.objs)]
+
+    def _forget_closed_loops(self) -> None:
+        """Loops closed by hand, their objects never closed: dropped quietly, each handed to ``abandon``, no await."""
+        with self._lock:
+            gone = [self._by_loop.pop(old) for old in list(self._by_loop) if old.is_closed()]
+        for dropped in gone:
+            for obj in dropped.objs:
+                if self._abandon is not None:
+                    self._abandon(obj)
 
     async def _keeper(self, objs: list[T]) -> AsyncGenerator[None, None]:
         try:
