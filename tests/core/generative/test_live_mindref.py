@@ -25,6 +25,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from typing import Any
 
 import pytest
 from _live_kill import WHENS
@@ -246,3 +247,23 @@ def test_a_sigkill_during_a_change_leaves_the_old_or_the_new_state(tmp_path, lm,
     assert _answers(back.search) == _answers(MindRef(back.get(back.ids()), lm, SMALL).search)
     back.upsert([Passage(id="z", title="Wind farms", text="after the kill")])  # the next writer carries on
     assert "z" in LiveIndex.open(folder, llm=lm).mindref
+
+
+def test_a_search_during_a_reload_reads_the_old_mindref_not_an_empty_index(tmp_path, lm, monkeypatch):
+    folder = tmp_path / "idx"
+    first = LiveIndex.create("mindref", path=folder, llm=lm, options=OPTIONS)
+    first.upsert(corpus()[:4])
+    second = LiveIndex.open(folder, llm=lm)
+    want = _answers(second.search)
+    first.upsert(corpus()[4:6])  # the second handle reloads the folder before its next change
+    during: list[Any] = []
+    real = TokenTrie.load.__func__
+
+    def load(cls, path):  # the reload under way: a search of another thread meanwhile
+        during.append(_answers(second.search))
+        return real(cls, path)
+
+    monkeypatch.setattr(TokenTrie, "load", classmethod(load))
+    second.upsert(corpus()[6:7])
+    assert during == [want] and want  # the old MindRef's answers, not an empty index
+    assert second.ids() == [d.id for d in corpus()[:7]]

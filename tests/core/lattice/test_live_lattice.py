@@ -295,3 +295,25 @@ def test_two_handles_on_one_folder_take_turns_and_each_sees_the_others_logged_ch
     for idx in (first, LiveIndex.open(folder, embedder=minilm)):
         assert sorted(idx.ids()) == sorted(d.id for d in want)
         _check_tree(idx.tree, want, {"d000"})
+
+
+def test_a_search_during_a_reload_reads_the_old_tree_not_an_empty_index(tmp_path, minilm, monkeypatch):
+    from retrievekit.core.fakes import WordScoreLLM
+
+    folder = tmp_path / "idx"
+    first = LiveIndex.create("lattice", path=folder, embedder=minilm, options=EXTRACTIVE)
+    first.upsert(DOCS[:24])
+    second = LiveIndex.open(folder, embedder=minilm, llm=WordScoreLLM("comet"))
+    old = set(second.ids())
+    first.upsert(DOCS[24:28])  # the second handle reloads the folder before its next change
+    during: list[list[str]] = []
+    real = SemanticTree.load.__func__
+
+    def load(cls, path):  # the reload under way: a search of another thread meanwhile
+        during.append([h.id for h in second.search("comets and volcano lava", k=3)])
+        return real(cls, path)
+
+    monkeypatch.setattr(SemanticTree, "load", classmethod(load))
+    second.upsert(DOCS[28:30])
+    assert len(during) == 1 and len(during[0]) == 3 and set(during[0]) <= old  # the old tree's answer
+    assert set(second.ids()) == {d.id for d in DOCS[:30]}

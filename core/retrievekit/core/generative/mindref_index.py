@@ -126,7 +126,7 @@ class LiveMindRef(LiveIndex):
             >>> LiveIndex.create("mindref").mindref is None
             True
         """
-        if self._mindref is None and self._saved is not None:
+        if self._saved is not None:  # a (re)opened folder's MindRef, bound at first use; until then the old one
             with self._writer.thread:  # a read: the threads of this process only, no folder lock
                 self._bind()
         return self._mindref
@@ -206,8 +206,10 @@ class LiveMindRef(LiveIndex):
         self._saved = None
 
     def _forget_parts(self) -> None:
+        """The MindRef is kept until the reopened folder's is bound: a search during a reload reads the old one, never
+        an empty index."""
         super()._forget_parts()
-        self._mindref, self._saved = None, None
+        self._saved = None
 
     def _write_parts(self, folder: Path) -> None:
         mr = self._mindref
@@ -230,6 +232,7 @@ class LiveMindRef(LiveIndex):
         if not (live / TRIE).is_dir():
             if held:
                 raise IndexFormatError(f"{self.path}: the title trie (live/{TRIE}/) is missing")
+            self._mindref = None
             return
         trie = TokenTrie.load(live / TRIE)
         try:

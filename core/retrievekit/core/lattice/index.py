@@ -231,8 +231,9 @@ class LiveLattice(LiveIndex):
         return None if self.build_config.summaries == "extractive" else self._model()
 
     def _forget_parts(self) -> None:
+        """The tree is kept until :meth:`_open_parts` replaces it: a search during a reload reads the old tree (with
+        its own objects), never an empty index."""
         super()._forget_parts()
-        self._tree, self._lattice = None, None
 
     def _write_parts(self, folder: Path) -> None:
         if self._tree is not None:
@@ -248,6 +249,7 @@ class LiveLattice(LiveIndex):
         held = list(self._objects.values())
         folder = self.path / "live" / TREE
         if not held:
+            self._tree = None
             return
         if not folder.is_dir():
             raise IndexFormatError(f"{self.path}: the tree (live/{TREE}/) is missing")
