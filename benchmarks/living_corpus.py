@@ -11,7 +11,8 @@ LATTICE and ARM (``lattice-oracle``, ``lattice-cosine``, ``arm``, ``arm-oracle``
 deletions: a fiftieth of the documents left are edited (their sentences in reverse order; :func:`_plan`). LATTICE
 uses extractive summaries (no LLM call; the row's ``summary_calls`` counts them) and its tree is kept in memory; the
 updated tree and one built fresh on the live documents are searched with the exact oracle judge (the gold labels)
-and with the cosine judge (all-MiniLM-L6-v2). ARM runs with ``llm="none"`` (its BM25 + dense candidate logic), and
+and with the cosine judge (all-MiniLM-L6-v2). ARM runs with ``llm="none"`` (its BM25 + dense candidate logic; as
+``arm-tantivy`` with its BM25 part on the tantivy engine), and
 as ``arm-oracle`` with its LLM stages answered from the gold labels: verification by the exact oracle judge
 (``OracleJudge``, as LATTICE's oracle row; each draft object scored 1 when it is a gold document of the claim) and
 the keyword decomposition by a scripted chat model given to the judge as its base (:class:`OracleKeywords`: the
@@ -22,7 +23,7 @@ difference's mean with a paired-bootstrap 95 % interval. SciFact's MiniLM vector
 Cost (``--part cost``): on ``benchmarks/scale.py``'s corpus at ``--sizes`` documents (dense with its hashed-words
 embedder, so the model's time is not what is measured), the ms per added document (100 added in one call) and per
 deleted document (100 deleted in one call), beside a full build's seconds. ``lattice`` (extractive summaries) and
-``arm`` the same; ``lattice-llm`` writes LLM summaries with a scripted model (:class:`EchoSummaries`, no model runs)
+``arm`` the same (``arm-tantivy``: its BM25 part on the tantivy engine, changed in place); ``lattice-llm`` writes LLM summaries with a scripted model (:class:`EchoSummaries`, no model runs)
 and counts its calls per added and per deleted document beside the bound (the tree's height per changed document).
 ``mindref``: the title trie of MindRef over the default local model's tokenizer (no text is encoded: MindRef
 encodes a document's text when a query first recalls it).
@@ -66,6 +67,7 @@ METHODS = {
     "lattice": ("lattice", {"summaries": "extractive"}),  # cost only
     "lattice-llm": ("lattice", {}),  # cost only: LLM summaries written by a scripted model, its calls counted
     "arm": ("arm", {}),  # llm="none": ARM's BM25 + dense candidate logic, no LLM stage
+    "arm-tantivy": ("arm", {"bm25_engine": "tantivy"}),  # the same, its BM25 part tantivy's (changed in place)
     "arm-oracle": ("arm", {}),  # quality only: keywords and verification answered from the gold labels
     "mindref": ("mindref", {}),  # cost only: the default local model's tokenizer makes the title paths
 }
@@ -212,7 +214,7 @@ def _row_llm(name: str, ds: Any) -> Any:
 
     if name == "arm-oracle":
         return OracleJudge.from_qrels(ds.queries, ds.qrels, base=OracleKeywords.from_dataset(ds))
-    return "none" if name == "arm" else None
+    return "none" if name in ("arm", "arm-tantivy") else None
 
 
 def _changed_pair(name: str, data_dir: str, work_dir: Path | None, folder: Path) -> Any:
@@ -325,6 +327,8 @@ def _method_quality(name: str, data_dir: str, folder: Path, work_dir: Path | Non
         row["same_ranking_claims"] = sum(a == b for a, b in zip(found[0][0], found[1][0], strict=True))
         if name == "arm-oracle":  # the scripted keyword model's requests: one per claim and index searched
             row |= {"judge": pair.llm.judge_name, "keyword_calls": pair.llm.base.calls}
+        if METHODS[name][1].get("bm25_engine") == "tantivy":  # deleted documents its statistics still count
+            row["bm25_pending_deletes"] = pair.updated._bm25.pending_deletes
     (_, rec_a, nd_a), (_, rec_b, nd_b) = found
     row |= {
         "edited": pair.edits,

@@ -2,13 +2,18 @@
 commits (``live/``'s manifest not yet written, or its change-log line not yet appended), half-way through the
 append of its change-log line (``"mid_append"``: a torn last line), between the commit's two renames (the old
 ``live/`` moved aside, the new one not yet in place), or after it (the test's script kills itself once the change
-returns)."""
+returns). :func:`run_killed` starts that child process and checks that it was killed."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 from typing import Any
+
+from _paths import REPO
 
 WHENS = ("before_commit", "mid_append", "between_renames", "after_commit")
 """Every kill point, for a test's parametrisation."""
@@ -53,3 +58,12 @@ def kill_after(when: str) -> None:
     """SIGKILL this process now if ``when`` is ``"after_commit"`` (the change has returned)."""
     if when == "after_commit":
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def run_killed(script: str, *args: object) -> None:
+    """Run ``script`` (a test's indented source) in a child Python with ``tests/`` on its path and ``args`` as its
+    arguments, and check that it ended by SIGKILL (else the tail of its stderr is the failure's message)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-c", textwrap.dedent(script), *map(str, args)]
+    proc = subprocess.run(cmd, env=env, timeout=300, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]

@@ -8,6 +8,21 @@ from typing import Any
 
 from _living_corpus import DELETED_2, DELETED_3, rounds
 
+EXPECTED = {  # (num_added, num_updated, num_skipped, num_deleted) per round, the same for every method
+    "incremental": [(8, 0, 0, 0), (4, 0, 5, 2), (1, 0, 6, 1)],
+    "full": [(8, 0, 0, 0), (4, 0, 5, 3), (1, 0, 6, 3)],
+}
+"""What LangChain's ``index()`` reports for each of the three rounds, per cleanup mode."""
+
+
+def held_after(cleanup: str) -> dict[str, str]:
+    """What the index should hold after round 3: the final round; incremental cleanup never removes a source that
+    left the source (LangChain's semantics), so those keep their last version."""
+    one, two, three = rounds()
+    if cleanup == "full":
+        return dict(three)
+    return three | {k: one[k] for k in DELETED_2} | {k: two[k] for k in DELETED_3}
+
 
 def record_manager(tmp_path: Any, name: str, *, async_mode: bool = False) -> Any:
     """A real ``SQLRecordManager`` on a SQLite file in ``tmp_path`` (``aiosqlite`` when ``async_mode``)."""
@@ -62,6 +77,14 @@ def index_rounds(store: Any, manager: Any, cleanup: str) -> Any:
     for round_ in rounds():
         got = index(source_docs(round_), manager, store, cleanup=cleanup, source_id_key="source", key_encoder="sha256")
         yield counts(got)
+
+
+def checked_rounds(store: Any, manager: Any, cleanup: str) -> Any:
+    """:func:`index_rounds` with each round's counts checked against :data:`EXPECTED`; yields each round once it is
+    indexed, for the test's own checks."""
+    for round_, got, expected in zip(rounds(), index_rounds(store, manager, cleanup), EXPECTED[cleanup], strict=True):
+        assert got == expected
+        yield round_
 
 
 async def aindex_rounds(store: Any, manager: Any) -> list[tuple[int, int, int, int]]:

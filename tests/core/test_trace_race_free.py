@@ -12,16 +12,13 @@ import asyncio
 import contextvars
 import gc
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
+from _callers import QUERIES, in_tasks, in_threads
 from _corpora import FRUIT
 
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.retriever import search_with_trace
 from retrievekit.core.trace import Trace, capture_traces, last_trace_property, publish, recall, remember
-
-N = 32
-QUERIES = [f"{word} number {i}" for i, word in enumerate(["apple", "banana", "python", "rust"] * (N // 4))]
 
 
 class _Edge:
@@ -33,46 +30,33 @@ class _Edge:
         self.last_trace = Trace(query=query)
 
 
-def _in_threads(fn, queries=QUERIES):
-    with ThreadPoolExecutor(max_workers=len(queries)) as pool:
-        return list(pool.map(fn, queries))
-
-
 def test_search_with_trace_gives_32_threads_their_own_trace():
     bm25 = BM25Index.build(FRUIT)
-    barrier = threading.Barrier(N, timeout=60)
 
-    def call(query):
+    def call(query, barrier):
         barrier.wait()  # all 32 search at once
         hits, trace = search_with_trace(bm25, query, 2)
         return query, hits, trace
 
-    for query, hits, trace in _in_threads(call):
+    for query, hits, trace in in_threads(call):
         assert trace.query == query and "bm25" in trace.stage_seconds
         assert [h.obj.id for h in hits] == [h.obj.id for h in bm25.search(query, 2)]
 
 
-def _in_tasks(call):
-    """``call(query, barrier)`` for every query, as concurrent asyncio tasks; their results in query order."""
-
-    async def main():
-        barrier = asyncio.Barrier(N)
-        return await asyncio.gather(*(call(q, barrier) for q in QUERIES))
-
-    return asyncio.run(main())
+def _own_traces_in_threads(call):
+    """``call(query, barrier)`` in 32 threads at once (:func:`_callers.in_threads`): each must return its own trace."""
+    assert [trace.query for trace in in_threads(call)] == QUERIES
 
 
 def test_last_trace_is_per_thread():
     edge = _Edge()
-    barrier = threading.Barrier(N, timeout=60)
 
-    def call(query):
+    def call(query, barrier):
         edge.call(query)
         barrier.wait()  # every thread has called before any reads
-        return query, edge.last_trace
+        return edge.last_trace
 
-    results = _in_threads(call)
-    assert [trace.query for _, trace in results] == [q for q, _ in results]
+    _own_traces_in_threads(call)
 
 
 def test_last_trace_is_per_asyncio_task():
@@ -83,24 +67,22 @@ def test_last_trace_is_per_asyncio_task():
         await barrier.wait()  # every task has called before any reads
         return edge.last_trace
 
-    assert [t.query for t in _in_tasks(call)] == QUERIES
+    assert [t.query for t in in_tasks(call)] == QUERIES
 
 
 def test_calls_run_for_a_caller_on_other_threads_count_as_its_own():
     edge = _Edge()
-    barrier = threading.Barrier(N, timeout=60)
 
-    def call(query):
+    def call(query, barrier):
         edge.call("first")  # this thread's context now carries its record to the threads it starts
         ctx = contextvars.copy_context()  # what LangChain's executors and asyncio.to_thread do
         worker = threading.Thread(target=ctx.run, args=(edge.call, query))
         worker.start()
         worker.join()
         barrier.wait()
-        return query, edge.last_trace
+        return edge.last_trace
 
-    results = _in_threads(call)
-    assert [trace.query for _, trace in results] == [q for q, _ in results]
+    _own_traces_in_threads(call)
 
 
 def test_an_executor_thread_a_task_awaits_counts_as_the_tasks():
@@ -112,7 +94,7 @@ def test_an_executor_thread_a_task_awaits_counts_as_the_tasks():
         await barrier.wait()
         return edge.last_trace
 
-    assert [t.query for t in _in_tasks(call)] == QUERIES
+    assert [t.query for t in in_tasks(call)] == QUERIES
 
 
 def test_a_scope_without_calls_sees_the_latest_from_anywhere():

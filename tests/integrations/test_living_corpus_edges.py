@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from _corpora import FRUIT
-from _living_corpus import DELETED_2, DELETED_3, QUERIES, rounds
-from _living_edges import aindex_rounds, li_docs, record_manager, source_docs, three_rounds
+from _living_corpus import DELETED_2, QUERIES, rounds
+from _living_edges import EXPECTED, aindex_rounds, checked_rounds, held_after, li_docs, record_manager, three_rounds
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from langchain_tests.integration_tests.indexer import AsyncDocumentIndexTestSuite, DocumentIndexerTestSuite
 
@@ -48,23 +48,8 @@ def _fresh_lc(method: str, texts: dict[str, str], minilm: Any) -> Any:
     return RetrieveKitRetriever.from_documents(docs, method=method, embedder=_embedder(method, minilm), k=5)
 
 
-def _held(cleanup: str) -> dict[str, str]:
-    """What the index should hold after round 3: the final round; incremental cleanup never removes a source that
-    left the source (LangChain's semantics), so those keep their last version."""
-    one, two, three = rounds()
-    if cleanup == "full":
-        return dict(three)
-    return three | {k: one[k] for k in DELETED_2} | {k: two[k] for k in DELETED_3}
-
-
-EXPECTED = {  # (num_added, num_updated, num_skipped, num_deleted) per round
-    "incremental": [(8, 0, 0, 0), (4, 0, 5, 2), (1, 0, 6, 1)],
-    "full": [(8, 0, 0, 0), (4, 0, 5, 3), (1, 0, 6, 3)],
-}
-
-
 def _check_final(index: Any, method: str, cleanup: str, minilm: Any) -> None:
-    held = _held(cleanup)
+    held = held_after(cleanup)
     assert sorted(d.page_content for d in index.get(index.core.ids())) == sorted(held.values())
     with _fresh_lc(method, held, minilm) as fresh:
         for q in QUERIES:
@@ -74,16 +59,12 @@ def _check_final(index: Any, method: str, cleanup: str, minilm: Any) -> None:
 @pytest.mark.parametrize("cleanup", ["incremental", "full"])
 @pytest.mark.parametrize("method", METHODS)
 def test_index_three_rounds_langchain(tmp_path, minilm, method, cleanup):
-    from langchain_core.indexing import index as lc_index
-
     from retrievekit.langchain import RetrieveKitDocumentIndex
 
     manager = record_manager(tmp_path, f"{method}-{cleanup}")
     folder = tmp_path / "index"
     store = RetrieveKitDocumentIndex(method=method, path=str(folder), embedder=_embedder(method, minilm))
-    for r, expected in zip(rounds(), EXPECTED[cleanup], strict=True):
-        got = lc_index(source_docs(r), manager, store, cleanup=cleanup, source_id_key="source", key_encoder="sha256")
-        assert (got["num_added"], got["num_updated"], got["num_skipped"], got["num_deleted"]) == expected
+    for r in checked_rounds(store, manager, cleanup):
         # the folder's corpus record follows every change: what the index now serves, by id and text
         served = [Passage(id=d.id, text=d.page_content, metadata=d.metadata) for d in store.get(store.core.ids())]
         assert saved_record(folder / "live") == corpus_record(served)  # its change log's last line, or the manifest
@@ -104,7 +85,7 @@ def test_aindex_three_rounds_langchain(tmp_path, minilm, method):
     with RetrieveKitDocumentIndex(method=method, embedder=_embedder(method, minilm)) as store:
         assert asyncio.run(aindex_rounds(store, manager)) == EXPECTED["full"]
         _check_final(store, method, "full", minilm)
-        held = _held("full")
+        held = held_after("full")
         with _fresh_lc(method, held, minilm) as fresh:
             got = asyncio.run(store.ainvoke(QUERIES[1], k=5))
             assert _answers([(d.page_content, d.metadata["score"]) for d in got]) == _lc_answers(fresh, QUERIES[1])

@@ -9,10 +9,10 @@ chain makes for the caller (in a copy of its context, on its thread or on worker
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from _callers import N, in_tasks, in_threads
 from _corpora import FRUIT
 from _lcel import run_rag_chain
 from langchain_core.documents import Document
@@ -22,9 +22,6 @@ from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.langchain import OneShotCompressor
 from retrievekit.langchain import RetrieveKitRetriever as LangChainRetriever
 from retrievekit.llama_index import RetrieveKitRetriever as LlamaRetriever
-
-N = 32
-QUERIES = [f"{word} number {i}" for i, word in enumerate(["apple", "banana", "python", "rust"] * (N // 4))]
 
 
 class _Together:
@@ -40,23 +37,6 @@ class _Together:
         return hits
 
 
-def _in_threads(call):
-    """``call(query, barrier)`` in 32 threads at once; ``barrier`` holds every reader until all have called."""
-    barrier = threading.Barrier(N, timeout=60)
-    with ThreadPoolExecutor(max_workers=N) as pool:
-        return list(pool.map(lambda q: call(q, barrier), QUERIES))
-
-
-def _in_tasks(call):
-    """``call(query, barrier)`` in 32 asyncio tasks at once (``asyncio.gather``)."""
-
-    async def main():
-        barrier = asyncio.Barrier(N)
-        return await asyncio.gather(*(call(q, barrier) for q in QUERIES))
-
-    return asyncio.run(main())
-
-
 def _ids(docs_or_nodes):
     return [getattr(d, "id", None) or d.node.node_id for d in docs_or_nodes]
 
@@ -69,7 +49,7 @@ def test_llama_index_32_threads_each_read_their_own_last_trace():
         barrier.wait()
         return query, nodes, retriever.last_trace
 
-    results = _in_threads(call)
+    results = in_threads(call)
     for query, nodes, trace in results:
         assert trace.query == query and "bm25" in trace.stage_seconds and nodes
     assert len({id(trace) for _, _, trace in results}) == N
@@ -77,7 +57,7 @@ def test_llama_index_32_threads_each_read_their_own_last_trace():
 
 def test_llama_index_32_threads_retrieve_with_trace():
     retriever = LlamaRetriever(_Together(), similarity_top_k=2)
-    results = _in_threads(lambda q, _: (q, *retriever.retrieve_with_trace(q)))
+    results = in_threads(lambda q, _: (q, *retriever.retrieve_with_trace(q)))
     for query, nodes, trace in results:
         assert trace.query == query and nodes
 
@@ -90,7 +70,7 @@ def test_llama_index_32_aretrieve_tasks_each_read_their_own_last_trace():
         await barrier.wait()
         return query, nodes, retriever.last_trace
 
-    for query, nodes, trace in _in_tasks(call):
+    for query, nodes, trace in in_tasks(call):
         assert trace.query == query and nodes
 
 
@@ -102,7 +82,7 @@ def test_llama_index_32_aretrieve_with_trace_tasks():
         await barrier.wait()
         return query, nodes, trace
 
-    for query, nodes, trace in _in_tasks(call):
+    for query, nodes, trace in in_tasks(call):
         assert trace.query == query and _ids(nodes) == _ids(retriever.retrieve(query))
 
 
@@ -114,9 +94,9 @@ def test_langchain_32_threads_each_read_their_own_last_trace_and_invoke_with_tra
         barrier.wait()
         return query, docs, retriever.last_trace
 
-    for query, docs, trace in _in_threads(call):
+    for query, docs, trace in in_threads(call):
         assert trace.query == query and docs
-    for query, docs, trace in _in_threads(lambda q, _: (q, *retriever.invoke_with_trace(q))):
+    for query, docs, trace in in_threads(lambda q, _: (q, *retriever.invoke_with_trace(q))):
         assert trace.query == query and docs
 
 
@@ -128,7 +108,7 @@ def test_langchain_32_ainvoke_tasks_each_read_their_own_last_trace():
         await barrier.wait()
         return query, docs, retriever.last_trace
 
-    for query, docs, trace in _in_tasks(call):
+    for query, docs, trace in in_tasks(call):
         assert trace.query == query and _ids(docs) == _ids(retriever.invoke(query))
 
 
@@ -140,7 +120,7 @@ def test_langchain_32_ainvoke_with_trace_tasks_and_a_per_call_k():
         await barrier.wait()
         return query, docs, trace
 
-    for query, docs, trace in _in_tasks(call):
+    for query, docs, trace in in_tasks(call):
         assert trace.query == query and len(docs) == 1
 
 
@@ -153,7 +133,7 @@ def test_langchain_compressor_32_acompress_tasks_each_read_their_own_last_trace(
         await barrier.wait()
         return query, comp.last_trace
 
-    for query, trace in _in_tasks(call):
+    for query, trace in in_tasks(call):
         assert trace.query == query
 
 

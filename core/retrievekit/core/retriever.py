@@ -1,4 +1,5 @@
-"""The retriever protocol every method implements: ``search(query, k, trace=None) -> list[ScoredHit]``.
+"""The retriever protocol every method implements: ``search(query, k, trace=None) -> list[ScoredHit]``, and
+:class:`ClosesOnExit`, the ``with`` block of an index that holds resources until its ``close()``.
 
 The rest of what used to live here has a module of its own: input checks in :mod:`retrievekit.core.checks`, option
 parsing in :mod:`retrievekit.core.options`, the method registry in :mod:`retrievekit.core.registry` and the
@@ -16,12 +17,12 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
-__all__ = ["Retriever", "search_with_trace"]
+__all__ = ["ClosesOnExit", "Retriever", "search_with_trace"]
 
 
 @runtime_checkable
@@ -56,6 +57,32 @@ def search_with_trace(retriever: Retriever, query: str, k: int = 10) -> tuple[li
     """
     trace = Trace(query=query)
     return retriever.search(query, k, trace=trace), trace
+
+
+class ClosesOnExit:
+    """A ``with`` block for an object that holds resources until its ``close()`` (a client, open files, a store):
+    entering gives the object, leaving closes it, on an error too. A subclass defines ``close``.
+
+    Examples:
+        >>> class Held(ClosesOnExit):
+        ...     closed = False
+        ...     def close(self): self.closed = True
+        >>> with Held() as held:
+        ...     held.closed
+        False
+        >>> held.closed
+        True
+    """
+
+    def close(self) -> None:
+        """Release what the object holds (each subclass's own)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 _MOVED = {

@@ -83,3 +83,13 @@ def test_build_arm_uses_the_judge(fake_judge_module):
     judge, loaded = fake_judge_module
     arm = build_arm(MethodContext(corpus=list(FRUIT), options={"judge_dir": "j", "judge_threshold": 0.6}))
     assert arm.llm is judge and arm.config.judge_threshold == 0.6 and loaded == ["j"]
+
+
+def test_build_arm_takes_the_bm25_engine_option(tmp_path, minilm):
+    """``--option bm25_engine=tantivy`` reaches ARM's BM25 index (cached apart in the work dir), not its dense one."""
+    ctx = MethodContext(corpus=list(FRUIT), options={"bm25_engine": "tantivy", "keywords": False}, llm="none",
+                        work_dir=tmp_path, embedder=minilm)  # fmt: skip
+    arm = build_arm(ctx)
+    assert arm.bm25.config.engine == "tantivy"
+    assert any(p.name.startswith("bm25-tantivy-") for p in tmp_path.iterdir())
+    assert {h.id for h in arm.search("Which fruits are sweet?", k=3)} <= {o.id for o in FRUIT}

@@ -19,18 +19,12 @@ all-or-nothing test.
 from __future__ import annotations
 
 import dataclasses
-import os
-import signal
-import subprocess
-import sys
-import textwrap
 import warnings
 from typing import Any
 
 import pytest
-from _live_kill import WHENS
+from _live_kill import WHENS, run_killed
 from _mindref import SMALL, corpus
-from _paths import REPO
 from _tiny_lm import tiny_local_lm
 
 from retrievekit.core.errors import FallbackWarning, IndexFormatError, InvalidInputError
@@ -233,10 +227,7 @@ def test_a_sigkill_during_a_change_leaves_the_old_or_the_new_state(tmp_path, lm,
     idx.upsert(corpus()[:4])
     old = idx.ids()
     idx.close()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-c", textwrap.dedent(_KILLED), str(folder), what, when]
-    proc = subprocess.run(cmd, env=env, timeout=300, capture_output=True)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    run_killed(_KILLED, folder, what, when)
     with warnings.catch_warnings():
         warnings.simplefilter("error", FallbackWarning)  # the other process's trie is read as saved
         back = LiveIndex.open(folder, llm=lm)

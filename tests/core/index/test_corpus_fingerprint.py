@@ -55,6 +55,27 @@ def test_an_unchanged_corpus_reuses_the_bm25_cache_and_a_damaged_one_is_rebuilt(
     assert len(build_bm25(MethodContext(corpus=A, work_dir=tmp_path))) == 3 and built == [1]
 
 
+def test_the_bm25_engine_option_builds_and_caches_each_engine_apart(tmp_path):
+    """``bm25_engine=tantivy`` (``bm25`` and ``hybrid``): a tantivy folder in its own cache entry, reused for its
+    corpus and refused for another, beside the bm25s entry; an unknown engine is refused by name."""
+    from retrievekit.core.errors import InvalidInputError
+    from retrievekit.core.index.baselines import hybrid_settings
+
+    fast = build_bm25(MethodContext(corpus=A, work_dir=tmp_path, options={"bm25_engine": "tantivy"}))
+    plain = build_bm25(MethodContext(corpus=A, work_dir=tmp_path))
+    assert (fast.config.engine, plain.config.engine) == ("tantivy", "bm25s")
+    entry = tmp_path / f"bm25-tantivy-{corpus_fingerprint(A)}"
+    assert json.loads((entry / "manifest.json").read_text())["engine"] == "tantivy"
+    again = build_bm25(MethodContext(corpus=A, work_dir=tmp_path, options={"bm25_engine": "tantivy"}))
+    assert [h.id for h in again.search("pears", 3)] == [h.id for h in plain.search("pears", 3)] == ["a0", "a1", "a2"]
+    BM25Index.build(B, fast.config).save(tmp_path / f"bm25-tantivy-{corpus_fingerprint(A_EDITED)}")
+    with pytest.raises(CorpusMismatchError):
+        build_bm25(MethodContext(corpus=A_EDITED, work_dir=tmp_path, options={"bm25_engine": "tantivy"}))
+    with pytest.raises(InvalidInputError, match="bm25_engine must be one of"):
+        build_bm25(MethodContext(corpus=A, options={"bm25_engine": "lucene"}))
+    assert hybrid_settings({"bm25_engine": "tantivy"})[0].fusion == "rrf"  # hybrid takes the option too
+
+
 def test_bm25_load_checks_the_corpus_it_is_given(tmp_path):
     BM25Index.build(A).save(tmp_path / "i")
     assert len(BM25Index.load(tmp_path / "i", corpus=list(reversed(A)))) == 3  # order is not the corpus

@@ -91,7 +91,16 @@ def test_two_processes_adding_to_one_folder_both_succeed_and_lose_no_write(tmp_p
     fresh = LiveIndex.create(method, embedder=WordCountEmbedder() if dense else None, options=options)
     fresh.upsert(back.get(back.ids()))
     for q in [*QUERIES, "a cat note 11", "b cat note 0"]:
-        assert [h.id for h in back.search(q, k=3)] == [h.id for h in fresh.search(q, k=3)]
+        if not dense:
+            assert [h.id for h in back.search(q, k=3)] == [h.id for h in fresh.search(q, k=3)]
+            continue
+        # WordCountEmbedder gives most of these texts one vector: which of the tied ones Chroma's top k holds depends
+        # on insertion order, and the fused ranking with it. Each part is compared instead: BM25's hits, and the
+        # dense part's distances (the same whichever tied ids hold them).
+        assert _answers(back._bm25, q) == _answers(fresh._bm25, q)
+        assert [round(h.score, 5) for h in back._dense.search(q, k=5)] == [
+            round(h.score, 5) for h in fresh._dense.search(q, k=5)
+        ]
     back.close()
     assert read_stamp(folder).endswith(" done")
 

@@ -15,16 +15,10 @@ of the all-or-nothing test.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import textwrap
 
 import pytest
 from _lattice import TREE_TOPICS, KeywordLLM
-from _live_kill import WHENS
-from _paths import REPO
+from _live_kill import WHENS, run_killed
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, LLMUnavailableError
 from retrievekit.core.index.live import LiveIndex
@@ -271,10 +265,7 @@ def test_a_sigkill_during_a_change_leaves_the_old_or_the_new_state(tmp_path, min
     idx.upsert(DOCS[:24])
     old = set(idx.ids())
     idx.close()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-c", textwrap.dedent(_KILLED), str(folder), what, when]
-    proc = subprocess.run(cmd, env=env, timeout=300, capture_output=True)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    run_killed(_KILLED, folder, what, when)
     back = LiveIndex.open(folder, embedder=minilm)
     new = old | {f"n{i}" for i in range(6)} if what == "add" else old - {f"d{i:03d}" for i in range(0, 24, 2)}
     assert set(back.ids()) == (new if when == "after_commit" else old)

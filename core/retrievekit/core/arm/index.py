@@ -6,7 +6,10 @@ ARM's index is what it searches besides its model: the objects by id, a BM25 ind
 per searcher). :class:`LiveArm` changes both parts in place, as ``hybrid``'s living index does (the dense part
 embeds only what changed), and searches with an :class:`~retrievekit.core.arm.retriever.Arm` over the held objects
 and those parts, made afresh after each change: its answers, scores included, are a fresh build's over the held
-objects. A folder index keeps ``live/``, ``bm25/`` and ``dense/`` like ``hybrid``'s.
+objects. With ``bm25_engine="tantivy"`` the BM25 part is tantivy's, changed in place (the bm25s part is built again
+at each change); its statistics count deleted documents until a compaction, as ``hybrid``'s do (``compact()``, and
+on its own past a tenth), so scores equal a fresh build's after additions and after a compaction. A folder index
+keeps ``live/``, ``bm25/`` and ``dense/`` like ``hybrid``'s.
 
 Examples:
     >>> from retrievekit.core.fakes import OnesEmbedder
@@ -26,8 +29,8 @@ from typing import Any
 from retrievekit.core.arm.config import ArmConfig
 from retrievekit.core.arm.retriever import Arm
 from retrievekit.core.checks import check_k, check_query
-from retrievekit.core.index.bm25 import BM25Config
 from retrievekit.core.index.live import LiveIndex
+from retrievekit.core.index.live_options import ENGINE_KEY, bm25_config
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import ScoredHit
 
@@ -36,9 +39,10 @@ __all__ = ["LiveArm"]
 
 class LiveArm(LiveIndex):
     """ARM as a living index (``LiveIndex.create("arm", ...)``): ``options`` are
-    :class:`~retrievekit.core.arm.config.ArmConfig` fields, ``llm`` ARM's model (a model's name, a served LLM or a
-    model object; default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`, loaded at the first search;
-    ``"none"``: no LLM stages), ``embedder`` the dense part's model (default all-MiniLM-L6-v2).
+    :class:`~retrievekit.core.arm.config.ArmConfig` fields and ``bm25_engine`` (``"tantivy"``: the BM25 part changes
+    in place in its folder instead of being built again at each change), ``llm`` ARM's model (a model's name, a
+    served LLM or a model object; default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`, loaded at the first
+    search; ``"none"``: no LLM stages), ``embedder`` the dense part's model (default all-MiniLM-L6-v2).
 
     Examples:
         >>> from retrievekit.core.fakes import OnesEmbedder
@@ -53,8 +57,8 @@ class LiveArm(LiveIndex):
     METHODS = ("arm",)
 
     def _configure(self, options: dict[str, Any], llm: Any) -> None:
-        self.config = ArmConfig.from_options(options)
-        self.bm25_config = BM25Config()
+        self.config = ArmConfig.from_options({k: v for k, v in options.items() if k != ENGINE_KEY})
+        self.bm25_config = bm25_config(self.method, options)  # ``bm25_engine="tantivy"``: changed in place
         self._llm_arg = llm
         self._llm: Any = None
         self._arm: tuple[int, Arm] | None = None
@@ -97,14 +101,16 @@ class LiveArm(LiveIndex):
         """ARM's object set for ``query`` over the held objects; an empty index answers ``[]`` (an ``empty_index``
         event)."""
         trace = trace if trace is not None else Trace()
-        arm = self._checked_searcher(query, k, trace)
-        return [] if arm is None else arm.search(query, k, trace=trace)
+        with self._readers.reading():  # the parts stay as they are until it is done (a change waits)
+            arm = self._checked_searcher(query, k, trace)
+            return [] if arm is None else arm.search(query, k, trace=trace)
 
     async def asearch(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """:meth:`search` awaited (ARM's async driver on the caller's loop)."""
         trace = trace if trace is not None else Trace()
-        arm = self._checked_searcher(query, k, trace)
-        return [] if arm is None else await arm.asearch(query, k, trace=trace)
+        async with self._readers.areading():  # a change under way is awaited without blocking the loop
+            arm = self._checked_searcher(query, k, trace)
+            return [] if arm is None else await arm.asearch(query, k, trace=trace)
 
     def _checked_searcher(self, query: str, k: int, trace: Trace) -> Arm | None:
         """The query and ``k`` checked, the index open: the ``Arm`` over the held objects, or None (noted) when the

@@ -106,7 +106,6 @@ class Arm:
         self.scoring = has_scoring(llm)
         self.by_id = {o.id: o for o in self.corpus}
         self.bm25 = bm25 if bm25 is not None else BM25Index.build(self.corpus)
-        self._bm25_pos = {o.id: i for i, o in enumerate(self.bm25.objects)}
         embedder = as_embedder(embedder, where="Arm")
         if dense is None:
             from retrievekit.core.index.dense import DenseIndex
@@ -347,7 +346,7 @@ class Arm:
             return None
         vecs = self._vectors(cand)
         dense_s = {oid: float(v @ qvec) for oid, v in zip(cand, vecs, strict=True)}
-        bm25_s = self.bm25.scores_of(bm25_query, [oid for oid in cand if oid in self._bm25_pos])
+        bm25_s = self.bm25.scores_of(bm25_query, cand)  # ids the BM25 index does not hold: left out
         fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=cand)
         base_ids = top_k(fused, cfg.base_k)
         pool = top_k(fused, cfg.pool_size)
@@ -356,7 +355,7 @@ class Arm:
             lv = self._vectors(linked)
             for oid, v in zip(linked, lv, strict=True):
                 dense_s[oid] = float(v @ qvec)
-            bm25_s |= self.bm25.scores_of(bm25_query, [oid for oid in linked if oid in self._bm25_pos])
+            bm25_s |= self.bm25.scores_of(bm25_query, linked)
             fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=[*pool, *linked])
             pool = [*pool, *linked]
             trace.count("arm.linked_passages", len(linked))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import CorpusMismatchError, IndexFormatError, InvalidInputError
-from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.bm25 import ENGINES, BM25Config, BM25Index
 from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.corpus_record import check_same_corpus
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
@@ -42,15 +42,16 @@ __all__ = [
     "build_dense",
     "build_hybrid",
     "corpus_fingerprint",
+    "first_stage_options",
     "hybrid_settings",
 ]
 
-BM25_OPTIONS = ("progress",)
-"""The options ``bm25`` reads."""
+BM25_OPTIONS = ("progress", "bm25_engine")
+"""The options ``bm25`` reads (``bm25_engine``: ``bm25s``, the default, or ``tantivy``, :class:`BM25Config`)."""
 DENSE_OPTIONS = ("progress", "store")
 """The options ``dense`` reads (``progress``: a bar while embedding; ``store``: the vector store kind the corpus is
 embedded into, ``chroma`` by default or ``faiss``, :mod:`~retrievekit.core.index.store_dense`)."""
-HYBRID_OPTIONS = ("fusion", "dense_weight", "bm25_weight", "rrf_k", "candidate_k", "progress", "store")
+HYBRID_OPTIONS = ("fusion", "dense_weight", "bm25_weight", "rrf_k", "candidate_k", "progress", "store", "bm25_engine")
 """The options ``hybrid`` reads (see :func:`build_hybrid`)."""
 
 
@@ -87,17 +88,21 @@ def _another_corpus(e: CorpusMismatchError, cache: Path) -> CorpusMismatchError:
 
 
 def build_bm25(ctx: MethodContext) -> BM25Index:
-    """BM25 over the corpus (cached in ``ctx.work_dir`` when given).
+    """BM25 over the corpus (cached in ``ctx.work_dir`` when given), on the engine of the ``bm25_engine`` option
+    (``bm25s`` by default, or ``tantivy``: on disk, read per hit).
 
     Examples:
         >>> from retrievekit.core.types import Passage
         >>> len(build_bm25(MethodContext(corpus=[Passage(id="a", text="x y")])))
         1
+        >>> build_bm25(MethodContext(corpus=[Passage(id="a", text="x y")], options={"bm25_engine": "tantivy"})).config.engine
+        'tantivy'
     """
     check_option_keys(ctx.options, BM25_OPTIONS, label="bm25")
-    cache = _cache_dir(ctx, "bm25")
+    config = _bm25_config(ctx.options)
+    cache = _cache_dir(ctx, "bm25" if config.engine == "bm25s" else f"bm25-{config.engine}")
     if cache is None:
-        return BM25Index.build(ctx.corpus)
+        return BM25Index.build(ctx.corpus, config)
     with build_lock(cache):  # shards started together build it once; the others load it
         if cache.exists():
             try:
@@ -106,9 +111,41 @@ def build_bm25(ctx: MethodContext) -> BM25Index:
                 raise _another_corpus(e, cache) from e
             except IndexFormatError:
                 pass  # stale or damaged cache: rebuild below (atomically replaces it)
-        idx = BM25Index.build(ctx.corpus)
+        idx = BM25Index.build(ctx.corpus, config)
         idx.save(cache)
         return idx
+
+
+def first_stage_options(first_stage: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options a method hands its first stage named ``first_stage``, taken out of its own ``options``: the
+    ``bm25_engine`` of a ``bm25`` or ``hybrid`` first stage (refused, by name, for another one).
+
+    Examples:
+        >>> opts = {"calls": 2, "bm25_engine": "tantivy"}
+        >>> first_stage_options("bm25", opts), opts
+        ({'bm25_engine': 'tantivy'}, {'calls': 2})
+        >>> first_stage_options("dense", {"bm25_engine": "tantivy"})
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: option bm25_engine reaches no BM25 index with first_stage=dense; leave it out
+    """
+    if "bm25_engine" not in options:
+        return {}
+    engine = options.pop("bm25_engine")
+    if first_stage not in ("bm25", "hybrid"):
+        raise InvalidInputError(
+            f"option bm25_engine reaches no BM25 index with first_stage={first_stage}; leave it out"
+        )
+    _bm25_config({"bm25_engine": engine})  # an unknown engine: refused now, before anything is built
+    return {"bm25_engine": engine}
+
+
+def _bm25_config(options: Mapping[str, Any]) -> BM25Config:
+    """The BM25 settings of a ``bm25`` / ``hybrid`` method's options: the engine of ``bm25_engine``."""
+    engine = str(options.get("bm25_engine", "bm25s"))
+    if engine not in ENGINES:
+        raise InvalidInputError(f"option bm25_engine must be one of {ENGINES}, not {engine!r}")
+    return BM25Config(engine=engine)
 
 
 def build_dense(ctx: MethodContext) -> Retriever:
@@ -204,7 +241,8 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     """BM25 + dense fused by RRF (default) or weighted max-normalised scores.
 
     Options (``ctx.options``): ``fusion`` ("rrf" | "weighted"), ``dense_weight`` (0.5), ``bm25_weight`` (0.5),
-    ``rrf_k`` (60), ``candidate_k`` (100), ``store`` (the dense side's store kind, as for ``dense``). ``ctx.store``
+    ``rrf_k`` (60), ``candidate_k`` (100), ``store`` (the dense side's store kind, as for ``dense``),
+    ``bm25_engine`` (the BM25 side's engine, as for ``bm25``). ``ctx.store``
     (the user's vector store) is the dense side when set.
 
     Examples:
@@ -218,5 +256,5 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     cfg, weights = hybrid_settings(opts)
     progress = opts.get("progress", False)
     dense = build_dense(ctx.stage(options={"progress": progress, "store": opts.get("store")}))
-    bm25 = build_bm25(ctx.stage(options={"progress": progress}))
+    bm25 = build_bm25(ctx.stage(options={"progress": progress, "bm25_engine": opts.get("bm25_engine", "bm25s")}))
     return HybridRetriever([dense, bm25], weights, config=cfg, names=["dense", "bm25"])

@@ -62,6 +62,7 @@ from retrievekit.core.index.fingerprint import check_embedder, embedder_fingerpr
 from retrievekit.core.index.hnsw_writes import add_requests, build_write_every, hnsw_settings
 from retrievekit.core.index.open_folders import folder_identity, open_handles
 from retrievekit.core.index.store import MANIFEST, atomic_folder, object_json, read_manifest, write_manifest
+from retrievekit.core.retriever import ClosesOnExit
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
@@ -74,7 +75,7 @@ FORMAT_VERSION = 1
 _SQLITE = "chroma/chroma.sqlite3"
 
 
-class DenseIndex:
+class DenseIndex(ClosesOnExit):
     """Nearest-neighbour search over embedded objects in a Chroma collection (cosine).
 
     Scores are cosine similarities in [-1, 1].
@@ -150,12 +151,6 @@ class DenseIndex:
             else:
                 _seal(self.path, self.collection.name, self.embedder, n)
             self._modified = False
-
-    def __enter__(self) -> DenseIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _live(self) -> Any:
         """The collection, or :class:`InvalidInputError` once the index is closed."""

@@ -47,6 +47,7 @@ from retrievekit.core.index.faiss_files import FaissFiles, faiss_module
 from retrievekit.core.index.store import object_json
 from retrievekit.core.index.store_input import check_ids, check_query_vector
 from retrievekit.core.index.vector_store import DIM_KEY, check_vectors, check_where
+from retrievekit.core.retriever import ClosesOnExit
 from retrievekit.core.types import DataObject, ScoredHit, object_from_dict
 
 __all__ = ["EXACT_BELOW", "FaissStore", "HNSW_DEFAULTS", "UnsavedWritesWarning"]
@@ -57,7 +58,7 @@ EXACT_BELOW = 10_000
 """A filtered search over at most this many matching objects ranks them exactly (no graph)."""
 
 
-class FaissStore:
+class FaissStore(ClosesOnExit):
     """Objects and their vectors in a faiss HNSW graph (cosine), in memory or in a folder.
 
     Args:
@@ -278,12 +279,6 @@ class FaissStore:
                 self._index = None
                 self._dropped.detach()
                 self._files.close()
-
-    def __enter__(self) -> FaissStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ------------------------------------------------------------------ inside
     def _check_open(self) -> None:

@@ -19,7 +19,7 @@ from typing import Literal
 from retrievekit.core.checks import check_k, check_query
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.awaited import awaited_search
-from retrievekit.core.retriever import Retriever
+from retrievekit.core.retriever import ClosesOnExit, Retriever
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
@@ -127,7 +127,7 @@ def fuse(
     return [ScoredHit(obj=objs[i], score=total[i], rank=r) for r, i in enumerate(ranked)]
 
 
-class HybridRetriever:
+class HybridRetriever(ClosesOnExit):
     """Fuses any retrievers (BM25 + dense by default in ``retrievekit bench --method hybrid``).
 
     Examples:
@@ -170,12 +170,6 @@ class HybridRetriever:
             close = getattr(r, "close", None)
             if callable(close):
                 close()
-
-    def __enter__(self) -> HybridRetriever:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         """Search each retriever for ``max(k, candidate_k)`` hits and fuse.

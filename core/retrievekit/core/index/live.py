@@ -19,7 +19,9 @@ log, or, once the log outgrows a quarter of the objects, all of ``live/`` rewrit
 
 A change holds the writer lock (:mod:`~retrievekit.core.index.live_lock`; a folder's is an ``flock`` in it, waited
 for :attr:`LiveIndex.writer_wait` seconds at most) and first reloads a folder another process changed, so processes
-writing to one folder take turns and lose no write. Searches take no lock.
+writing to one folder take turns and lose no write. Searches take no lock file; in one process a search reads one
+state of the parts: it waits for a change or a reload under way, and a change for the searches under way
+(:mod:`~retrievekit.core.index.live_readers`).
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -35,7 +37,6 @@ Examples:
 from __future__ import annotations
 
 import os
-import shutil
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,6 +49,7 @@ from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.index.corpus_record import RECORD_KEY, CorpusTally
 from retrievekit.core.index.folder_swap import restore_interrupted_swap
 from retrievekit.core.index.hybrid import HybridRetriever
+from retrievekit.core.index.live_bm25 import changed_bm25, has_text
 from retrievekit.core.index.live_lock import LOCK_NAME, WriterLock
 from retrievekit.core.index.live_log import ChangeLog, base_bytes, read_base, read_live
 from retrievekit.core.index.live_options import (
@@ -59,9 +61,11 @@ from retrievekit.core.index.live_options import (
     no_embedder,
     options_json,
 )
+from retrievekit.core.index.live_readers import Readers
 from retrievekit.core.index.live_repair import rebuild_bm25, reconcile_dense
 from retrievekit.core.index.store import atomic_folder, write_manifest, write_objects
 from retrievekit.core.index.updatable import check_batch, check_ids
+from retrievekit.core.retriever import ClosesOnExit
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
@@ -73,7 +77,7 @@ FOLD: Any = object()
 """What :meth:`LiveIndex._logged_part` answers when a change cannot be written as a log line (``live/`` written whole)."""
 
 
-class LiveIndex:
+class LiveIndex(ClosesOnExit):
     """``bm25``, ``dense`` or ``hybrid`` over objects that change: :meth:`upsert`, :meth:`delete`, :meth:`get`,
     :meth:`ids`, :meth:`search`; made empty with :meth:`create`, reopened with :meth:`open`, released with
     :meth:`close` (also ``with``).
@@ -130,6 +134,8 @@ class LiveIndex:
         self._closed = False
         # one change at a time: threads, awaited changes on the pool and, for a folder, other processes
         self._writer = WriterLock(path, on_stale=self._catch_up)
+        # in this process: a search reads one state of the parts, waiting for a change or a reload under way
+        self._readers = Readers(lambda: self._writer.wait_s)
         self.last_change: Trace | None = None
         """The trace of the last :meth:`upsert` or :meth:`delete` (its ``bm25_rebuilt`` event, counters)."""
 
@@ -255,7 +261,7 @@ class LiveIndex:
         assert self.path is not None
         held = list(self._objects.values())
         repaired: list[str] = []
-        if self._uses_bm25 and _has_text(held):
+        if self._uses_bm25 and has_text(held):
             try:
                 self._bm25 = BM25Index.load(self.path / "bm25", corpus=held)
             except CorpusMismatchError as mismatch:
@@ -281,7 +287,7 @@ class LiveIndex:
     def _catch_up(self) -> None:
         """Bring this index to its folder's committed state, under the writer lock before a change: another process
         changed the folder since this index read it, or cut a change short (killed, or raised). The parts are
-        opened again (repaired as :meth:`open` does); a search running meanwhile in another thread may fail."""
+        opened again (repaired as :meth:`open` does); a search of another thread meanwhile waits for them."""
         assert self.path is not None
         restore_interrupted_swap(self.path / "live")
         if not (self.path / "live").is_dir():  # a creator killed before its first commit: nothing to read
@@ -292,12 +298,13 @@ class LiveIndex:
                 f"{self.path} now holds a live {manifest.get('method')} index with options {manifest.get('options')} "
                 f"(another process made it), not this {self.method} one with {self.options}"
             )
-        self._forget_parts()
-        self._objects = {o.id: o for o in objects}
-        self._log, self._tally = log, CorpusTally.from_record(log.record or manifest.get(RECORD_KEY))
-        with warnings.catch_warnings():  # the other writer's dense part is unsealed until it closes: as expected
-            warnings.filterwarnings("ignore", ".*cannot be verified \\(an add\\(\\) changed it")
-            self._open_parts()
+        with self._readers.changing():  # a search meanwhile waits for the reopened parts
+            self._forget_parts()
+            self._objects = {o.id: o for o in objects}
+            self._log, self._tally = log, CorpusTally.from_record(log.record or manifest.get(RECORD_KEY))
+            with warnings.catch_warnings():  # the other writer's dense part is unsealed until it closes: as expected
+                warnings.filterwarnings("ignore", ".*cannot be verified \\(an add\\(\\) changed it")
+                self._open_parts()
 
     def _forget_parts(self) -> None:
         """Drop the parts read from the folder (the dense part's client released) before they are opened again;
@@ -330,16 +337,11 @@ class LiveIndex:
         """
         if self._closed:
             return
-        if self._dense is not None:
-            with self._writer.holding(catch_up=False):  # the seal writes the dense part's manifest
+        if self._dense is not None:  # the seal writes the dense part's manifest; searches under way finish first
+            with self._writer.holding(catch_up=False), self._readers.changing():
                 self._dense.close()
+                self._closed = True
         self._closed = True
-
-    def __enter__(self) -> LiveIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ------------------------------------------------------------------ read
     def __len__(self) -> int:
@@ -374,18 +376,19 @@ class LiveIndex:
         """
         check_query(query)
         check_k(k)
-        self._check_open()
         trace = trace if trace is not None else Trace()
-        if not self._objects:
-            trace.note("empty_index", "the index holds no objects; returning no hits")
-            return []
-        if self.method == "bm25":
-            return self._bm25.search(query, k, trace=trace) if self._bm25 is not None else []
-        if self.method == "dense":
-            return self._dense.search(query, k, trace=trace)
-        parts = [self._dense, self._bm25 if self._bm25 is not None else _NoHits()]
-        hybrid = HybridRetriever(parts, self.weights, config=self.fusion, names=["dense", "bm25"])
-        return hybrid.search(query, k, trace=trace)
+        with self._readers.reading():  # one state of the parts: a change or reload under way is waited for
+            self._check_open()  # (closed meanwhile: refused typed)
+            if not self._objects:
+                trace.note("empty_index", "the index holds no objects; returning no hits")
+                return []
+            if self.method == "bm25":
+                return self._bm25.search(query, k, trace=trace) if self._bm25 is not None else []
+            if self.method == "dense":
+                return self._dense.search(query, k, trace=trace)
+            parts = [self._dense, self._bm25 if self._bm25 is not None else _NoHits()]
+            hybrid = HybridRetriever(parts, self.weights, config=self.fusion, names=["dense", "bm25"])
+            return hybrid.search(query, k, trace=trace)
 
     # ------------------------------------------------------------------ change
     def upsert(self, objects: Sequence[DataObject], *, trace: Trace | None = None) -> list[str]:
@@ -407,12 +410,13 @@ class LiveIndex:
             trace.count("live.unchanged", len(objs) - len(changed))
             if changed:
                 tally = self._held_tally().changed(removed=[self._objects[i] for i in replaced], added=changed)
-                if self._uses_dense:
-                    self._dense_upsert(changed)
-                for o in changed:
-                    self._objects.pop(o.id, None)
-                    self._objects[o.id] = o
-                self._change_parts(replaced, changed, trace)
+                with self._readers.changing():  # searches of other threads wait: no half-made change is read
+                    if self._uses_dense:
+                        self._dense_upsert(changed)
+                    for o in changed:
+                        self._objects.pop(o.id, None)
+                        self._objects[o.id] = o
+                    self._change_parts(replaced, changed, trace)
                 self._commit([], changed, tally)
             trace.count("live.upserted", len(changed))
             self.last_change = trace
@@ -432,13 +436,14 @@ class LiveIndex:
             gone = [i for i in wanted if i in self._objects]
             if gone:
                 tally = self._held_tally().changed(removed=[self._objects[i] for i in gone], added=())
-                if self._uses_dense and self._dense is not None:
-                    from retrievekit.core.index.dense_updates import delete_dense
+                with self._readers.changing():
+                    if self._uses_dense and self._dense is not None:
+                        from retrievekit.core.index.dense_updates import delete_dense
 
-                    delete_dense(self._dense, gone)
-                for i in gone:
-                    del self._objects[i]
-                self._change_parts(gone, [], trace)
+                        delete_dense(self._dense, gone)
+                    for i in gone:
+                        del self._objects[i]
+                    self._change_parts(gone, [], trace)
                 self._commit(gone, [], tally)
             trace.count("live.deleted", len(gone))
             self.last_change = trace
@@ -458,7 +463,8 @@ class LiveIndex:
         with self._writer:
             pending = self._bm25.pending_deletes if self._bm25 is not None else 0
             if pending and self._bm25 is not None:
-                self._bm25.compact()
+                with self._readers.changing():
+                    self._bm25.compact()
             if self._log is not None and self._log.end:  # the change log folded into a new object list
                 self._save_live()
             trace.count("live.compacted", pending)
@@ -492,34 +498,10 @@ class LiveIndex:
         return None if type(self)._write_parts is LiveIndex._write_parts else FOLD
 
     def _bm25_change(self, removed: list[str], added: list[DataObject], trace: Trace) -> None:
-        """Bring the BM25 part to the held objects: in place where ``BM25Index`` can, else rebuilt (interim)."""
-        if not self._uses_bm25:
-            return
-        held = list(self._objects.values())
-        bm25: Any = self._bm25
-        if not _has_text(held):
-            self._bm25 = None
-        elif bm25 is None:
-            self._bm25 = BM25Index.build(held, self.bm25_config)
-        elif callable(getattr(bm25, "add", None)) and callable(getattr(bm25, "delete", None)):
-            if removed:
-                bm25.delete(removed)
-            if added:
-                bm25.add(added)
-        else:  # interim: until BM25Index changes in place, the part is rebuilt from the held objects
-            self._bm25 = BM25Index.build(held, self.bm25_config)
-            trace.note(
-                "bm25_rebuilt",
-                "BM25Index has no in-place add/delete yet: the BM25 part was rebuilt from the held objects",
-                objects=len(held),
-            )
-        if self.path is not None:
-            if self._bm25 is not None:
-                self._bm25.save(self.path / "bm25")  # a tantivy part changed in its folder: nothing to write
-                if self.bm25_config.engine == "tantivy" and self._bm25.folder is None:
-                    self._bm25 = BM25Index.load(self.path / "bm25")  # built in memory: change it in its folder
-            elif (self.path / "bm25").exists():
-                shutil.rmtree(self.path / "bm25")
+        """Bring the BM25 part to the held objects (:func:`~retrievekit.core.index.live_bm25.changed_bm25`)."""
+        if self._uses_bm25:
+            held = list(self._objects.values())
+            self._bm25 = changed_bm25(self._bm25, held, removed, added, self.bm25_config, self.path, trace)
 
     def _commit(self, removed: list[str], added: list[DataObject], tally: CorpusTally) -> None:
         """Commit a change (``removed`` ids, ``added`` objects) whose held objects' record is ``tally``."""
@@ -591,7 +573,3 @@ class _NoHits:
 
     def search(self, query: str, k: int = 10, *, trace: Trace | None = None) -> list[ScoredHit]:
         return []
-
-
-def _has_text(objects: Sequence[DataObject]) -> bool:
-    return any(o.index_text().strip() for o in objects)

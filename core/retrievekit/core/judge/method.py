@@ -249,8 +249,9 @@ def create_judge_rerank(
 def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     """``retrievekit bench --method judge-rerank [--judge DIR]``: BM25 top-100 reranked by the judge.
 
-    Options: ``first_stage`` (``bm25`` | ``dense`` | ``hybrid``), ``rerank_k`` (100), ``mix`` (0.0), ``batch_size``
-    (32), ``max_passage_tokens`` (zero-shot only; a trained judge uses its manifest's). The judge comes from
+    Options: ``first_stage`` (``bm25`` | ``dense`` | ``hybrid``), ``bm25_engine`` (its BM25 index's engine, as for
+    ``bm25``), ``rerank_k`` (100), ``mix`` (0.0), ``batch_size`` (32), ``max_passage_tokens`` (zero-shot only; a
+    trained judge uses its manifest's). The judge comes from
     ``judge_dir`` (set by ``--judge``; with ``--llm`` also given, the judge's base model must match it), else the
     zero-shot ``--llm`` model (default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`; also what ``--judge zero-shot``
     asks for); the trace says which. ``--judge cosine``, ``--judge served`` (with ``--llm CLIENT:MODEL@URL``) and the
@@ -267,7 +268,9 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
         >>> build_judge_rerank(MethodContext(corpus=docs, judge=Aspirin(), options={"rerank_k": "20"}))
         JudgeRerankRetriever(Aspirin(), rerank_k=20, mix=0.0)
     """
-    own = ("first_stage", "batch_size", "max_passage_tokens", "judge_dir", "progress")
+    from retrievekit.core.index.baselines import first_stage_options
+
+    own = ("first_stage", "batch_size", "max_passage_tokens", "judge_dir", "progress", "bm25_engine")
     check_option_keys(ctx.options, [*(f.name for f in fields(JudgeRerankConfig)), *own], label="judge-rerank")
     opts = dict(ctx.options)
     opts.pop("progress", None)
@@ -277,6 +280,7 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
     if judge is None and spec is not None and spec.kind not in ("trained", "zero-shot"):  # built here, not below
         judge, _ = judge_from_options(ctx)
     first = str(opts.pop("first_stage", "bm25"))
+    first_opts = first_stage_options(first, opts)
     batch_size = int(opts.pop("batch_size", 32))
     mpt = opts.pop("max_passage_tokens", None)
     JudgeRerankConfig.from_options(opts)  # bad values refused before the first stage is built
@@ -287,7 +291,7 @@ def build_judge_rerank(ctx: MethodContext) -> JudgeRerankRetriever:
         judge=judge,
         judge_dir=spec.label if spec is not None else None,  # a JudgeSpec as its --judge string
         llm=ctx.llm,
-        first_stage=build_method(first, ctx.stage(options={})),  # the user's embedder and store reach it
+        first_stage=build_method(first, ctx.stage(options=first_opts)),  # the user's embedder and store reach it
         work_dir=ctx.work_dir,
         store=ctx.store,
         batch_size=batch_size,

@@ -416,7 +416,7 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
 
     Options: ``candidates``, ``calls`` (default 40 = LATTICE's B*N; given one, the other is derived at the default
     slate size, and ``calls >= candidates`` is refused: :mod:`~retrievekit.core.lattice.rerank_budget`), ``first_stage`` (``dense`` | ``bm25`` |
-    ``hybrid``) and :class:`LatticeConfig` scoring fields (``score_max``, ``reply_format``, ...). With ``--judge DIR``
+    ``hybrid``), ``bm25_engine`` (its BM25 index's engine) and :class:`LatticeConfig` scoring fields (``score_max``, ``reply_format``, ...). With ``--judge DIR``
     the judge scores each slate (one ``score_relevance`` call per slate, as in LATTICE), so the two compare fairly.
 
     Examples:
@@ -428,17 +428,19 @@ def build_llm_rerank(ctx: MethodContext) -> FlatLLMReranker:
         >>> r.calls, r.candidates, [h.id for h in r.search("rain", k=2)]
         (1, 100, ['a', 'b'])
     """
+    from retrievekit.core.index.baselines import first_stage_options
     from retrievekit.core.llm.judge_hooks import judge_from_options
     from retrievekit.core.registry import build_method
 
-    rerank_keys = ("candidates", "calls", "first_stage", "progress", "judge_dir")
+    rerank_keys = ("candidates", "calls", "first_stage", "progress", "judge_dir", "bm25_engine")
     check_option_keys(ctx.options, [*rerank_keys, *(f.name for f in fields(LatticeConfig))], label="llm-rerank")
     judge, opts = judge_from_options(ctx)
     raw = (opts.pop("candidates", None), opts.pop("calls", None))
     candidates, calls = rerank_budget(*(int(v) if v is not None else None for v in raw))
     first = str(opts.pop("first_stage", "dense"))
     opts.pop("progress", None)
-    base = build_method(first, ctx.stage(options={}))  # the user's embedder and store reach the first stage
+    first_opts = first_stage_options(first, opts)
+    base = build_method(first, ctx.stage(options=first_opts))  # the user's embedder and store reach the first stage
     llm = judge if judge is not None else ctx.load_llm()
     opts.setdefault("max_concurrency", 4)  # slates of a flat rerank are all independent (LATTICE's own default: B)
     return FlatLLMReranker(base, llm, LatticeConfig.from_options(opts), candidates=candidates, calls=calls)
