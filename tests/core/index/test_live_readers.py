@@ -44,7 +44,8 @@ def _fresh(method, objects) -> list[tuple[str, float]]:
 
 
 def _search_meanwhile(index, answers: list, waiting: list) -> None:
-    """Start a search of ``index`` on another thread, give it 0.3 s, and note whether it is still waiting."""
+    """Start a search of ``index`` on another thread, give it 0.3 s, and note the thread and whether it is still
+    waiting then (it must be: the change or reload under way holds it back)."""
 
     def search() -> None:
         try:
@@ -55,7 +56,7 @@ def _search_meanwhile(index, answers: list, waiting: list) -> None:
     t = threading.Thread(target=search)
     t.start()
     time.sleep(0.3)
-    waiting.append(t)
+    waiting.append((t, t.is_alive()))
 
 
 @pytest.mark.parametrize("method", ["bm25", "hybrid", "arm"])
@@ -70,7 +71,7 @@ def test_a_search_during_a_reload_answers_from_the_reopened_parts(tmp_path, meth
     b = LiveIndex.open(tmp_path / "idx", embedder=emb, llm=llm)
     a.upsert([FROM_A])
     answers: list = []
-    waiting: list[threading.Thread] = []
+    waiting: list[tuple[threading.Thread, bool]] = []
     real = LiveIndex._open_parts
 
     def open_parts(self):  # the reload under way: the old parts are gone, the new ones not yet open
@@ -80,8 +81,9 @@ def test_a_search_during_a_reload_answers_from_the_reopened_parts(tmp_path, meth
 
     monkeypatch.setattr(LiveIndex, "_open_parts", open_parts)
     b.upsert([FROM_B])
-    waiting[0].join(30)
-    assert waiting[0] is not None and len(answers) == 1
+    thread, held_back = waiting[0]
+    thread.join(30)
+    assert held_back and len(answers) == 1  # it waited for the reload, then answered once
     assert answers[0] in (_fresh(method, [*start, FROM_A]), _fresh(method, [*start, FROM_A, FROM_B])), answers
     a.close(), b.close()
 
@@ -94,7 +96,7 @@ def test_a_search_during_a_change_waits_for_it_and_never_reads_half_of_it(tmp_pa
     idx = LiveIndex.create("hybrid", path=tmp_path / "idx", embedder=emb)
     idx.upsert(start)
     answers: list = []
-    waiting: list[threading.Thread] = []
+    waiting: list[tuple[threading.Thread, bool]] = []
     real = LiveIndex._change_parts
 
     def change_parts(self, removed, added, trace):
@@ -104,8 +106,9 @@ def test_a_search_during_a_change_waits_for_it_and_never_reads_half_of_it(tmp_pa
 
     monkeypatch.setattr(LiveIndex, "_change_parts", change_parts)
     idx.upsert([FROM_A])
-    waiting[0].join(30)
-    assert answers == [_fresh("hybrid", [*start, FROM_A])]
+    thread, held_back = waiting[0]
+    thread.join(30)
+    assert held_back and answers == [_fresh("hybrid", [*start, FROM_A])]
     idx.close()
 
 

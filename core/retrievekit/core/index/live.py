@@ -337,11 +337,12 @@ class LiveIndex(ClosesOnExit):
         """
         if self._closed:
             return
-        if self._dense is not None:  # the seal writes the dense part's manifest; searches under way finish first
-            with self._writer.holding(catch_up=False), self._readers.changing():
-                self._dense.close()
-                self._closed = True
-        self._closed = True
+        if self._dense is None:
+            self._closed = True
+            return
+        with self._writer.holding(catch_up=False), self._readers.changing():  # searches under way finish first
+            self._dense.close()  # the seal writes the dense part's manifest
+            self._closed = True
 
     # ------------------------------------------------------------------ read
     def __len__(self) -> int:

@@ -47,11 +47,11 @@ class Readers:
         >>> import threading
         >>> readers, seen = Readers(), []
         >>> with readers.changing():
-        ...     t = threading.Thread(target=lambda: seen.append(readers.wait_to_read()))
+        ...     t = threading.Thread(target=lambda: (readers.wait_to_read(), seen.append("read")))
         ...     t.start(); t.join(0.05); seen  # the search waits for the change
         []
         >>> t.join(); seen
-        [True]
+        ['read']
     """
 
     def __init__(self, wait_s: float | Callable[[], float] = 60.0) -> None:
@@ -74,31 +74,29 @@ class Readers:
     def _limit(self) -> float:
         return float(self._wait_s() if callable(self._wait_s) else self._wait_s)
 
-    def wait_to_read(self) -> bool:
-        """Enter as a search (waiting for a change under way); True. Leave with :meth:`done_reading`.
+    def wait_to_read(self) -> None:
+        """Enter as a search (waiting for a change under way). Leave with :meth:`done_reading`.
 
         Examples:
-            >>> r = Readers(); r.wait_to_read(), r.busy
-            (True, 1)
+            >>> r = Readers(); r.wait_to_read(); r.busy
+            1
         """
         me = threading.get_ident()
         with self._cond:
             if self._changer == me:  # the change's own thread reads what it is making
                 self._reading += 1
-                return True
+                return
             if not self._cond.wait_for(lambda: self._changer is None, timeout=self._limit()):
                 raise IndexLockedError(
                     f"a search waited {self._limit():g} s for a change of this index to finish (writer_wait)"
                 )
             self._reading += 1
-        return True
 
     def done_reading(self) -> None:
         """Leave as a search.
 
         Examples:
             >>> r = Readers(); r.wait_to_read(); r.done_reading(); r.busy
-            True
             0
         """
         with self._cond:
