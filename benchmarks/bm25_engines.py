@@ -1,6 +1,7 @@
 """BM25 engines side by side in one run (issues #63 and #61): today's :class:`BM25Index`, tantivy, bm25s
-memory-mapped, and SQLite FTS5, on the corpus of ``benchmarks/scale.py`` (SciFact's abstracts, then seeded
-generated documents of the same length).
+memory-mapped, SQLite FTS5, and :class:`BM25Index` on its tantivy engine (``bm25index_tantivy``: the hits' objects
+read from its doc store), on the corpus of ``benchmarks/scale.py`` (SciFact's abstracts, then seeded generated
+documents of the same length).
 
 Every engine sees the same analyzer, today's: words of two or more word characters, lower-cased, bm25s' 33 English
 stop words (Lucene's list) removed, then the Snowball English stemmer. tantivy runs it as its own analyzer
@@ -22,7 +23,10 @@ Rows (each in its own child processes, one BLAS / OpenMP / numba thread):
   score difference at equal ranks and whether the id lists are equal; again after a merge (FTS5: ``optimize``;
   tantivy: the Python bindings expose no merge, so the update is made in ten commits, enough segments for the
   default LogMergePolicy to merge on its own, and the segment count is recorded); and tantivy with additions
-  only (``add_only``: no deletes, one commit).
+  only (``add_only``: no deletes, one commit). ``bm25index_tantivy`` (``BM25Index`` on the tantivy engine) makes the
+  same update in one and in ten commits with its deletes left uncompacted, then compacts, and records the search
+  time of each state beside a fresh build's (the 200 claims asked once, then ``again``: what a search reads for its
+  second scoring is kept until the next change).
 
 Each finished row is a line of ``--records`` (JSONL); a rerun skips what is recorded, then prints the tables. Needs
 ``pip install tantivy numba`` beside retrievekit (numba is bm25s' fast top-k; its first query compiles it).
@@ -53,8 +57,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import scale_corpus  # noqa: E402
 
-ENGINES = ("bm25index", "tantivy", "bm25s_mmap", "sqlite_fts5")
-UPDATABLE = ("tantivy", "sqlite_fts5")
+ENGINES = ("bm25index", "tantivy", "bm25s_mmap", "sqlite_fts5", "bm25index_tantivy")
+UPDATABLE = ("tantivy", "sqlite_fts5", "bm25index_tantivy")
 _THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
 Searcher = Callable[[str, int], list[tuple[str, float]]]
 
@@ -227,8 +231,7 @@ def fts_searcher(con: sqlite3.Connection) -> Searcher:
 def open_bm25index(folder: Path) -> Searcher:
     from retrievekit.core.index.bm25 import BM25Index
 
-    idx = BM25Index.load(folder)
-    return lambda q, k: [(h.id, h.score) for h in idx.search(q, k)]
+    return open_bm25(BM25Index.load(folder))
 
 
 def build_engine(engine: str, objs: Sequence[Any], folder: Path) -> None:
@@ -237,6 +240,10 @@ def build_engine(engine: str, objs: Sequence[Any], folder: Path) -> None:
         from retrievekit.core.index.bm25 import BM25Index
 
         BM25Index.build(objs).save(folder)
+    elif engine == "bm25index_tantivy":  # written straight into its folder, as a folder index is built
+        from retrievekit.core.index.bm25 import BM25Config, BM25Index
+
+        BM25Index.build(objs, BM25Config(engine="tantivy"), folder=folder)
     elif engine == "tantivy":
         folder.mkdir(parents=True)
         build_tantivy(objs, folder)
@@ -250,7 +257,7 @@ def build_engine(engine: str, objs: Sequence[Any], folder: Path) -> None:
 
 def open_engine(engine: str, folder: Path) -> Searcher:
     """Open ``engine``'s index in ``folder`` in this process."""
-    if engine == "bm25index":
+    if engine in ("bm25index", "bm25index_tantivy"):
         return open_bm25index(folder)
     if engine == "tantivy":
         return open_tantivy(folder)
@@ -321,12 +328,18 @@ def child_quality(engine: str, data_dir: str) -> dict[str, Any]:
 def compare(got: Searcher, fresh: Searcher, claims: Sequence[str]) -> dict[str, Any]:
     """Top 10 of ``got`` against ``fresh`` over ``claims``: the largest score difference at equal ranks, and the
     claims whose id lists differ."""
-    worst, other = 0.0, 0
+    worst, rel, other = 0.0, 0.0, 0
     for q in claims:
         a, b = got(q, 10), fresh(q, 10)
         other += [i for i, _ in a] != [i for i, _ in b]
         worst = max([worst] + [abs(x[1] - y[1]) for x, y in zip(a, b, strict=False)])
-    return {"max_abs_score_diff": float(f"{worst:.3g}"), "claims_with_other_ids": other, "exact_1e-6": worst <= 1e-6}
+        rel = max([rel] + [abs(x[1] - y[1]) / abs(y[1]) for x, y in zip(a, b, strict=False) if y[1]])
+    return {
+        "max_abs_score_diff": float(f"{worst:.3g}"),
+        "max_rel_score_diff": float(f"{rel:.3g}"),
+        "claims_with_other_ids": other,
+        "exact_1e-6": worst <= 1e-6,
+    }
 
 
 def _update_plan(data_dir: str, n: int) -> tuple[list[Any], list[str], list[Any], list[Any]]:
@@ -380,9 +393,46 @@ def exact_fts(data_dir: str, n: int, claims: list[str]) -> dict[str, Any]:
     return row
 
 
+def _timed(search: Searcher, claims: Sequence[str]) -> dict[str, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    for q in claims:
+        search(q, 10)
+    return {
+        "ms_per_query": round(1000 * (time.perf_counter() - wall) / len(claims), 3),
+        "cpu_ms_per_query": round(1000 * (time.process_time() - cpu) / len(claims), 3),
+    }
+
+
+def exact_bm25index_tantivy(data_dir: str, n: int, claims: list[str]) -> dict[str, Any]:
+    """``BM25Index`` on the tantivy engine: the same update (deletes left uncompacted), then compacted; each with its
+    search time (while deleted documents are counted, the candidates are scored again over the live statistics)."""
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
+
+    cfg = BM25Config(engine="tantivy")
+    base, deleted, added, live = _update_plan(data_dir, n)
+    fresh = BM25Index.build(live, cfg)
+    row: dict[str, Any] = {"fresh": _timed(open_bm25(fresh), claims)}
+    for name, commits in (("one_commit", 1), ("ten_commits_merged", 10)):
+        idx = BM25Index.build(base, cfg)
+        for c in range(commits):
+            idx.delete(deleted[c::commits], compact=False)
+            idx.add(added[c::commits])
+        row[name] = {"pending_deletes": idx.pending_deletes, **_timed(open_bm25(idx), claims)}  # first: cold
+        row[name]["again"] = _timed(open_bm25(idx), claims)  # the same claims asked again
+        row[name] |= compare(open_bm25(idx), open_bm25(fresh), claims)
+    idx.compact()
+    row["compacted"] = {**_timed(open_bm25(idx), claims), **compare(open_bm25(idx), open_bm25(fresh), claims)}
+    return row
+
+
+def open_bm25(idx: Any) -> Searcher:
+    return lambda q, k: [(h.id, h.score) for h in idx.search(q, k)]
+
+
 def child_exact(engine: str, data_dir: str, n: int, queries: int) -> dict[str, Any]:
     claims = [q.text for q in _claims(data_dir, queries).queries]
-    probe = exact_tantivy if engine == "tantivy" else exact_fts
+    probes = {"tantivy": exact_tantivy, "sqlite_fts5": exact_fts, "bm25index_tantivy": exact_bm25index_tantivy}
+    probe = probes[engine]
     return {"deleted": n // 10, "added": n // 10, **probe(data_dir, n, claims)}
 
 

@@ -39,13 +39,13 @@ def _lc_answers(retriever: Any, query: str) -> list[tuple[str, float]]:
     return _answers([(d.page_content, d.metadata["score"]) for d in retriever.invoke(query, k=5)])
 
 
-def _fresh_lc(method: str, texts: dict[str, str], minilm: Any) -> Any:
+def _fresh_lc(method: str, texts: dict[str, str], minilm: Any, **options: Any) -> Any:
     from langchain_core.documents import Document
 
     from retrievekit.langchain import RetrieveKitRetriever
 
     docs = [Document(page_content=t, metadata={"source": s}, id=s) for s, t in sorted(texts.items())]
-    return RetrieveKitRetriever.from_documents(docs, method=method, embedder=_embedder(method, minilm), k=5)
+    return RetrieveKitRetriever.from_documents(docs, method=method, embedder=_embedder(method, minilm), k=5, **options)
 
 
 def _check_final(index: Any, method: str, cleanup: str, minilm: Any) -> None:
@@ -73,6 +73,35 @@ def test_index_three_rounds_langchain(tmp_path, minilm, method, cleanup):
     store.close()
     with RetrieveKitDocumentIndex(method=method, path=str(folder), embedder=_embedder(method, minilm)) as reopened:
         _check_final(reopened, method, cleanup, minilm)
+
+
+@pytest.mark.parametrize("method", ["bm25", "hybrid"])
+def test_index_three_rounds_langchain_on_tantivy_with_deletes_still_counted(tmp_path, minilm, method, monkeypatch):
+    """The tantivy engine's BM25 part, its deleted documents left in tantivy's statistics (the compaction threshold
+    raised): LangChain's counts as on bm25s, and answers a fresh tantivy build's, before and after reopening."""
+    import retrievekit.core.index.bm25_engine as engine
+    from retrievekit.langchain import RetrieveKitDocumentIndex
+
+    monkeypatch.setattr(engine, "COMPACT_ABOVE", 0.9)
+    manager, folder, opts = (
+        record_manager(tmp_path, f"{method}-tantivy"),
+        tmp_path / "index",
+        {"bm25_engine": "tantivy"},
+    )
+    store = RetrieveKitDocumentIndex(method=method, path=str(folder), embedder=_embedder(method, minilm), options=opts)
+    for _ in checked_rounds(store, manager, "incremental"):
+        pass
+    store.close()
+    held = held_after("incremental")
+    with (
+        RetrieveKitDocumentIndex(method=method, path=str(folder), embedder=_embedder(method, minilm)) as reopened,
+        _fresh_lc(method, held, minilm, **opts) as fresh,
+    ):
+        assert reopened.core._bm25.pending_deletes > 0  # the deleted and replaced documents, still counted
+        for q in QUERIES:
+            mine, want = _lc_answers(reopened, q), _lc_answers(fresh, q)
+            assert [t for t, _ in mine] == [t for t, _ in want], q
+            assert [s for _, s in mine] == pytest.approx([s for _, s in want], rel=1e-6), q
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -97,16 +97,22 @@ def test_aindex_three_rounds_lattice_langchain(tmp_path, minilm):
     assert got and {d.id for d in got} <= set(held) and "Statins" in got[0].page_content
 
 
-def test_index_three_rounds_arm_langchain(tmp_path, minilm):
-
+@pytest.mark.parametrize("engine", ["bm25s", "tantivy"])
+def test_index_three_rounds_arm_langchain(tmp_path, minilm, engine, monkeypatch):
+    """tantivy: its deleted documents left in its statistics (the threshold raised), scored over the live ones."""
+    import retrievekit.core.index.bm25_engine as bm25_engine
     from retrievekit.core.arm.method import create_arm
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
     from retrievekit.langchain import RetrieveKitDocumentIndex
 
-    manager = record_manager(tmp_path, "arm")
-    with RetrieveKitDocumentIndex(method="arm", embedder=minilm, llm="none", k=5) as store:
+    monkeypatch.setattr(bm25_engine, "COMPACT_ABOVE", 0.9)
+    manager, opts = record_manager(tmp_path, "arm"), {"bm25_engine": engine}
+    with RetrieveKitDocumentIndex(method="arm", embedder=minilm, llm="none", k=5, options=opts) as store:
         for _ in checked_rounds(store, manager, "full"):
             pass
-        fresh = create_arm(passages(rounds()[-1]), llm=None, embedder=minilm)
+        assert (store.core._bm25.pending_deletes > 0) is (engine == "tantivy")
+        held = passages(rounds()[-1])
+        fresh = create_arm(held, llm=None, embedder=minilm, bm25=BM25Index.build(held, BM25Config(engine=engine)))
         try:
             for q in QUERIES:
                 mine = [(d.page_content, d.metadata["score"]) for d in store.invoke(q)]

@@ -7,9 +7,9 @@ per searcher). :class:`LiveArm` changes both parts in place, as ``hybrid``'s liv
 embeds only what changed), and searches with an :class:`~retrievekit.core.arm.retriever.Arm` over the held objects
 and those parts, made afresh after each change: its answers, scores included, are a fresh build's over the held
 objects. With ``bm25_engine="tantivy"`` the BM25 part is tantivy's, changed in place (the bm25s part is built again
-at each change); its statistics count deleted documents until a compaction, as ``hybrid``'s do (``compact()``, and
-on its own past a tenth), so scores equal a fresh build's after additions and after a compaction. A folder index
-keeps ``live/``, ``bm25/`` and ``dense/`` like ``hybrid``'s.
+at each change); tantivy's own statistics count deleted documents until a compaction (``compact()``, and on its own
+past a tenth), and meanwhile its scores are taken over the live documents, so they stay a fresh build's. A folder
+index keeps ``live/``, ``bm25/`` and ``dense/`` like ``hybrid``'s.
 
 Examples:
     >>> from retrievekit.core.fakes import OnesEmbedder

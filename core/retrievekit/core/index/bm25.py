@@ -343,10 +343,11 @@ class BM25Index:
             self._rebuild([*self._objects, *objs])
 
     def delete(self, ids: Iterable[str], *, compact: bool | None = None) -> list[str]:
-        """Remove ``ids`` (those not held are ignored); returns the ids removed. They leave the results at once.
-        tantivy: statistics count them until a compaction, done now with ``compact=True``, never with ``False``, and
-        with ``None`` (the default) when deleted documents exceed 10 % of those counted
-        (:data:`~retrievekit.core.index.bm25_engine.COMPACT_ABOVE`); bm25s: rebuilt in memory (always exact).
+        """Remove ``ids`` (those not held are ignored); returns the ids removed. They leave the results at once and
+        scores are a fresh build's over the objects held. tantivy: its own statistics count them until a merge or a
+        compaction (meanwhile a search scores its candidates again over the live statistics), done now with
+        ``compact=True``, never with ``False``, and with ``None`` (the default) when deleted documents exceed 10 % of
+        those counted (:data:`~retrievekit.core.index.bm25_engine.COMPACT_ABOVE`); bm25s: rebuilt in memory.
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -365,7 +366,8 @@ class BM25Index:
 
     @property
     def pending_deletes(self) -> int:
-        """Deleted documents the statistics still count (tantivy, until :meth:`compact`); 0 for bm25s.
+        """Deleted documents tantivy's own statistics still count (until a merge or :meth:`compact`; searches
+        score over the live ones meanwhile); 0 for bm25s.
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -375,8 +377,8 @@ class BM25Index:
         return self._engine.pending_deletes if self._engine is not None else 0
 
     def compact(self) -> None:
-        """Re-index the live objects (tantivy: a new generation, swapped in last), so that scores equal a fresh
-        build's; nothing to do for bm25s.
+        """Re-index the live objects (tantivy: a new generation, swapped in last), so that tantivy's own statistics
+        count them only and searches need no second scoring; nothing to do for bm25s.
 
         Examples:
             >>> from retrievekit.core.types import Passage

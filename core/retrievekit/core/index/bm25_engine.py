@@ -10,15 +10,16 @@ for the hits: nothing reads every object on open.
 Changes (:meth:`TantivyEngine.add`, :meth:`TantivyEngine.delete`, :meth:`TantivyEngine.compact`) commit to tantivy
 under its writer lock (one writer at a time; another one gets :class:`~retrievekit.core.errors.IndexLockedError`),
 then rewrite the manifest (the corpus record and the commit's opstamp). Additions are exact at once (a new
-segment's statistics add up to a fresh build's). A deleted id vanishes from results at once, but tantivy's
-statistics (document count, document frequencies, average length) still count it until :meth:`~TantivyEngine.compact`
-re-indexes the live objects into a new generation (``gen-<n>/`` beside the old one; the manifest names the new one
-last, so a kill at any instant leaves the old or the new state). ``delete`` compacts on its own when the deleted
-documents still counted exceed :data:`COMPACT_ABOVE` of those counted.
+segment's statistics add up to a fresh build's). A deleted id vanishes from results at once; tantivy's statistics
+(document count, document frequencies, average length) still count it until a merge or :meth:`~TantivyEngine.compact`
+drops it, and meanwhile the candidates are scored again over the live statistics
+(:mod:`~retrievekit.core.index.tantivy_scores`), so scores stay a fresh build's. ``compact`` re-indexes the live
+objects into a new generation (``gen-<n>/`` beside the old one; the manifest names the new one last, so a kill at any
+instant leaves the old or the new state); ``delete`` runs it on its own when the deleted documents still counted
+exceed :data:`COMPACT_ABOVE` of those counted.
 
-Folder (format ``retrievekit.bm25`` version 2): ``manifest.json`` (engine, versions, analyzer, generation, opstamp,
-``n_objects``, config, corpus record, its own ``manifest_check``) and ``gen-<n>/`` (the tantivy index). A kill
-between a commit and the manifest's rewrite leaves the commit (tantivy's ``meta.json`` opstamp is newer than the
+Folder (:mod:`~retrievekit.core.index.tantivy_folder`): ``manifest.json`` and ``gen-<n>/`` (the tantivy index). A
+kill between a commit and the manifest's rewrite leaves the commit (tantivy's ``meta.json`` opstamp is newer than the
 manifest's): the next open reads the record from the doc store instead.
 
 Examples:
@@ -30,20 +31,17 @@ Examples:
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import IndexFormatError, IndexLockedError, InvalidInputError
-from retrievekit.core.index.checksums import MANIFEST_CHECK, manifest_check
 from retrievekit.core.index.corpus_record import RECORD_KEY, CorpusTally, record_of_digests
-from retrievekit.core.index.folder_swap import restore_interrupted_swap
-from retrievekit.core.index.store import MANIFEST, atomic_folder, read_versioned_json
+from retrievekit.core.index.store import MANIFEST, atomic_folder
 from retrievekit.core.index.tantivy_docs import (
     HEAP,
     analyze,
@@ -55,59 +53,32 @@ from retrievekit.core.index.tantivy_docs import (
     new_index,
     open_index,
     reading,
+    stored_docs,
+    stored_object,
     tantivy,
 )
+from retrievekit.core.index.tantivy_folder import (
+    ANALYZER,
+    ENGINE,
+    gen_name,
+    is_engine_folder,
+    meta_opstamp,
+    read_manifest,
+    settled_manifest,
+    stat_of,
+    sweep,
+    write_manifest,
+)
+from retrievekit.core.index.tantivy_scores import Memo, Stats, average_length, exact_top, live_frequencies, rescored
 from retrievekit.core.index.updatable import check_batch, check_ids
-from retrievekit.core.storage import atomic_write_text
-from retrievekit.core.types import DataObject, object_from_dict
+from retrievekit.core.types import DataObject
 
 __all__ = ["ANALYZER", "COMPACT_ABOVE", "ENGINE", "SCORE_SCALE", "TantivyEngine", "analyze", "is_engine_folder"]
 
-ENGINE = "tantivy"
-FORMAT = "bm25"
-FORMAT_VERSION = 2
-ANALYZER = r"rk_en: \w\w+|lower|stop:lucene33|snowball:english"
-"""The analyzer recorded in the manifest: bm25s' English analyzer, run by tantivy."""
 SCORE_SCALE = 2.2
 """Tantivy's BM25 is ``(k1 + 1)`` times Lucene's (K1 = 1.2): scores are divided by it."""
 COMPACT_ABOVE = 0.10
 """``delete`` compacts on its own when deleted documents still counted exceed this share of those counted."""
-_GEN = re.compile(r"gen-(\d{6})")
-
-
-def _gen_name(gen: int) -> str:
-    return f"gen-{gen:06d}"
-
-
-def _meta_opstamp(path: Path) -> int:
-    try:
-        return int(json.loads((path / "meta.json").read_text(encoding="utf-8"))["opstamp"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise IndexFormatError(f"{path}: tantivy's meta.json is missing or corrupt ({e}); rebuild the index") from e
-
-
-def _stat(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_ino, st.st_mtime_ns, st.st_size
-
-
-def is_engine_folder(folder: str | os.PathLike[str]) -> bool:
-    """Whether ``folder`` holds a tantivy BM25 index (its manifest says format version 2, engine tantivy).
-
-    Examples:
-        >>> import tempfile
-        >>> is_engine_folder(tempfile.mkdtemp())
-        False
-    """
-    restore_interrupted_swap(folder)
-    try:
-        data = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("format_version") == FORMAT_VERSION and data.get("engine") == ENGINE
 
 
 class TantivyEngine:
@@ -133,8 +104,12 @@ class TantivyEngine:
         self._record_at = self._opstamp if self._record is not None else -1  # the opstamp the record describes
         self._digests: dict[str, str] | None = None  # id -> content digest, read from the doc store when needed
         self._digests_at = -1  # the opstamp they were read at
-        self._stat = _stat(folder / MANIFEST) if folder is not None else None
+        self._stat = stat_of(folder / MANIFEST) if folder is not None else None
         self._objects: tuple[tuple[int, int], list[DataObject]] | None = None
+        known = manifest.get("tokens")  # the live documents' total length, and the commit it describes
+        self._tokens: tuple[int, int] | None = (int(known), self._opstamp) if known is not None else None
+        self._memo: Memo | None = None  # what exact scores read, kept for one state of the index
+        self._state = threading.RLock()  # a search takes its reader and what describes it together
 
     # ------------------------------------------------------------------ make, open, save
     @classmethod
@@ -156,8 +131,8 @@ class TantivyEngine:
         """
         if folder is not None:
             with atomic_folder(folder) as tmp:
-                opstamp, digests = fill(new_index(tmp / _gen_name(1)), objects)
-                _write_manifest(tmp, config, 1, opstamp, digests)
+                opstamp, digests = fill(new_index(tmp / gen_name(1)), objects)
+                write_manifest(tmp, config, 1, opstamp, digests)
             return cls.open(folder)
         index = new_index(None)
         opstamp, digests = fill(index, objects)
@@ -178,12 +153,12 @@ class TantivyEngine:
             retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
         """
         path = Path(folder)
-        manifest = _read_manifest(path)
-        gen = path / _gen_name(int(manifest["generation"]))
+        manifest = read_manifest(path)
+        gen = path / gen_name(int(manifest["generation"]))
         eng = cls(open_index(gen), path, manifest["config"], manifest)
-        if _meta_opstamp(gen) != eng._opstamp:  # killed between a commit and the manifest: the commit holds
+        if meta_opstamp(gen) != eng._opstamp:  # killed between a commit and the manifest: the commit holds
             eng._record = record_of_digests(eng._held_digests())
-            eng._record_at = eng._digests_at
+            eng._record_at, eng._tokens = eng._digests_at, None
         return eng
 
     def save(self, folder: str | os.PathLike[str]) -> None:
@@ -201,10 +176,10 @@ class TantivyEngine:
         if self.folder is not None and target.resolve() == self.folder.resolve():
             return
         with atomic_folder(target) as tmp:
-            index = new_index(tmp / _gen_name(1))
+            index = new_index(tmp / gen_name(1))
             opstamp = fill_documents(index, self._live_docs())
             digests = self._held_digests()
-            _write_manifest(tmp, self.config, 1, opstamp, digests)
+            write_manifest(tmp, self.config, 1, opstamp, digests, tokens=self._known_tokens())
 
     # ------------------------------------------------------------------ read
     def refresh(self) -> None:
@@ -217,23 +192,24 @@ class TantivyEngine:
         """
         if self.folder is None:
             return
-        stat = _stat(self.folder / MANIFEST)
+        stat = stat_of(self.folder / MANIFEST)
         if stat == self._stat:
             return
-        for attempt in range(3):  # a compaction may remove the generation just read: read the manifest again
-            try:
-                manifest = _read_manifest(self.folder)
-                gen = int(manifest["generation"])
-                if gen != self._generation:
-                    self._index = open_index(self.folder / _gen_name(gen))
-                else:
-                    self._index.reload()
-                break
-            except (IndexFormatError, ValueError):
-                if attempt == 2:
-                    raise
-        self._generation, self._opstamp, self._stat = gen, int(manifest["opstamp"]), stat
-        self._record, self._record_at = manifest.get(RECORD_KEY), self._opstamp
+        with self._state:
+            for attempt in range(3):  # a compaction may remove the generation just read: read the manifest again
+                try:
+                    stat, manifest, ahead = settled_manifest(self.folder)
+                    gen = int(manifest["generation"])
+                    index = open_index(self.folder / gen_name(gen)) if gen != self._generation else self._index
+                    index.reload()
+                    break
+                except (IndexFormatError, ValueError):
+                    if attempt == 2:
+                        raise
+            self._index, self._generation, self._opstamp, self._stat = index, gen, int(manifest["opstamp"]), stat
+            self._record, self._record_at = manifest.get(RECORD_KEY), self._opstamp
+            tokens = manifest["tokens"]
+            self._tokens = (tokens, self._opstamp) if tokens is not None and not ahead else None
 
     def __len__(self) -> int:
         self.refresh()
@@ -243,8 +219,7 @@ class TantivyEngine:
     def pending_deletes(self) -> int:
         """Deleted documents that tantivy's statistics still count (0 after :meth:`compact`)."""
         self.refresh()
-        searcher = self._index.searcher()
-        return int(searcher.doc_freq("all", "1")) - int(searcher.num_docs)
+        return self._pending(self._index.searcher())
 
     @property
     def record(self) -> dict[str, Any]:
@@ -265,17 +240,23 @@ class TantivyEngine:
             >>> [o.id for o, _ in eng.search(["tea"], 1)], eng.search([], 3)
             (['a'], [])
         """
-        self.refresh()
-        searcher = self._index.searcher()
+        searcher, memo = self._view()
         if not terms or k <= 0 or searcher.num_docs == 0:
             return []
-        t = tantivy()
-        schema = self._index.schema
-        query = t.Query.boolean_query(
-            [(t.Occur.Should, t.Query.term_query(schema, "text", w, index_option="freq")) for w in terms]
-        )
-        limit = k + 1
+        query = self._query(terms)
         with reading(self.folder or "the in-memory BM25 index"):
+            if self._pending(searcher):  # tantivy's statistics count deleted documents: score over the live ones
+                found = exact_top(
+                    lambda m: searcher.search(query, m, count=False).hits,
+                    lambda addr: stored_object(searcher.doc(addr)),
+                    self._live_stats(searcher, terms, memo),
+                    self._counted_stats(searcher, query, terms, memo),
+                    terms,
+                    k,
+                    memo,
+                )
+                return [(obj, score / SCORE_SCALE) for score, obj in found]
+            limit = 2 * k + 1  # most ties with the k-th are in at once (as cheap as k + 1 with block-max pruning)
             while True:  # fetch until every hit tied with the k-th is in: ties are then broken by id
                 hits = searcher.search(query, limit, count=False).hits
                 if len(hits) < limit or hits[-1][0] < hits[k - 1][0]:
@@ -283,7 +264,7 @@ class TantivyEngine:
                 limit *= 2
             if len(hits) > k:
                 hits = [h for h in hits if h[0] >= hits[k - 1][0]]
-            found = [(float(score), _object(searcher.doc(addr))) for score, addr in hits]
+            found = [(float(score), stored_object(searcher.doc(addr))) for score, addr in hits]
         found.sort(key=lambda h: (-h[0], h[1].id))
         return [(obj, score / SCORE_SCALE) for score, obj in found[:k]]
 
@@ -298,18 +279,87 @@ class TantivyEngine:
             True
         """
         wanted = sorted(set(ids))
-        self.refresh()
-        searcher = self._index.searcher()
+        searcher, memo = self._view()
         if not wanted or searcher.num_docs == 0:
             return {}
         t = tantivy()
-        schema = self._index.schema
-        only = t.Query.const_score_query(t.Query.term_set_query(schema, "id", wanted), 0.0)  # adds nothing
-        should = [(t.Occur.Should, t.Query.term_query(schema, "text", w, index_option="freq")) for w in terms]
-        query = t.Query.boolean_query([*should, (t.Occur.Must, only)])
+        only = t.Query.const_score_query(t.Query.term_set_query(self._index.schema, "id", wanted), 0.0)  # adds 0
+        query = t.Query.boolean_query([*self._should(terms), (t.Occur.Must, only)])
         with reading(self.folder or "the in-memory BM25 index"):
             hits = searcher.search(query, len(wanted), count=False).hits
+            if self._pending(searcher):  # score the named objects over the live statistics
+                objs = [stored_object(searcher.doc(addr)) for _, addr in hits]
+                scores = rescored(self._live_stats(searcher, terms, memo), terms, objs, memo)
+                return {o.id: s / SCORE_SCALE for o, s in zip(objs, scores, strict=True)}
             return {str(searcher.doc(addr)["id"][0]): float(score) / SCORE_SCALE for score, addr in hits}
+
+    def _should(self, terms: list[str]) -> list[tuple[Any, Any]]:
+        """One optional term query a term (a repeated term counts again)."""
+        t = tantivy()
+        return [(t.Occur.Should, t.Query.term_query(self._index.schema, "text", w, index_option="freq")) for w in terms]
+
+    def _query(self, terms: list[str]) -> Any:
+        return tantivy().Query.boolean_query(self._should(terms))
+
+    @staticmethod
+    def _pending(searcher: Any) -> int:
+        """Deleted documents the searcher's statistics still count."""
+        return int(searcher.doc_freq("all", "1")) - int(searcher.num_docs)
+
+    def _view(self) -> tuple[Any, Memo]:
+        """A reader of the index's current state and the memo of exact scoring for that state (a new one after any
+        change), taken together: a change in another thread swaps both at once."""
+        self.refresh()
+        with self._state:
+            searcher = self._index.searcher()
+            key = (self._generation, self._opstamp, int(searcher.num_docs), int(searcher.doc_freq("all", "1")))
+            if self._memo is None or self._memo.key != key:
+                tokens = self._tokens
+                self._memo = Memo(key, tokens=tokens[0] if tokens is not None and tokens[1] == self._opstamp else None)
+            return searcher, self._memo
+
+    def _live_stats(self, searcher: Any, terms: list[str], memo: Memo) -> Stats:
+        """The statistics a fresh build of the live documents would score ``terms`` with; the live total length is
+        counted from the stored documents when the index does not know it (after a kill between a commit and the
+        manifest's rewrite), once per state."""
+        if memo.tokens is None:
+            memo.tokens = sum(
+                len(analyze(stored_object(doc).index_text())) for doc in stored_docs(searcher, self.folder)
+            )
+        df = live_frequencies(searcher, self._index.schema, terms, memo)
+        return Stats(int(searcher.num_docs), memo.tokens, df)
+
+    def _counted_stats(self, searcher: Any, query: Any, terms: list[str], memo: Memo) -> Stats:
+        """The statistics tantivy scores ``terms`` with now (deleted documents counted): its average length and
+        document count read once per state from its explanation of a hit's score."""
+        df = {w: int(searcher.doc_freq("text", w)) for w in set(terms)}
+        if memo.counted is None:
+            for _, addr in searcher.search(query, 1, count=False).hits:
+                held = set(analyze(stored_object(searcher.doc(addr)).index_text())) & set(terms)
+                memo.counted = average_length(searcher, self._index.schema, min(held), addr)
+        avg, docs = memo.counted or (0.0, int(searcher.doc_freq("all", "1")))
+        return Stats(docs, avg * docs, df)
+
+    def _known_tokens(self) -> int | None:
+        """The live documents' total length if it describes the last commit, else None."""
+        tokens = self._tokens
+        return tokens[0] if tokens is not None and tokens[1] == self._current_opstamp() else None
+
+    def _tokens_now(self) -> int:
+        """The live documents' total length, for a change (under the writer lock): kept across changes; else, when no
+        deleted document is counted, tantivy's average times the count (read from one document's explanation), or
+        counted document by document."""
+        known = self._known_tokens()
+        if known is not None:
+            return known
+        searcher = self._index.searcher()
+        if not self._pending(searcher):
+            for _, addr in searcher.search(tantivy().Query.all_query(), 64, count=False).hits:
+                words = analyze(stored_object(searcher.doc(addr)).index_text())
+                if words:
+                    avg, docs = average_length(searcher, self._index.schema, words[0], addr)
+                    return round(avg * docs)
+        return sum(len(analyze(stored_object(doc).index_text())) for doc in stored_docs(searcher, self.folder))
 
     def objects(self) -> list[DataObject]:
         """Every live object, in a stable order (doc-store order); read once per state of the index.
@@ -322,31 +372,24 @@ class TantivyEngine:
         self.refresh()
         key = (self._generation, self._opstamp)
         if self._objects is None or self._objects[0] != key:
-            self._objects = (key, [_object(doc) for doc in self._stored()])
+            self._objects = (key, [stored_object(doc) for doc in self._stored()])
         return self._objects[1]
 
     def _stored(self) -> Iterator[Any]:
         """The live stored documents of the current reader, in address order."""
-        searcher = self._index.searcher()
-        n = int(searcher.num_docs)
-        if n == 0:
-            return
-        with reading(self.folder or "the in-memory BM25 index"):
-            hits = searcher.search(tantivy().Query.all_query(), n, count=False).hits
-            for _, addr in sorted(hits, key=lambda h: (h[1].segment_ord, h[1].doc)):
-                yield searcher.doc(addr)
+        return stored_docs(self._index.searcher(), self.folder)
 
     def _live_docs(self) -> Iterator[Any]:
         """The live documents, ready to be added to another index (text re-analyzed from each stored object)."""
         t = tantivy()
         for doc in self._stored():
             obj, digest = doc.get_first("obj"), doc.get_first("digest")
-            text = _object(doc).index_text()
+            text = stored_object(doc).index_text()
             yield t.Document(id=doc.get_first("id"), obj=obj, digest=digest, all="1", text=text)
 
     def _current_opstamp(self) -> int:
         """The opstamp of the last commit to the current generation (tantivy's own ``meta.json``)."""
-        return _meta_opstamp(self._gen_path()) if self.folder is not None else self._opstamp
+        return meta_opstamp(self._gen_path()) if self.folder is not None else self._opstamp
 
     def _held_digests(self) -> dict[str, str]:
         """``id -> content digest`` of the live objects, read from the doc store when the index changed since."""
@@ -367,6 +410,13 @@ class TantivyEngine:
         self._index.reload()
         return digests_of(self._index, ids, self.folder or "the in-memory BM25 index")
 
+    def _held_objects(self, ids: Sequence[str]) -> list[DataObject]:
+        """The objects ``ids`` (all held), read for them alone."""
+        searcher = self._index.searcher()
+        query = tantivy().Query.term_set_query(self._index.schema, "id", sorted(set(ids)))
+        with reading(self.folder or "the in-memory BM25 index"):
+            return [stored_object(searcher.doc(addr)) for _, addr in searcher.search(query, len(set(ids))).hits]
+
     def _tally(self) -> CorpusTally | None:
         """The corpus record as a tally a change updates, when it describes the index's last commit (None: another
         writer's commit the manifest does not record yet, or a record of version 1)."""
@@ -374,7 +424,7 @@ class TantivyEngine:
 
     def _gen_path(self) -> Path:
         assert self.folder is not None
-        return self.folder / _gen_name(self._generation)
+        return self.folder / gen_name(self._generation)
 
     # ------------------------------------------------------------------ change
     @contextmanager
@@ -393,7 +443,7 @@ class TantivyEngine:
                         "changed: retry when it is done"
                     ) from e
                 raise IndexFormatError(f"{self.folder}: the tantivy index cannot be written ({e})") from e
-            if self.folder is not None and _stat(self.folder / MANIFEST) != self._stat:
+            if self.folder is not None and stat_of(self.folder / MANIFEST) != self._stat:
                 writer.wait_merging_threads()  # changed while the lock was taken: start again on the new state
                 continue
             try:
@@ -414,30 +464,35 @@ class TantivyEngine:
         before: CorpusTally | None = None,
         removed: Sequence[tuple[str, str]] = (),
         added: Sequence[tuple[str, str]] = (),
+        tokens: int | None = None,
     ) -> None:
         """After a commit: reload, remember the state, rewrite the manifest (a change's last write). ``digests``: all
         live objects' (a compaction); else the change's ``removed`` / ``added`` pairs update ``before`` (the record
-        before the commit, :meth:`_tally`) and the kept digests in O(changed), or, without it, all are read once."""
-        self._index.reload()
-        if digests is None and before is None:
-            digests = self._read_digests()  # the state after the commit: the change is in it
-        if digests is not None:
-            self._digests, tally = digests, CorpusTally.from_record(record_of_digests(digests))
-        else:
-            assert before is not None
-            tally = before.changed_digests(removed=removed, added=added)
-            if self._digests is not None and self._digests_at == self._opstamp:  # kept up to date, not re-read
-                for oid, _ in removed:
-                    self._digests.pop(oid, None)
-                self._digests.update(added)
+        before the commit, :meth:`_tally`) and the kept digests in O(changed), or, without it, all are read once;
+        ``tokens``: the live documents' total length after the commit, where known."""
+        with self._state:  # a search in another thread reads the state before or after, not half of it
+            self._index.reload()
+            if digests is None and before is None:
+                digests = self._read_digests()  # the state after the commit: the change is in it
+            if digests is not None:
+                self._digests, tally = digests, CorpusTally.from_record(record_of_digests(digests))
             else:
-                self._digests = None
-        assert tally is not None
-        self._opstamp, self._digests_at = opstamp, opstamp if self._digests is not None else -1
-        self._record, self._record_at = tally.record(), opstamp
+                assert before is not None
+                tally = before.changed_digests(removed=removed, added=added)
+                if self._digests is not None and self._digests_at == self._opstamp:  # kept up to date, not re-read
+                    for oid, _ in removed:
+                        self._digests.pop(oid, None)
+                    self._digests.update(added)
+                else:
+                    self._digests = None
+            assert tally is not None
+            self._opstamp, self._digests_at = opstamp, opstamp if self._digests is not None else -1
+            self._record, self._record_at = tally.record(), opstamp
+            self._tokens = (tokens, opstamp) if tokens is not None else None
         if self.folder is not None:
-            _write_manifest(self.folder, self.config, self._generation, opstamp, tally.count, self._record)
-            self._stat = _stat(self.folder / MANIFEST)
+            record = self._record
+            write_manifest(self.folder, self.config, self._generation, opstamp, tally.count, record, tokens=tokens)
+            self._stat = stat_of(self.folder / MANIFEST)
 
     def add(self, objects: Iterable[DataObject]) -> None:
         """Index ``objects`` (ids not in the index yet) and commit: exact at once.
@@ -460,16 +515,19 @@ class TantivyEngine:
             dup = next(iter(sorted(self._digests_of([o.id for o in objs]))), None)
             if dup is not None:
                 raise InvalidInputError(f"add: id {dup!r} is already in the index; delete it first")
-            before = self._tally()
+            before, tokens = self._tally(), self._known_tokens()
+            if tokens is not None:  # kept up to date once known (exact scores after a delete read it)
+                tokens += sum(len(analyze(o.index_text())) for o in objs)
             for doc, _ in made:
                 writer.add_document(doc)
             added = [(o.id, digest) for o, (_, digest) in zip(objs, made, strict=True)]
-            self._committed(int(writer.commit()), before=before, added=added)
+            self._committed(int(writer.commit()), before=before, added=added, tokens=tokens)
 
     def delete(self, ids: Iterable[str], *, compact: bool | None = None) -> list[str]:
         """Delete ``ids`` (those not held are ignored) and commit; returns the ids deleted, in the order given. They
-        vanish from results at once; statistics count them until a compaction: ``compact=True`` always, ``None``
-        when more than :data:`COMPACT_ABOVE` of the counted documents are deleted ones, ``False`` never.
+        vanish from results at once (and searches score over the live documents); tantivy's statistics count them
+        until a merge or a compaction: ``compact=True`` always, ``None`` when more than :data:`COMPACT_ABOVE` of the
+        counted documents are deleted ones, ``False`` never.
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -483,18 +541,20 @@ class TantivyEngine:
             held = self._digests_of(wanted)
             gone = [i for i in dict.fromkeys(wanted) if i in held]
             if gone:
-                before = self._tally()
+                before, tokens = self._tally(), self._tokens_now()
+                tokens -= sum(len(analyze(o.index_text())) for o in self._held_objects(gone))
                 for i in gone:
                     writer.delete_documents_by_term("id", i)
-                self._committed(int(writer.commit()), before=before, removed=[(i, held[i]) for i in gone])
+                removed = [(i, held[i]) for i in gone]
+                self._committed(int(writer.commit()), before=before, removed=removed, tokens=tokens)
             if compact or (compact is None and self._over_threshold()):
                 old = self._compact_locked()
         self._remove(old)
         return gone
 
     def compact(self) -> None:
-        """Re-index the live objects into a new generation (the manifest names it last), so that the statistics
-        count only them: scores then equal a fresh build's.
+        """Re-index the live objects into a new generation (the manifest names it last), so that tantivy's own
+        statistics count only them (searches then need no second scoring).
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -507,94 +567,28 @@ class TantivyEngine:
     def _over_threshold(self) -> bool:
         searcher = self._index.searcher()
         counted = int(searcher.doc_freq("all", "1"))
-        return counted > 0 and counted - int(searcher.num_docs) > COMPACT_ABOVE * counted
+        return counted > 0 and self._pending(searcher) > COMPACT_ABOVE * counted
 
     def _compact_locked(self) -> Path | None:
         """The compaction, under the current generation's writer lock; returns the old generation's folder."""
-        digests = dict(self._held_digests())
+        digests, tokens = dict(self._held_digests()), self._known_tokens()
         if self.folder is None:
             index = new_index(None)
             opstamp = fill_documents(index, self._live_docs())
-            self._index = index
-            self._committed(opstamp, digests)
+            with self._state:
+                self._index = index
+                self._committed(opstamp, digests, tokens=tokens)
             return None
-        self._sweep()
+        sweep(self.folder, self._generation)
         old, gen = self._gen_path(), self._generation + 1
-        index = new_index(self.folder / _gen_name(gen))
+        index = new_index(self.folder / gen_name(gen))
         opstamp = fill_documents(index, self._live_docs())
-        self._index, self._generation = index, gen
-        self._committed(opstamp, digests)  # the manifest now names the new generation
+        with self._state:
+            self._index, self._generation = index, gen
+            self._committed(opstamp, digests, tokens=tokens)  # the manifest now names the new generation
         return old
-
-    def _sweep(self) -> None:
-        """Remove the generations the manifest does not name (a compaction killed before or after its swap) and the
-        temp files of manifest writes that were killed."""
-        assert self.folder is not None
-        for p in self.folder.iterdir():
-            m = _GEN.fullmatch(p.name)
-            if m and int(m.group(1)) != self._generation:
-                shutil.rmtree(p, ignore_errors=True)
-            elif p.name.startswith(f".{MANIFEST}.") and p.name.endswith(".tmp"):
-                p.unlink(missing_ok=True)
 
     @staticmethod
     def _remove(old: Path | None) -> None:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
-
-
-def _object(doc: Any) -> DataObject:
-    try:
-        return object_from_dict(json.loads(bytes(doc.get_first("obj")).decode("utf-8")))
-    except (ValueError, KeyError, TypeError) as e:
-        raise IndexFormatError(f"a stored object of the tantivy BM25 index is corrupt ({e}); rebuild it") from e
-
-
-def _read_manifest(folder: Path) -> dict[str, Any]:
-    restore_interrupted_swap(folder)
-    if not (folder / MANIFEST).is_file():
-        raise IndexFormatError(f"{folder} is not a retrievekit index folder (no {MANIFEST})")
-    data = read_versioned_json(
-        folder / MANIFEST, want=f"retrievekit.{FORMAT}", max_version=FORMAT_VERSION, kind="index"
-    )
-    if data.get("engine") != ENGINE or MANIFEST_CHECK not in data:
-        raise IndexFormatError(f"{folder}: the manifest names no tantivy BM25 index (engine {data.get('engine')!r})")
-    try:
-        int(data["generation"]), int(data["opstamp"]), dict(data["config"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise IndexFormatError(f"{folder}: the manifest of the tantivy BM25 index is incomplete ({e})") from e
-    return data
-
-
-def _write_manifest(
-    folder: Path, config: dict[str, Any], gen: int, opstamp: int, held: dict[str, str] | int, record: Any = None
-) -> None:
-    """Write the manifest atomically: the one file that says which generation and commit the folder is at. ``held``:
-    the live objects' digests (their count and, when ``record`` is not given, the corpus record counted from them),
-    or their count with the ``record``."""
-    from retrievekit.core import __version__
-
-    data: dict[str, Any] = {
-        "format": f"retrievekit.{FORMAT}",
-        "format_version": FORMAT_VERSION,
-        "retrievekit_version": __version__,
-        "engine": ENGINE,
-        "engine_version": _tantivy_version(),
-        "analyzer": ANALYZER,
-        "generation": gen,
-        "opstamp": opstamp,
-        "n_objects": held if isinstance(held, int) else len(held),
-        "config": config,
-        RECORD_KEY: record if record is not None or isinstance(held, int) else record_of_digests(held),
-    }
-    data[MANIFEST_CHECK] = manifest_check(data)
-    atomic_write_text(folder / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
-
-
-def _tantivy_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("tantivy")
-    except PackageNotFoundError:  # pragma: no cover
-        return "unknown"

@@ -4,9 +4,10 @@ in its folder (:class:`LiveIndex`, an :class:`~retrievekit.core.index.updatable.
 After any sequence of changes it answers as a fresh build over the objects it holds: the dense side changes its
 Chroma collection in place (:mod:`~retrievekit.core.index.dense_updates`: only the objects that changed are
 embedded); the BM25 side uses ``BM25Index``'s in-place ``add`` / ``delete``. With the option ``bm25_engine="tantivy"``
-(``bm25`` and ``hybrid``) the BM25 part is tantivy's, changed in place in its folder; its deletes are counted by the
-statistics until a compaction, which ``delete`` runs on its own above 10 % deleted documents
-(:data:`~retrievekit.core.index.bm25_engine.COMPACT_ABOVE`), so scores may differ from a fresh build's below that.
+(``bm25`` and ``hybrid``) the BM25 part is tantivy's, changed in place in its folder; its deleted documents stay in
+tantivy's statistics until a merge or a compaction (which ``delete`` runs on its own above 10 % deleted documents,
+:data:`~retrievekit.core.index.bm25_engine.COMPACT_ABOVE`), and meanwhile its searches score over the live ones, so
+scores stay a fresh build's.
 
 A folder index (``path=``) holds ``live/`` (its manifest, with the method and options, the objects, and the log of
 the changes since, :mod:`~retrievekit.core.index.live_log`: each line with the
@@ -451,8 +452,9 @@ class LiveIndex(ClosesOnExit):
         return gone
 
     def compact(self, *, trace: Trace | None = None) -> int:
-        """Make the BM25 part's statistics count the held objects only (the tantivy engine counts deleted documents
-        until compacted; :meth:`delete` compacts on its own above a tenth of the index); returns how many deleted
+        """Make the BM25 part's own statistics count the held objects only (the tantivy engine counts deleted
+        documents until compacted, and its searches score their candidates a second time over the live statistics
+        meanwhile; :meth:`delete` compacts on its own above a tenth of the index); returns how many deleted
         documents it dropped from them (0 for the bm25s engine or without a BM25 part).
 
         Examples:

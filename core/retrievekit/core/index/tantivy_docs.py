@@ -16,6 +16,7 @@ Examples:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -26,7 +27,7 @@ from retrievekit.core.checks import check_object, empty_corpus_error
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
 from retrievekit.core.index.corpus_record import content_digest
 from retrievekit.core.index.store import object_json
-from retrievekit.core.types import DataObject
+from retrievekit.core.types import DataObject, object_from_dict
 
 __all__ = [
     "HEAP",
@@ -39,6 +40,8 @@ __all__ = [
     "new_index",
     "open_index",
     "reading",
+    "stored_docs",
+    "stored_object",
     "tantivy",
 ]
 
@@ -103,6 +106,7 @@ def _index(path: Path | None, *, create: bool) -> Any:
             f"{path}: the tantivy index is missing, corrupt or of another version ({e}); rebuild it"
         ) from e
     index.register_tokenizer(_TOKENIZER, _analyzer(True))
+    index.config_reader(reload_policy="Manual")  # a searcher sees a commit when the engine says so (``reload``)
     return index
 
 
@@ -255,3 +259,36 @@ def digests_of(index: Any, ids: Sequence[str], where: object) -> dict[str, str]:
     query = tantivy().Query.term_set_query(index.schema, "id", wanted)
     with reading(where):
         return dict(id_and_digest(searcher.doc(addr)) for _, addr in searcher.search(query, len(wanted)).hits)
+
+
+def stored_object(doc: Any) -> DataObject:
+    """The object a stored document holds (its JSON line); :class:`IndexFormatError` if it is corrupt.
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> stored_object(make_document(Passage(id="a", text="x"))[0]).text
+        'x'
+    """
+    try:
+        return object_from_dict(json.loads(bytes(doc.get_first("obj")).decode("utf-8")))
+    except (ValueError, KeyError, TypeError) as e:
+        raise IndexFormatError(f"a stored object of the tantivy BM25 index is corrupt ({e}); rebuild it") from e
+
+
+def stored_docs(searcher: Any, where: object) -> Iterator[Any]:
+    """The live stored documents ``searcher`` reads, in address order (``where`` names the index in a read error).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> index = new_index(None)
+        >>> _ = fill(index, [Passage(id="b", text="x"), Passage(id="a", text="y")])
+        >>> [d["id"][0] for d in stored_docs(index.searcher(), "demo")]
+        ['b', 'a']
+    """
+    n = int(searcher.num_docs)
+    if n == 0:
+        return
+    with reading(where or "the in-memory BM25 index"):
+        hits = searcher.search(tantivy().Query.all_query(), n, count=False).hits
+        for _, addr in sorted(hits, key=lambda h: (h[1].segment_ord, h[1].doc)):
+            yield searcher.doc(addr)
