@@ -64,12 +64,20 @@ from retrievekit.core.index.tantivy_folder import (
     is_engine_folder,
     meta_opstamp,
     read_manifest,
-    settled_manifest,
+    settled,
     stat_of,
     sweep,
     write_manifest,
 )
-from retrievekit.core.index.tantivy_scores import Memo, Stats, average_length, exact_top, live_frequencies, rescored
+from retrievekit.core.index.tantivy_scores import (
+    Memo,
+    Stats,
+    exact_top,
+    live_frequencies,
+    rescored,
+    tantivy_average,
+    total_length,
+)
 from retrievekit.core.index.updatable import check_batch, check_ids
 from retrievekit.core.types import DataObject
 
@@ -196,20 +204,19 @@ class TantivyEngine:
         if stat == self._stat:
             return
         with self._state:
-            for attempt in range(3):  # a compaction may remove the generation just read: read the manifest again
-                try:
-                    stat, manifest, ahead = settled_manifest(self.folder)
-                    gen = int(manifest["generation"])
-                    index = open_index(self.folder / gen_name(gen)) if gen != self._generation else self._index
-                    index.reload()
-                    break
-                except (IndexFormatError, ValueError):
-                    if attempt == 2:
-                        raise
-            self._index, self._generation, self._opstamp, self._stat = index, gen, int(manifest["opstamp"]), stat
+            stat, manifest, index, ahead = settled(self.folder, self._reloaded)
+            self._index, self._generation, self._stat = index, int(manifest["generation"]), stat
+            self._opstamp = int(manifest["opstamp"])
             self._record, self._record_at = manifest.get(RECORD_KEY), self._opstamp
             tokens = manifest["tokens"]
             self._tokens = (tokens, self._opstamp) if tokens is not None and not ahead else None
+
+    def _reloaded(self, generation: int) -> Any:
+        """Generation ``generation``'s index, reloaded (opened, when it is not the current one)."""
+        assert self.folder is not None
+        index = open_index(self.folder / gen_name(generation)) if generation != self._generation else self._index
+        index.reload()
+        return index
 
     def __len__(self) -> int:
         self.refresh()
@@ -250,7 +257,7 @@ class TantivyEngine:
                     lambda m: searcher.search(query, m, count=False).hits,
                     lambda addr: stored_object(searcher.doc(addr)),
                     self._live_stats(searcher, terms, memo),
-                    self._counted_stats(searcher, query, terms, memo),
+                    self._counted_stats(searcher, terms, memo),
                     terms,
                     k,
                     memo,
@@ -323,20 +330,16 @@ class TantivyEngine:
         counted from the stored documents when the index does not know it (after a kill between a commit and the
         manifest's rewrite), once per state."""
         if memo.tokens is None:
-            memo.tokens = sum(
-                len(analyze(stored_object(doc).index_text())) for doc in stored_docs(searcher, self.folder)
-            )
+            memo.tokens = total_length(map(stored_object, stored_docs(searcher, self.folder)))
         df = live_frequencies(searcher, self._index.schema, terms, memo)
         return Stats(int(searcher.num_docs), memo.tokens, df)
 
-    def _counted_stats(self, searcher: Any, query: Any, terms: list[str], memo: Memo) -> Stats:
-        """The statistics tantivy scores ``terms`` with now (deleted documents counted): its average length and
-        document count read once per state from its explanation of a hit's score."""
+    def _counted_stats(self, searcher: Any, terms: list[str], memo: Memo) -> Stats:
+        """The statistics tantivy scores ``terms`` with now (deleted documents counted); its average length and
+        document count read once per state (:func:`tantivy_average`)."""
         df = {w: int(searcher.doc_freq("text", w)) for w in set(terms)}
         if memo.counted is None:
-            for _, addr in searcher.search(query, 1, count=False).hits:
-                held = set(analyze(stored_object(searcher.doc(addr)).index_text())) & set(terms)
-                memo.counted = average_length(searcher, self._index.schema, min(held), addr)
+            memo.counted = tantivy_average(searcher, self._index.schema)
         avg, docs = memo.counted or (0.0, int(searcher.doc_freq("all", "1")))
         return Stats(docs, avg * docs, df)
 
@@ -353,13 +356,10 @@ class TantivyEngine:
         if known is not None:
             return known
         searcher = self._index.searcher()
-        if not self._pending(searcher):
-            for _, addr in searcher.search(tantivy().Query.all_query(), 64, count=False).hits:
-                words = analyze(stored_object(searcher.doc(addr)).index_text())
-                if words:
-                    avg, docs = average_length(searcher, self._index.schema, words[0], addr)
-                    return round(avg * docs)
-        return sum(len(analyze(stored_object(doc).index_text())) for doc in stored_docs(searcher, self.folder))
+        counted = None if self._pending(searcher) else tantivy_average(searcher, self._index.schema)
+        if counted is not None:
+            return round(counted[0] * counted[1])
+        return total_length(map(stored_object, stored_docs(searcher, self.folder)))
 
     def objects(self) -> list[DataObject]:
         """Every live object, in a stable order (doc-store order); read once per state of the index.
@@ -517,7 +517,7 @@ class TantivyEngine:
                 raise InvalidInputError(f"add: id {dup!r} is already in the index; delete it first")
             before, tokens = self._tally(), self._known_tokens()
             if tokens is not None:  # kept up to date once known (exact scores after a delete read it)
-                tokens += sum(len(analyze(o.index_text())) for o in objs)
+                tokens += total_length(objs)
             for doc, _ in made:
                 writer.add_document(doc)
             added = [(o.id, digest) for o, (_, digest) in zip(objs, made, strict=True)]
@@ -542,7 +542,7 @@ class TantivyEngine:
             gone = [i for i in dict.fromkeys(wanted) if i in held]
             if gone:
                 before, tokens = self._tally(), self._tokens_now()
-                tokens -= sum(len(analyze(o.index_text())) for o in self._held_objects(gone))
+                tokens -= total_length(self._held_objects(gone))
                 for i in gone:
                     writer.delete_documents_by_term("id", i)
                 removed = [(i, held[i]) for i in gone]

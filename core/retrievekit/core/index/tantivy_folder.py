@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ __all__ = [
     "is_engine_folder",
     "meta_opstamp",
     "read_manifest",
-    "settled_manifest",
+    "settled",
     "stat_of",
     "sweep",
     "write_manifest",
@@ -139,25 +140,38 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return data
 
 
-def settled_manifest(folder: Path) -> tuple[tuple[int, int, int] | None, dict[str, Any], bool]:
-    """``folder``'s manifest (:func:`read_manifest`), its file's :func:`stat_of`, and whether tantivy holds a commit
-    past it: read again for up to 0.2 s while a writer's commit is ahead of its manifest, which the writer rewrites
-    right after (or was killed before).
+def settled(folder: Path, reader: Callable[[int], Any]) -> tuple[Any, dict[str, Any], Any, bool]:
+    """``folder``'s manifest (:func:`read_manifest`) and a reader of the state it names: ``reader(generation)``
+    reloads (or opens) that generation's index and returns it. Tantivy's commit is compared with the manifest after
+    the reload, so the reader read the manifest's commit, or one past it: then both are read again, for up to 0.2 s
+    (a writer rewrites its manifest right after its commit, unless it was killed between). Returns the manifest
+    file's :func:`stat_of`, the manifest, the reader and whether it holds a commit past the manifest; a generation
+    that a compaction removed meanwhile is read again (three tries).
 
     Examples:
         >>> import tempfile, pathlib
         >>> d = pathlib.Path(tempfile.mkdtemp())
         >>> write_manifest(d, {}, 1, 0, 0, {"n": 0}); (d / "gen-000001").mkdir()
         >>> _ = (d / "gen-000001" / "meta.json").write_text('{"opstamp": 0}')
-        >>> settled_manifest(d)[2]
-        False
+        >>> settled(d, lambda gen: f"the index of generation {gen}")[2:]
+        ('the index of generation 1', False)
     """
-    for _ in range(20):
-        stat, manifest = stat_of(folder / MANIFEST), read_manifest(folder)
-        if meta_opstamp(folder / gen_name(int(manifest["generation"]))) == int(manifest["opstamp"]):
-            return stat, manifest, False
+    failures, tries = 0, 0
+    while True:
+        try:
+            stat, manifest = stat_of(folder / MANIFEST), read_manifest(folder)
+            gen = int(manifest["generation"])
+            index = reader(gen)
+            ahead = meta_opstamp(folder / gen_name(gen)) != int(manifest["opstamp"])  # checked after the reload
+        except (IndexFormatError, ValueError):
+            failures += 1
+            if failures == 3:
+                raise
+            continue
+        tries += 1
+        if not ahead or tries == 20:
+            return stat, manifest, index, ahead
         time.sleep(0.01)
-    return stat, manifest, True
 
 
 def write_manifest(

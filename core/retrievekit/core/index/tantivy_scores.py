@@ -24,13 +24,13 @@ from __future__ import annotations
 import bisect
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from retrievekit.core.index.tantivy_docs import analyze, tantivy
+from retrievekit.core.index.tantivy_docs import analyze, stored_object, tantivy
 from retrievekit.core.types import DataObject
 
 __all__ = [
@@ -42,7 +42,9 @@ __all__ = [
     "field_norm",
     "live_frequencies",
     "rescored",
+    "tantivy_average",
     "term_counts",
+    "total_length",
 ]
 
 K1, B = np.float32(1.2), np.float32(0.75)
@@ -185,6 +187,25 @@ def average_length(searcher: Any, schema: Any, term: str, address: Any) -> tuple
     return found["avgdl"], int(found["N"])
 
 
+def tantivy_average(searcher: Any, schema: Any) -> tuple[float, int] | None:
+    """The average length and document count tantivy scores with now (deleted documents included): the
+    :func:`average_length` of the first stored document holding a term (None: no document has one).
+
+    Examples:
+        >>> from retrievekit.core.index.tantivy_docs import fill, new_index
+        >>> from retrievekit.core.types import Passage
+        >>> index = new_index(None)
+        >>> _ = fill(index, [Passage(id="a", text="the of"), Passage(id="b", text="tea rain cups")])
+        >>> tantivy_average(index.searcher(), index.schema)
+        (1.5, 2)
+    """
+    for _, addr in searcher.search(tantivy().Query.all_query(), 64, count=False).hits:
+        words = analyze(stored_object(searcher.doc(addr)).index_text())
+        if words:
+            return average_length(searcher, schema, words[0], addr)
+    return None
+
+
 def term_counts(text: str) -> tuple[Counter[str], int]:
     """The index's terms of ``text`` with their counts, and its length in terms, as the index's analyzer makes them
     (:func:`~retrievekit.core.index.tantivy_docs.analyze`).
@@ -195,6 +216,17 @@ def term_counts(text: str) -> tuple[Counter[str], int]:
     """
     words = analyze(text)
     return Counter(words), len(words)
+
+
+def total_length(objects: Iterable[DataObject]) -> int:
+    """The objects' length in the index's terms, all together (what the live total length gains or loses).
+
+    Examples:
+        >>> from retrievekit.core.types import Passage
+        >>> total_length([Passage(id="a", text="The cats of Rome"), Passage(id="b", text="tea")])
+        3
+    """
+    return sum(len(analyze(obj.index_text())) for obj in objects)
 
 
 def rescored(
