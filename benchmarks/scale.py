@@ -23,6 +23,9 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   no LLM stages (base objects, drafts and links; LLM time excluded).
 * ``mindref_trie``: MindRef's title trie (:class:`TokenTrie` over every title's token ids), then allowed-next-token
   lookups along the first 8 tokens of seeded titles (what a title beam asks per step).
+* ``mindref_trie_stream``: the same trie built from the corpus as a stream: each title's token ids are read once
+  into the trie's packed arrays (``retrievekit.core.index.trie_build``), no title -> documents map is made, and the
+  lookups are ``mindref_trie``'s (the same seeded titles, kept as the stream passes them).
 * ``fm_index``: the corpus-wide :class:`ShardedTokenSuffixArray` (shards of 20M tokens) over every document's token
   ids, then allowed-next-token lookups for each 1-3 token window of each claim (what a passage beam asks). Token ids
   are words hashed into a 50,000-id vocabulary (crc32), so the index, not a tokenizer, is what is timed.
@@ -273,6 +276,26 @@ def _run_mindref_trie(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     return {**row, "ms_per_query": round(ms / len(titles), 3), "lookups_per_query": round(len(steps) / len(titles), 1)}
 
 
+def _run_mindref_trie_stream(corpus: Iterator[Any], queries: list[str], n: int) -> dict[str, Any]:
+    from retrievekit.core.index.token_trie import TokenTrie
+
+    draws = np.random.default_rng(1).integers(n, size=max(len(queries), 1) * 10)  # mindref_trie's titles
+    wanted, kept = set(draws.tolist()), {}
+
+    def titles() -> Iterator[tuple[int, ...]]:
+        for i, o in enumerate(corpus):
+            ids = token_ids(o.title)
+            if i in wanted:
+                kept[i] = ids
+            yield tuple(ids) or (i,)
+
+    trie, row = _build(lambda: TokenTrie(titles(), eos_token_id=None))
+    picked = [kept[int(i)][:8] for i in draws]
+    steps = [t[:j] for t in picked for j in range(len(t) + 1)]
+    ms = _timed_search(lambda prefixes: [trie.allowed(p) for p in prefixes], [steps])
+    return {**row, "ms_per_query": round(ms / len(picked), 3), "lookups_per_query": round(len(steps) / len(picked), 1)}
+
+
 def _run_fm_index(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     from retrievekit.core.index.suffix_array import ShardedTokenSuffixArray
 
@@ -289,13 +312,16 @@ _RUNS = {
     "hybrid": _run_hybrid,
     "arm": _run_arm,
     "mindref_trie": _run_mindref_trie,
+    "mindref_trie_stream": _run_mindref_trie_stream,
     "fm_index": _run_fm_index,
     "lattice": _run_lattice,
 }
 
 
-_STREAMED = {"bm25_stream"}
+_STREAMED = {"bm25_stream", "mindref_trie_stream"}
 """The methods whose build reads the corpus as a stream (the others take it as a list)."""
+_SIZED = {"mindref_trie_stream"}
+"""The methods told the corpus's size (they pick documents from a stream as it passes)."""
 
 
 def child(method: str, data_dir: str, n: int, queries: int) -> dict[str, Any]:
@@ -305,7 +331,7 @@ def child(method: str, data_dir: str, n: int, queries: int) -> dict[str, Any]:
     claims = [q.text for q in load_dataset("scifact", data_dir, split="dev", limit=queries).queries]
     corpus = scale_stream(data_dir, n) if method in _STREAMED else scale_corpus(data_dir, n)
     row = {"method": method, "n": n, "queries": len(claims)}
-    row.update(_RUNS[method](corpus, claims))
+    row.update(_RUNS[method](corpus, claims, n) if method in _SIZED else _RUNS[method](corpus, claims))
     row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return row
 

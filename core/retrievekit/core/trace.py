@@ -213,8 +213,12 @@ class Trace:
             >>> t = Trace(); t.count("lattice.slates"); t.count("lattice.slates", 2); t.counters
             {'lattice.slates': 3}
         """
+        counters = self.counters
+        if dict.__contains__(counters, name):  # a current name counted before: no rename to look up (the hot path)
+            dict.__setitem__(counters, name, dict.__getitem__(counters, name) + value)
+            return
         name = counter_name(name)
-        self.counters[name] = self.counters.get(name, 0) + value
+        counters[name] = counters.get(name, 0) + value
 
     @property
     def total_seconds(self) -> float:

@@ -32,7 +32,7 @@ See :class:`MindRef` for an example.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,9 +244,13 @@ class MindRef:
         """The held document ids, in corpus order (``MindRef(docs, lm).ids()``: ``['a', 'b']``)."""
         return list(self._objects)
 
-    def title_paths(self) -> dict[str, tuple[int, ...]]:
-        """Each held document's title path in the trie (``title_prefix + title`` encoded, EOS dropped)."""
-        return dict(self._title_seq)
+    def title_paths(self, ids: Iterable[str] | None = None) -> dict[str, tuple[int, ...]]:
+        """Each held document's (or the held ``ids``') title path in the trie (``title_prefix + title`` encoded)."""
+        return dict(self._title_seq) if ids is None else {i: self._title_seq[i] for i in ids}
+
+    def titles_of(self, ids: Iterable[str]) -> dict[str, str]:
+        """The titles of held ids, without the whole corpus's list (``mr.titles_of(["a"])``: ``{'a': 'Aspirin'}``)."""
+        return {i: self._titles[i] for i in ids}
 
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._objects

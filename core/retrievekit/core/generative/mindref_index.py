@@ -256,11 +256,11 @@ class LiveMindRef(LiveIndex):
 def _logged(mr: MindRef, removed: list[str], added: Sequence[DataObject]) -> dict[str, Any]:
     """What a change did to the title trie, for its log line: the ids it removed, then each added document's title
     and title path, and the tokenizer that made the paths."""
-    titles, paths = dict(zip(mr.ids(), mr.titles, strict=True)), mr.title_paths()
+    ids = [o.id for o in added]
     return {
         "removed": removed,
-        "titles": {o.id: titles[o.id] for o in added},
-        "paths": {o.id: list(paths[o.id]) for o in added},
+        "titles": mr.titles_of(ids),
+        "paths": {i: list(p) for i, p in mr.title_paths(ids).items()},
         "tokenizer": tokenizer_fingerprint(mr.lm),
     }
 

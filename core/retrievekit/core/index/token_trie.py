@@ -6,10 +6,12 @@ stateless and safe to use as a beam-search ``allowed_tokens`` function (see
 allows the EOS token, which ends the hypothesis.
 
 The trie is stored as flat numpy arrays (CSR layout: per node a slice of sorted child tokens and child node ids,
-plus a "complete sequence ends here" flag), built in one pass over the sorted sequences. That keeps it at about
-17 bytes per node, so 10^5-10^6 titles fit in tens of megabytes, and each step of :meth:`allowed` is one
-``searchsorted`` per prefix token; the trie remembers the node each asked prefix ends at (up to 8,192 prefixes),
-so a beam's prefix, one token longer at each step of a beam search, costs one ``searchsorted``.
+plus a "complete sequence ends here" flag), built with whole-array operations over the sequences packed into one
+integer array (:mod:`~retrievekit.core.index.trie_build`: a stream of sequences is read one at a time, and no Python
+object is made per node). That keeps it at about 17 bytes per node, so 10^5-10^6 titles fit in tens of megabytes,
+and each step of :meth:`allowed` is one ``searchsorted`` per prefix token; the trie remembers the node each asked
+prefix ends at (up to 8,192 prefixes), so a beam's prefix, one token longer at each step of a beam search, costs one
+``searchsorted``.
 :meth:`allowed_array` returns the allowed ids as an ``int64`` array, ready for a vectorised logits mask.
 Sequences added one by one with :meth:`add` after construction are merged by a rebuild on the next query (batch
 construction is the fast path).
@@ -45,6 +47,7 @@ from retrievekit.core.checks import check_held
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.mapped import open_arrays, save_arrays
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
+from retrievekit.core.index.trie_build import csr_arrays, packed, sorted_rows
 from retrievekit.core.index.updatable import check_ids
 
 __all__ = ["TokenTrie"]
@@ -103,56 +106,29 @@ class TokenTrie:
 
     def __init__(self, sequences: Iterable[Sequence[int]] = (), eos_token_id: int | None = None) -> None:
         self.eos_token_id = eos_token_id
-        self._pending: set[tuple[int, ...]] = {_check(s, eos_token_id) for s in sequences}
-        # node 0 is the root; children of node n are child_tok/child_node[start[n]:start[n + 1]]
-        self._start = np.zeros(2, dtype=np.int64)
-        self._child_tok = np.zeros(0, dtype=np.int32)
-        self._child_node = np.zeros(0, dtype=np.int32)
-        self._terminal = np.zeros(1, dtype=bool)
-        self._size = 0
+        self._pending: set[tuple[int, ...]] = set()
         self._keys: dict[str, tuple[int, ...]] | None = None  # a keyed trie: each id's sequence
         self._refs: dict[tuple[int, ...], int] = {}  # a keyed trie: how many ids hold each sequence
         self._stale = False  # a keyed trie changed since the arrays were built
         # the node each looked-up prefix ends at (None: not in the trie); a beam's prefix grows by one token a step,
         # so its lookup walks one edge from the node of the step before instead of from the root
         self._nodes: dict[tuple[int, ...], int | None] = {}
-        if self._pending:
-            self._rebuild()
+        self._set_arrays(packed(_check(s, eos_token_id) for s in sequences))  # a stream: one sequence at a time
 
     # ------------------------------------------------------------------ building
     def _rebuild(self) -> None:
-        seqs = sorted(self._refs) if self._keys is not None else sorted(set(self._stored()) | self._pending)
+        held = self._refs if self._keys is not None else set(self._stored()) | self._pending
         self._pending, self._stale = set(), False
         self._nodes = {}
-        parents: list[int] = []
-        tokens: list[int] = []
-        terminal = [False]
-        path: list[int] = [0]  # node ids along the current sequence, path[d] = node at depth d
-        prev: tuple[int, ...] = ()
-        for seq in seqs:
-            lcp = 0
-            limit = min(len(seq), len(prev))
-            while lcp < limit and seq[lcp] == prev[lcp]:
-                lcp += 1
-            del path[lcp + 1 :]
-            for d in range(lcp, len(seq)):
-                node = len(terminal)
-                parents.append(path[d])
-                tokens.append(seq[d])
-                terminal.append(False)
-                path.append(node)
-            terminal[path[len(seq)]] = True
-            prev = seq
-        n_nodes = len(terminal)
-        par = np.asarray(parents, dtype=np.int64)
-        # edges are emitted in sorted-token order per parent, so a stable sort by parent gives the CSR slices
-        order = np.argsort(par, kind="stable")
-        self._child_tok = np.asarray(tokens, dtype=np.int32)[order]
-        self._child_node = (order + 1).astype(np.int32)  # edge i created node i + 1
-        counts = np.bincount(par, minlength=n_nodes) if len(par) else np.zeros(n_nodes, dtype=np.int64)
-        self._start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self._terminal = np.asarray(terminal, dtype=bool)
-        self._size = len(seqs)
+        self._set_arrays(packed(held))
+
+    def _set_arrays(self, sequences: tuple[np.ndarray, np.ndarray]) -> None:
+        """The arrays of the distinct sequences :func:`~retrievekit.core.index.trie_build.packed` holds, built with
+        whole-array operations (:mod:`~retrievekit.core.index.trie_build`)."""
+        rows = sorted_rows(*sequences)
+        # node 0 is the root; children of node n are child_tok/child_node[start[n]:start[n + 1]]
+        self._start, self._child_tok, self._child_node, self._terminal = csr_arrays(rows)
+        self._size = len(rows)
 
     def _ensure_built(self) -> None:
         if self._pending or self._stale:

@@ -207,6 +207,14 @@ class SlateScorer:
         self.llm = llm
         self.config = config or LatticeConfig()
         self.fallback = fallback
+        self._judge: tuple[object, bool] = (None, False)  # (the llm, whether it is a RelevanceJudge)
+
+    def _is_judge(self) -> bool:
+        """Whether ``llm`` is a :class:`~retrievekit.core.llm.protocol.RelevanceJudge`, checked once per model (a
+        runtime protocol check reads the class's attributes: a slate's ask made it once per call)."""
+        if self._judge[0] is not self.llm:
+            self._judge = (self.llm, isinstance(self.llm, RelevanceJudge))
+        return self._judge[1]
 
     def score(
         self,
@@ -245,7 +253,7 @@ class SlateScorer:
             ('json', 'lattice.slate', [0, 1])
         """
         cfg, n = self.config, len(texts)
-        if isinstance(self.llm, RelevanceJudge):
+        if self._is_judge():
             clipped = [clip_candidate(t, cfg.max_candidate_chars) for t in texts]
             return SlateAsk(query, tuple(texts), list(range(n)), ModelCall.judge(query, clipped, refs=refs))
         order = unpredictable_order([query, *texts], n, seed=cfg.seed) if cfg.shuffle_slates else list(range(n))

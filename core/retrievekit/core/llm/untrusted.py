@@ -168,12 +168,14 @@ _ITEM_MARK = re.compile(r"\[(\s*\d+\s*)\]")
 _BRACES = str.maketrans({"{": "(", "}": ")"})
 
 
+@lru_cache(maxsize=4096)
 def neutralize(text: str) -> str:
     """``text`` with block delimiters, item markers and reply-like JSON defused; everything else kept as it was.
 
     ``<data ...>``/``</data>`` (any case) become ``‹data ...›``/``‹/data›``; ``[3]`` becomes ``(3)``; braces become
     parentheses; chat control strings are broken (:func:`defuse_control_tokens`). Other text, whitespace included,
-    is unchanged, so what a model reads keeps its meaning.
+    is unchanged, so what a model reads keeps its meaning. The results for the last 4,096 texts are kept: a tree's
+    node texts and ids come back in slate after slate and query after query.
 
     Examples:
         >>> neutralize('[2] </DATA> {"keep": []} ok')

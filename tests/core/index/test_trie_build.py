@@ -1,0 +1,80 @@
+"""A token trie's arrays built with whole-array operations (``trie_build``) are the one-sequence-at-a-time build's, to
+the node id: the reference below is the loop ``TokenTrie`` used before (sorted tuples, a path stack)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.index.token_trie import TokenTrie
+from retrievekit.core.index.trie_build import csr_arrays, packed, sorted_rows
+
+
+def _reference(sequences: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
+    seqs = sorted(set(sequences))
+    parents: list[int] = []
+    tokens: list[int] = []
+    terminal = [False]
+    path: list[int] = [0]
+    prev: tuple[int, ...] = ()
+    for seq in seqs:
+        lcp = 0
+        while lcp < min(len(seq), len(prev)) and seq[lcp] == prev[lcp]:
+            lcp += 1
+        del path[lcp + 1 :]
+        for d in range(lcp, len(seq)):
+            parents.append(path[d])
+            tokens.append(seq[d])
+            terminal.append(False)
+            path.append(len(terminal) - 1)
+        terminal[path[len(seq)]] = True
+        prev = seq
+    par = np.asarray(parents, dtype=np.int64)
+    order = np.argsort(par, kind="stable")
+    counts = np.bincount(par, minlength=len(terminal)) if len(par) else np.zeros(len(terminal), dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return start, np.asarray(tokens, dtype=np.int32)[order], (order + 1).astype(np.int32), np.asarray(terminal)
+
+
+def _random_sequences(rng: np.random.Generator) -> list[tuple[int, ...]]:
+    """Sequences over a small vocabulary (many shared prefixes), with duplicates and sequences that are prefixes of
+    others, of lengths 1 to 12."""
+    vocab = int(rng.integers(2, 40))
+    out = [
+        tuple(int(t) for t in rng.integers(0, vocab, int(rng.integers(1, 13))))
+        for _ in range(int(rng.integers(1, 300)))
+    ]
+    out += [s[: int(rng.integers(1, len(s) + 1))] for s in out[: len(out) // 3]]  # prefixes of held sequences
+    return out + out[: len(out) // 5]  # and duplicates
+
+
+def test_the_arrays_are_the_one_at_a_time_builds_to_the_node_id():
+    rng = np.random.default_rng(63)
+    for _ in range(300):
+        seqs = _random_sequences(rng)
+        got = csr_arrays(sorted_rows(*packed(seqs)))
+        want = _reference(seqs)
+        for g, w, name in zip(got, want, ("start", "child_tok", "child_node", "terminal"), strict=True):
+            assert g.dtype == w.dtype and np.array_equal(g, w), (name, seqs)
+
+
+def test_a_trie_from_a_stream_answers_as_one_from_a_list():
+    rng = np.random.default_rng(64)
+    seqs = _random_sequences(rng) + [(2**31 - 1,)]
+    streamed = TokenTrie((s for s in seqs), eos_token_id=None)  # a generator: read once, one sequence at a time
+    listed = TokenTrie(seqs, eos_token_id=None)
+    assert len(streamed) == len(set(seqs)) == len(listed)
+    assert sorted(streamed) == sorted(set(seqs))
+    for s in seqs:
+        for j in range(len(s) + 1):
+            assert streamed.allowed(list(s[:j])) == listed.allowed(list(s[:j]))
+
+
+def test_an_empty_trie_and_bad_tokens():
+    empty = TokenTrie([], eos_token_id=0)
+    assert len(empty) == 0 and empty.allowed([]) == [] and empty.num_nodes == 1
+    with pytest.raises(InvalidInputError, match="below 2\\*\\*31"):
+        TokenTrie([[1, 2**31]])
+    with pytest.raises(InvalidInputError, match="empty token sequence"):
+        TokenTrie(iter([[1], []]))
