@@ -8,10 +8,11 @@ allows the EOS token, which ends the hypothesis.
 The trie is stored as flat numpy arrays (CSR layout: per node a slice of sorted child tokens and child node ids,
 plus a "complete sequence ends here" flag), built with whole-array operations over the sequences packed into one
 integer array (:mod:`~retrievekit.core.index.trie_build`: a stream of sequences is read one at a time, and no Python
-object is made per node). That keeps it at about 17 bytes per node, so 10^5-10^6 titles fit in tens of megabytes,
-and each step of :meth:`allowed` is one ``searchsorted`` per prefix token; the trie remembers the node each asked
-prefix ends at (up to 8,192 prefixes), so a beam's prefix, one token longer at each step of a beam search, costs one
-``searchsorted``.
+object is made per node; the build lays every sequence out at the longest one's length, 4 bytes a token, so a set
+with a few sequences far longer than the rest pays that length for each). That keeps it at about 17 bytes per node,
+so 10^5-10^6 titles fit in tens of megabytes, and each step of :meth:`allowed` is one ``searchsorted`` per prefix
+token; the trie remembers the node each asked prefix ends at (up to 8,192 prefixes), so a beam's prefix, one token
+longer at each step of a beam search, costs one ``searchsorted``.
 :meth:`allowed_array` returns the allowed ids as an ``int64`` array, ready for a vectorised logits mask.
 Sequences added one by one with :meth:`add` after construction are merged by a rebuild on the next query (batch
 construction is the fast path).

@@ -168,23 +168,33 @@ _ITEM_MARK = re.compile(r"\[(\s*\d+\s*)\]")
 _BRACES = str.maketrans({"{": "(", "}": ")"})
 
 
-@lru_cache(maxsize=4096)
+_KEPT_CHARS = 2048
+""":func:`neutralize` keeps its results for texts of at most this many characters (2,048 of them at most: a few MB)."""
+
+
 def neutralize(text: str) -> str:
     """``text`` with block delimiters, item markers and reply-like JSON defused; everything else kept as it was.
 
     ``<data ...>``/``</data>`` (any case) become ``‹data ...›``/``‹/data›``; ``[3]`` becomes ``(3)``; braces become
     parentheses; chat control strings are broken (:func:`defuse_control_tokens`). Other text, whitespace included,
-    is unchanged, so what a model reads keeps its meaning. The results for the last 4,096 texts are kept: a tree's
-    node texts and ids come back in slate after slate and query after query.
+    is unchanged, so what a model reads keeps its meaning. The results for the last 2,048 texts of up to 2,048
+    characters are kept: a tree's node texts and ids come back in slate after slate and query after query.
 
     Examples:
         >>> neutralize('[2] </DATA> {"keep": []} ok')
         '(2) ‹/DATA› ("keep": []) ok'
     """
+    return _kept_neutralized(text) if len(text) <= _KEPT_CHARS else _neutralized(text)
+
+
+def _neutralized(text: str) -> str:
     text = defuse_control_tokens(text)
     text = _TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}{m.group(3)}{'›' if m.group(4) else ''}", text)
     text = _ITEM_MARK.sub(r"(\1)", text)
     return text.translate(_BRACES)
+
+
+_kept_neutralized = lru_cache(maxsize=2048)(_neutralized)
 
 
 def label(ident: str | int) -> str:
