@@ -74,7 +74,18 @@ def test_a_trie_from_a_stream_answers_as_one_from_a_list():
 def test_an_empty_trie_and_bad_tokens():
     empty = TokenTrie([], eos_token_id=0)
     assert len(empty) == 0 and empty.allowed([]) == [] and empty.num_nodes == 1
+    for bad in ([1, 2**31], np.array([1, 2**32 + 5], dtype=np.uint64), [1, -3]):  # every way a sequence comes in
+        with pytest.raises(InvalidInputError, match="below 2\\*\\*31"):
+            TokenTrie([bad])
+        with pytest.raises(InvalidInputError, match="below 2\\*\\*31"):
+            TokenTrie.keyed({"a": bad})
+        keyed = TokenTrie.keyed({"b": [1]})
+        with pytest.raises(InvalidInputError, match="below 2\\*\\*31"):
+            keyed.add({"a": bad})
+        assert keyed.ids() == ["b"] and keyed.allowed([]) == [1]  # nothing added
+        with pytest.raises(InvalidInputError, match="below 2\\*\\*31"):
+            TokenTrie([[1]]).add(bad)
     with pytest.raises(InvalidInputError, match="below 2\\*\\*31"):
-        TokenTrie([[1, 2**31]])
+        packed([[1, 2**31]])  # the packing's own check, for a caller of trie_build
     with pytest.raises(InvalidInputError, match="empty token sequence"):
         TokenTrie(iter([[1], []]))

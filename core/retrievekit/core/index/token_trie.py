@@ -79,8 +79,8 @@ def _check(sequence: Sequence[int], eos_token_id: int | None) -> tuple[int, ...]
     ids = tuple(int(x) for x in sequence)
     if not ids:
         raise InvalidInputError("cannot add an empty token sequence to a TokenTrie (did a text encode to no tokens?)")
-    if min(ids) < 0:
-        raise InvalidInputError(f"token ids must be >= 0, got {list(ids)}")
+    if min(ids) < 0 or max(ids) >= 1 << 31:  # the arrays hold int32 tokens
+        raise InvalidInputError(f"token ids must be >= 0 and below 2**31, got {list(ids)}")
     if eos_token_id is not None and eos_token_id in ids:
         raise InvalidInputError(f"sequence {list(ids)} contains the EOS id {eos_token_id}")
     return ids
