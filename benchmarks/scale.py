@@ -29,6 +29,11 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
 * ``fm_index``: the corpus-wide :class:`ShardedTokenSuffixArray` (shards of 20M tokens) over every document's token
   ids, then allowed-next-token lookups for each 1-3 token window of each claim (what a passage beam asks). Token ids
   are words hashed into a 50,000-id vocabulary (crc32), so the index, not a tokenizer, is what is timed.
+* ``fm_index_stream``: the same suffix array built from the corpus as a stream into a folder
+  (``retrievekit.core.index.suffix_array_folder``: shards of :data:`STREAM_SHARD_TOKENS` tokens, each sorted,
+  written and let go in turn), then a fresh process opens the folder (arrays memory-mapped) and makes
+  ``fm_index``'s lookups (``open_ms``; ``open_peak_rss_mb``, with its own memory and the file pages mapped at the end
+  apart), and ``disk_mb``.
 * ``lattice``: LATTICE's bottom-up build with LLM-free summaries (``summaries="extractive"``, M = 10), then its
   search (beam 2, 20 iterations) with a scripted judge (word overlap, :class:`OverlapJudge`) over the first
   ``--queries`` SciFact dev claims, and the slates it judged a query (``slates_per_query``). LLM time is excluded
@@ -296,13 +301,58 @@ def _run_mindref_trie_stream(corpus: Iterator[Any], queries: list[str], n: int) 
     return {**row, "ms_per_query": round(ms / len(picked), 3), "lookups_per_query": round(len(steps) / len(picked), 1)}
 
 
+def _windows(ids: list[int]) -> list[list[int]]:
+    """Every 1-3 token window of a claim's token ids (what a passage beam asks the FM-index)."""
+    return [ids[j : j + w] for w in (1, 2, 3) for j in range(len(ids) - w + 1)]
+
+
 def _run_fm_index(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     from retrievekit.core.index.suffix_array import ShardedTokenSuffixArray
 
     sa, row = _build(lambda: ShardedTokenSuffixArray([np.asarray(token_ids(o.text)) for o in corpus]))
-    windows = [[ids[j : j + w] for w in (1, 2, 3) for j in range(len(ids) - w + 1)] for ids in map(token_ids, queries)]
+    windows = [_windows(ids) for ids in map(token_ids, queries)]
     ms = _timed_search(lambda ws: [sa.allowed(p) for p in ws], windows)
     return {**row, "ms_per_query": ms, "shards": sa.num_shards}
+
+
+_OPEN_AND_LOOK_UP = """
+import json, sys, time
+from retrievekit.core.index.suffix_array_folder import open_suffix_array
+folder, windows = sys.argv[1], json.loads(sys.argv[2])
+started = time.perf_counter()
+sa = open_suffix_array(folder)
+opened = time.perf_counter() - started
+cpu = time.process_time()
+for ws in windows:
+    for w in ws:
+        sa.allowed(w)
+status = open("/proc/self/status").read()  # VmHWM: peak RSS; RssAnon: this process's own memory, not file pages
+kb = {k: int(status.split(k + ":")[1].split()[0]) for k in ("VmHWM", "RssAnon", "RssFile")}
+print(json.dumps({"open_ms": round(1000 * opened, 1),
+                  "ms_per_query": round(1000 * (time.process_time() - cpu) / max(len(windows), 1), 2),
+                  "open_peak_rss_mb": round(kb["VmHWM"] / 1024, 1), "open_own_mb": round(kb["RssAnon"] / 1024, 1),
+                  "open_file_pages_mb": round(kb["RssFile"] / 1024, 1)}))
+"""
+STREAM_SHARD_TOKENS = 100_000_000
+"""``fm_index_stream``'s shard size: 26 shards at 10M documents (a lookup asks each one), one held at a time."""
+
+
+def _run_fm_index_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, Any]:
+    """The suffix array built from the stream into a folder shard by shard, then opened and searched by a fresh
+    process (its peak RSS, own memory and file pages apart)."""
+    from retrievekit.core.index.suffix_array_folder import write_suffix_array
+
+    with tempfile.TemporaryDirectory(prefix="scale-fm-") as tmp:
+        docs = (token_ids(o.text) for o in corpus)
+        folder, row = _build(lambda: write_suffix_array(Path(tmp) / "sa", docs, shard_tokens=STREAM_SHARD_TOKENS))
+        row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
+        row["shards"] = len(list(folder.glob("shard-*")))
+        windows = [_windows(ids) for ids in map(token_ids, queries)]
+        cmd = [sys.executable, "-c", _OPEN_AND_LOOK_UP, str(folder), json.dumps(windows)]
+        opened = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        row.update(json.loads(opened.stdout.strip().splitlines()[-1]))
+    return row
 
 
 _RUNS = {
@@ -314,11 +364,12 @@ _RUNS = {
     "mindref_trie": _run_mindref_trie,
     "mindref_trie_stream": _run_mindref_trie_stream,
     "fm_index": _run_fm_index,
+    "fm_index_stream": _run_fm_index_stream,
     "lattice": _run_lattice,
 }
 
 
-_STREAMED = {"bm25_stream", "mindref_trie_stream"}
+_STREAMED = {"bm25_stream", "mindref_trie_stream", "fm_index_stream"}
 """The methods whose build reads the corpus as a stream (the others take it as a list)."""
 _SIZED = {"mindref_trie_stream"}
 """The methods told the corpus's size (they pick documents from a stream as it passes)."""

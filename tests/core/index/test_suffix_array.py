@@ -100,7 +100,7 @@ def test_prefix_found_nowhere_and_bad_input() -> None:
     assert sa.allowed([-1]) == []  # padding ids never match
     with pytest.raises(InvalidInputError, match="empty prefix"):
         sa.locate([])
-    with pytest.raises(InvalidInputError, match="negative"):
+    with pytest.raises(InvalidInputError, match="document 0: token ids must be >= 0"):
         TokenSuffixArray([[1, -2]])
 
 

@@ -47,6 +47,7 @@ from retrievekit.core.index.bigram_followers import Followers
 from retrievekit.core.index.mapped import open_arrays, save_concatenated
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
 from retrievekit.core.index.suffix_array import TokenSuffixArray
+from retrievekit.core.index.token_ids import as_token_ids
 from retrievekit.core.index.updatable import check_ids
 
 __all__ = ["DEFAULT_SHARD_TOKENS", "LiveTokenSuffixArray"]
@@ -156,13 +157,7 @@ def _checked(entries: Mapping[str, Sequence[int] | np.ndarray], where: str) -> d
     for key, doc in entries.items():
         if not isinstance(key, str):
             raise InvalidInputError(f"{where}: ids must be strings, got {type(key).__name__} {key!r}")
-        try:
-            arr = np.asarray(doc, dtype=np.int64).reshape(-1)
-        except (TypeError, ValueError) as e:
-            raise InvalidInputError(f"{where}: id {key!r}: token ids must be integers ({e})") from e
-        if arr.size and int(arr.min()) < 0:
-            raise InvalidInputError(f"{where}: id {key!r} has negative token ids")
-        out[key] = arr
+        out[key] = as_token_ids(doc, f"{where}: id {key!r}")
     return out
 
 

@@ -18,7 +18,9 @@ prefix one token longer than a remembered one is found inside its parent's range
 each step, costs ``O(log n)`` a step. Memory is 16 bytes per token (text and suffix array as ``int64``) plus 8 per
 distinct token pair (at most 24 bytes per token); a corpus above ``max_tokens`` raises
 :class:`SuffixArrayTooLargeError` before allocating anything, and :class:`ShardedTokenSuffixArray` splits a large
-corpus into shards that each stay under a limit, with the same query API and one pair table for all shards.
+corpus into shards that each stay under a limit, with the same query API and, for all shards, one table of the
+distinct token pairs and one of the distinct runs of three tokens, so that a one- or two-token prefix is one slice
+of a table, not a search in every shard.
 
 Examples:
     >>> sa = TokenSuffixArray([[5, 6, 7, 6, 8], [6, 9]])
@@ -31,7 +33,7 @@ Examples:
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,12 +41,14 @@ import numpy as np
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.index.bigram_followers import Followers
 from retrievekit.core.index.sorted_distinct import distinct_sorted
+from retrievekit.core.index.token_ids import as_token_ids
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "ShardedTokenSuffixArray",
     "SuffixArrayTooLargeError",
     "TokenSuffixArray",
+    "shard_batches",
 ]
 
 DEFAULT_MAX_TOKENS = 20_000_000
@@ -59,7 +63,7 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 
 def _allowed(following: np.ndarray, eos_token_id: int | None) -> np.ndarray:
     """Token ids from the sorted stored ids that follow a prefix (the sentinel, a document's end, sorts first)."""
-    toks = (following[1:] if following.size and following[0] == _SENTINEL else following) - 1
+    toks = (following[1:] if following.size and following[0] == _SENTINEL else following).astype(np.int64) - 1
     if eos_token_id is not None:
         toks = np.union1d(toks, np.asarray([eos_token_id], dtype=np.int64))
     return toks
@@ -82,11 +86,31 @@ def _divsufsort() -> Any:
     return divsufsort
 
 
-def _as_ids(doc: Sequence[int] | np.ndarray, i: int) -> np.ndarray:
-    arr = np.asarray(doc, dtype=np.int64).reshape(-1)
-    if arr.size and int(arr.min()) < 0:
-        raise InvalidInputError(f"document {i} has negative token ids")
-    return arr
+def shard_batches(
+    documents: Iterable[Sequence[int] | np.ndarray], shard_tokens: int
+) -> Iterator[tuple[int, list[np.ndarray]]]:
+    """Consecutive runs of ``documents`` of at most ``shard_tokens`` tokens each, as ``(index of the run's first
+    document, its documents as int64 arrays)``, read one document at a time (at least one run, empty for no
+    documents); a document longer than ``shard_tokens`` is a :class:`SuffixArrayTooLargeError`.
+
+    Examples:
+        >>> [(first, [d.tolist() for d in run]) for first, run in shard_batches([[1, 2], [3], [4, 5]], 3)]
+        [(0, [[1, 2], [3]]), (2, [[4, 5]])]
+    """
+    batch: list[np.ndarray] = []
+    size = first = 0
+    for i, doc in enumerate(documents):
+        ids = as_token_ids(doc, f"document {i}")
+        if ids.size > shard_tokens:
+            raise SuffixArrayTooLargeError(
+                f"document {i} has {ids.size} tokens, more than shard_tokens={shard_tokens}; raise shard_tokens"
+            )
+        if batch and size + ids.size > shard_tokens:
+            yield first, batch
+            first, batch, size = i, [], 0
+        batch.append(ids)
+        size += int(ids.size)
+    yield first, batch  # the last run (never empty but for no documents at all)
 
 
 class TokenSuffixArray:
@@ -102,7 +126,7 @@ class TokenSuffixArray:
 
     Raises:
         SuffixArrayTooLargeError: more than ``max_tokens`` tokens (or the allocation fails).
-        InvalidInputError: negative token ids.
+        InvalidInputError: token ids that are not integers >= 0 (naming the document).
 
     Examples:
         >>> sa = TokenSuffixArray([[1, 2, 3], []], eos_token_id=0)
@@ -118,7 +142,7 @@ class TokenSuffixArray:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         followers: bool = True,
     ) -> None:
-        docs = [_as_ids(d, i) for i, d in enumerate(documents)]
+        docs = [as_token_ids(d, f"document {i}") for i, d in enumerate(documents)]
         total = sum(int(d.size) for d in docs)
         if total > max_tokens:
             raise SuffixArrayTooLargeError(
@@ -137,6 +161,7 @@ class TokenSuffixArray:
                 parts.append(d + 1)
                 parts.append(np.zeros(1, dtype=np.int64))
             self._text = np.concatenate(parts) if parts else np.zeros(1, dtype=np.int64)
+            del parts, docs  # the text holds them now: not kept through the sort
             divsufsort = _divsufsort()
             self._sa = np.asarray(divsufsort(self._text), dtype=np.int64)
         except MemoryError as e:
@@ -174,7 +199,7 @@ class TokenSuffixArray:
     def _vocab(self) -> np.ndarray:
         """The distinct token ids held (sorted), made at the first question that needs them."""
         if self._vocab_ids is None:
-            self._vocab_ids = self._stored[self._stored != _SENTINEL] - 1
+            self._vocab_ids = self._stored[self._stored != _SENTINEL].astype(np.int64) - 1
         return self._vocab_ids
 
     # ------------------------------------------------------------------ basics
@@ -219,7 +244,7 @@ class TokenSuffixArray:
         if not 0 <= index < self.num_documents:
             raise InvalidInputError(f"document index {index} out of range [0, {self.num_documents})")
         start = int(self._doc_start[index])
-        return self._text[start : start + int(self._doc_len[index])] - 1
+        return self._text[start : start + int(self._doc_len[index])].astype(np.int64) - 1
 
     # ------------------------------------------------------------------ search
     def _token_range(self, token: int) -> tuple[int, int]:
@@ -365,8 +390,9 @@ class ShardedTokenSuffixArray:
     """Several :class:`TokenSuffixArray` shards behind one API, for corpora above one array's ``max_tokens``.
 
     Documents are packed in order into shards of at most ``shard_tokens`` tokens; answers are merged (``allowed``
-    is the union, ``locate`` maps back to global document indices). A single document longer than
-    ``shard_tokens`` raises :class:`SuffixArrayTooLargeError`.
+    is the union, ``locate`` maps back to global document indices). A one- or two-token prefix's ``allowed`` is read
+    from the shards' merged tables of distinct runs of two and three tokens (up to 16 bytes a token more), one slice
+    for all shards. A single document longer than ``shard_tokens`` raises :class:`SuffixArrayTooLargeError`.
 
     Examples:
         >>> sh = ShardedTokenSuffixArray([[1, 2], [1, 3], [2, 1]], shard_tokens=4)
@@ -386,25 +412,25 @@ class ShardedTokenSuffixArray:
         self.eos_token_id = eos_token_id
         self._shards: list[TokenSuffixArray] = []
         self._offsets: list[int] = []
-        batch: list[Sequence[int] | np.ndarray] = []
-        size = 0
-        first = 0
-        for i, doc in enumerate(documents):
-            n = len(doc)
-            if n > shard_tokens:
-                raise SuffixArrayTooLargeError(
-                    f"document {i} has {n} tokens, more than shard_tokens={shard_tokens}; raise shard_tokens"
-                )
-            if batch and size + n > shard_tokens:
-                self._add(batch, first, shard_tokens)
-                first, batch, size = i, [], 0
-            batch.append(doc)
-            size += n
-        if batch or not self._shards:
+        for first, batch in shard_batches(documents, shard_tokens):
             self._add(batch, first, shard_tokens)
-        self._followers = Followers.merge([Followers.of(s._text) for s in self._shards])  # one table for all shards
+        tables: list[Followers] | None = None
+        for shard in self._shards:  # one table of pairs and one of triples for all shards
+            tables = Followers.grown(tables, shard._text)
+        self._tables: list[Followers] = tables or []
 
-    def _add(self, batch: list[Sequence[int] | np.ndarray], first: int, shard_tokens: int) -> None:
+    @classmethod
+    def _of_shards(
+        cls, shards: list[TokenSuffixArray], tables: list[Followers], *, eos_token_id: int | None
+    ) -> ShardedTokenSuffixArray:
+        """Shards already made (opened from a folder, say) and their merged tables (:meth:`Followers.grown`), as one
+        array: nothing sorted."""
+        out = cls.__new__(cls)
+        out.eos_token_id, out._shards, out._tables = eos_token_id, shards, tables
+        out._offsets = np.cumsum([0, *(s.num_documents for s in shards)])[:-1].tolist()
+        return out
+
+    def _add(self, batch: list[np.ndarray], first: int, shard_tokens: int) -> None:
         shard = TokenSuffixArray(batch, eos_token_id=self.eos_token_id, max_tokens=shard_tokens, followers=False)
         self._shards.append(shard)
         self._offsets.append(first)
@@ -445,8 +471,9 @@ class ShardedTokenSuffixArray:
             >>> ShardedTokenSuffixArray([[1, 2], [1, 3]], shard_tokens=2).allowed_array([1]).tolist()
             [2, 3]
         """
-        if len(prefix) == 1:  # one slice of the shards' merged pairs, not a read per shard
-            following = self._followers.after(int(prefix[0]) + 1) if int(prefix[0]) >= 0 else _EMPTY
+        if 1 <= len(prefix) <= len(self._tables):  # one slice of the shards' merged runs, not a read per shard
+            stored = [int(t) + 1 for t in prefix]
+            following = self._tables[len(prefix) - 1].after(*stored) if min(stored) >= 1 else _EMPTY
             return _allowed(following, self.eos_token_id) if following.size else _EMPTY  # every token has a follower
         parts = [s.allowed_array(prefix) for s in self._shards]
         parts = [p for p in parts if p.size]

@@ -8,8 +8,8 @@ allows the EOS token, which ends the hypothesis.
 The trie is stored as flat numpy arrays (CSR layout: per node a slice of sorted child tokens and child node ids,
 plus a "complete sequence ends here" flag), built with whole-array operations over the sequences packed into one
 integer array (:mod:`~retrievekit.core.index.trie_build`: a stream of sequences is read one at a time, and no Python
-object is made per node; the build lays every sequence out at the longest one's length, 4 bytes a token, so a set
-with a few sequences far longer than the rest pays that length for each). That keeps it at about 17 bytes per node,
+object is made per node; the build sorts the sequences 32 tokens at a time, so a few very long ones cost only their
+own tokens). That keeps it at about 17 bytes per node,
 so 10^5-10^6 titles fit in tens of megabytes, and each step of :meth:`allowed` is one ``searchsorted`` per prefix
 token; the trie remembers the node each asked prefix ends at (up to 8,192 prefixes), so a beam's prefix, one token
 longer at each step of a beam search, costs one ``searchsorted``.
@@ -48,7 +48,8 @@ from retrievekit.core.checks import check_held
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.mapped import open_arrays, save_arrays
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
-from retrievekit.core.index.trie_build import csr_arrays, packed, sorted_rows
+from retrievekit.core.index.token_ids import BELOW, as_token_ids
+from retrievekit.core.index.trie_build import csr_arrays, packed, sorted_distinct
 from retrievekit.core.index.updatable import check_ids
 
 __all__ = ["TokenTrie"]
@@ -76,11 +77,12 @@ def _read_npz(path: Path) -> tuple[np.ndarray, ...]:
 
 
 def _check(sequence: Sequence[int], eos_token_id: int | None) -> tuple[int, ...]:
-    ids = tuple(int(x) for x in sequence)
+    ids = tuple(sequence) if isinstance(sequence, (tuple, list)) else None
+    plain = ids is not None and all(type(x) is int for x in ids) and (not ids or 0 <= min(ids) <= max(ids) < BELOW)
+    if not plain:  # anything but plain ints in range (the arrays hold int32 tokens): read and checked as an array
+        ids = tuple(as_token_ids(sequence, "a sequence").tolist())
     if not ids:
         raise InvalidInputError("cannot add an empty token sequence to a TokenTrie (did a text encode to no tokens?)")
-    if min(ids) < 0 or max(ids) >= 1 << 31:  # the arrays hold int32 tokens
-        raise InvalidInputError(f"token ids must be >= 0 and below 2**31, got {list(ids)}")
     if eos_token_id is not None and eos_token_id in ids:
         raise InvalidInputError(f"sequence {list(ids)} contains the EOS id {eos_token_id}")
     return ids
@@ -126,10 +128,10 @@ class TokenTrie:
     def _set_arrays(self, sequences: tuple[np.ndarray, np.ndarray]) -> None:
         """The arrays of the distinct sequences :func:`~retrievekit.core.index.trie_build.packed` holds, built with
         whole-array operations (:mod:`~retrievekit.core.index.trie_build`)."""
-        rows = sorted_rows(*sequences)
+        order, shared = sorted_distinct(*sequences)
         # node 0 is the root; children of node n are child_tok/child_node[start[n]:start[n + 1]]
-        self._start, self._child_tok, self._child_node, self._terminal = csr_arrays(rows)
-        self._size = len(rows)
+        self._start, self._child_tok, self._child_node, self._terminal = csr_arrays(*sequences, order, shared)
+        self._size = int(order.size)
 
     def _ensure_built(self) -> None:
         if self._pending or self._stale:

@@ -3,16 +3,18 @@
 :class:`~retrievekit.core.index.token_trie.TokenTrie` stores a trie as CSR arrays (per node a slice of sorted child
 tokens and child node ids, and a "a sequence ends here" flag). Building them from sorted Python tuples took about
 3.5 GB for a million titles, so ten million did not fit on a 24 GB machine. Here the sequences are packed one after
-another into one integer array (4 bytes a token, :func:`packed`), laid out as the rows of a padded matrix, sorted and
-made distinct in one pass (:func:`sorted_rows`), and the arrays come from the rows' common prefixes
+another into one integer array (4 bytes a token, :func:`packed`), sorted :data:`WIDTH` tokens at a time and made
+distinct (:func:`sorted_distinct`: all of them by their first tokens as one key each, then only the ties that go on
+by their next tokens), and the arrays come from each sequence's common prefix with the one before
 (:func:`csr_arrays`). The node ids are the ones the one-sequence-at-a-time build gave (nodes numbered in the order
 the sorted sequences create them), so a saved trie is the same file either way.
 
 Examples:
-    >>> rows = sorted_rows(*packed([[1, 2, 3], [1, 2], [4], [1, 2]]))
-    >>> rows.tolist()  # token + 1, 0 after a sequence's end, sorted, distinct
-    [[2, 3, 0], [2, 3, 4], [5, 0, 0]]
-    >>> start, child_tok, child_node, terminal = csr_arrays(rows)
+    >>> tokens, lengths = packed([[1, 2, 3], [1, 2], [4], [1, 2]])
+    >>> order, shared = sorted_distinct(tokens, lengths)
+    >>> order.tolist(), shared.tolist()  # [1, 2], [1, 2, 3], [4]: common prefixes 0, 2, 0
+    ([1, 0, 2], [0, 2, 0])
+    >>> start, child_tok, child_node, terminal = csr_arrays(tokens, lengths, order, shared)
     >>> start.tolist(), child_tok.tolist(), child_node.tolist(), terminal.tolist()
     ([0, 2, 3, 4, 4, 4], [1, 4, 2, 3], [1, 4, 2, 3], [False, False, True, True, True])
 """
@@ -26,7 +28,7 @@ import numpy as np
 
 from retrievekit.core.errors import InvalidInputError
 
-__all__ = ["csr_arrays", "packed", "sorted_rows"]
+__all__ = ["WIDTH", "csr_arrays", "packed", "sorted_distinct"]
 
 
 def packed(sequences: Iterable[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -51,50 +53,93 @@ def packed(sequences: Iterable[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(tokens, dtype=np.int32), np.frombuffer(lengths, dtype=np.int64)
 
 
-def sorted_rows(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The distinct sequences of :func:`packed` as the rows of a matrix (``token + 1``, then 0s up to the longest
-    sequence's length), in lexicographic order (a sequence before its extensions). Memory: 4 bytes times the number of
-    sequences times the longest length.
+WIDTH = 32
+"""Tokens of each sequence compared at a time: the first ``WIDTH`` of every sequence are sorted as one key, and only
+sequences that tie on all of them (and go on) are compared on their next ``WIDTH``, and so on."""
+
+
+def _chunk(tokens: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, which: np.ndarray, c: int) -> np.ndarray:
+    """Tokens ``c * WIDTH`` to ``(c + 1) * WIDTH`` of the sequences ``which``, as big-endian rows of ``token + 1``
+    padded with 0 (byte order is the tokens' order: a row sorts as one key), one column at a time."""
+    rows = np.zeros((which.size, WIDTH), dtype=">u4")
+    held, at = lengths[which], offsets[which]
+    for j in range(WIDTH):
+        has = np.flatnonzero(held > c * WIDTH + j)
+        rows[has, j] = tokens[at[has] + c * WIDTH + j].astype(np.uint32) + 1  # below 2**31: fits
+    return rows
+
+
+def sorted_distinct(tokens: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct sequences of :func:`packed` in lexicographic order (a sequence before its extensions), as the
+    index of each in the packed order, and each one's common prefix length with the one before (0 for the first).
+
+    1. Sort every sequence by its first :data:`WIDTH` tokens (one key a row).
+    2. Sequences that tie on every token compared so far and go on past them are sorted again, within their tie,
+       by their next :data:`WIDTH` tokens; repeat while ties go on. Memory: 4 bytes times :data:`WIDTH` a sequence
+       at a time, whatever the longest sequence's length.
+    3. A sequence still tied with the one before it is the same sequence: dropped.
 
     Examples:
-        >>> sorted_rows(*packed([[3], [1, 2], [1]])).tolist()
-        [[2, 0], [2, 3], [4, 0]]
+        >>> order, shared = sorted_distinct(*packed([[3], [1, 2], [1], [1, 2]]))
+        >>> order.tolist(), shared.tolist()  # [1], [1, 2], [3]
+        ([2, 1, 0], [0, 1, 0])
     """
-    if lengths.size == 0:
-        return np.zeros((0, 0), dtype=">u4")
-    width = int(lengths.max())
-    rows = np.zeros((lengths.size, width), dtype=">u4")  # big-endian: byte order is the tokens' order
-    rows[np.arange(width) < lengths[:, None]] = tokens.astype(np.uint32) + 1  # below 2**31: no overflow
-    whole = np.unique(rows.view(np.dtype((np.void, 4 * width))).ravel())  # sorts each row's bytes as one key
-    return whole.view(">u4").reshape(-1, width)
+    n = lengths.size
+    offsets = (np.cumsum(lengths) - lengths).astype(np.int64)
+    order = np.arange(n, dtype=np.int64)
+    tied = np.ones(n, dtype=bool)  # position i equals position i - 1 on every token compared so far
+    tied[:1] = False
+    shared = np.zeros(n, dtype=np.int64)
+    todo, c = order.copy(), 0  # the positions sorted by chunk c: whole ties, in order
+    while todo.size:
+        tie = np.cumsum(~tied[todo])  # each position's tie so far: the major key
+        rows = _chunk(tokens, offsets, lengths, order[todo], c)
+        key = np.empty((todo.size, WIDTH + 2), dtype=">u4")  # big-endian throughout: numpy's concatenate is not
+        key[:, :2], key[:, 2:] = tie.astype(">u8")[:, None].view(">u4"), rows
+        by = np.argsort(key.view(np.dtype((np.void, 4 * key.shape[1]))).ravel(), kind="stable")
+        del key
+        order[todo], rows = order[todo][by], rows[by]  # each tie stays where it was, sorted within
+        diff, within = rows[1:] != rows[:-1], tie[1:] == tie[:-1]
+        same = np.concatenate([[False], within & ~diff.any(axis=1)])
+        broke = np.flatnonzero(within & ~same[1:])  # the pairs this chunk told apart: their common prefix
+        shared[todo[broke + 1]] = c * WIDTH + np.argmax(diff[broke], axis=1)
+        tied[todo] = same
+        group = np.cumsum(~same)  # 2. the ties now; one of two or more with a sequence that goes on is sorted again
+        going = np.bincount(group, weights=lengths[order[todo]] > (c + 1) * WIDTH)
+        again = (np.bincount(group) >= 2) & (going > 0)
+        todo, c = todo[again[group]], c + 1
+    keep = ~tied  # 3.
+    return order[keep], shared[keep]
 
 
-def csr_arrays(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(start, child_tok, child_node, terminal)`` of the trie over ``rows`` (:func:`sorted_rows`): the children of
+def csr_arrays(
+    tokens: np.ndarray, lengths: np.ndarray, order: np.ndarray, shared: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(start, child_tok, child_node, terminal)`` of the trie over the sequences of :func:`packed` taken in the
+    ``order`` of :func:`sorted_distinct` (``shared``: each one's common prefix with the one before): the children of
     node ``n`` are ``child_tok`` / ``child_node[start[n]:start[n + 1]]``, sorted by token; node 0 is the root.
 
-    1. Each row's common prefix with the row before it: the nodes it shares; the rest of the row is new nodes,
-       numbered row by row.
-    2. A new node's parent is the node before it on its row, except the first new node of a row, whose parent is the
-       node at the prefix's last depth: made by the last earlier row that made a node at that depth.
-    3. Edges sorted by parent (stably: within a parent, by token, as the rows are sorted) give the slices.
+    1. The part of each sequence past its common prefix with the one before is new nodes, numbered sequence by
+       sequence.
+    2. A new node's parent is the node before it on its sequence, except the first new node of a sequence, whose
+       parent is the node at the prefix's last depth: made by the last earlier sequence that made a node at that depth.
+    3. Edges sorted by parent (stably: within a parent, by token, as the sequences are sorted) give the slices.
 
     Examples:
-        >>> start, tok, node, end = csr_arrays(sorted_rows(*packed([[7, 8], [7, 9]])))
+        >>> tokens, lengths = packed([[7, 9], [7, 8]])
+        >>> start, tok, node, end = csr_arrays(tokens, lengths, *sorted_distinct(tokens, lengths))
         >>> start.tolist(), tok.tolist(), node.tolist(), end.tolist()
         ([0, 1, 3, 3, 3], [7, 8, 9], [1, 2, 3], [False, False, True, True])
     """
-    n_rows, width = rows.shape
-    lengths = np.count_nonzero(rows, axis=1).astype(np.int64)
-    shared = np.zeros(n_rows, dtype=np.int64)  # 1. common prefix with the row before (rows are distinct)
-    if n_rows > 1:
-        shared[1:] = np.argmax(rows[1:] != rows[:-1], axis=1)
-    new = lengths - shared  # at least 1: a row is never a prefix of the row before it
+    n_rows = order.size
+    offsets = (np.cumsum(lengths) - lengths)[order] if n_rows else np.zeros(0, dtype=np.int64)
+    lengths = lengths[order].astype(np.int64)
+    new = lengths - shared  # 1. at least 1: a sequence is never a prefix of the one before it
     first = np.concatenate([[1], 1 + np.cumsum(new)[:-1]]) if n_rows else np.zeros(0, dtype=np.int64)
     edges = int(new.sum())
     row = np.repeat(np.arange(n_rows), new)
     depth = np.arange(edges) - (first[row] - 1) + shared[row]
-    tokens = rows[row, depth].astype(np.int64) - 1
+    edge_tokens = tokens[offsets[row] + depth]
     parent = np.arange(edges, dtype=np.int64)  # 2. edge j makes node j + 1; its parent: node j, the one before it
     heads = first - 1
     parent[heads] = 0
@@ -103,9 +148,9 @@ def csr_arrays(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
         making = np.flatnonzero((shared <= d) & (lengths > d))
         maker = making[np.searchsorted(making, wanting) - 1]
         parent[heads[wanting]] = first[maker] + (d - shared[maker])
-    order = np.argsort(parent, kind="stable")  # 3.
+    by_parent = np.argsort(parent, kind="stable")  # 3.
     counts = np.bincount(parent, minlength=edges + 1)
     terminal = np.zeros(edges + 1, dtype=bool)
     terminal[first + new - 1] = True
     start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return start, tokens[order].astype(np.int32), (order + 1).astype(np.int32), terminal
+    return start, edge_tokens[by_parent].astype(np.int32), (by_parent + 1).astype(np.int32), terminal
