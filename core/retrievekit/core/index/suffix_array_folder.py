@@ -4,9 +4,9 @@
 loader), one at a time: it gathers them into a shard of at most ``shard_tokens`` tokens
 (:func:`~retrievekit.core.index.suffix_array.shard_batches`), sorts the shard
 (:class:`~retrievekit.core.index.suffix_array.TokenSuffixArray`), writes its arrays and lets it go, so a build holds
-one shard, never the corpus. The corpus's distinct token pairs (the one table that answers one-token prefixes for
-all shards, and the one of distinct runs of three tokens for two-token prefixes) grow as the shards pass. :func:`open_suffix_array` opens the folder as a
-:class:`~retrievekit.core.index.suffix_array.ShardedTokenSuffixArray` whose arrays are memory-mapped read-only:
+one shard, never the corpus. The corpus's distinct token pairs and runs of three tokens (one table each for all
+shards, answering one- and two-token prefixes) grow as the shards pass. :func:`open_suffix_array` opens the folder
+as a :class:`~retrievekit.core.index.suffix_array.ShardedTokenSuffixArray` whose arrays are memory-mapped read-only:
 opening reads the files' headers and the documents' lengths, and a lookup reads the pages it searches. It answers
 what the same documents given to ``ShardedTokenSuffixArray(documents, shard_tokens=...)`` answer.
 
@@ -52,7 +52,6 @@ __all__ = ["open_suffix_array", "write_suffix_array"]
 _FORMAT = "sharded_suffix_array"
 _VERSION = 1
 _DTYPES = ("int32", "int64")
-_SHARD_ARRAYS = ("text", "sa", "lengths", "stored", "starts")
 
 
 def _narrow(array: np.ndarray) -> np.ndarray:
@@ -85,7 +84,8 @@ def write_suffix_array(
     of at most ``shard_tokens`` tokens at a time; returns the folder. Documents are numbered in the order read.
 
     Raises:
-        InvalidInputError: ``shard_tokens`` below 1, or a negative token id (naming the document).
+        InvalidInputError: ``shard_tokens`` below 1, or token ids that are not integers in ``[0, 2**31)`` (naming
+            the document).
         SuffixArrayTooLargeError: a document longer than ``shard_tokens``.
 
     Examples:

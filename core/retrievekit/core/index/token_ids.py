@@ -23,7 +23,7 @@ import numpy as np
 
 from retrievekit.core.errors import InvalidInputError
 
-__all__ = ["BELOW", "as_token_ids"]
+__all__ = ["BELOW", "as_token_ids", "as_token_tuple"]
 
 BELOW = 1 << 31
 """Token ids are below ``2**31`` in every trie and suffix array (they are stored as ``int32`` where that saves
@@ -74,3 +74,18 @@ def as_token_ids(sequence: Sequence[int] | np.ndarray | Any, where: str, *, belo
 
 def _power(n: int) -> str:
     return f"2**{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+
+
+def as_token_tuple(sequence: Sequence[int] | np.ndarray | Any, where: str, *, below: int = BELOW) -> tuple[int, ...]:
+    """:func:`as_token_ids` as a tuple of ints (a trie's key), with a quick path for a list or tuple of plain ints
+    in range (a title: no array made).
+
+    Examples:
+        >>> as_token_tuple([5, 6], "a sequence"), as_token_tuple(np.asarray([7]), "a sequence")
+        ((5, 6), (7,))
+    """
+    if isinstance(sequence, (tuple, list)):
+        ids = tuple(sequence)
+        if all(type(x) is int for x in ids) and (not ids or 0 <= min(ids) <= max(ids) < below):
+            return ids
+    return tuple(as_token_ids(sequence, where, below=below).tolist())

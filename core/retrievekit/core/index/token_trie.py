@@ -9,10 +9,9 @@ The trie is stored as flat numpy arrays (CSR layout: per node a slice of sorted 
 plus a "complete sequence ends here" flag), built with whole-array operations over the sequences packed into one
 integer array (:mod:`~retrievekit.core.index.trie_build`: a stream of sequences is read one at a time, and no Python
 object is made per node; the build sorts the sequences 32 tokens at a time, so a few very long ones cost only their
-own tokens). That keeps it at about 17 bytes per node,
-so 10^5-10^6 titles fit in tens of megabytes, and each step of :meth:`allowed` is one ``searchsorted`` per prefix
-token; the trie remembers the node each asked prefix ends at (up to 8,192 prefixes), so a beam's prefix, one token
-longer at each step of a beam search, costs one ``searchsorted``.
+own tokens). That keeps it at about 17 bytes per node, so 10^5-10^6 titles fit in tens of megabytes, and each step
+of :meth:`allowed` is one ``searchsorted`` per prefix token; the trie remembers the node each asked prefix ends at (up
+to 8,192 prefixes), so a beam's prefix, one token longer at each step of a beam search, costs one ``searchsorted``.
 :meth:`allowed_array` returns the allowed ids as an ``int64`` array, ready for a vectorised logits mask.
 Sequences added one by one with :meth:`add` after construction are merged by a rebuild on the next query (batch
 construction is the fast path).
@@ -48,7 +47,7 @@ from retrievekit.core.checks import check_held
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.mapped import open_arrays, save_arrays
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
-from retrievekit.core.index.token_ids import BELOW, as_token_ids
+from retrievekit.core.index.token_ids import as_token_tuple
 from retrievekit.core.index.trie_build import csr_arrays, packed, sorted_distinct
 from retrievekit.core.index.updatable import check_ids
 
@@ -77,10 +76,7 @@ def _read_npz(path: Path) -> tuple[np.ndarray, ...]:
 
 
 def _check(sequence: Sequence[int], eos_token_id: int | None) -> tuple[int, ...]:
-    ids = tuple(sequence) if isinstance(sequence, (tuple, list)) else None
-    plain = ids is not None and all(type(x) is int for x in ids) and (not ids or 0 <= min(ids) <= max(ids) < BELOW)
-    if not plain:  # anything but plain ints in range (the arrays hold int32 tokens): read and checked as an array
-        ids = tuple(as_token_ids(sequence, "a sequence").tolist())
+    ids = as_token_tuple(sequence, "a sequence")
     if not ids:
         raise InvalidInputError("cannot add an empty token sequence to a TokenTrie (did a text encode to no tokens?)")
     if eos_token_id is not None and eos_token_id in ids:
