@@ -10,6 +10,10 @@ Each deleted document's leaf is removed from its parent; then, walking up from t
   join gives its child to its parent;
 * a root left with one internal child takes that child's children (the tree loses a level).
 
+Each step keeps the parents right; then only the depths below a node given to its parent are walked again, and the
+leaves and the height updated (:meth:`~retrievekit.core.lattice.tree.SemanticTree.drop_leaves`), so a deletion reads
+the nodes near its path, not the tree (the whole tree is re-indexed only when the root lost a level).
+
 The summaries of the touched internal nodes are then refreshed the way the tree was built
 (:func:`~retrievekit.core.lattice.refresh.refresh_summaries`: one ``"lattice.summary"`` call each, none with
 ``summaries="extractive"``). A deleted document touches the internal nodes on its path (at most its depth minus
@@ -93,12 +97,19 @@ def _nearest_sibling(tree: SemanticTree, nid: str, embedder: Embedder | None) ->
 
 
 def _rebalance(
-    tree: SemanticTree, nid: str, cfg: TreeBuildConfig, embedder: Embedder | None, touched: set[str]
+    tree: SemanticTree,
+    nid: str,
+    cfg: TreeBuildConfig,
+    embedder: Embedder | None,
+    touched: set[str],
+    moved: list[str],
 ) -> str | None:
-    """Fix the node ``nid`` that just lost a child; returns the node to look at next (None: done)."""
+    """Fix the node ``nid`` that just lost a child; returns the node to look at next (None: done). A node moved one
+    level up (and the root, when it lost a level) is added to ``moved``: the depths below it changed."""
     node = tree.nodes[nid]
     if nid == ROOT:
         while len(node.children) == 1 and not tree.is_leaf(node.children[0]):
+            moved.append(ROOT)
             only = node.children[0]
             _set_children(tree, ROOT, list(tree.nodes[only].children))
             del tree.nodes[only]
@@ -120,6 +131,7 @@ def _rebalance(
         _remove(tree, nid, touched)
         tree.nodes[parent].children.insert(at, child)
         tree.nodes[child].parent = parent
+        moved.append(child)
         return None
     kids = tree.nodes[sib].children + node.children
     touched.add(sib)
@@ -132,6 +144,20 @@ def _rebalance(
         _set_children(tree, owner, part)
         tree.embeddings[owner] = centroid_vector(tree, part, embedder)
     return None
+
+
+def _reindex(tree: SemanticTree, deleted: list[str], moved: list[str]) -> None:
+    """Depths below the nodes ``moved`` up a level and the leaves after ``deleted`` went: the subtrees that moved,
+    not the tree (the whole tree when the root lost a level). Parents were kept right by each step."""
+    if ROOT in moved:
+        tree.reindex()
+        return
+    for nid in moved:
+        node = tree.nodes.get(nid)
+        if node is not None and node.parent is not None:
+            node.depth = tree.nodes[node.parent].depth + 1
+            tree.reindex_under(nid)
+    tree.drop_leaves(deleted)
 
 
 def delete_documents(
@@ -166,6 +192,7 @@ def delete_documents(
     height = tree.height
     nodes_before = len(tree.nodes)
     touched: set[str] = set()
+    moved: list[str] = []
     for lid in wanted:
         parent = tree.nodes[lid].parent
         assert parent is not None
@@ -178,8 +205,8 @@ def delete_documents(
         tree.embeddings.pop(lid, None)
         nxt: str | None = parent
         while nxt is not None:
-            nxt = _rebalance(tree, nxt, cfg, embedder, touched)
-    tree.reindex()
+            nxt = _rebalance(tree, nxt, cfg, embedder, touched, moved)
+    _reindex(tree, wanted, moved)
     tree.meta["deleted"] = int(tree.meta.get("deleted", 0)) + len(wanted)
     report = refresh_summaries(tree, touched, llm, embedder, cfg, trace, changed=len(wanted), height=height)
     removed = nodes_before - len(tree.nodes) - len(wanted)

@@ -6,7 +6,9 @@ is a semantic tree, changed in place by :func:`~retrievekit.core.lattice.insert.
   documents (``builder``: bottom-up by default), as does an ``upsert`` that replaces every document of the tree. An
   index whose documents are all deleted holds no tree again (searching it answers ``[]``).
 * **Later changes** go in place: the replaced and deleted documents are deleted from the tree, then the new and
-  replacing ones inserted. Each change is made on a copy of the tree, swapped in when it succeeded: a failing
+  replacing ones inserted. Each change is made on a draft of the tree
+  (:mod:`~retrievekit.core.lattice.tree_draft`: it clones only the nodes the change reads), swapped in when it
+  succeeded: a failing
   change (the LLM unreachable, a reserved id, a full disk) raises and leaves the index as it was, and a search
   running meanwhile reads one tree, the old or the new. Changes are made one at a time (threads and awaited
   changes wait for each other).
@@ -48,10 +50,12 @@ from retrievekit.core.index.live import FOLD, LiveIndex
 from retrievekit.core.index.live_undo import undone_on_failure
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig, split_options
 from retrievekit.core.lattice.delete import delete_documents
+from retrievekit.core.lattice.drift import record_baseline
 from retrievekit.core.lattice.insert import insert_documents
 from retrievekit.core.lattice.search import Lattice, SearchState
 from retrievekit.core.lattice.tree import SemanticTree, check_object_ids
 from retrievekit.core.lattice.tree_delta import apply_tree_delta, tree_delta
+from retrievekit.core.lattice.tree_draft import draft, settle
 from retrievekit.core.options import check_option_keys
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
@@ -189,7 +193,8 @@ class LiveLattice(LiveIndex):
             new = self._build(held, trace)
             report.update(built=True, inserted=len(held))
         else:
-            new = tree.copy()
+            record_baseline(tree)  # a tree opened from an older folder: read here, on a draft it would clone every node
+            new = draft(tree)  # the change clones the nodes it reads, not the tree
             emb, llm = self._embedding_model(), self._summary_model()
             done = [delete_documents(new, removed, llm, emb, self.build_config, trace=trace)] if removed else []
             if added:
@@ -197,8 +202,9 @@ class LiveLattice(LiveIndex):
             for key in ("summary_calls", "summary_bound"):
                 report[key] = sum(int(d[key]) for d in done)
             report.update(inserted=len(added), deleted=len(removed))
+            touched, gone = settle(new)
             if self.path is not None:
-                self._part_change = tree_delta(tree, new)  # the change's line in the folder's log says this
+                self._part_change = tree_delta(tree, new, touched, gone)  # the change's line in the folder's log
         self._tree = new  # the swap: a search reads the old tree or this one
         self.last_report = report
 
@@ -209,6 +215,7 @@ class LiveLattice(LiveIndex):
             held, self._summary_model(), self._embedding_model(), self.build_config, builder=self.builder, trace=trace
         )
         trace.note("lattice_built", "a LATTICE tree was built over the held documents", documents=len(held))
+        record_baseline(tree)  # the build's values for drift(), read now rather than by the first change
         return tree
 
     # ------------------------------------------------------------------ models, folder

@@ -7,19 +7,15 @@ On disk (a folder written atomically with :func:`~retrievekit.core.index.store.a
 
 * ``manifest.json`` -- format ``retrievekit.lattice_tree``, :data:`FORMAT_VERSION`, root, counts, builder, build
   config; a folder of another format or a newer version raises :class:`~retrievekit.core.errors.IndexFormatError`;
-* ``nodes.jsonl`` -- one node per line (id, text, children, depth, leaf flag); from format version 3 a leaf's line
-  has no text when its text is its object's ``index_text()`` (as every builder and insertion makes it):
-  :meth:`SemanticTree.text` reads it from the object when asked, so an opened tree does not hold the corpus's text
-  (a folder of version 1 or 2 keeps its leaves' texts in memory, as before, until the next save);
+* ``nodes.jsonl`` -- one node per line (id, text, children, depth, leaf flag); from version 3 a leaf's line has no
+  text when its text is its object's ``index_text()``: :meth:`SemanticTree.text` reads it from the object when
+  asked (a folder of version 1 or 2 keeps its leaves' texts in memory until the next save). Read whole on opening;
 * ``objects.jsonl`` and ``object_offsets.npy`` -- the leaves' objects, sorted by id, and each line's byte offset:
-  :meth:`SemanticTree.load` reads an object when it is asked for
-  (:class:`~retrievekit.core.lattice.stored_objects.StoredObjects`), not the file whole (a folder saved before the
-  offsets were written is read whole);
-* ``vectors.npy`` and ``vector_ids.json`` -- the node embeddings (used by insertion and the scoring fallback),
-  one ``float32`` row a node and the rows' ids; :meth:`SemanticTree.load` memory-maps ``vectors.npy``
-  (:class:`~retrievekit.core.lattice.node_vectors.NodeVectors`), so a search pages in the rows it reads. The nodes
-  are still read whole. A folder of format version 1 keeps them in ``embeddings.npz`` (read into
-  memory; the next save writes the current version).
+  an object is read when asked for (:class:`~retrievekit.core.lattice.stored_objects.StoredObjects`; a folder
+  saved before the offsets were written is read whole);
+* ``vectors.npy`` and ``vector_ids.json`` -- the node embeddings, one ``float32`` row a node, memory-mapped
+  (:class:`~retrievekit.core.lattice.node_vectors.NodeVectors`: a search pages in the rows it reads); version 1
+  kept them in ``embeddings.npz`` (read into memory; the next save writes the current version).
 
 No pickle anywhere.
 
@@ -58,6 +54,7 @@ from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest
 from retrievekit.core.lattice.node_vectors import NodeVectors, read_node_vectors, write_node_vectors
 from retrievekit.core.lattice.stored_objects import OFFSETS, StoredObjects, write_sorted_objects
+from retrievekit.core.lattice.subtree_leaves import SubtreeLeaves
 from retrievekit.core.types import DataObject
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ROOT", "SemanticTree", "TreeNode", "check_object_ids", "internal_id"]
@@ -254,10 +251,30 @@ class SemanticTree:
             self._leaf_sets.pop(up, None)
             up = self.nodes[up].parent
 
-    def copy(self) -> SemanticTree:
-        """A copy to change while this tree is searched (what a living index does): its own nodes, node-vector map
-        and object map; the objects (frozen) and the vectors (replaced, never changed in place) shared. Linear in
-        the nodes with a small constant (``copy.deepcopy`` copied every text, object and vector).
+    def drop_leaves(self, ids: Iterable[str]) -> None:
+        """After a deletion made in place (parents and depths kept right by it): ``ids`` leave the leaves, the
+        cached leaf sets go (as in :meth:`reindex`) and the height is found again if no leaf is left at it. Steps:
+        ``ids`` times a search of the leaves, and the leaves only when the deepest ones went.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> t = SemanticTree.flat([Passage(id="a", text="x"), Passage(id="b", text="y")])
+            >>> t.nodes["root"].children.remove("b"); del t.nodes["b"], t.objects["b"]; t.drop_leaves(["b"])
+            >>> t.leaf_ids(), t.height
+            (['a'], 1)
+        """
+        for lid in ids:
+            at = bisect.bisect_left(self._leaf_ids, lid)
+            if at < len(self._leaf_ids) and self._leaf_ids[at] == lid:
+                del self._leaf_ids[at]
+        self._leaf_sets = {}
+        if not any(self.nodes[n].depth == self._height for n in self._leaf_ids):  # stops at the first one there
+            self._height = max((self.nodes[n].depth for n in self._leaf_ids), default=0)
+
+    def copy(self, *, nodes: MutableMapping[str, TreeNode] | None = None) -> SemanticTree:
+        """A copy to change while this tree is searched: its own nodes (``nodes`` when given: a draft's, see
+        :mod:`~retrievekit.core.lattice.tree_draft`), node-vector map and object map; the objects (frozen) and the
+        vectors (replaced, never changed in place) shared. Linear in the nodes with a small constant.
 
         Examples:
             >>> from retrievekit.core.types import Passage
@@ -266,9 +283,13 @@ class SemanticTree:
             (['a'], [])
         """
         twin = SemanticTree.__new__(SemanticTree)
-        twin.nodes = {
-            k: TreeNode(n.id, n.text, list(n.children), n.depth, n.is_leaf, n.parent) for k, n in self.nodes.items()
-        }
+        twin.nodes = (
+            nodes
+            if nodes is not None
+            else {  # type: ignore[assignment]
+                k: TreeNode(n.id, n.text, list(n.children), n.depth, n.is_leaf, n.parent) for k, n in self.nodes.items()
+            }
+        )
         objects, vectors = self.objects, self.embeddings
         twin.objects = objects.copy() if isinstance(objects, StoredObjects) else dict(objects)
         twin.embeddings = vectors.copy() if isinstance(vectors, NodeVectors) else dict(vectors)
@@ -408,7 +429,7 @@ class SemanticTree:
         node = self.nodes[node_id]
         if node.is_leaf:
             return frozenset((node_id,))
-        return _SubtreeLeaves(self, node_id)
+        return SubtreeLeaves(self, node_id)
 
     def iter_nodes(self) -> Iterator[TreeNode]:
         """Nodes in breadth-first order from the root.
@@ -570,30 +591,3 @@ class SemanticTree:
     def __repr__(self) -> str:
         s = self.stats()
         return f"SemanticTree(<{s['leaves']} leaves, {s['internal']} internal, height {s['height']}>)"
-
-
-class _SubtreeLeaves(AbstractSet[str]):
-    """The leaves below one node (:meth:`SemanticTree.leaf_ref`): ``in`` walks parents, iteration lists them once."""
-
-    def __init__(self, tree: SemanticTree, node_id: str) -> None:
-        self._tree, self._node = tree, node_id
-
-    def __contains__(self, item: object) -> bool:
-        node = self._tree.nodes.get(item) if isinstance(item, str) else None
-        if node is None or not node.is_leaf:
-            return False
-        cur: str | None = node.id
-        while cur is not None:
-            if cur == self._node:
-                return True
-            cur = self._tree.nodes[cur].parent
-        return False
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tree.leaf_set(self._node))
-
-    def __len__(self) -> int:
-        return len(self._tree.leaf_set(self._node))
-
-    def __repr__(self) -> str:
-        return f"<leaves under {self._node!r}>"

@@ -3,11 +3,12 @@
 
 A living LATTICE index (:class:`~retrievekit.core.lattice.index.LiveLattice`) writes a change to its folder as one
 line of its change log (:mod:`~retrievekit.core.index.live_log`); this is the tree's part of that line: the nodes the
-change added or changed (as ``nodes.jsonl`` holds them: a leaf without its text when its text is its object's), the
-ids of the nodes it removed, the node vectors it set (``float32``, base64) and removed, and the tree's build
-information (``meta``). What it writes is what the change touched (about the tree's height in nodes per changed
-document), not the tree. Finding the changed nodes compares the two trees node by node in memory (a copy of a tree
-shares its unchanged vectors, so those are compared by identity, not by value).
+change added or changed (by id, as ``nodes.jsonl`` holds them: a leaf without its text when its text is its
+object's), the ids of the nodes it removed, the node vectors it set (``float32``, base64) and removed, and the tree's
+build information (``meta``). What it writes is what the change touched (about the tree's height in nodes per changed
+document), not the tree. Finding the changed nodes compares the nodes a draft read
+(:mod:`~retrievekit.core.lattice.tree_draft`), or every node of a copy; the vectors are compared by identity (a
+draft or copy shares the unchanged ones).
 
 Examples:
     >>> from retrievekit.core.lattice.tree import SemanticTree, TreeNode
@@ -17,7 +18,7 @@ Examples:
     >>> new.nodes["b"] = TreeNode(id="b", text="y", is_leaf=True); new.objects["b"] = Passage(id="b", text="y")
     >>> new.nodes["root"].children.append("b"); new.embeddings["b"] = [1.0, 0.0]; new.reindex_under("root")
     >>> delta = tree_delta(old, new); [n["id"] for n in delta["nodes"]], delta["gone"]
-    (['root', 'b'], [])
+    (['b', 'root'], [])
     >>> again = old.copy(); apply_tree_delta(again, delta, removed=[], added=["b"], objects=new.objects)
     >>> again.reindex(); again.leaf_ids(), again.embeddings["b"].tolist()
     (['a', 'b'], [1.0, 0.0])
@@ -39,9 +40,15 @@ from retrievekit.core.types import DataObject
 __all__ = ["apply_tree_delta", "tree_delta"]
 
 
-def tree_delta(old: SemanticTree, new: SemanticTree) -> dict[str, Any]:
+def tree_delta(
+    old: SemanticTree,
+    new: SemanticTree,
+    touched: Mapping[str, TreeNode] | None = None,
+    gone: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """What turned ``old`` into ``new`` (``new`` a changed :meth:`~SemanticTree.copy` of ``old``), as JSON: see the
-    module docstring.
+    module docstring. ``touched`` and ``gone`` (what :func:`~retrievekit.core.lattice.tree_draft.settle` returns for
+    a draft) limit the nodes compared to those the change read or added and the ones it removed.
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -49,10 +56,11 @@ def tree_delta(old: SemanticTree, new: SemanticTree) -> dict[str, Any]:
         >>> tree_delta(t, t.copy())
         {'nodes': [], 'gone': [], 'vectors': {}, 'unvectored': [], 'meta': {}}
     """
-    changed = [n for nid, n in new.nodes.items() if _differs(old.nodes.get(nid), n)]
+    nodes = new.nodes if touched is None else touched
+    changed = sorted((n for nid, n in nodes.items() if _differs(old.nodes.get(nid), n)), key=lambda n: n.id)
     return {
         "nodes": [new.node_line(n) for n in changed],
-        "gone": sorted(set(old.nodes) - set(new.nodes)),
+        "gone": sorted(set(old.nodes) - set(new.nodes)) if gone is None else sorted(gone),
         "vectors": {k: _encode(v) for k, v in _set_vectors(old.embeddings, new.embeddings).items()},
         "unvectored": sorted(set(old.embeddings) - set(new.embeddings)),
         "meta": new.meta,
