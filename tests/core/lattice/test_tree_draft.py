@@ -8,6 +8,9 @@ folder (its change log replayed on reopening).
 
 from __future__ import annotations
 
+import importlib
+
+import numpy as np
 import pytest
 from _lattice import TREE_TOPICS as TOPICS
 
@@ -105,11 +108,7 @@ def test_a_living_index_adds_on_a_draft_and_its_log_replays_it(minilm, tmp_path)
 def test_deletions_reindex_what_moved_as_a_full_reindex_would(minilm, seed, monkeypatch):
     """Random batches of deletions down to a few documents (under-full nodes merged, single children lifted, the root
     losing levels): after each, the tree is what a full re-index of it makes, and a draft's the copy's."""
-    import importlib
-
-    import numpy as np
-
-    delete = importlib.import_module("retrievekit.core.lattice.delete")
+    delete = importlib.import_module("retrievekit.core.lattice.delete")  # the module, not the package's name
     seen: list[list[str]] = []
     real = delete._reindex
     monkeypatch.setattr(delete, "_reindex", lambda t, d, m: (seen.append(list(m)), real(t, d, m)))

@@ -122,6 +122,10 @@ class TreeNode:
         text = str(line["text"]) if "text" in line or not line["leaf"] else ""
         return cls(str(line["id"]), text, [str(c) for c in line["children"]], int(line["depth"]), bool(line["leaf"]))
 
+    def clone(self) -> TreeNode:
+        """This node with its own list of children (what a change may edit in place)."""
+        return TreeNode(self.id, self.text, list(self.children), self.depth, self.is_leaf, self.parent)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict (the parent is implied by ``children``).
 
@@ -283,13 +287,7 @@ class SemanticTree:
             (['a'], [])
         """
         twin = SemanticTree.__new__(SemanticTree)
-        twin.nodes = (
-            nodes
-            if nodes is not None
-            else {  # type: ignore[assignment]
-                k: TreeNode(n.id, n.text, list(n.children), n.depth, n.is_leaf, n.parent) for k, n in self.nodes.items()
-            }
-        )
+        twin.nodes = {k: n.clone() for k, n in self.nodes.items()} if nodes is None else nodes  # type: ignore[assignment]
         objects, vectors = self.objects, self.embeddings
         twin.objects = objects.copy() if isinstance(objects, StoredObjects) else dict(objects)
         twin.embeddings = vectors.copy() if isinstance(vectors, NodeVectors) else dict(vectors)

@@ -57,8 +57,7 @@ class NodeOverlay(MutableMapping[str, TreeNode]):
             return node
         if key in self._gone:
             raise KeyError(key)
-        n = self._base[key]
-        node = self._own[key] = TreeNode(n.id, n.text, list(n.children), n.depth, n.is_leaf, n.parent)
+        node = self._own[key] = self._base[key].clone()
         return node
 
     def __contains__(self, key: object) -> bool:
