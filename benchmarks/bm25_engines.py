@@ -161,9 +161,9 @@ def open_tantivy(folder: Path) -> Searcher:
 
 
 def build_bm25s(objs: Sequence[Any], folder: Path) -> None:
-    from retrievekit.core.index.bm25 import BM25Index
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
 
-    idx = BM25Index.build(objs)
+    idx = BM25Index.build(objs, BM25Config(engine="bm25s"))
     idx._model.save(str(folder / "bm25s"), show_progress=False)  # type: ignore[attr-defined]
     idx._tokenizer.save_vocab(str(folder / "bm25s"))  # type: ignore[attr-defined]
     np.save(folder / "ids.npy", np.array([o.id for o in objs]))
@@ -236,10 +236,10 @@ def open_bm25index(folder: Path) -> Searcher:
 
 def build_engine(engine: str, objs: Sequence[Any], folder: Path) -> None:
     """Build ``engine``'s index of ``objs`` and write it to ``folder``."""
-    if engine == "bm25index":
-        from retrievekit.core.index.bm25 import BM25Index
+    if engine == "bm25index":  # BM25Index on bm25s (the default engine until tantivy)
+        from retrievekit.core.index.bm25 import BM25Config, BM25Index
 
-        BM25Index.build(objs).save(folder)
+        BM25Index.build(objs, BM25Config(engine="bm25s")).save(folder)
     elif engine == "bm25index_tantivy":  # written straight into its folder, as a folder index is built
         from retrievekit.core.index.bm25 import BM25Config, BM25Index
 

@@ -181,9 +181,9 @@ def _build(make: Any) -> tuple[Any, dict[str, float]]:
 
 
 def _run_bm25(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
-    from retrievekit.core.index.bm25 import BM25Index
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
 
-    idx, row = _build(lambda: BM25Index.build(corpus))
+    idx, row = _build(lambda: BM25Index.build(corpus, BM25Config(engine="bm25s")))
     return {**row, "ms_per_query": _timed_search(lambda q: idx.search(q, k=10), queries)}
 
 
@@ -236,10 +236,10 @@ def _run_dense(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
 
 
 def _run_hybrid(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
-    from retrievekit.core.index.bm25 import BM25Index
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
     from retrievekit.core.index.hybrid import HybridRetriever
 
-    bm25, a = _build(lambda: BM25Index.build(corpus))
+    bm25, a = _build(lambda: BM25Index.build(corpus, BM25Config(engine="bm25s")))
     with tempfile.TemporaryDirectory() as folder:
         dense, b = _build(lambda: _dense(corpus, folder))
         row = {k: round(a[k] + b[k], 2) for k in a}
@@ -249,10 +249,16 @@ def _run_hybrid(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
 
 def _run_arm(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     from retrievekit.core.arm import Arm
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
 
     emb = HashedWords()
     with tempfile.TemporaryDirectory() as folder:
-        arm, row = _build(lambda: Arm(corpus, None, dense=_dense(corpus, folder, emb), embedder=emb))
+        cfg = BM25Config(engine="bm25s")  # the engine the rows were recorded on
+        arm, row = _build(
+            lambda: Arm(
+                corpus, None, dense=_dense(corpus, folder, emb), embedder=emb, bm25=BM25Index.build(corpus, cfg)
+            )
+        )
         with arm.dense:
             return {**row, **_first_then_timed(lambda q: arm.search(q, k=10), queries)}
 

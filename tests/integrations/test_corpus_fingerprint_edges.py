@@ -41,7 +41,7 @@ def _check(got, indexed, given, example):
 
 def test_llama_index_bm25_work_dir_holding_another_corpus_is_refused(tmp_path):
     docs = _li(TEXTS)
-    BM25Index.build(OTHER).save(tmp_path / f"bm25-{corpus_fingerprint(nodes_to_objects(docs))}")
+    BM25Index.build(OTHER).save(tmp_path / f"bm25-tantivy-{corpus_fingerprint(nodes_to_objects(docs))}")
     with pytest.raises(CorpusMismatchError) as got:  # served OTHER's documents before
         LIRetriever.from_documents(docs, method="bm25", work_dir=tmp_path)
     _check(got, 5, 3, "d0")
@@ -60,7 +60,7 @@ def test_langchain_hybrid_work_dir_with_same_ids_and_other_texts_is_refused(tmp_
 
 def test_langchain_bm25_work_dir_reused_for_an_unchanged_corpus(tmp_path, monkeypatch):
     LCRetriever.from_documents(_lc(TEXTS), method="bm25", work_dir=tmp_path)
-    entry = tmp_path / f"bm25-{corpus_fingerprint(documents_to_objects(_lc(TEXTS)))}"
+    entry = tmp_path / f"bm25-tantivy-{corpus_fingerprint(documents_to_objects(_lc(TEXTS)))}"  # the default engine
     BM25Index.build(OTHER[:2]).save(entry)  # replaced under its name: refused, not served
     with pytest.raises(CorpusMismatchError) as got:
         LCRetriever.from_documents(_lc(TEXTS), method="bm25", work_dir=tmp_path)

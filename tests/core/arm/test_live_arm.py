@@ -32,7 +32,7 @@ def test_a_living_arm_answers_as_arm_built_fresh_over_the_live_objects(tmp_path,
     fresh build's; on bm25s it is built again at each change."""
     one, two, three = rounds()
     folder = tmp_path / "arm"
-    options = {"base_k": 3} | ({"bm25_engine": engine} if engine == "tantivy" else {})
+    options = {"base_k": 3} | ({"bm25_engine": engine} if engine == "bm25s" else {})  # tantivy: the default
     idx = LiveIndex.create("arm", path=folder, embedder=minilm, llm="none", options=options)
     assert isinstance(idx, LiveArm) and idx.search(QUERIES[0]) == []
     idx.upsert(passages(one))

@@ -27,7 +27,7 @@ def test_scores_of_gives_what_scores_gives_those_objects(engine):
 
 
 def test_the_bm25s_engine_scores_the_corpus_once_for_a_search_and_scores_of_the_same_query(monkeypatch):
-    idx = BM25Index.build(DOCS)
+    idx = BM25Index.build(DOCS, BM25Config(engine="bm25s"))
     calls = []
     real = BM25Index.scores
     monkeypatch.setattr(BM25Index, "scores", lambda self, q: calls.append(q) or real(self, q))

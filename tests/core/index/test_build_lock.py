@@ -96,7 +96,7 @@ def test_shards_started_together_build_the_cached_bm25_index_once(tmp_path, monk
     indexes = _together(lambda: baselines.build_bm25(ctx), n=3)  # two wait on the lock file the first removes
     assert len(calls) == 1  # the others found the index the first built, and loaded it
     assert len({tuple(h.id for h in idx.search("banana", k=3)) for idx in indexes}) == 1
-    assert (tmp_path / f"bm25-{baselines.corpus_fingerprint(DOCS)}" / "manifest.json").is_file()
+    assert (tmp_path / f"bm25-tantivy-{baselines.corpus_fingerprint(DOCS)}" / "manifest.json").is_file()  # the default
 
 
 def test_shards_started_together_build_a_lattice_tree_once(tmp_path, monkeypatch, minilm):

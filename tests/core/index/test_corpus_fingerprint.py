@@ -10,7 +10,7 @@ from _lattice import KeywordLLM
 
 from retrievekit.core.errors import CorpusMismatchError, IndexFormatError
 from retrievekit.core.index.baselines import build_bm25, build_dense, corpus_fingerprint
-from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.bm25 import BM25Config, BM25Index
 from retrievekit.core.index.corpus_record import corpus_record
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.lattice.method import create_lattice
@@ -29,40 +29,50 @@ def _refused(got: pytest.ExceptionInfo[CorpusMismatchError], indexed: int, given
     return msg
 
 
+ENTRY = {"tantivy": "bm25-tantivy", "bm25s": "bm25"}
+"""The cache entry's name before the corpus fingerprint, by engine (tantivy: the default)."""
+
+
+@pytest.mark.parametrize("engine", list(ENTRY))
 @pytest.mark.parametrize(
     ("held", "example", "how"),
     [(B, "a0", "3 of the corpus's objects are not in the index"), (A_EDITED, "a0", "3 objects have another text")],
 )
-def test_a_bm25_cache_entry_holding_another_corpus_is_refused(tmp_path, held, example, how):
-    BM25Index.build(held).save(tmp_path / f"bm25-{corpus_fingerprint(A)}")  # valid manifest, another corpus
+def test_a_bm25_cache_entry_holding_another_corpus_is_refused(tmp_path, held, example, how, engine):
+    entry = tmp_path / f"{ENTRY[engine]}-{corpus_fingerprint(A)}"
+    BM25Index.build(held, BM25Config(engine=engine)).save(entry)  # valid manifest, another corpus
+    options = {} if engine == "tantivy" else {"bm25_engine": engine}
     with pytest.raises(CorpusMismatchError) as got:
-        build_bm25(MethodContext(corpus=A, work_dir=tmp_path))
+        build_bm25(MethodContext(corpus=A, work_dir=tmp_path, options=options))
     msg = _refused(got, len(held), len(A), example)
     assert how in msg and "remove" in msg and isinstance(got.value, IndexFormatError)
 
 
-def test_an_unchanged_corpus_reuses_the_bm25_cache_and_a_damaged_one_is_rebuilt(tmp_path, monkeypatch):
-    first = build_bm25(MethodContext(corpus=A, work_dir=tmp_path))
-    manifest = tmp_path / f"bm25-{corpus_fingerprint(A)}" / "manifest.json"
+@pytest.mark.parametrize("engine", list(ENTRY))
+def test_an_unchanged_corpus_reuses_the_bm25_cache_and_a_damaged_one_is_rebuilt(tmp_path, monkeypatch, engine):
+    ctx = MethodContext(corpus=A, work_dir=tmp_path, options={} if engine == "tantivy" else {"bm25_engine": engine})
+    first = build_bm25(ctx)
+    assert first.config.engine == engine
+    manifest = tmp_path / f"{ENTRY[engine]}-{corpus_fingerprint(A)}" / "manifest.json"
     assert json.loads(manifest.read_text())["corpus"] == corpus_record(A)
     built, stamp = [], manifest.stat().st_mtime_ns
     real = BM25Index.build
     monkeypatch.setattr(BM25Index, "build", classmethod(lambda cls, *a, **k: built.append(1) or real(*a, **k)))
-    again = build_bm25(MethodContext(corpus=A, work_dir=tmp_path))
+    again = build_bm25(ctx)
     assert built == [] and manifest.stat().st_mtime_ns == stamp
     assert [h.id for h in again.search("pears", 3)] == [h.id for h in first.search("pears", 3)]
     manifest.write_text("{not json")  # damaged, not another corpus: rebuilt as before
-    assert len(build_bm25(MethodContext(corpus=A, work_dir=tmp_path))) == 3 and built == [1]
+    assert len(build_bm25(ctx)) == 3 and built == [1]
 
 
 def test_the_bm25_engine_option_builds_and_caches_each_engine_apart(tmp_path):
-    """``bm25_engine=tantivy`` (``bm25`` and ``hybrid``): a tantivy folder in its own cache entry, reused for its
-    corpus and refused for another, beside the bm25s entry; an unknown engine is refused by name."""
+    """``bm25_engine`` (``bm25`` and ``hybrid``): a tantivy folder in its own cache entry, reused for its corpus and
+    refused for another, beside the bm25s entry; an unknown engine is refused by name."""
     from retrievekit.core.errors import InvalidInputError
     from retrievekit.core.index.baselines import hybrid_settings
 
     fast = build_bm25(MethodContext(corpus=A, work_dir=tmp_path, options={"bm25_engine": "tantivy"}))
-    plain = build_bm25(MethodContext(corpus=A, work_dir=tmp_path))
+    plain = build_bm25(MethodContext(corpus=A, work_dir=tmp_path, options={"bm25_engine": "bm25s"}))
     assert (fast.config.engine, plain.config.engine) == ("tantivy", "bm25s")
     entry = tmp_path / f"bm25-tantivy-{corpus_fingerprint(A)}"
     assert json.loads((entry / "manifest.json").read_text())["engine"] == "tantivy"

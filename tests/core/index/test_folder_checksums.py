@@ -12,14 +12,14 @@ import pytest
 from _lattice import planted_tree
 
 from retrievekit.core.errors import IndexFormatError, UnverifiedIndexWarning
-from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.bm25 import BM25Config, BM25Index
 from retrievekit.core.lattice import SemanticTree
 
 
 @pytest.fixture
 def bm25_folder(tmp_path, small_corpus):
     path = tmp_path / "bm25"
-    BM25Index.build(small_corpus).save(path)
+    BM25Index.build(small_corpus, BM25Config(engine="bm25s")).save(path)  # a folder of files it checksums
     return path
 
 

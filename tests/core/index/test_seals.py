@@ -13,7 +13,7 @@ from _chroma_edit import edit_chroma_text
 from _corpora import FRUIT
 
 from retrievekit.core.errors import IndexFormatError
-from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.bm25 import BM25Config, BM25Index
 from retrievekit.core.index.checksums import manifest_check
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.lattice.tree import SemanticTree
@@ -34,7 +34,7 @@ def _rewrite(mpath: Path, change, *, recheck: bool) -> None:
 
 @pytest.mark.parametrize("recheck", [True, False])
 def test_an_empty_checksum_list_is_damage(tmp_path, recheck):
-    BM25Index.build(list(FRUIT)).save(tmp_path / "bm25")
+    BM25Index.build(list(FRUIT), BM25Config(engine="bm25s")).save(tmp_path / "bm25")  # a sealed folder
     _rewrite(tmp_path / "bm25" / "manifest.json", lambda d: d.update(checksums={}), recheck=recheck)
     with pytest.raises(IndexFormatError, match="checksum list is empty"):
         BM25Index.load(tmp_path / "bm25")
@@ -48,7 +48,7 @@ def test_a_partial_checksum_list_is_damage(tmp_path):
 
 
 def test_one_changed_byte_of_an_index_manifest_is_damage(tmp_path):
-    BM25Index.build(list(FRUIT)).save(tmp_path / "bm25")
+    BM25Index.build(list(FRUIT), BM25Config(engine="bm25s")).save(tmp_path / "bm25")  # a sealed folder
     mpath = tmp_path / "bm25" / "manifest.json"
     text = mpath.read_text()
     assert '"k1": 1.2' in text

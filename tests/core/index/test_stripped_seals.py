@@ -15,7 +15,7 @@ from _chroma_edit import edit_chroma_text
 from _corpora import FRUIT
 
 from retrievekit.core.errors import IndexFormatError
-from retrievekit.core.index.bm25 import BM25Index
+from retrievekit.core.index.bm25 import BM25Config, BM25Index
 from retrievekit.core.index.dense import DenseIndex
 from retrievekit.core.lattice.tree import SemanticTree
 from retrievekit.core.training.manifest import read_model_manifest
@@ -45,7 +45,8 @@ def _edit(path: Path, old: str, new: str) -> None:
 )
 def test_a_stripped_manifest_over_an_edited_file_is_refused(tmp_path, kind, edited, old):
     folder = tmp_path / "folder"
-    (BM25Index.build(list(FRUIT)) if kind is BM25Index else SemanticTree.flat(list(FRUIT))).save(folder)
+    bm25s = BM25Config(engine="bm25s")  # a folder with objects.jsonl (tantivy keeps them in its own store)
+    (BM25Index.build(list(FRUIT), bm25s) if kind is BM25Index else SemanticTree.flat(list(FRUIT))).save(folder)
     new = "INJECTED" if kind is BM25Index else '"leaf": true, "text": "INJECTED"}'  # a tree's leaf lines hold no text
     _edit(folder / edited, old, new)
     _strip(folder / "manifest.json")

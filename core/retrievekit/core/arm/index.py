@@ -2,14 +2,14 @@
 ARM's own index, its BM25 index and its dense index.
 
 ARM's index is what it searches besides its model: the objects by id, a BM25 index and a dense index over them
-(:class:`~retrievekit.core.arm.retriever.Arm` keeps nothing else that depends on the corpus; its vector caches are
-per searcher). :class:`LiveArm` changes both parts in place, as ``hybrid``'s living index does (the dense part
-embeds only what changed), and searches with an :class:`~retrievekit.core.arm.retriever.Arm` over the held objects
-and those parts, made afresh after each change: its answers, scores included, are a fresh build's over the held
-objects. With ``bm25_engine="tantivy"`` the BM25 part is tantivy's, changed in place (the bm25s part is built again
-at each change); tantivy's own statistics count deleted documents until a compaction (``compact()``, and on its own
-past a tenth), and meanwhile its scores are taken over the live documents, so they stay a fresh build's. A folder
-index keeps ``live/``, ``bm25/`` and ``dense/`` like ``hybrid``'s.
+(:class:`~retrievekit.core.arm.retriever.Arm` keeps nothing else that depends on the corpus; its vector caches are per
+searcher). :class:`LiveArm` changes both parts in place, as ``hybrid``'s living index does (the dense part embeds only
+what changed), and searches with an :class:`~retrievekit.core.arm.retriever.Arm` over the held objects and those parts,
+made afresh after each change: its answers, scores included, are a fresh build's over the held objects. On the default
+engine (``bm25_engine="tantivy"``) the BM25 part is tantivy's, changed in place (a bm25s part, ``bm25_engine="bm25s"``,
+is built again at each change); tantivy's own statistics count deleted documents until a compaction (``compact()``, and
+on its own past a tenth), and meanwhile its scores are taken over the live documents, so they stay a fresh build's. A
+folder index keeps ``live/``, ``bm25/`` and ``dense/`` like ``hybrid``'s.
 
 Examples:
     >>> from retrievekit.core.fakes import OnesEmbedder
@@ -39,9 +39,9 @@ __all__ = ["LiveArm"]
 
 class LiveArm(LiveIndex):
     """ARM as a living index (``LiveIndex.create("arm", ...)``): ``options`` are
-    :class:`~retrievekit.core.arm.config.ArmConfig` fields and ``bm25_engine`` (``"tantivy"``: the BM25 part changes
-    in place in its folder instead of being built again at each change), ``llm`` ARM's model (a model's name, a
-    served LLM or a model object; default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`, loaded at the first
+    :class:`~retrievekit.core.arm.config.ArmConfig` fields and ``bm25_engine`` (``"tantivy"``, the default: the BM25
+    part changes in place in its folder; ``"bm25s"``: built again at each change), ``llm`` ARM's model (a model's name,
+    a served LLM or a model object; default :data:`~retrievekit.core.llm.models.DEFAULT_MODEL`, loaded at the first
     search; ``"none"``: no LLM stages), ``embedder`` the dense part's model (default all-MiniLM-L6-v2).
 
     Examples:

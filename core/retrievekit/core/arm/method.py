@@ -60,7 +60,7 @@ def build_arm(ctx: MethodContext) -> Arm:
     fingerprint (shared with the ``dense`` / ``bm25`` baselines).
 
     Options (``--option key=value``) are :class:`ArmConfig` fields, e.g. ``mip=false``, ``verify=false``,
-    ``expand_ks=3,4``, and ``bm25_engine`` (``tantivy``: the BM25 index on the tantivy engine, as for ``bm25``).
+    ``expand_ks=3,4``, and ``bm25_engine`` (the BM25 index's engine, ``tantivy`` by default, as for ``bm25``).
     ``--judge DIR`` (option ``judge_dir``) loads a trained judge and uses it as the LLM: it verifies drafts with
     ``score_relevance`` (``judge_threshold``) and decomposes keywords through its base model.
     Keyword alignments are cached in ``<work-dir>/arm-keywords`` (option ``keyword_cache=DIR`` elsewhere,
@@ -77,7 +77,7 @@ def build_arm(ctx: MethodContext) -> Arm:
 
     judge, options = judge_from_options(ctx)
     progress = options.pop("progress", False)
-    engine = options.pop("bm25_engine", "bm25s")  # the BM25 index's engine, as for the bm25 method
+    engine = {"bm25_engine": options.pop("bm25_engine")} if "bm25_engine" in options else {}  # as for bm25
     cache_dir = cache_folder_option("keyword_cache", options.pop("keyword_cache", None), ctx.work_dir, "arm-keywords",
                                     default_on=True)  # fmt: skip
     config = ArmConfig.from_options(options)
@@ -86,7 +86,7 @@ def build_arm(ctx: MethodContext) -> Arm:
     cache = None
     if llm is not None and cache_dir is not None:
         cache = KeywordCache(cache_dir, model=_keyword_model(ctx, judge))
-    bm25 = build_bm25(ctx.stage(options={"progress": progress, "bm25_engine": engine}))
+    bm25 = build_bm25(ctx.stage(options={"progress": progress, **engine}))
     return Arm(ctx.corpus, llm, config, dense=build_dense(index_ctx), bm25=bm25, keyword_cache=cache)
 
 

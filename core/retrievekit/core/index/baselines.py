@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 BM25_OPTIONS = ("progress", "bm25_engine")
-"""The options ``bm25`` reads (``bm25_engine``: ``bm25s``, the default, or ``tantivy``, :class:`BM25Config`)."""
+"""The options ``bm25`` reads (``bm25_engine``: ``tantivy``, the default, or ``bm25s``, :class:`BM25Config`)."""
 DENSE_OPTIONS = ("progress", "store")
 """The options ``dense`` reads (``progress``: a bar while embedding; ``store``: the vector store kind the corpus is
 embedded into, ``chroma`` by default or ``faiss``, :mod:`~retrievekit.core.index.store_dense`)."""
@@ -89,7 +89,7 @@ def _another_corpus(e: CorpusMismatchError, cache: Path) -> CorpusMismatchError:
 
 def build_bm25(ctx: MethodContext) -> BM25Index:
     """BM25 over the corpus (cached in ``ctx.work_dir`` when given), on the engine of the ``bm25_engine`` option
-    (``bm25s`` by default, or ``tantivy``: on disk, read per hit).
+    (``tantivy`` by default: on disk, read per hit; or ``bm25s``: in memory).
 
     Examples:
         >>> from retrievekit.core.types import Passage
@@ -142,7 +142,7 @@ def first_stage_options(first_stage: str, options: dict[str, Any]) -> dict[str, 
 
 def _bm25_config(options: Mapping[str, Any]) -> BM25Config:
     """The BM25 settings of a ``bm25`` / ``hybrid`` method's options: the engine of ``bm25_engine``."""
-    engine = str(options.get("bm25_engine", "bm25s"))
+    engine = str(options.get("bm25_engine", BM25Config().engine))
     if engine not in ENGINES:
         raise InvalidInputError(f"option bm25_engine must be one of {ENGINES}, not {engine!r}")
     return BM25Config(engine=engine)
@@ -256,5 +256,6 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     cfg, weights = hybrid_settings(opts)
     progress = opts.get("progress", False)
     dense = build_dense(ctx.stage(options={"progress": progress, "store": opts.get("store")}))
-    bm25 = build_bm25(ctx.stage(options={"progress": progress, "bm25_engine": opts.get("bm25_engine", "bm25s")}))
+    engine = {"bm25_engine": opts["bm25_engine"]} if "bm25_engine" in opts else {}
+    bm25 = build_bm25(ctx.stage(options={"progress": progress, **engine}))
     return HybridRetriever([dense, bm25], weights, config=cfg, names=["dense", "bm25"])

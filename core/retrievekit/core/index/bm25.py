@@ -1,9 +1,10 @@
-"""BM25 lexical index over data objects (bm25s underneath, or tantivy with ``BM25Config(engine="tantivy")``),
+"""BM25 lexical index over data objects (tantivy underneath, or bm25s with ``BM25Config(engine="bm25s")``),
 persisted to a folder.
 
-The tantivy engine (:mod:`~retrievekit.core.index.bm25_engine`, opt-in this release) keeps its objects on disk, reads
-only the hits, and changes in place: :meth:`BM25Index.add`, :meth:`BM25Index.delete`, :meth:`BM25Index.compact`.
-The bm25s engine (the default) does the same changes by rebuilding its in-memory index.
+The tantivy engine (:mod:`~retrievekit.core.index.bm25_engine`, the default) keeps its objects on disk, reads only
+the hits, and changes in place: :meth:`BM25Index.add`, :meth:`BM25Index.delete`, :meth:`BM25Index.compact`. The
+bm25s engine holds the corpus in memory, takes other BM25 settings, and does the same changes by rebuilding. The
+environment variable ``RETRIEVEKIT_BM25_ENGINE`` (:data:`ENGINE_ENV`) names the default for a process.
 
 Examples:
     >>> from retrievekit.core.types import Passage
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,29 @@ from retrievekit.core.index.updatable import check_batch, check_ids
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
-__all__ = ["BM25Config", "BM25Index", "ENGINES", "top_k_indices"]
+__all__ = ["BM25Config", "BM25Index", "ENGINES", "ENGINE_ENV", "default_engine", "top_k_indices"]
 
 FORMAT = "bm25"
 FORMAT_VERSION = 1
-ENGINES = ("bm25s", "tantivy")
-"""The engines a :class:`BM25Config` can name."""
+ENGINES = ("tantivy", "bm25s")
+"""The engines a :class:`BM25Config` can name; the first is the default."""
+ENGINE_ENV = "RETRIEVEKIT_BM25_ENGINE"
+"""The environment variable that names the default engine for a process (unset or empty: ``ENGINES[0]``)."""
+
+
+def default_engine() -> str:
+    """The engine a :class:`BM25Config` takes when none is named: ``RETRIEVEKIT_BM25_ENGINE``, else tantivy; an
+    engine the variable names that is not one of :data:`ENGINES` is an :class:`InvalidInputError` naming it.
+
+    Examples:
+        >>> import os
+        >>> default_engine() == (os.environ.get(ENGINE_ENV, "").strip() or "tantivy")
+        True
+    """
+    engine = os.environ.get(ENGINE_ENV, "").strip() or ENGINES[0]
+    if engine not in ENGINES:
+        raise InvalidInputError(f"{ENGINE_ENV} must name one of {ENGINES}, not {engine!r}")
+    return engine
 
 
 @dataclass(frozen=True)
@@ -49,12 +67,12 @@ class BM25Config:
         method: bm25s scoring variant; "lucene" matches Lucene's IDF.
         stemmer: Snowball stemmer language (PyStemmer), or "" for none.
         stopwords: bm25s stopword list name ("en") or "" for none.
-        engine: "bm25s" (the default: in memory, folder of version 1) or "tantivy" (opt-in: on disk, changes in
-            place, folder of version 2); tantivy takes only the defaults above (k1 1.2, b 0.75, "lucene",
-            "english", "en").
+        engine: "tantivy" (the default, or what :data:`ENGINE_ENV` names: on disk, read per hit, changes in place,
+            folder of version 2) or "bm25s" (in memory, rebuilt on a change, folder of version 1); tantivy takes
+            only the defaults above (k1 1.2, b 0.75, "lucene", "english", "en").
 
     Examples:
-        >>> BM25Config().k1, BM25Config().engine
+        >>> BM25Config().k1, BM25Config(engine="bm25s").engine
         (1.2, 'bm25s')
     """
 
@@ -63,7 +81,7 @@ class BM25Config:
     method: str = "lucene"
     stemmer: str = "english"
     stopwords: str = "en"
-    engine: str = "bm25s"
+    engine: str = field(default_factory=default_engine)
 
 
 def _check_config(cfg: BM25Config) -> BM25Config:
@@ -446,7 +464,7 @@ class BM25Index:
 
         manifest = read_manifest(folder, FORMAT, FORMAT_VERSION)
         try:
-            cfg = BM25Config(**manifest["config"])
+            cfg = BM25Config(**{"engine": "bm25s", **manifest["config"]})
         except (KeyError, TypeError) as e:
             raise IndexFormatError(f"{folder}: manifest has no valid BM25 config ({e})") from e
         objs = read_objects(folder, expected=manifest.get("n_objects"))

@@ -69,6 +69,7 @@ from retrievekit.core.index.tantivy_folder import (
     sweep,
     write_manifest,
 )
+from retrievekit.core.index.tantivy_footers import check_segments
 from retrievekit.core.index.tantivy_scores import (
     Memo,
     Stats,
@@ -214,6 +215,8 @@ class TantivyEngine:
     def _reloaded(self, generation: int) -> Any:
         """Generation ``generation``'s index, reloaded (opened, when it is not the current one)."""
         assert self.folder is not None
+        if generation == self._generation:
+            check_segments(self._gen_path())  # the segments another writer added, before tantivy reads them
         index = open_index(self.folder / gen_name(generation)) if generation != self._generation else self._index
         index.reload()
         return index

@@ -1,10 +1,10 @@
 """A living ``bm25`` / ``dense`` / ``hybrid`` index: objects added, replaced and removed by id, in place, and kept
 in its folder (:class:`LiveIndex`, an :class:`~retrievekit.core.index.updatable.UpdatableIndex`).
 
-After any sequence of changes it answers as a fresh build over the objects it holds: the dense side changes its
-Chroma collection in place (:mod:`~retrievekit.core.index.dense_updates`: only the objects that changed are
-embedded); the BM25 side uses ``BM25Index``'s in-place ``add`` / ``delete``. With the option ``bm25_engine="tantivy"``
-(``bm25`` and ``hybrid``) the BM25 part is tantivy's, changed in place in its folder; its deleted documents stay in
+After any sequence of changes it answers as a fresh build over the objects it holds: the dense side changes its Chroma
+collection in place (:mod:`~retrievekit.core.index.dense_updates`: only the objects that changed are embedded); the BM25
+side uses ``BM25Index``'s in-place ``add`` / ``delete``. On the default engine (option ``bm25_engine``, ``bm25`` and
+``hybrid``: ``"tantivy"``) the BM25 part is tantivy's, changed in place in its folder; its deleted documents stay in
 tantivy's statistics until a merge or a compaction (which ``delete`` runs on its own above 10 % deleted documents,
 :data:`~retrievekit.core.index.bm25_engine.COMPACT_ABOVE`), and meanwhile its searches score over the live ones, so
 scores stay a fresh build's.
@@ -87,7 +87,7 @@ class LiveIndex(ClosesOnExit):
     ``"lattice"``, ``"arm"``), ``path`` (its folder; None: in memory), ``embedder`` (``dense`` / ``hybrid``: any
     embedder ``from_documents`` takes; default all-MiniLM-L6-v2), ``options`` (``hybrid``'s: ``fusion``,
     ``dense_weight``, ``bm25_weight``, ``rrf_k``, ``candidate_k``; ``bm25``'s and ``hybrid``'s: ``bm25_engine``,
-    ``"bm25s"`` by default or ``"tantivy"``), ``llm`` (the model of a method that has one; refused by the others).
+    ``"tantivy"`` by default or ``"bm25s"``), ``llm`` (the model of a method that has one; refused by the others).
 
     A subclass is a method's own living index: it names its methods in ``METHODS`` and changes its parts in
     :meth:`_change_parts` (and, when it keeps a part inside ``live/``, :meth:`_write_parts` and :meth:`_open_parts`);

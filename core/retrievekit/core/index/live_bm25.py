@@ -56,13 +56,13 @@ def changed_bm25(
         part = None
     elif part is None:
         part = BM25Index.build(held, config)
-    elif config.engine == "tantivy":  # in place: a new segment, tombstones
+    elif part.config.engine == "tantivy":  # in place: a new segment, tombstones (the part's engine: its folder's)
         if removed:
             part.delete(removed)
         if added:
             part.add(added)
     else:  # bm25s has no in-place change: one build over the held objects (not one per delete and add)
-        part = BM25Index.build(held, config)
+        part = BM25Index.build(held, part.config)
         trace.note(
             "bm25_rebuilt",
             "the bm25s engine has no in-place change: the BM25 part was built again over the held objects "
@@ -72,7 +72,7 @@ def changed_bm25(
     if path is not None:
         if part is not None:
             part.save(path / "bm25")  # a tantivy part changed in its folder: nothing to write
-            if config.engine == "tantivy" and part.folder is None:
+            if part.config.engine == "tantivy" and part.folder is None:
                 part = BM25Index.load(path / "bm25")  # built in memory: change it in its folder
         elif (path / "bm25").exists():
             shutil.rmtree(path / "bm25")

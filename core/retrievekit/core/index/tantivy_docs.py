@@ -27,6 +27,7 @@ from retrievekit.core.checks import check_object, empty_corpus_error
 from retrievekit.core.errors import IndexFormatError, InvalidInputError, MissingDependencyError
 from retrievekit.core.index.corpus_record import content_digest
 from retrievekit.core.index.store import object_json
+from retrievekit.core.index.tantivy_footers import check_segments
 from retrievekit.core.types import DataObject, object_from_dict
 
 __all__ = [
@@ -99,12 +100,8 @@ def _index(path: Path | None, *, create: bool) -> Any:
     t = tantivy()
     if create and path is not None:
         path.mkdir(parents=True, exist_ok=True)
-    try:
+    with reading(path):  # a damaged folder: tantivy's ValueError, or a Rust panic while it opens the segments
         index = t.Index(_schema(), path=None if path is None else str(path)) if create else t.Index.open(str(path))
-    except ValueError as e:
-        raise IndexFormatError(
-            f"{path}: the tantivy index is missing, corrupt or of another version ({e}); rebuild it"
-        ) from e
     index.register_tokenizer(_TOKENIZER, _analyzer(True))
     index.config_reader(reload_policy="Manual")  # a searcher sees a commit when the engine says so (``reload``)
     return index
@@ -120,14 +117,16 @@ def reading(where: object) -> Iterator[None]:
         ...     raise ValueError("bad block")
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.IndexFormatError: my index: the tantivy index cannot be read (bad block); rebuild it
+        retrievekit.core.errors.IndexFormatError: my index: the tantivy index is missing, cannot be read or is of another version (bad block); rebuild it
     """
     try:
         yield
     except (ValueError, OSError) as e:
         if isinstance(e, (IndexFormatError, InvalidInputError)):
             raise
-        raise IndexFormatError(f"{where}: the tantivy index cannot be read ({e}); rebuild it") from e
+        raise IndexFormatError(
+            f"{where}: the tantivy index is missing, cannot be read or is of another version ({e}); rebuild it"
+        ) from e
     except BaseException as e:
         if type(e).__name__ != "PanicException":
             raise
@@ -161,15 +160,17 @@ def new_index(path: Path | None) -> Any:
 
 
 def open_index(path: Path) -> Any:
-    """The tantivy index in ``path`` (:class:`IndexFormatError` if it is missing or damaged).
+    """The tantivy index in ``path`` (:class:`IndexFormatError` if it is missing or damaged: its segments' files are
+    checked first, :func:`~retrievekit.core.index.tantivy_footers.check_segments`).
 
     Examples:
         >>> import tempfile, pathlib
         >>> open_index(pathlib.Path(tempfile.mkdtemp()))
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.IndexFormatError: ...: the tantivy index is missing, corrupt or of another version (...); rebuild it
+        retrievekit.core.errors.IndexFormatError: ...: tantivy's meta.json is missing or corrupt (...); rebuild the index
     """
+    check_segments(path)
     return _index(path, create=False)
 
 

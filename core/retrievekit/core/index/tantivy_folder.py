@@ -40,6 +40,7 @@ __all__ = [
     "is_engine_folder",
     "meta_opstamp",
     "read_manifest",
+    "read_meta",
     "settled",
     "stat_of",
     "sweep",
@@ -65,8 +66,27 @@ def gen_name(gen: int) -> str:
     return f"gen-{gen:06d}"
 
 
+def read_meta(path: Path) -> dict[str, Any]:
+    """Tantivy's ``meta.json`` in ``path``: its last commit's ``opstamp`` (an int) and ``segments`` (a list);
+    :class:`IndexFormatError` if it is missing or damaged.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> read_meta(pathlib.Path(tempfile.mkdtemp()))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.IndexFormatError: ...: tantivy's meta.json is missing or corrupt (...); rebuild the index
+    """
+    try:
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        meta["opstamp"], meta["segments"] = int(meta["opstamp"]), list(meta["segments"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise IndexFormatError(f"{path}: tantivy's meta.json is missing or corrupt ({e}); rebuild the index") from e
+    return dict(meta)
+
+
 def meta_opstamp(path: Path) -> int:
-    """The opstamp of the last commit in the tantivy index at ``path`` (its ``meta.json``).
+    """The opstamp of the last commit in the tantivy index at ``path`` (:func:`read_meta`).
 
     Examples:
         >>> import tempfile, pathlib
@@ -75,10 +95,7 @@ def meta_opstamp(path: Path) -> int:
         ...
         retrievekit.core.errors.IndexFormatError: ...: tantivy's meta.json is missing or corrupt (...); rebuild the index
     """
-    try:
-        return int(json.loads((path / "meta.json").read_text(encoding="utf-8"))["opstamp"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise IndexFormatError(f"{path}: tantivy's meta.json is missing or corrupt ({e}); rebuild the index") from e
+    return int(read_meta(path)["opstamp"])
 
 
 def stat_of(path: Path) -> tuple[int, int, int] | None:
@@ -152,7 +169,7 @@ def settled(folder: Path, reader: Callable[[int], Any]) -> tuple[Any, dict[str, 
         >>> import tempfile, pathlib
         >>> d = pathlib.Path(tempfile.mkdtemp())
         >>> write_manifest(d, {}, 1, 0, 0, {"n": 0}); (d / "gen-000001").mkdir()
-        >>> _ = (d / "gen-000001" / "meta.json").write_text('{"opstamp": 0}')
+        >>> _ = (d / "gen-000001" / "meta.json").write_text('{"opstamp": 0, "segments": []}')
         >>> settled(d, lambda gen: f"the index of generation {gen}")[2:]
         ('the index of generation 1', False)
     """
