@@ -29,7 +29,8 @@ def test_the_default_is_tantivy_for_every_method_and_the_environment_names_anoth
     monkeypatch.delenv(ENGINE_ENV, raising=False)
     assert BM25Config().engine == "tantivy" and BM25Index.build(DOCS).config.engine == "tantivy"
     assert build_bm25(MethodContext(corpus=DOCS)).config.engine == "tantivy"
-    assert build_hybrid(MethodContext(corpus=DOCS, embedder=minilm)).retrievers[1].config.engine == "tantivy"
+    with build_hybrid(MethodContext(corpus=DOCS, embedder=minilm)) as hybrid:
+        assert hybrid.retrievers[1].config.engine == "tantivy"
     monkeypatch.setenv(ENGINE_ENV, "bm25s")
     assert BM25Index.build(DOCS).config.engine == "bm25s"
     assert build_bm25(MethodContext(corpus=DOCS)).config.engine == "bm25s"
@@ -40,6 +41,9 @@ def test_the_default_is_tantivy_for_every_method_and_the_environment_names_anoth
     for way_in in (BM25Index.build, lambda docs: build_bm25(MethodContext(corpus=docs))):
         with pytest.raises(InvalidInputError, match=f"{ENGINE_ENV} must name one of .*, not 'lucene'"):
             way_in(DOCS)
+    for engine in ("tantivy", "bm25s"):  # a config that names its engine does not read the variable
+        assert BM25Index.build(DOCS, BM25Config(engine=engine)).search("tea", k=1)
+        assert build_bm25(MethodContext(corpus=DOCS, options={"bm25_engine": engine})).config.engine == engine
 
 
 def test_both_engines_answer_alike_and_a_setting_only_bm25s_takes_names_it():

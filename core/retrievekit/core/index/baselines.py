@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievekit.core.errors import CorpusMismatchError, IndexFormatError, InvalidInputError
-from retrievekit.core.index.bm25 import ENGINES, BM25Config, BM25Index
+from retrievekit.core.index.bm25 import BM25Index, config_for_option
 from retrievekit.core.index.build_lock import build_lock
 from retrievekit.core.index.corpus_record import check_same_corpus
 from retrievekit.core.index.hybrid import FusionConfig, HybridRetriever
@@ -99,7 +99,7 @@ def build_bm25(ctx: MethodContext) -> BM25Index:
         'tantivy'
     """
     check_option_keys(ctx.options, BM25_OPTIONS, label="bm25")
-    config = _bm25_config(ctx.options)
+    config = config_for_option(ctx.options.get("bm25_engine"))
     cache = _cache_dir(ctx, "bm25" if config.engine == "bm25s" else f"bm25-{config.engine}")
     if cache is None:
         return BM25Index.build(ctx.corpus, config)
@@ -136,16 +136,8 @@ def first_stage_options(first_stage: str, options: dict[str, Any]) -> dict[str, 
         raise InvalidInputError(
             f"option bm25_engine reaches no BM25 index with first_stage={first_stage}; leave it out"
         )
-    _bm25_config({"bm25_engine": engine})  # an unknown engine: refused now, before anything is built
+    config_for_option(engine)  # an unknown engine: refused now, before anything is built
     return {"bm25_engine": engine}
-
-
-def _bm25_config(options: Mapping[str, Any]) -> BM25Config:
-    """The BM25 settings of a ``bm25`` / ``hybrid`` method's options: the engine of ``bm25_engine``."""
-    engine = str(options.get("bm25_engine", BM25Config().engine))
-    if engine not in ENGINES:
-        raise InvalidInputError(f"option bm25_engine must be one of {ENGINES}, not {engine!r}")
-    return BM25Config(engine=engine)
 
 
 def build_dense(ctx: MethodContext) -> Retriever:

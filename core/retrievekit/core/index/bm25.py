@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from retrievekit.core.index.updatable import check_batch, check_ids
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject, ScoredHit
 
-__all__ = ["BM25Config", "BM25Index", "ENGINES", "ENGINE_ENV", "default_engine", "top_k_indices"]
+__all__ = ["BM25Config", "BM25Index", "ENGINES", "ENGINE_ENV", "config_for_option", "default_engine", "top_k_indices"]
 
 FORMAT = "bm25"
 FORMAT_VERSION = 1
@@ -84,12 +84,28 @@ class BM25Config:
     engine: str = field(default_factory=default_engine)
 
 
+def config_for_option(engine: object = None) -> BM25Config:
+    """The settings of the engine that a method's option ``bm25_engine`` names (None: the default engine);
+    :class:`InvalidInputError` naming the option for an engine that is not one of :data:`ENGINES`.
+
+    Examples:
+        >>> config_for_option("bm25s").engine, config_for_option().engine == default_engine()
+        ('bm25s', True)
+    """
+    if engine is None:
+        return BM25Config()
+    if engine not in ENGINES:
+        raise InvalidInputError(f"option bm25_engine must be one of {ENGINES}, not {engine!r}")
+    return BM25Config(engine=str(engine))
+
+
 def _check_config(cfg: BM25Config) -> BM25Config:
     """The engine named, and for tantivy the settings it fixes; :class:`InvalidInputError` naming the field."""
     if cfg.engine not in ENGINES:
         raise InvalidInputError(f"BM25Config.engine must be one of {ENGINES}, not {cfg.engine!r}")
     if cfg.engine == "tantivy":
-        for name, value in asdict(BM25Config()).items():
+        for f in fields(BM25Config):  # the defaults tantivy fixes (not the engine's, which the environment may name)
+            name, value = f.name, f.default
             if name != "engine" and getattr(cfg, name) != value:
                 raise InvalidInputError(
                     f"BM25Config.{name}={getattr(cfg, name)!r} is not available with engine='tantivy' "

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from retrievekit.core.errors import InvalidInputError
-from retrievekit.core.index.bm25 import ENGINES, BM25Config
+from retrievekit.core.index.bm25 import BM25Config, config_for_option
 from retrievekit.core.index.hybrid import FusionConfig
 from retrievekit.core.options import check_option_keys
 
@@ -50,16 +50,11 @@ def bm25_config(method: str, options: Mapping[str, Any]) -> BM25Config:
         ...
         retrievekit.core.errors.InvalidInputError: bm25_engine reaches no part of a dense LiveIndex (it has no BM25 part); leave it out
     """
-    if ENGINE_KEY not in options:
-        return BM25Config()
-    engine = options[ENGINE_KEY]
-    if method == "dense":
+    if ENGINE_KEY in options and method == "dense":
         raise InvalidInputError(
             f"{ENGINE_KEY} reaches no part of a dense LiveIndex (it has no BM25 part); leave it out"
         )
-    if engine not in ENGINES:
-        raise InvalidInputError(f"option {ENGINE_KEY} must be one of {ENGINES}, not {engine!r}")
-    return BM25Config(engine=engine)
+    return config_for_option(options.get(ENGINE_KEY))
 
 
 def no_embedder(embedder: Any) -> Any:

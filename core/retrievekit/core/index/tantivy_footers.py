@@ -62,10 +62,15 @@ def segment_files(gen: Path) -> list[Path]:
     segments = read_meta(gen)["segments"]
     try:
         names = {p.name for p in gen.iterdir()}
+        parts: dict[str, list[str]] = {}  # segment id -> its files "<id>.<ext>" (not its deletes, named by opstamp)
+        for n in names:
+            sid, _, ext = n.partition(".")
+            if ext and "." not in ext:
+                parts.setdefault(sid, []).append(n)
         files: list[str] = []
         for seg in segments:
             sid = str(seg["segment_id"]).replace("-", "")
-            files += [n for n in names if n.partition(".")[0] == sid and "." not in n.partition(".")[2]]
+            files += parts.get(sid, [])
             if seg.get("deletes"):
                 files.append(f"{sid}.{int(seg['deletes']['opstamp'])}.del")
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
