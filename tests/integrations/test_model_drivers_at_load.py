@@ -45,7 +45,9 @@ def server():
         yield s
 
 
-def _retriever(server, slots: int = 256) -> LatticeRetriever:
+def _retriever(server, slots: int = 512) -> LatticeRetriever:
+    """A LATTICE retriever whose model takes ``slots`` calls at once: 512 covers the burst of 200 queries (400 calls
+    at once: two slates a query after its first), as a user sets the budget to a server with enough slots."""
     from llama_index.llms.openai_like import OpenAILike
 
     llm = OpenAILike(model="scripted", api_base=server.url, api_key="-", is_chat_model=True, timeout=60)

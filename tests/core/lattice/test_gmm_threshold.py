@@ -112,3 +112,36 @@ def test_a_searchs_anchor_draws_are_unchanged(monkeypatch):
     assert anchors() == fast
     assert any(len(a) > 1 for state in fast for a in state.values())  # leaf slates drew anchors
     assert sample_anchors({"a": 0.9, "b": 0.1, "c": 0.5, "d": 0.2}, 2, rng=np.random.default_rng(1))
+
+
+def test_an_iterations_leaf_slates_fit_the_mixture_once_and_draw_the_same_anchors(monkeypatch):
+    """The leaf slates of one iteration draw their anchors from the same scores: the search fits the mixture once for
+    them (the latest fit is kept per query), and the draws are those of a fit per slate."""
+    import retrievekit.core.lattice.anchors as anchors_module
+    import retrievekit.core.lattice.search as search_module
+
+    fits, draws = [], []
+    fit, draw = anchors_module.gmm_threshold, search_module.sample_anchors
+    monkeypatch.setattr(anchors_module, "gmm_threshold", lambda v, iters=50: fits.append(tuple(v)) or fit(v, iters))
+
+    def counted(scores, n, **kw):
+        draws.append(len(scores) > n)
+        return draw(scores, n, **kw)
+
+    monkeypatch.setattr(search_module, "sample_anchors", counted)
+    searcher = LatticeSearcher(planted_tree(), KeywordLLM())
+    queries = ("volcano magma", "ocean tides", "magma chamber pressure")
+    once, fitted = [], 0
+    for q in queries:
+        searcher.search(q, k=5)
+        once.append(dict(searcher.last_state.anchors))
+        assert len(fits) == len(set(fits)), q  # no fit made twice in a search
+        fitted, fits[:] = fitted + len(fits), []
+    assert sum(draws) > fitted > 0  # more mixture draws than fits
+
+    monkeypatch.setattr(search_module, "sample_anchors", lambda scores, n, fitted=None, **kw: draw(scores, n, **kw))
+    per_slate = []
+    for q in queries:
+        searcher.search(q, k=5)
+        per_slate.append(dict(searcher.last_state.anchors))
+    assert per_slate == once

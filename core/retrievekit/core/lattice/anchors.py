@@ -85,19 +85,29 @@ def mixture_valley(mu: np.ndarray, var: np.ndarray, pi: np.ndarray) -> float | N
 
 
 def sample_anchors(
-    scores: dict[str, float], n: int, *, mode: str = "gmm", rng: np.random.Generator | None = None
+    scores: dict[str, float],
+    n: int,
+    *,
+    mode: str = "gmm",
+    rng: np.random.Generator | None = None,
+    fitted: dict[tuple[float, ...], float | None] | None = None,
 ) -> list[str]:
     """Pick ``n`` anchor leaves from ``scores`` (calibrated scores of the leaves predicted so far).
 
     All of them when there are at most ``n``; else ``"top"`` takes the best, ``"softmax"`` samples proportionally
     to ``e^s`` (paper) and ``"gmm"`` samples with weight ``4^(2s)`` above the GMM threshold and ``1e-4`` below
-    (reference code), without replacement.
+    (reference code), without replacement. ``fitted`` keeps the latest threshold fitted, by its sorted scores: a
+    search passes one per query, so the leaf slates of one iteration, which draw from the same scores, fit the
+    mixture once (the draws themselves still differ: each takes its own numbers from ``rng``).
 
     Examples:
         >>> sample_anchors({"a": 0.9, "b": 0.1, "c": 0.5}, 2, mode="top")
         ['a', 'c']
         >>> sample_anchors({"a": 0.9}, 5)
         ['a']
+        >>> fitted = {}
+        >>> len(sample_anchors({"a": 0.9, "b": 0.1, "c": 0.5, "d": 0.85}, 2, fitted=fitted)), list(fitted)
+        (2, [(0.9, 0.85, 0.5, 0.1)])
     """
     ids = sorted(scores, key=lambda i: (-scores[i], i))
     if n <= 0:
@@ -111,7 +121,14 @@ def sample_anchors(
     if mode == "softmax":
         w = np.exp(s - s.max())
     else:
-        thr = gmm_threshold(s.tolist())
+        key = tuple(s.tolist())
+        if fitted is not None and key in fitted:
+            thr = fitted[key]
+        else:
+            thr = gmm_threshold(key)
+            if fitted is not None:  # the latest fit only: an iteration's slates share it, the next one's scores differ
+                fitted.clear()
+                fitted[key] = thr
         w = np.where(s > thr, 4.0 ** (2 * s), 1e-4) if thr is not None else 4.0 ** (2 * s)
     w = w / w.sum()
     picked = rng.choice(len(ids), size=n, replace=False, p=w)

@@ -122,6 +122,7 @@ class _SearchRun:
     by_depth: dict[int, list[str]] = field(default_factory=dict)  # the scored nodes (root aside) by tree depth
     hidden: dict[str, bool] = field(default_factory=dict)
     query_vector: list[np.ndarray] = field(default_factory=list)  # embedded once, at the first fallback
+    thresholds: dict[tuple[float, ...], float | None] = field(default_factory=dict)  # anchor draws' mixture fits
 
 
 _Gen = Generator[list[ModelCall], list[Any], Any]
@@ -387,7 +388,7 @@ class LatticeSearcher:
                 return []
             return [min(same, key=lambda n: (-state.path_relevance[n], n))]
         pool = {n: state.calibrated.get(n, state.local.get(n, 0.0)) for n in state.predicted if n not in child_set}
-        return sample_anchors(pool, cfg.num_leaf_anchors, mode=cfg.anchor_sampling, rng=run.rng)
+        return sample_anchors(pool, cfg.num_leaf_anchors, mode=cfg.anchor_sampling, rng=run.rng, fitted=run.thresholds)
 
     def _score_all(self, run: _SearchRun, jobs: list[_Job]) -> _Gen:
         """The slates of one iteration: their calls as one batch, their replies read, failed ones scored by the
