@@ -14,9 +14,10 @@ Printed per row: queries per second and two ratios: ``vs_ideal``, to ``min(slots
 (one query alone, measured first), and ``vs_capacity``, to the most the server can give, ``min(concurrency / one
 query's time, slots / (delay x calls a query))``: a query makes ``calls_per_query`` calls (13) in 7 rounds, two side
 by side, so 64 slots answer at most 64 / (0.2 s x 13) = 24.6 queries a second, not 64 / 1.5 s = 43 (``vs_ideal`` is at
-most 0.58 at 64 and 256 concurrent). Then p50 / p95 latency, the peak thread count, the peak RSS (each row runs in a
-child process of its own), the client process's CPU a query (all its threads), the garbage collector's time a query
-and its longest pause, and, for ``async``, the longest stall of the loop (a task waking every 20 ms; a collection's
+most 0.58 at 64 and 256 concurrent). Then p50 / p95 latency, the peak thread count (``threads_at_start``: the count
+before the queries, the sync warm-up's deadline threads among them), the peak RSS (each row runs in a child process
+of its own), the client process's CPU a query (all its threads), the garbage collector's time a query and its
+longest pause, and, for ``async``, the longest stall of the loop (a task waking every 20 ms; a collection's
 pause included; ``stall_net_ms``: less the collections and the loop thread's waits for a CPU meanwhile, the time the
 loop was held by code) and the share of the run its thread spent ready but waiting for a CPU (``loop_cpu_wait_share``:
 other processes' load). Nothing is asserted.
@@ -123,6 +124,7 @@ async def _awaited(engine: Any, queries: list[str], width: int) -> dict[str, Any
         "stall_net_ms": max(net) * 1000,
         "loop_cpu_wait_share": round(waited / wall, 2),
         "peak_threads": max(threads),
+        "threads_at_start": threads[0],  # the sync warm-up's deadline threads among them
     }
 
 
@@ -145,7 +147,13 @@ def _threaded(engine: Any, queries: list[str], width: int) -> dict[str, Any]:
         list(pool.map(one, queries))
     wall = time.perf_counter() - start
     stop.set()
-    return {"wall": wall, "latencies": latencies, "stall_ms": None, "peak_threads": max(threads)}
+    return {
+        "wall": wall,
+        "latencies": latencies,
+        "stall_ms": None,
+        "peak_threads": max(threads),
+        "threads_at_start": threads[0],
+    }
 
 
 def _row(url: str, slots: int, mode: str, width: int, n: int, delay: float) -> dict[str, Any]:
