@@ -24,14 +24,22 @@ other processes' load). Nothing is asserted.
 
     python benchmarks/async_load.py --queries 256 --records benchmarks/records/async_load/rows.jsonl
 
+``--serve`` runs the same rows against ``retrievekit serve --parallel SLOTS --threads 1`` (llama.cpp over SmolLM2,
+started on a free loopback port and stopped by its PID) instead of the scripted server: ``--slots 4`` for the issue's
+rows. Its calls are not counted and its capacity is not known in advance, so ``calls_per_query`` and ``vs_capacity``
+are left empty; ``vs_ideal`` still compares with ``min(slots, concurrency)`` times one query's rate.
+
+    python benchmarks/async_load.py --serve --slots 4 --queries 256 --records benchmarks/records/async_load/serve.jsonl
+
 Each finished row is a line of ``--records``; a rerun skips the rows recorded there (same mode, concurrency,
-queries and slots) and prints the whole table.
+queries, slots and server) and prints the whole table.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -41,6 +49,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
@@ -52,8 +61,10 @@ from _async_llm_server import LLMServer, llm_server, stats  # noqa: E402
 from _lattice import planted_tree  # noqa: E402
 from _records import append_row, recorded_rows  # noqa: E402
 
+_SERVED_MODEL = "smollm2"
 
-def _engine(url: str, slots: int) -> Any:
+
+def _engine(url: str, slots: int, model: str = "scripted") -> Any:
     from llama_index.core.llms import MockLLM
     from llama_index.core.query_engine import RetrieverQueryEngine
     from llama_index.llms.openai_like import OpenAILike
@@ -61,7 +72,7 @@ def _engine(url: str, slots: int) -> Any:
     from retrievekit.core.lattice.method import Lattice
     from retrievekit.llama_index import LatticeRetriever, LlamaIndexChatLLM
 
-    llm = OpenAILike(model="scripted", api_base=url, api_key="-", is_chat_model=True, timeout=600)
+    llm = OpenAILike(model=model, api_base=url, api_key="-", is_chat_model=True, timeout=600)
     retriever = LatticeRetriever(Lattice(planted_tree(), LlamaIndexChatLLM(llm, max_concurrency=slots)))
     return RetrieverQueryEngine.from_args(retriever, llm=MockLLM(max_tokens=4))
 
@@ -156,15 +167,18 @@ def _threaded(engine: Any, queries: list[str], width: int) -> dict[str, Any]:
     }
 
 
-def _row(url: str, slots: int, mode: str, width: int, n: int, delay: float) -> dict[str, Any]:
-    """One (mode, concurrency) row, in this process (the parent runs each in a child)."""
+def _row(url: str, slots: int, mode: str, width: int, n: int, delay: float, served: bool = False) -> dict[str, Any]:
+    """One (mode, concurrency) row, in this process (the parent runs each in a child); ``served``: the server is
+    ``retrievekit serve`` (its calls are not counted, and its capacity is not known in advance)."""
     server = LLMServer(url, cast(Any, None))
-    engine = _engine(url, slots)
+    engine = _engine(url, slots, _SERVED_MODEL if served else "scripted")
     asyncio.run(engine.aquery("warm up"))
     engine.query("warm up")
-    start, before = time.perf_counter(), len(stats(server)["arrivals"])
+    before = 0 if served else len(stats(server)["arrivals"])
+    start = time.perf_counter()
     engine.query("one query alone")
-    alone, calls = time.perf_counter() - start, len(stats(server)["arrivals"]) - before
+    alone = time.perf_counter() - start
+    calls = None if served else len(stats(server)["arrivals"]) - before
     queries = [f"volcano magma question {i}" for i in range(n)]
     collections = _Collections()
     gc.callbacks.append(collections)
@@ -180,7 +194,7 @@ def _row(url: str, slots: int, mode: str, width: int, n: int, delay: float) -> d
         "queries": n,
         "qps": round(qps, 2),
         "vs_ideal": round(qps / (min(slots, width) / alone), 3),
-        "vs_capacity": round(qps / min(width / alone, slots / (delay * calls)), 3),
+        "vs_capacity": None if calls is None else round(qps / min(width / alone, slots / (delay * calls)), 3),
         "calls_per_query": calls,
         "one_query_s": round(alone, 3),
         "cpu_ms_per_query": round(1000 * cpu / n, 1),
@@ -201,17 +215,20 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64, 256])
     parser.add_argument("--modes", nargs="+", default=["async", "threads"])
     parser.add_argument("--records", type=Path, help="one JSON line per finished row; recorded rows are skipped")
+    parser.add_argument(
+        "--serve", action="store_true", help="against `retrievekit serve` (SmolLM2, --slots slots of one thread)"
+    )
     parser.add_argument("--row", nargs=3, metavar=("URL", "MODE", "WIDTH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.row:
         url, mode, width = args.row
-        print(json.dumps(_row(url, args.slots, mode, int(width), args.queries, args.delay)))
+        print(json.dumps(_row(url, args.slots, mode, int(width), args.queries, args.delay, args.serve)))
         return
     done = _recorded(args.records)
-    with llm_server(args.delay, args.slots) as server:
+    with _served(args.slots) if args.serve else llm_server(args.delay, args.slots) as server:
         for width in args.concurrency:
             for mode in args.modes:
-                key = (mode, width, args.queries, args.slots)
+                key = (mode, width, args.queries, args.slots, _server_name(args.serve))
                 if key not in done:
                     done[key] = _run_row(server.url, mode, width, args)
                     append_row(done[key], args.records)
@@ -219,17 +236,35 @@ def main() -> None:
 
 
 def _recorded(path: Path | None) -> dict[tuple[Any, ...], dict[str, Any]]:
-    return {(r["mode"], r["concurrency"], r["queries"], r["slots"]): r for r in recorded_rows(path)}
+    rows = recorded_rows(path)
+    return {(r["mode"], r["concurrency"], r["queries"], r["slots"], r.get("server", "scripted")): r for r in rows}
+
+
+def _server_name(served: bool) -> str:
+    return "retrievekit serve" if served else "scripted"
+
+
+@contextlib.contextmanager
+def _served(slots: int) -> Iterator[Any]:
+    """``retrievekit serve --parallel SLOTS --threads 1`` over SmolLM2 (its wheel's GGUF), stopped by its PID."""
+    from retrievekit.core.llm.llamacpp_server import LlamaCppServer
+    from retrievekit.core.llm.models import locate_gguf
+
+    server = LlamaCppServer.start(locate_gguf(_SERVED_MODEL), parallel=slots, threads=1)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def _run_row(url: str, mode: str, width: int, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--row", url, mode, str(width), "--queries", str(args.queries)]
-    cmd += ["--slots", str(args.slots), "--delay", str(args.delay)]
+    cmd += ["--slots", str(args.slots), "--delay", str(args.delay)] + (["--serve"] if args.serve else [])
     got = subprocess.run(cmd, capture_output=True, text=True)
     if got.returncode != 0:
         raise SystemExit(f"the row {mode} x {width} failed:\n{got.stderr[-3000:]}")
     row = json.loads(got.stdout.strip().splitlines()[-1])
-    row["slots"] = args.slots
+    row["slots"], row["server"] = args.slots, _server_name(args.serve)
     row["load_average"] = round(os.getloadavg()[0], 2)
     return row
 
