@@ -77,7 +77,7 @@ def build_arm(ctx: MethodContext) -> Arm:
 
     judge, options = judge_from_options(ctx)
     progress = options.pop("progress", False)
-    engine = {"bm25_engine": options.pop("bm25_engine")} if "bm25_engine" in options else {}  # as for bm25
+    engine = options.pop("bm25_engine", None)  # as for bm25 (None: the default engine)
     cache_dir = cache_folder_option("keyword_cache", options.pop("keyword_cache", None), ctx.work_dir, "arm-keywords",
                                     default_on=True)  # fmt: skip
     config = ArmConfig.from_options(options)
@@ -86,7 +86,7 @@ def build_arm(ctx: MethodContext) -> Arm:
     cache = None
     if llm is not None and cache_dir is not None:
         cache = KeywordCache(cache_dir, model=_keyword_model(ctx, judge))
-    bm25 = build_bm25(ctx.stage(options={"progress": progress, **engine}))
+    bm25 = build_bm25(ctx.stage(options={"progress": progress, "bm25_engine": engine}))
     return Arm(ctx.corpus, llm, config, dense=build_dense(index_ctx), bm25=bm25, keyword_cache=cache)
 
 

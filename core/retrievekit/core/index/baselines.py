@@ -248,6 +248,5 @@ def build_hybrid(ctx: MethodContext) -> HybridRetriever:
     cfg, weights = hybrid_settings(opts)
     progress = opts.get("progress", False)
     dense = build_dense(ctx.stage(options={"progress": progress, "store": opts.get("store")}))
-    engine = {"bm25_engine": opts["bm25_engine"]} if "bm25_engine" in opts else {}
-    bm25 = build_bm25(ctx.stage(options={"progress": progress, **engine}))
+    bm25 = build_bm25(ctx.stage(options={"progress": progress, "bm25_engine": opts.get("bm25_engine")}))
     return HybridRetriever([dense, bm25], weights, config=cfg, names=["dense", "bm25"])
