@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import random
 import time
 from collections import defaultdict
@@ -140,9 +141,17 @@ def _f(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def _node_checksums(tree_dir: Path) -> dict:
+    """The checksums a version-4 tree's manifest records for its node files (structure and summaries)."""
+    sums = json.loads((tree_dir / "manifest.json").read_text(encoding="utf-8"))["checksums"]
+    return {k: v for k, v in sorted(sums.items()) if k.startswith(("node", "child"))}
+
+
 def settings(args: argparse.Namespace) -> dict:
     """What the records are signed with: a file written with other settings (another tree, judge, clip) is refused."""
-    nodes = hashlib.sha256((args.tree_dir / "nodes.jsonl").read_bytes()).hexdigest()
+    old = args.tree_dir / "nodes.jsonl"  # a tree of format version 3 or before; version 4: the manifest's checksums
+    signed = old.read_bytes() if old.is_file() else json.dumps(_node_checksums(args.tree_dir)).encode("utf-8")
+    nodes = hashlib.sha256(signed).hexdigest()
     return {"benchmark": "judge_tree_auc", "dataset": args.dataset, "split": args.split, "tree_nodes_sha256": nodes,
             "judge": str(args.judge), "negatives": args.negatives, "max_chars": args.max_chars,
             "kinds": sorted(args.kinds)}  # fmt: skip

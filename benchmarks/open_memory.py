@@ -10,7 +10,8 @@ generated ones; token ids are words hashed into 50,000 ids, vectors :class:`Hash
 
 each is saved in today's format (``v2``: arrays in ``.npy`` files, memory-mapped on open; the tree's ``v3``: its
 objects read per hit through ``object_offsets.npy``, its leaves' lines in ``nodes.jsonl`` without their texts, read
-from the objects when a search shows them) and in the formats before it, which retrievekit still opens (``v1``:
+from the objects when a search shows them; the tree's ``v4``: its nodes as memory-mapped arrays, each read when a
+search asks for it) and in the formats before it, which retrievekit still opens (``v1``:
 ``trie.npz``; ``tokens.npy`` + ``lengths.npy``, whose shards are sorted again on open; ``embeddings.npz`` and the
 objects read whole; the tree's ``v2``: as ``v3`` with each leaf's text in its line, held in memory once opened).
 Then a fresh process per (structure, format) opens the folder
@@ -48,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import HashedWords, OverlapJudge, scale_corpus, token_ids  # noqa: E402
 
 STRUCTURES = ("trie", "suffix_array", "lattice_tree")
-FORMATS = {"trie": ("v1", "v2"), "suffix_array": ("v1", "v2"), "lattice_tree": ("v1", "v2", "v3")}  # today's last
+FORMATS = {"trie": ("v1", "v2"), "suffix_array": ("v1", "v2"), "lattice_tree": ("v1", "v2", "v3", "v4")}  # today's last
 _THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
@@ -92,6 +93,23 @@ def old_suffix_array(v2: Path, v1: Path, docs: list[np.ndarray]) -> None:
     np.save(v1 / "tokens.npy", np.concatenate(docs))
     names = ("text", "sa", "stored", "starts", "followers", "shards")
     _reseal(v1, "live_suffix_array", 1, [f"{n}.npy" for n in names])
+
+
+def tree_v3(v4: Path, v3: Path) -> None:
+    """The tree at ``v4`` as format version 3 (its nodes as ``nodes.jsonl`` lines, a leaf's without the text its
+    object gives; its vectors named in ``vector_ids.json``) at ``v3``."""
+    from retrievekit.core.lattice.node_arrays import open_node_arrays
+    from retrievekit.core.lattice.tree import SemanticTree
+
+    _copy(v4, v3)
+    tree, stored = SemanticTree.load(v4), open_node_arrays(v4)
+    with open(v3 / "nodes.jsonl", "w", encoding="utf-8") as out:
+        for node in tree.iter_nodes():
+            out.write(json.dumps(tree.node_line(node), ensure_ascii=False) + "\n")
+    rows = np.load(v4 / "vector_rows.npy")
+    (v3 / "vector_ids.json").write_text(json.dumps([stored.ids[int(r)] for r in rows]), encoding="utf-8")
+    arrays = [p.name for p in v3.glob("*.npy") if p.name not in ("vectors.npy", "object_offsets.npy")]
+    _reseal(v3, "lattice_tree", 3, arrays)
 
 
 def tree_v2(v3: Path, v2: Path) -> None:
@@ -155,8 +173,9 @@ def build(structure: str, data_dir: str, n: int, work: Path) -> None:
         from retrievekit.core.lattice.bottom_up import build_bottom_up
         from retrievekit.core.lattice.config import TreeBuildConfig
 
-        v3 = work / f"{structure}-v3"
-        build_bottom_up(corpus, None, HashedWords(), TreeBuildConfig(summaries="extractive")).save(v3)
+        v4, v3 = work / f"{structure}-v4", work / f"{structure}-v3"
+        build_bottom_up(corpus, None, HashedWords(), TreeBuildConfig(summaries="extractive")).save(v4)
+        tree_v3(v4, v3)
         tree_v2(v3, v2)
         old_tree(v2, v1)
 

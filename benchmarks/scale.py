@@ -38,6 +38,10 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   search (beam 2, 20 iterations) with a scripted judge (word overlap, :class:`OverlapJudge`) over the first
   ``--queries`` SciFact dev claims, and the slates it judged a query (``slates_per_query``). LLM time is excluded
   by construction: the judge is a few lines of Python.
+* ``lattice_saved``: ``lattice``, then the tree saved (format version 4: its nodes, objects and vectors stay in
+  their files) and a fresh process that opens it and runs the same searches (``open_ms``, ``open_ms_per_query``,
+  ``open_peak_rss_mb`` with its own memory and the file pages apart; ``same_answers``: the opened tree's hits are
+  the built tree's), ``save_seconds`` and ``disk_mb``.
 
 Each finished (method, n) is a line of ``<out-dir>/records.jsonl``; a rerun skips what is recorded (the 1M rows
 take long), then prints the table and each method's fitted exponent (least-squares slope of log build CPU seconds
@@ -129,7 +133,7 @@ def scale_stream(data_dir: str, n: int, seed: int = 0) -> Iterator[Any]:
         yield Passage(id=f"gen{j}", text=" ".join(body), title=f"{real[a].title} ({j})")
 
 
-def _run_lattice(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
+def _run_lattice(corpus: list[Any], queries: list[str], keep: bool = False) -> Any:
     from retrievekit.core.lattice import Lattice
     from retrievekit.core.lattice.bottom_up import build_bottom_up
     from retrievekit.core.lattice.config import TreeBuildConfig
@@ -144,7 +148,7 @@ def _run_lattice(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
         state = lattice.last_state  # its judge calls: the search runs until it reaches a leaf
         slates += len(state.slates) if state is not None else 0
     search = time.process_time() - cpu
-    return {
+    row = {
         "build_seconds": round(build_cpu, 2),
         "build_wall_seconds": round(build, 2),
         "ms_per_query": round(1000 * search / max(len(queries), 1), 1),
@@ -152,6 +156,50 @@ def _run_lattice(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
         "tree_nodes": len(tree.nodes),
         "tree_height": tree.height,
     }
+    return (row, tree) if keep else row
+
+
+_OPEN_TREE_AND_SEARCH = """
+import json, sys, time
+sys.path.insert(0, sys.argv[3])
+from scale import OverlapJudge
+from retrievekit.core.lattice import Lattice, SemanticTree
+folder, queries = sys.argv[1], json.loads(sys.argv[2])
+started = time.perf_counter()
+tree = SemanticTree.load(folder)
+opened = time.perf_counter() - started
+lattice, cpu = Lattice(tree, OverlapJudge()), time.process_time()
+answers = [[h.id for h in lattice.search(q, k=10)] for q in queries]
+status = open("/proc/self/status").read()  # VmHWM: peak RSS; RssAnon: this process's own memory, not file pages
+kb = {k: int(status.split(k + ":")[1].split()[0]) for k in ("VmHWM", "RssAnon", "RssFile")}
+print(json.dumps({"open_ms": round(1000 * opened, 1),
+                  "open_ms_per_query": round(1000 * (time.process_time() - cpu) / max(len(queries), 1), 1),
+                  "open_peak_rss_mb": round(kb["VmHWM"] / 1024, 1), "open_own_mb": round(kb["RssAnon"] / 1024, 1),
+                  "open_file_pages_mb": round(kb["RssFile"] / 1024, 1), "answers": answers}))
+"""
+
+
+def _run_lattice_saved(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
+    """``lattice``'s build and search, then the tree saved (format version 4: nodes, objects and vectors left in
+    their files) and opened and searched by a fresh process: its peak RSS, own memory and file pages apart, and
+    whether it answers as the tree in memory did."""
+    from retrievekit.core.lattice import Lattice
+
+    with tempfile.TemporaryDirectory(prefix="scale-tree-") as tmp:
+        row, tree = _run_lattice(corpus, queries, keep=True)
+        in_memory = [[h.id for h in Lattice(tree, OverlapJudge()).search(q, k=10)] for q in queries]
+        cpu = time.process_time()
+        folder = tree.save(Path(tmp) / "tree")
+        row["save_seconds"] = round(time.process_time() - cpu, 2)
+        row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        del tree
+        row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
+        here = str(Path(__file__).resolve().parent)
+        cmd = [sys.executable, "-c", _OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here]
+        opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+        row["same_answers"] = opened.pop("answers") == in_memory
+        row.update(opened)
+    return row
 
 
 def _first_then_timed(search: Any, queries: Sequence[Any]) -> dict[str, float]:
@@ -372,6 +420,7 @@ _RUNS = {
     "fm_index": _run_fm_index,
     "fm_index_stream": _run_fm_index_stream,
     "lattice": _run_lattice,
+    "lattice_saved": _run_lattice_saved,
 }
 
 

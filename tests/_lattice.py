@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+from retrievekit.core.index.store import write_manifest
 from retrievekit.core.lattice import SemanticTree, TreeNode
 from retrievekit.core.lattice.tree import ROOT
 from retrievekit.core.llm.base import ChatLLMBase
@@ -133,3 +135,24 @@ TREE_TOPICS = [
     ("vaccine", "Vaccines train the immune system against viruses"),
 ]
 """A topic word and a sentence each: the documents of the tree update tests (their i-th document is on topic i mod n)."""
+
+
+def as_format_3(folder: Path, tree: SemanticTree) -> None:
+    """Rewrite the tree folder ``folder`` (``tree`` saved, format version 4) as retrievekit wrote version 3: its
+    nodes as ``nodes.jsonl`` lines (a leaf's without the text its object gives), its vectors named in
+    ``vector_ids.json``; sealed again."""
+    for f in folder.glob("*.npy"):
+        if f.name not in ("vectors.npy", "object_offsets.npy"):
+            f.unlink()
+    lines = [tree.node_line(n) for n in tree.iter_nodes()]
+    (folder / "nodes.jsonl").write_text("".join(json.dumps(d) + "\n" for d in lines), encoding="utf-8")
+    (folder / "vector_ids.json").write_text(json.dumps(sorted(tree.embeddings)), encoding="utf-8")
+    reseal_tree(folder, 3)
+
+
+def reseal_tree(folder: Path, version: int) -> None:
+    """Seal the tree folder ``folder`` again as format ``version`` with its manifest's fields (checksums of its files
+    as they are now: a test's edit then passes them)."""
+    data = json.loads((folder / "manifest.json").read_text())
+    drop = {"format", "format_version", "retrievekit_version", "checksums"}
+    write_manifest(folder, "lattice_tree", version, {k: v for k, v in data.items() if k not in drop})

@@ -54,9 +54,11 @@ def test_missing_file_is_refused(bm25_folder):
 def test_tree_folder_is_verified(tmp_path):
     path = planted_tree().save(tmp_path / "tree")
     assert SemanticTree.load(path).stats() == planted_tree().stats()
-    nodes = path / "nodes.jsonl"
-    nodes.write_text(nodes.read_text().replace('"text": "', '"text": "tampered ', 1))
-    with pytest.raises(IndexFormatError, match="nodes.jsonl does not match"):
+    texts = path / "node_texts.npy"
+    data = bytearray(texts.read_bytes())
+    data[-1] ^= 1  # one bit of the last summary's last character
+    texts.write_bytes(bytes(data))
+    with pytest.raises(IndexFormatError, match="node_texts.npy does not match"):
         SemanticTree.load(path)
 
 

@@ -10,6 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
+from _lattice import as_format_3
 
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.index.live_suffix_array import LiveTokenSuffixArray
@@ -190,6 +191,7 @@ def test_a_tree_opens_its_node_vectors_mapped_and_changes_them_in_memory(tmp_pat
 def test_a_tree_folder_of_format_1_still_opens_and_a_damaged_vector_file_is_typed(tmp_path):
     tree = _tree()
     folder = tree.save(tmp_path / "tree")
+    as_format_3(folder, tree)
     ids = json.loads((folder / "vector_ids.json").read_text())
     shutil.copytree(folder, tmp_path / "broken")
     with open(folder / "embeddings.npz", "wb") as f:  # what retrievekit wrote before

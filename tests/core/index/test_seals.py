@@ -42,8 +42,8 @@ def test_an_empty_checksum_list_is_damage(tmp_path, recheck):
 
 def test_a_partial_checksum_list_is_damage(tmp_path):
     SemanticTree.flat(list(FRUIT)).save(tmp_path / "tree")
-    _rewrite(tmp_path / "tree" / "manifest.json", lambda d: d["checksums"].pop("nodes.jsonl"), recheck=True)
-    with pytest.raises(IndexFormatError, match="nodes.jsonl is not covered by its manifest's checksums"):
+    _rewrite(tmp_path / "tree" / "manifest.json", lambda d: d["checksums"].pop("node_texts.npy"), recheck=True)
+    with pytest.raises(IndexFormatError, match="node_texts.npy is not covered by its manifest's checksums"):
         SemanticTree.load(tmp_path / "tree")
 
 

@@ -1,7 +1,8 @@
-"""A saved LATTICE tree does not repeat its corpus in ``nodes.jsonl`` (issue #63): format version 3 writes a leaf's
-line without the text its object already gives (``index_text()``), an opened tree holds no leaf text and reads it
-from the object when a search shows it, a leaf whose text is not its object's keeps it in its line, and a folder of
-format version 2 (each leaf's text in its line) still opens, searches the same and is saved as version 3.
+"""A saved LATTICE tree does not repeat its corpus in its nodes (issue #63): a leaf's stored text is empty when its
+object already gives it (``index_text()``; format version 3 left it out of the leaf's ``nodes.jsonl`` line, version 4
+stores an empty text in ``node_texts.npy``), an opened tree holds no leaf text and reads it from the object when a
+search shows it, a leaf whose text is not its object's keeps it, and folders of format versions 2 (each leaf's text
+in its line) and 3 still open, search the same and are saved as version 4.
 
 Real components: the all-MiniLM-L6-v2 embedder, the bottom-up builder with extractive summaries, insertion and
 deletion, the LATTICE search, the tree folder. ``PromptsLLM`` (scores from word overlap) keeps the prompts: what the
@@ -13,9 +14,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from _lattice import TREE_TOPICS, PromptsLLM, planted_tree
+from _lattice import TREE_TOPICS, PromptsLLM, as_format_3, planted_tree, reseal_tree
 
-from retrievekit.core.index.store import write_manifest
 from retrievekit.core.lattice import (
     Lattice,
     SemanticTree,
@@ -24,6 +24,7 @@ from retrievekit.core.lattice import (
     delete_documents,
     insert_documents,
 )
+from retrievekit.core.lattice.node_arrays import open_node_arrays
 from retrievekit.core.types import Passage
 
 CFG = TreeBuildConfig(max_children=4, summaries="extractive")
@@ -43,6 +44,11 @@ def _lines(folder) -> list[dict]:
     return [json.loads(line) for line in (folder / "nodes.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
+def _stored_texts(folder) -> dict[str, str]:
+    """Each node's text as a version-4 folder stores it."""
+    return {i: n.text for i, n in open_node_arrays(folder).items()}
+
+
 def _version(folder) -> int:
     return json.loads((folder / "manifest.json").read_text())["format_version"]
 
@@ -58,18 +64,18 @@ def _as_format_2(folder, tree: SemanticTree) -> None:
     """Rewrite the tree folder as retrievekit wrote it before version 3: each leaf's text in its line."""
     lines = [{**d, "text": tree.text(d["id"])} if d["leaf"] else d for d in _lines(folder)]
     (folder / "nodes.jsonl").write_text("".join(json.dumps(d) + "\n" for d in lines), encoding="utf-8")
-    data = json.loads((folder / "manifest.json").read_text())
-    drop = {"format", "format_version", "retrievekit_version", "checksums"}
-    write_manifest(folder, "lattice_tree", 2, {k: v for k, v in data.items() if k not in drop})
+    reseal_tree(folder, 2)
 
 
 def test_a_saved_tree_writes_no_leaf_text_and_opens_with_the_built_trees_texts(built, tmp_path):
     assert {i: built.nodes[i].text for i in built.leaf_ids()} == {d.id: d.index_text() for d in DOCS}  # in memory
     folder = built.save(tmp_path / "t")
-    lines = _lines(folder)
-    assert _version(folder) == 3 and sum(d["leaf"] for d in lines) == len(DOCS)
-    assert not [d["id"] for d in lines if d["leaf"] and "text" in d]  # no leaf line repeats its object
-    assert all(d["text"] for d in lines if not d["leaf"])  # the summaries are saved
+    texts, leaves = _stored_texts(folder), set(built.leaf_ids())
+    assert _version(folder) == 4 and len(leaves) == len(DOCS) and set(texts) == set(built.nodes)
+    assert not [i for i in leaves if texts[i]]  # no leaf repeats its object
+    assert {i: t for i, t in texts.items() if i not in leaves} == {
+        i: n.text for i, n in built.nodes.items() if not n.is_leaf
+    }  # the summaries are saved
     opened = SemanticTree.load(folder)
     assert not [i for i in opened.leaf_ids() if opened.nodes[i].text]  # the opened tree holds no leaf text
     assert {n: opened.text(n) for n in opened.nodes} == {n: built.text(n) for n in built.nodes}
@@ -78,11 +84,12 @@ def test_a_saved_tree_writes_no_leaf_text_and_opens_with_the_built_trees_texts(b
     assert _searched(opened) == _searched(built)  # the same prompts, the same hits
 
 
-def test_a_leaf_whose_text_is_not_its_objects_keeps_it_in_its_line(tmp_path):
+def test_a_leaf_whose_text_is_not_its_objects_keeps_it(tmp_path):
     tree = planted_tree()
     tree.nodes["t1s2l0"].text = "volcano eruption magma lava, as annotated by hand"
     folder = tree.save(tmp_path / "t")
-    assert [(d["id"], d["text"]) for d in _lines(folder) if d["leaf"] and "text" in d] == [
+    leaves = set(tree.leaf_ids())
+    assert [(i, t) for i, t in _stored_texts(folder).items() if i in leaves and t] == [
         ("t1s2l0", "volcano eruption magma lava, as annotated by hand")
     ]
     opened = SemanticTree.load(folder)
@@ -90,16 +97,21 @@ def test_a_leaf_whose_text_is_not_its_objects_keeps_it_in_its_line(tmp_path):
     assert _searched(opened) == _searched(tree)
 
 
-def test_a_folder_of_format_2_opens_with_its_leaf_texts_searches_the_same_and_saves_as_format_3(built, tmp_path):
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_folder_of_an_older_format_opens_with_its_leaf_texts_searches_the_same_and_saves_as_format_4(
+    built, tmp_path, version
+):
     folder = built.save(tmp_path / "t")
-    _as_format_2(folder, built)
+    as_format_3(folder, built)
+    if version == 2:
+        _as_format_2(folder, built)
     old = SemanticTree.load(folder)
-    assert _version(folder) == 2 and {i: old.nodes[i].text for i in old.leaf_ids()} == {
-        d.id: d.index_text() for d in DOCS
-    }  # kept as read, until the next save
+    assert _version(folder) == version and isinstance(old.nodes, dict)
+    held = {i: old.nodes[i].text for i in old.leaf_ids()}
+    assert held == ({d.id: d.index_text() for d in DOCS} if version == 2 else dict.fromkeys(held, ""))
     assert _searched(old) == _searched(built)
-    again = old.save(tmp_path / "t3")
-    assert _version(again) == 3 and not [d for d in _lines(again) if d["leaf"] and "text" in d]
+    again = old.save(tmp_path / "t4")
+    assert _version(again) == 4 and not [i for i in old.leaf_ids() if _stored_texts(again)[i]]
     assert _searched(SemanticTree.load(again)) == _searched(built)
 
 
@@ -111,7 +123,7 @@ def test_an_opened_tree_changed_and_saved_again_reads_each_leafs_text_from_its_o
     expected = {d.id: d.index_text() for d in [*DOCS, late] if d.id not in {"d03", "d11"}}
     assert {i: opened.text(i) for i in opened.leaf_ids()} == expected
     back = SemanticTree.load(opened.save(tmp_path / "t2"))
-    assert not [d for d in _lines(tmp_path / "t2") if d["leaf"] and "text" in d]
+    assert not [i for i in back.leaf_ids() if _stored_texts(tmp_path / "t2")[i]]
     assert {i: back.text(i) for i in back.leaf_ids()} == expected
     assert {n: back.text(n) for n in back.nodes} == {n: opened.text(n) for n in opened.nodes}
     assert _searched(back) == _searched(opened)

@@ -18,9 +18,10 @@ import retrievekit.core.lattice.index  # noqa: F401  (registers LiveIndex.create
 from retrievekit.core.index.live import LiveIndex
 from retrievekit.core.lattice import TreeBuildConfig, build_bottom_up, delete_documents, insert_documents
 from retrievekit.core.lattice.drift import record_baseline
+from retrievekit.core.lattice.node_overlay import NodeOverlay
 from retrievekit.core.lattice.tree import ROOT, SemanticTree, TreeNode
 from retrievekit.core.lattice.tree_delta import tree_delta
-from retrievekit.core.lattice.tree_draft import NodeOverlay, draft, settle
+from retrievekit.core.lattice.tree_draft import draft, settle
 from retrievekit.core.types import Passage
 
 

@@ -40,6 +40,7 @@ import numpy as np
 
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.index.bigram_followers import Followers
+from retrievekit.core.index.insertion_point import insertion_point
 from retrievekit.core.index.sorted_distinct import distinct_sorted
 from retrievekit.core.index.token_ids import as_token_ids
 
@@ -249,7 +250,7 @@ class TokenSuffixArray:
     # ------------------------------------------------------------------ search
     def _token_range(self, token: int) -> tuple[int, int]:
         """The range of the suffixes starting with ``token`` (stored id), from the token counts: no search."""
-        i = int(np.searchsorted(self._stored, token))
+        i = insertion_point(self._stored, token)
         if i < self._stored.size and int(self._stored[i]) == token:
             return int(self._starts[i]), int(self._starts[i + 1])
         return 0, 0

@@ -18,6 +18,7 @@ Examples:
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
@@ -54,11 +55,24 @@ class NodeVectors(MutableMapping[str, np.ndarray]):
     def __init__(self, ids: Sequence[str], matrix: np.ndarray) -> None:
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
             raise InvalidInputError(f"NodeVectors: {len(ids)} ids for a matrix of shape {matrix.shape}")
-        self._row = {k: i for i, k in enumerate(ids)}
+        self._row: MutableMapping[str, int] = {k: i for i, k in enumerate(ids)}
         if len(self._row) != len(ids):
             raise InvalidInputError("NodeVectors: an id names two rows")
         self._matrix = matrix
         self._set: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def over_rows(cls, rows: MutableMapping[str, int], matrix: np.ndarray) -> NodeVectors:
+        """Vectors whose rows ``rows`` names (a row lookup read from the tree's folder instead of a ``dict`` of every
+        id: :class:`~retrievekit.core.lattice.node_arrays.VectorRows`).
+
+        Examples:
+            >>> NodeVectors.over_rows({"a": 0}, np.ones((1, 2), dtype=np.float32))["a"].tolist()
+            [1.0, 1.0]
+        """
+        vectors = cls([], matrix[:0])
+        vectors._matrix, vectors._row = matrix, rows
+        return vectors
 
     def __getitem__(self, key: str) -> np.ndarray:
         """The vector of ``key`` (``KeyError`` when it has none).
@@ -142,16 +156,19 @@ class NodeVectors(MutableMapping[str, np.ndarray]):
             (1, 0)
         """
         twin = NodeVectors([], self._matrix[:0])
-        twin._matrix, twin._row, twin._set = self._matrix, dict(self._row), dict(self._set)
+        twin._matrix, twin._row, twin._set = self._matrix, copy.copy(self._row), dict(self._set)
         return twin
 
     def __repr__(self) -> str:
         return f"NodeVectors(<{len(self)} vectors, {len(self._set)} in memory>)"
 
 
-def write_node_vectors(folder: Path, ids: list[str], vectors: Mapping[str, np.ndarray]) -> None:
+def write_node_vectors(
+    folder: Path, ids: list[str], vectors: Mapping[str, np.ndarray], *, ids_file: bool = True
+) -> None:
     """Write ``vectors[i]`` for each of ``ids`` into ``folder`` as ``vectors.npy`` (row by row: a whole matrix is
-    never held) and ``vector_ids.json``, synced.
+    never held) and, with ``ids_file``, ``vector_ids.json`` (a tree of format version 4 names its rows by node row
+    instead), synced.
 
     Examples:
         >>> import pathlib, tempfile
@@ -173,7 +190,8 @@ def write_node_vectors(folder: Path, ids: list[str], vectors: Mapping[str, np.nd
     del out
     with open(folder / f"{VECTORS}.npy", "rb+") as f:
         os.fsync(f.fileno())
-    (folder / VECTOR_IDS).write_text(json.dumps(ids), encoding="utf-8")
+    if ids_file:
+        (folder / VECTOR_IDS).write_text(json.dumps(ids), encoding="utf-8")
 
 
 def read_node_vectors(path: Path) -> MutableMapping[str, np.ndarray]:

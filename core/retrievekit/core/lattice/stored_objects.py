@@ -114,11 +114,14 @@ class StoredObjects(MutableMapping[str, DataObject]):
         size = (folder / OBJECTS).stat().st_size if (folder / OBJECTS).is_file() else -1
         if offsets.ndim != 1 or len(offsets) != len(ids) + 1 or int(offsets[-1]) != size:
             raise IndexFormatError(f"{folder / OFFSETS} does not match {OBJECTS} ({len(ids)} leaves, {size} bytes)")
-        return cls(_File(folder / OBJECTS), list(ids), offsets)
+        return cls(_File(folder / OBJECTS), list(ids) if isinstance(ids, list) else ids, offsets)
 
     def _row(self, key: object) -> int | None:
         if not isinstance(key, str) or key in self._removed:
             return None
+        find = getattr(self._ids, "find", None)  # the leaf ids of a tree of format version 4: found by hash
+        if find is not None:
+            return find(key)
         i = bisect_left(self._ids, key)
         return i if i < len(self._ids) and self._ids[i] == key else None
 
@@ -175,7 +178,7 @@ class StoredObjects(MutableMapping[str, DataObject]):
             True
         """
         if not self._added and not self._removed:
-            return list(sorted_ids) == self._ids
+            return sorted_ids is self._ids or list(sorted_ids) == list(self._ids)
         return sorted(self) == list(sorted_ids)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> StoredObjects:

@@ -7,13 +7,17 @@ On disk (a folder written atomically with :func:`~retrievekit.core.index.store.a
 
 * ``manifest.json`` -- format ``retrievekit.lattice_tree``, :data:`FORMAT_VERSION`, root, counts, builder, build
   config; a folder of another format or a newer version raises :class:`~retrievekit.core.errors.IndexFormatError`;
-* ``nodes.jsonl`` -- one node per line (id, text, children, depth, leaf flag); from version 3 a leaf's line has no
-  text when its text is its object's ``index_text()``: :meth:`SemanticTree.text` reads it from the object when
-  asked (a folder of version 1 or 2 keeps its leaves' texts in memory until the next save). Read whole on opening;
+* the nodes as arrays (format version 4, :mod:`~retrievekit.core.lattice.node_arrays`): ids, parents, depths,
+  children and texts in memory-mapped ``.npy`` files, the structure checked by array operations on opening and a
+  node read when asked for (a leaf's text is empty when it is its object's ``index_text()``: :meth:`SemanticTree.text`
+  reads it from the object). Versions 1 to 3 kept them in ``nodes.jsonl``, one node per line, read whole on opening
+  (version 3: a leaf's line without that text; versions 1 and 2 keep their leaves' texts in memory until the next
+  save), and still open;
 * ``objects.jsonl`` and ``object_offsets.npy`` -- the leaves' objects, sorted by id, and each line's byte offset:
   an object is read when asked for (:class:`~retrievekit.core.lattice.stored_objects.StoredObjects`; a folder
   saved before the offsets were written is read whole);
-* ``vectors.npy`` and ``vector_ids.json`` -- the node embeddings, one ``float32`` row a node, memory-mapped
+* ``vectors.npy`` and ``vector_rows.npy`` (each row's node; ``vector_ids.json`` by name before version 4, or when a
+  vector names no node) -- the node embeddings, one ``float32`` row a node, memory-mapped
   (:class:`~retrievekit.core.lattice.node_vectors.NodeVectors`: a search pages in the rows it reads); version 1
   kept them in ``embeddings.npz`` (read into memory; the next save writes the current version).
 
@@ -42,7 +46,6 @@ import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +54,20 @@ import numpy as np
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
+from retrievekit.core.index.mapped import open_arrays, save_arrays
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest
-from retrievekit.core.lattice.node_vectors import NodeVectors, read_node_vectors, write_node_vectors
+from retrievekit.core.lattice.node_arrays import VECTOR_ROWS, VectorRows, open_node_arrays, write_node_arrays
+from retrievekit.core.lattice.node_overlay import NodeOverlay
+from retrievekit.core.lattice.node_vectors import VECTORS, NodeVectors, read_node_vectors, write_node_vectors
 from retrievekit.core.lattice.stored_objects import OFFSETS, StoredObjects, write_sorted_objects
 from retrievekit.core.lattice.subtree_leaves import SubtreeLeaves
+from retrievekit.core.lattice.tree_node import TreeNode
 from retrievekit.core.types import DataObject
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ROOT", "SemanticTree", "TreeNode", "check_object_ids", "internal_id"]
 
 FORMAT = "lattice_tree"
-FORMAT_VERSION = 3  # 3: leaf lines without their text; 2: vectors.npy; 1: embeddings.npz
+FORMAT_VERSION = 4  # 4: nodes as arrays; 3: leaf lines without their text; 2: vectors.npy; 1: embeddings.npz
 ROOT = "root"
 NODES = "nodes.jsonl"
 
@@ -94,52 +101,6 @@ def check_object_ids(ids: Iterable[str]) -> None:
     for oid in ids:
         if oid == ROOT or _INTERNAL_RE.match(oid):
             raise InvalidInputError(f"object id {oid!r} is reserved by the LATTICE tree; rename the object")
-
-
-@dataclass
-class TreeNode:
-    """One node: a leaf (a corpus object) or an internal node (a summary of its children).
-
-    A leaf's ``text`` is empty when the node does not hold it (a tree opened from its folder): its text is then its
-    object's ``index_text()``; read a node's text with :meth:`SemanticTree.text`.
-
-    Examples:
-        >>> TreeNode(id="n1-x", text="Fruit", children=["a"], depth=1).is_leaf
-        False
-    """
-
-    id: str
-    text: str
-    children: list[str] = field(default_factory=list)
-    depth: int = 0
-    is_leaf: bool = False
-    parent: str | None = None
-
-    @classmethod
-    def from_line(cls, line: Mapping[str, Any]) -> TreeNode:
-        """The node a ``nodes.jsonl`` line holds (:meth:`SemanticTree.node_line`; a leaf's text left out: its
-        object's, read by :meth:`SemanticTree.text`)."""
-        text = str(line["text"]) if "text" in line or not line["leaf"] else ""
-        return cls(str(line["id"]), text, [str(c) for c in line["children"]], int(line["depth"]), bool(line["leaf"]))
-
-    def clone(self) -> TreeNode:
-        """This node with its own list of children (what a change may edit in place)."""
-        return TreeNode(self.id, self.text, list(self.children), self.depth, self.is_leaf, self.parent)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe dict (the parent is implied by ``children``).
-
-        Examples:
-            >>> TreeNode(id="a", text="x", is_leaf=True).to_dict()["leaf"]
-            True
-        """
-        return {
-            "id": self.id,
-            "text": self.text,
-            "children": list(self.children),
-            "depth": self.depth,
-            "leaf": self.is_leaf,
-        }
 
 
 class SemanticTree:
@@ -244,9 +205,10 @@ class SemanticTree:
                 child = self.nodes[c]
                 child.parent, child.depth = node.id, node.depth + 1
                 if child.is_leaf:
-                    at = bisect.bisect_left(self._leaf_ids, c)
-                    if at == len(self._leaf_ids) or self._leaf_ids[at] != c:
-                        self._leaf_ids.insert(at, c)
+                    leaf_ids = self._own_leaf_ids()
+                    at = bisect.bisect_left(leaf_ids, c)
+                    if at == len(leaf_ids) or leaf_ids[at] != c:
+                        leaf_ids.insert(at, c)
                     self._height = max(self._height, child.depth)
                 else:
                     stack.append(c)
@@ -267,13 +229,21 @@ class SemanticTree:
             >>> t.leaf_ids(), t.height
             (['a'], 1)
         """
+        leaf_ids = self._own_leaf_ids()
         for lid in ids:
-            at = bisect.bisect_left(self._leaf_ids, lid)
-            if at < len(self._leaf_ids) and self._leaf_ids[at] == lid:
-                del self._leaf_ids[at]
+            at = bisect.bisect_left(leaf_ids, lid)
+            if at < len(leaf_ids) and leaf_ids[at] == lid:
+                del leaf_ids[at]
         self._leaf_sets = {}
         if not any(self.nodes[n].depth == self._height for n in self._leaf_ids):  # stops at the first one there
             self._height = max((self.nodes[n].depth for n in self._leaf_ids), default=0)
+
+    def _own_leaf_ids(self) -> list[str]:
+        """The sorted leaf ids as a list this tree may change (a tree opened from a version-4 folder reads them from
+        its arrays until its first change)."""
+        if not isinstance(self._leaf_ids, list):
+            self._leaf_ids = list(self._leaf_ids)
+        return self._leaf_ids
 
     def copy(self, *, nodes: MutableMapping[str, TreeNode] | None = None) -> SemanticTree:
         """A copy to change while this tree is searched: its own nodes (``nodes`` when given: a draft's, see
@@ -505,24 +475,29 @@ class SemanticTree:
         """
         path = Path(path)
         with atomic_folder(path) as tmp:
-            with open(tmp / NODES, "w", encoding="utf-8") as f:
-                for node in self.iter_nodes():
-                    f.write(json.dumps(self.node_line(node), ensure_ascii=False) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
+            rows = write_node_arrays(tmp, self.nodes, self._stored_text)
             write_sorted_objects(tmp, (self.objects[i] for i in self._leaf_ids))
             ids = sorted(self.embeddings)
             if ids:
-                write_node_vectors(tmp, ids, self.embeddings)
+                stray = any(i not in rows for i in ids)  # a vector of no node: named by id, as version 3 did
+                write_node_vectors(tmp, ids, self.embeddings, ids_file=stray)
+                if not stray:
+                    save_arrays(tmp, {VECTOR_ROWS: np.array([rows[i] for i in ids], dtype=np.int32)})
             fields = {"root": ROOT, **self.stats(), "meta": self.meta}
             fields[RECORD_KEY] = corpus_record(self.objects[i] for i in self._leaf_ids)
             write_manifest(tmp, FORMAT, FORMAT_VERSION, fields)
         return path
 
+    def _stored_text(self, node: TreeNode) -> str:
+        """The text saved for ``node``: none for a leaf whose text is its object's index text."""
+        if node.is_leaf and (not node.text or node.text == self.objects[node.id].index_text()):
+            return ""
+        return node.text
+
     def node_line(self, node: TreeNode) -> dict[str, Any]:
         """``node``'s line in ``nodes.jsonl``: a leaf's text only when it is not its object's index text."""
         line = node.to_dict()
-        if node.is_leaf and (not node.text or node.text == self.objects[node.id].index_text()):
+        if node.is_leaf and not self._stored_text(node):
             del line["text"]
         return line
 
@@ -543,7 +518,9 @@ class SemanticTree:
         """
         path = Path(path)
         manifest = read_manifest(path, FORMAT, FORMAT_VERSION)
-        if manifest.get("format_version") not in (1, 2, FORMAT_VERSION):
+        if manifest.get("format_version") == FORMAT_VERSION:
+            return cls._open(path, manifest)
+        if manifest.get("format_version") not in (1, 2, 3):
             raise IndexFormatError(
                 f"{path} holds a lattice tree of format version {manifest.get('format_version')}; this retrievekit "
                 f"reads version {FORMAT_VERSION}: rebuild the tree"
@@ -567,13 +544,28 @@ class SemanticTree:
             if (path / OFFSETS).is_file()
             else {o.id: o for o in read_objects(path)}  # saved before the offsets were written: read whole
         )
-        embeddings = read_node_vectors(path)
-        meta = manifest.get("meta") or {}
-        if meta.get("degraded"):
-            warnings.warn(
-                DegradedTreeWarning(f"the LATTICE tree at {path} is degraded: {meta['degraded']}"), stacklevel=2
-            )
-        return cls(nodes, objects, embeddings=embeddings, meta=meta)
+        return cls(nodes, objects, embeddings=read_node_vectors(path), meta=_meta(path, manifest, stacklevel=3))
+
+    @classmethod
+    def _open(cls, path: Path, manifest: Mapping[str, Any]) -> SemanticTree:
+        """A version-4 folder: nodes, objects and vectors left in their files, each read when asked for
+        (:mod:`~retrievekit.core.lattice.node_arrays`); the structure checked by array operations, not walked."""
+        stored = open_node_arrays(path)
+        leaf_ids = stored.leaf_ids()
+        if int(manifest.get("leaves", len(leaf_ids))) != len(leaf_ids):
+            raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")
+        vectors: MutableMapping[str, np.ndarray] = read_node_vectors(path)
+        if (path / f"{VECTOR_ROWS}.npy").is_file():
+            arrays = open_arrays(path, {VECTORS: np.float32, VECTOR_ROWS: np.int32}, ndim={VECTORS: 2}, mode="r")
+            if len(arrays[VECTOR_ROWS]) != len(arrays[VECTORS]):
+                raise IndexFormatError(f"{path / VECTOR_ROWS}.npy does not name the rows of {VECTORS}.npy")
+            vectors = NodeVectors.over_rows(VectorRows(stored.ids, arrays[VECTOR_ROWS]), arrays[VECTORS])
+        tree = cls.__new__(cls)
+        tree.nodes = NodeOverlay(stored, is_draft=False)  # type: ignore[assignment]
+        tree.objects = StoredObjects.open(path, leaf_ids)
+        tree.embeddings, tree.meta = vectors, _meta(path, manifest, stacklevel=4)
+        tree._leaf_ids, tree._leaf_sets, tree._height = leaf_ids, {}, stored.height  # type: ignore[assignment]
+        return tree
 
     def check_ids(self) -> None:
         """Raise :class:`InvalidInputError` when an object id clashes with an internal node id.
@@ -586,6 +578,16 @@ class SemanticTree:
             if not node.is_leaf and nid in self.objects:
                 raise InvalidInputError(f"object id {nid!r} clashes with an internal node id; rename the object")
 
-    def __repr__(self) -> str:
-        s = self.stats()
-        return f"SemanticTree(<{s['leaves']} leaves, {s['internal']} internal, height {s['height']}>)"
+    def __repr__(self) -> str:  # counts only: no walk of the nodes (an opened tree reads a node when asked for)
+        internal = len(self.nodes) - self.num_leaves
+        return f"SemanticTree(<{self.num_leaves} leaves, {internal} internal, height {self.height}>)"
+
+
+def _meta(path: Path, manifest: Mapping[str, Any], *, stacklevel: int) -> dict[str, Any]:
+    """A tree folder's build information, with a warning when it says the tree is degraded."""
+    meta = dict(manifest.get("meta") or {})
+    if meta.get("degraded"):
+        warnings.warn(
+            DegradedTreeWarning(f"the LATTICE tree at {path} is degraded: {meta['degraded']}"), stacklevel=stacklevel
+        )
+    return meta

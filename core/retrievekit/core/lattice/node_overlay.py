@@ -1,0 +1,81 @@
+"""Nodes seen through the ones changed on top of them: :class:`NodeOverlay`, the node map of a LATTICE tree's draft
+(:mod:`~retrievekit.core.lattice.tree_draft`) and of a tree opened from its folder
+(:mod:`~retrievekit.core.lattice.node_arrays`: the nodes on disk, each read when first asked for).
+
+Examples:
+    >>> o = NodeOverlay({"a": TreeNode(id="a", text="x")}); o["b"] = TreeNode(id="b", text="y"); sorted(o)
+    ['a', 'b']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+
+from retrievekit.core.lattice.tree_node import TreeNode
+
+__all__ = ["NodeOverlay"]
+
+
+class NodeOverlay(MutableMapping[str, TreeNode]):
+    """The nodes of a draft: ``base`` (read only) seen through the nodes the draft cloned, set and removed.
+
+    A node read (``overlay[id]``, ``get``, ``values``, ``items``) is cloned on first access (kept as read, without a
+    clone, when ``is_draft`` is False: ``base`` then builds each node afresh) and that node is the one returned from
+    then on; ``in``, ``len`` and iterating the ids clone nothing. Ids iterate in ``base``'s order, the
+    new ones after it (a copy's order).
+
+    Examples:
+        >>> base = {"a": TreeNode(id="a", text="x", children=["b"])}
+        >>> o = NodeOverlay(base); o["a"].children.append("c")
+        >>> base["a"].children, o["a"].children, "a" in o, len(o)
+        (['b'], ['b', 'c'], True, 1)
+    """
+
+    __slots__ = ("_base", "_gone", "_own", "is_draft")
+
+    def __init__(self, base: Mapping[str, TreeNode], *, is_draft: bool = True) -> None:
+        self._base = base
+        self.is_draft = is_draft  # False: a tree's own nodes read from its folder (``node_arrays``), not a draft
+        self._own: dict[str, TreeNode] = {}  # cloned, set or new
+        self._gone: set[str] = set()  # ids of ``base`` removed
+
+    def __getitem__(self, key: str) -> TreeNode:
+        node = self._own.get(key)
+        if node is not None:
+            return node
+        if key in self._gone:
+            raise KeyError(key)
+        node = self._base[key]
+        node = self._own[key] = node.clone() if self.is_draft else node  # a stored node is built afresh: no clone
+        return node
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._own or (key not in self._gone and key in self._base)
+
+    def __setitem__(self, key: str, node: TreeNode) -> None:
+        self._own[key] = node
+        self._gone.discard(key)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._own.pop(key, None)
+        if key in self._base:
+            self._gone.add(key)
+
+    def __iter__(self) -> Iterator[str]:
+        gone, own = self._gone, self._own
+        yield from (k for k in self._base if k not in gone)
+        yield from (k for k in own if k not in self._base)
+
+    def __len__(self) -> int:
+        return len(self._base) - len(self._gone) + sum(k not in self._base for k in self._own)
+
+    def settled(self) -> tuple[dict[str, TreeNode], dict[str, TreeNode], list[str]]:
+        """The nodes as a plain ``dict`` (``base``'s order, the new ones last), the nodes read, set or added (by id),
+        and the ids removed from ``base`` (sorted)."""
+        nodes = dict(self._base)
+        for k in self._gone:
+            del nodes[k]
+        nodes.update(self._own)
+        return nodes, dict(self._own), sorted(self._gone)
