@@ -16,6 +16,7 @@ from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
+from retrievekit.core.lattice.node_overlay import NodeOverlay
 from retrievekit.core.lattice.stored_objects import StoredObjects
 from retrievekit.langchain import LatticeRetriever as LCLattice
 from retrievekit.langchain import RetrieveKitRetriever as LCRetriever
@@ -75,6 +76,7 @@ def test_a_lattice_tree_opened_from_its_folder_reads_its_objects_per_hit_in_both
     )
     li = LILattice.from_tree(tree_dir, llm=KeywordLLM(), embedder=minilm, similarity_top_k=2, num_iters=6)
     assert isinstance(li.lattice.tree.objects, StoredObjects)  # opened without reading its objects
+    assert isinstance(li.lattice.tree.nodes, NodeOverlay) and not li.lattice.tree.nodes._own  # nor its nodes
     sync_ids, async_ids = _engine_answers(li)
     assert sync_ids == async_ids and sync_ids[0] == "everest"
     lc = LCLattice.from_tree(tree_dir, llm=KeywordLLM(), embedder=minilm, k=2, num_iters=6)

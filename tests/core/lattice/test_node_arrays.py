@@ -9,6 +9,8 @@ being which nodes the search reads), insertion and deletion on an opened tree.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from _lattice import KeywordLLM, reseal_tree
@@ -169,3 +171,14 @@ def test_a_damaged_vector_file_is_refused_by_name(tmp_path, vectors, says):
     reseal_tree(folder, 4)
     with pytest.raises(IndexFormatError, match=says):
         SemanticTree.load(folder)
+
+
+def test_an_opened_tree_searched_from_many_threads_at_once_answers_as_one_thread(tmp_path):
+    built = wide_tree()
+    queries = [GOLD, "weather report filler", "sports", "geology volcano", "magma lava"] * 4
+    alone = [[h.id for h in Lattice(built, KeywordLLM()).search(q, k=5)] for q in queries]
+    opened = SemanticTree.load(built.save(tmp_path / "t"))  # every node first read by whichever thread gets there
+    lattice = Lattice(opened, KeywordLLM())
+    with ThreadPoolExecutor(max_workers=len(queries)) as pool:
+        together = list(pool.map(lambda q: [h.id for h in lattice.search(q, k=5)], queries))
+    assert together == alone
