@@ -1,8 +1,7 @@
 """Where a number goes in a sorted array, without copying the array: :func:`insertion_point`.
 
 NumPy 2's ``np.searchsorted(array, value)`` with a Python ``int`` and an ``int32`` (or any narrower) array converts the
-whole array first: about 450 microseconds a call for a million ``int32`` rows against 1 for the same search with the
-value as the array's own type. Index folders keep their row and token arrays as ``int32`` (memory-mapped), so every
+whole array first, at every call: time in proportion to the array instead of its logarithm. Index folders keep their row and token arrays as ``int32`` (memory-mapped), so every
 lookup by number goes through here.
 
 Examples:
