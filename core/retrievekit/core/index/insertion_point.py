@@ -1,8 +1,8 @@
 """Where a number goes in a sorted array, without copying the array: :func:`insertion_point`.
 
 NumPy 2's ``np.searchsorted(array, value)`` with a Python ``int`` and an ``int32`` (or any narrower) array converts the
-whole array first, at every call: time in proportion to the array instead of its logarithm. Index folders keep their row and token arrays as ``int32`` (memory-mapped), so every
-lookup by number goes through here.
+whole array first, at every call: time in proportion to the array instead of its logarithm. Index folders keep their
+row and token arrays as ``int32`` (memory-mapped), so every lookup by number goes through here.
 
 Examples:
     >>> import numpy as np

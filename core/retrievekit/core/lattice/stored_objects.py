@@ -89,6 +89,7 @@ class StoredObjects(MutableMapping[str, DataObject]):
 
     def __init__(self, file: _File, ids: Sequence[str], offsets: np.ndarray) -> None:
         self._file, self._ids, self._offsets = file, ids, offsets
+        self._find = getattr(ids, "find", None)  # the leaf ids of a tree of format version 4: found by hash
         self._added: dict[str, DataObject] = {}
         self._removed: set[str] = set()  # stored ids deleted or shadowed by an added object
 
@@ -119,9 +120,8 @@ class StoredObjects(MutableMapping[str, DataObject]):
     def _row(self, key: object) -> int | None:
         if not isinstance(key, str) or key in self._removed:
             return None
-        find = getattr(self._ids, "find", None)  # the leaf ids of a tree of format version 4: found by hash
-        if find is not None:
-            return find(key)
+        if self._find is not None:
+            return self._find(key)
         i = bisect_left(self._ids, key)
         return i if i < len(self._ids) and self._ids[i] == key else None
 

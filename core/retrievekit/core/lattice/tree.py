@@ -554,12 +554,14 @@ class SemanticTree:
         leaf_ids = stored.leaf_ids()
         if int(manifest.get("leaves", len(leaf_ids))) != len(leaf_ids):
             raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")
-        vectors: MutableMapping[str, np.ndarray] = read_node_vectors(path)
+        vectors: MutableMapping[str, np.ndarray]
         if (path / f"{VECTOR_ROWS}.npy").is_file():
             arrays = open_arrays(path, {VECTORS: np.float32, VECTOR_ROWS: np.int32}, ndim={VECTORS: 2}, mode="r")
             if len(arrays[VECTOR_ROWS]) != len(arrays[VECTORS]):
                 raise IndexFormatError(f"{path / VECTOR_ROWS}.npy does not name the rows of {VECTORS}.npy")
             vectors = NodeVectors.over_rows(VectorRows(stored.ids, arrays[VECTOR_ROWS]), arrays[VECTORS])
+        else:  # no vectors, or one naming no node: by id (vector_ids.json)
+            vectors = read_node_vectors(path)
         tree = cls.__new__(cls)
         tree.nodes = NodeOverlay(stored, is_draft=False)  # type: ignore[assignment]
         tree.objects = StoredObjects.open(path, leaf_ids)

@@ -3,7 +3,8 @@ nodes the change reads, not the tree.
 
 A living index changes a tree while searches read it, so the change is made on another tree and swapped in whole.
 :meth:`~retrievekit.core.lattice.tree.SemanticTree.copy` makes that tree by cloning every node (at 100,000 documents
-most of an insertion's time). :func:`draft` instead gives the new tree a :class:`~retrievekit.core.lattice.node_overlay.NodeOverlay`: a node is cloned the
+most of an insertion's time). :func:`draft` instead gives the new tree a
+:class:`~retrievekit.core.lattice.node_overlay.NodeOverlay`: a node is cloned the
 first time the change reads it (insertions and deletions change nodes in place, so every node read is taken as one
 that may change), new and removed nodes are kept apart, and the tree it came from is never written to.
 :func:`settle` then turns the overlay back into a plain ``dict`` (one copy of the node map, sharing the untouched
@@ -31,7 +32,8 @@ __all__ = ["draft", "settle"]
 
 def draft(tree: SemanticTree) -> SemanticTree:
     """A tree to change while ``tree`` is searched: :meth:`~SemanticTree.copy`'s, with its nodes a
-    :class:`~retrievekit.core.lattice.node_overlay.NodeOverlay` over ``tree``'s (a node cloned when first read); :func:`settle` it after the change.
+    :class:`~retrievekit.core.lattice.node_overlay.NodeOverlay` over ``tree``'s (a node cloned when first read);
+    :func:`settle` it after the change.
 
     Examples:
         >>> from retrievekit.core.types import Passage
