@@ -42,6 +42,10 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   their files) and a fresh process that opens it and runs the same searches (``open_ms``, ``open_ms_per_query``,
   ``open_peak_rss_mb`` with its own memory and the file pages apart; ``same_answers``: the opened tree's hits are
   the built tree's), ``save_seconds`` and ``disk_mb``.
+* ``lattice_stream``: the same tree built from the corpus as a stream straight into a folder
+  (``retrievekit.core.lattice.bottom_up_stream``: the corpus never listed, vectors and objects in scratch files,
+  the nodes written as arrays; the folder ``lattice_saved`` writes, file for file), then ``lattice_saved``'s fresh
+  process; ``answers_digest`` (a hash of every claim's hits) compares runs, ``build_peak_rss_mb`` is the build's.
 
 Each finished (method, n) is a line of ``<out-dir>/records.jsonl``; a rerun skips what is recorded (the 1M rows
 take long), then prints the table and each method's fitted exponent (least-squares slope of log build CPU seconds
@@ -54,6 +58,7 @@ on log n) and the ratio of its search time at the largest n to the smallest. Tim
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -197,8 +202,37 @@ def _run_lattice_saved(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
         here = str(Path(__file__).resolve().parent)
         cmd = [sys.executable, "-c", _OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here]
         opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
-        row["same_answers"] = opened.pop("answers") == in_memory
+        answers = opened.pop("answers")
+        row["same_answers"] = answers == in_memory
+        row["answers_digest"] = _digest(answers)
         row.update(opened)
+    return row
+
+
+def _digest(answers: list[list[str]]) -> str:
+    """A short hash of every claim's hits, in order: equal digests, equal answers (runs compared across records)."""
+    return hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16]
+
+
+def _run_lattice_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, Any]:
+    """The tree built from the stream into a folder (the corpus never a list), then opened and searched by a fresh
+    process (``lattice_saved``'s)."""
+    from retrievekit.core.lattice.bottom_up_stream import build_bottom_up_into
+    from retrievekit.core.lattice.config import TreeBuildConfig
+
+    with tempfile.TemporaryDirectory(prefix="scale-tree-") as tmp:
+        cfg = TreeBuildConfig(summaries="extractive")
+        folder, row = _build(lambda: build_bottom_up_into(Path(tmp) / "tree", corpus, None, HashedWords(), cfg))
+        row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        row.update(tree_nodes=manifest["nodes"], tree_height=manifest["height"])
+        here = str(Path(__file__).resolve().parent)
+        cmd = [sys.executable, "-c", _OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here]
+        opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+        row["answers_digest"] = _digest(opened.pop("answers"))
+        row.update(opened)
+        row["ms_per_query"] = row["open_ms_per_query"]  # the table's column: the opened tree's search
     return row
 
 
@@ -421,10 +455,11 @@ _RUNS = {
     "fm_index_stream": _run_fm_index_stream,
     "lattice": _run_lattice,
     "lattice_saved": _run_lattice_saved,
+    "lattice_stream": _run_lattice_stream,
 }
 
 
-_STREAMED = {"bm25_stream", "mindref_trie_stream", "fm_index_stream"}
+_STREAMED = {"bm25_stream", "mindref_trie_stream", "fm_index_stream", "lattice_stream"}
 """The methods whose build reads the corpus as a stream (the others take it as a list)."""
 _SIZED = {"mindref_trie_stream"}
 """The methods told the corpus's size (they pick documents from a stream as it passes)."""

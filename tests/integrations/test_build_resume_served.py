@@ -7,7 +7,8 @@ vectors (its ``"words"`` model). A child process builds a bottom-up tree with a 
 is SIGKILLed once the journal holds some summaries; the rerun with the same folder sends no summary call whose reply
 the journal holds (the server lists every reply it sent), sends exactly the missing ones, and gives the tree an
 uninterrupted build gives (counted once the server has answered the requests the killed child left in flight).
-Leaf vectors are not journaled: the rerun embeds the leaves again.
+The leaf vectors the child embedded are kept in the build folder too: the rerun sends no embedding request for a
+leaf, only for the summaries.
 """
 
 from __future__ import annotations
@@ -95,15 +96,17 @@ def _quiet(server) -> None:
 def test_a_build_killed_mid_way_resumes_without_redoing_a_finished_summary(tmp_path):
     with llm_server(DELAY, SLOTS, embed_delay=DELAY) as server:
         whole = build(server.url)
-        total = whole.meta["llm_calls"]
+        total, whole_embeddings = whole.meta["llm_calls"], stats(server)["embeddings"]
         assert stats(server)["peak_chat"] == SLOTS and stats(server)["peak_words"] == SLOTS  # every slot busy
         done = _killed_mid_build(server.url, tmp_path / "b", total)
         _quiet(server)  # the replies to the killed child's last requests are not the resumed build's
-        before = len(stats(server)["chat_replies"])
+        before, embeddings_before = len(stats(server)["chat_replies"]), stats(server)["embeddings"]
         resumed = build(server.url, tmp_path / "b")
-        sent = stats(server)["chat_replies"][before:]
+        sent, embedded = stats(server)["chat_replies"][before:], stats(server)["embeddings"] - embeddings_before
     assert not set(sent) & set(done)  # no summary the killed build finished was asked again
     assert len(sent) == total - len(done) and resumed.meta["journal_reused"] == len(done)
+    leaf_requests = len(DOCS) // 8  # the embedder's batches of 8 texts: asked by the killed child, not again
+    assert resumed.meta["leaf_batches_reused"] == 1 and embedded == whole_embeddings - leaf_requests
     got, want = _shape(resumed), _shape(whole)
     assert got[0] == want[0]
     assert got[1].keys() == want[1].keys() and all(np.array_equal(got[1][k], want[1][k]) for k in want[1])

@@ -358,6 +358,7 @@ def test_lattice(here):
     with run_page("docs/methods/lattice.md", ns, here / "files"):
         pass
     assert (here / "search.png").is_file() and (here / "my-tree").is_dir()
+    assert ns["big"].tree.num_leaves == len(FRUIT) and sorted(ns["big"].tree.leaf_ids()) == sorted(p.id for p in FRUIT)
     assert [h.id for h in ns["lat"].search("aspirin pain", k=1)] == ["a"]
 
 

@@ -9,7 +9,9 @@ being which nodes the search reads), insertion and deletion on an opened tree.
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -182,3 +184,27 @@ def test_an_opened_tree_searched_from_many_threads_at_once_answers_as_one_thread
     with ThreadPoolExecutor(max_workers=len(queries)) as pool:
         together = list(pool.map(lambda q: [h.id for h in lattice.search(q, k=5)], queries))
     assert together == alone
+
+
+def _resident_kb(path: Path) -> int:
+    """The resident kB of this process's mappings of the file at ``path`` (``/proc/self/smaps``)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps", encoding="utf-8") as f:
+        for line in f:
+            head = line.split()
+            if re.fullmatch(r"[0-9a-f]+-[0-9a-f]+", head[0]):  # a mapping's first line: its file last, if any
+                inside = len(head) >= 6 and head[-1] == str(path)
+            elif inside and line.startswith("Rss:"):
+                total += int(head[1])
+    return total
+
+
+def test_opening_checks_the_structure_and_gives_its_pages_back(tmp_path):
+    tree = wide_tree(16)  # 4,369 nodes: each structure array spans several pages
+    folder = tree.save(tmp_path / "t")
+    opened = SemanticTree.load(folder)  # reads every structure array to check it (a damaged one is refused, above)
+    names = ["node_parents.npy", "node_depths.npy", "node_leaves.npy", "children.npy", "child_starts.npy"]
+    names += ["node_id_hashes.npy", "node_id_hash_rows.npy", "node_id_starts.npy", "node_text_starts.npy"]
+    assert [_resident_kb(folder / n) for n in names] == [0] * len(names)  # and keeps none of their pages resident
+    hits = Lattice(opened, KeywordLLM()).search(GOLD, k=1)
+    assert [h.id for h in hits] == ["doc-3-5-0"]  # a search maps back the pages it reads

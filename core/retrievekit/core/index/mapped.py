@@ -37,7 +37,7 @@ import numpy as np
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
 
-__all__ = ["is_mapped", "open_arrays", "save_arrays", "save_concatenated"]
+__all__ = ["is_mapped", "open_arrays", "release_pages", "save_arrays", "save_concatenated"]
 
 
 def save_arrays(folder: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -> None:
@@ -94,6 +94,31 @@ def is_mapped(array: np.ndarray) -> bool:
             return True
         base = base.base
     return isinstance(base, mmap.mmap)
+
+
+def release_pages(*arrays: np.ndarray) -> None:
+    """Tell the kernel this process is done with the pages of the mappings behind ``arrays`` for now
+    (``madvise(MADV_DONTNEED)``): they leave its resident set and stay in the page cache, and a later read maps them
+    again from there. For a check that reads whole arrays once on opening (a tree's structure), so the process is
+    not charged for every page of them; arrays that are not mapped, and mappings written through (``mode="c"``
+    after a write: the written pages would be lost), are left alone.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> save_arrays(d, {"a": np.arange(4096, dtype=np.int64)})
+        >>> a = open_arrays(d, {"a": np.int64}, mode="r")["a"]
+        >>> int(a.sum()); release_pages(a, np.zeros(2)); int(a[4095])
+        8386560
+        4095
+    """
+    for array in arrays:
+        base: object = array
+        while isinstance(base, np.ndarray) and not isinstance(base, np.memmap):
+            base = base.base
+        mapping = getattr(base, "_mmap", None) if isinstance(base, np.memmap) else None
+        if isinstance(mapping, mmap.mmap) and getattr(base, "mode", None) == "r" and hasattr(mmap, "MADV_DONTNEED"):
+            mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def open_arrays(

@@ -1,6 +1,7 @@
 """LATTICE: an LLM-built semantic tree and calibrated, LLM-guided beam search (arXiv 2510.13217).
 
-Build a tree (:func:`build_bottom_up`, :func:`build_top_down`), persist it (:class:`SemanticTree`), search it
+Build a tree (:func:`build_bottom_up`, :func:`build_top_down`; :func:`build_bottom_up_into` from a stream straight
+into a folder), persist it (:class:`SemanticTree`), search it
 (:class:`Lattice`), grow and shrink it (:func:`insert_documents`, :func:`delete_documents`), say how far it drifted
 from a fresh build (:func:`drift`) and draw a search (:func:`draw_search`). Defaults and every
 paper-vs-code choice are documented in :mod:`retrievekit.core.lattice.config`.
@@ -14,6 +15,7 @@ Examples:
 from __future__ import annotations
 
 from retrievekit.core.lattice.bottom_up import build_bottom_up
+from retrievekit.core.lattice.bottom_up_stream import build_bottom_up_into
 from retrievekit.core.lattice.calibration import Calibration, fit_latent_scores
 from retrievekit.core.lattice.config import LatticeConfig, TreeBuildConfig
 from retrievekit.core.lattice.delete import delete_documents
@@ -46,6 +48,7 @@ __all__ = [
     "TreeDrift",
     "TreeNode",
     "build_bottom_up",
+    "build_bottom_up_into",
     "build_lattice",
     "build_llm_rerank",
     "build_top_down",

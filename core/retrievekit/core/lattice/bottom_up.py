@@ -27,10 +27,9 @@ Examples:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -70,10 +69,21 @@ def metadata_groups(objects: Sequence[DataObject], key: str, max_size: int) -> l
         >>> metadata_groups(objs, "document_id", 2)
         [[0, 1], [2], [3, 4]]
     """
-    by: dict[Any, list[int]] = {}
-    for i, o in enumerate(objects):
-        value = o.metadata.get(key)
-        by.setdefault(("doc", str(value)) if value is not None else ("obj", o.id), []).append(i)
+    return label_groups([metadata_label(o, key) for o in objects], max_size)
+
+
+def metadata_label(obj: DataObject, key: str) -> tuple[str, str]:
+    """What :func:`metadata_groups` groups ``obj`` by: its ``metadata[key]``, or its own id when it has none."""
+    value = obj.metadata.get(key)
+    return ("doc", str(value)) if value is not None else ("obj", obj.id)
+
+
+def label_groups(labels: Sequence[tuple[str, str]], max_size: int) -> list[list[int]]:
+    """Indexes grouped by equal label (:func:`metadata_label`), each group larger than ``max_size`` cut in equal
+    parts in order; groups by first member."""
+    by: dict[tuple[str, str], list[int]] = {}
+    for i, label in enumerate(labels):
+        by.setdefault(label, []).append(i)
     out: list[list[int]] = []
     for members in by.values():
         n_chunks = math.ceil(len(members) / max_size)
@@ -132,56 +142,66 @@ def _open_parents(
     return jobs
 
 
-def _summaries_step(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int, calls: Trace) -> Step[list[str]]:
-    """The summaries of a level's new nodes as a step: one ``"lattice.summary"`` call per group whose summary is not
-    journaled yet (keyed by the build's scope and the children's texts), in batches of a few rounds of as many calls
-    as may be in flight (:func:`step_batch`); each reply read (an extractive label on failure, counted and noted in ``calls``) and journaled."""
-    run = lv.run
+def _summaries_step(
+    run: BuildRun, llm: ChatLLM | None, texts: list[list[str]], level: int, calls: Trace
+) -> Step[list[str]]:
+    """The summaries of a level's new nodes as a step: one ``"lattice.summary"`` call per group (its children's
+    short ``texts``) whose summary is not journaled yet (keyed by the build's scope and those texts), in batches of a
+    few rounds of as many calls as may be in flight (:func:`step_batch`); each reply read (an extractive label on
+    failure, counted and noted in ``calls``) and journaled."""
     cfg = run.config
-    texts = [[lv.short[c] for c in kids] for _, kids in jobs]
     return journaled_step(
         run.journal,
         [run.journal.key("summary", t) for t in texts],
         ask=lambda i: summary_call(texts[i], max_tokens=cfg.summary_max_tokens),
         read=lambda i, reply: read_summary(reply, texts[i], trace=calls, stats=run.stats),
         reuse=lambda done: done if isinstance(done, str) else None,
-        batch=step_batch(lv.llm, cfg.max_concurrency),
+        batch=step_batch(llm, cfg.max_concurrency),
         progress=cfg.progress,
         desc=f"level {level}",
     )
 
 
-def _level_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], level: int) -> list[str]:
-    """The new nodes' texts: their summaries (concurrent LLM calls), with child titles appended if configured."""
-    cfg = lv.run.config
-    lv.run.bump("summaries", len(jobs))
+def level_texts(
+    run: BuildRun,
+    llm: ChatLLM | None,
+    kid_texts: list[list[str]],
+    kid_vectors: Callable[[int], np.ndarray],
+    level: int,
+    seen: dict[str, tuple[str, ...]],
+) -> list[str]:
+    """The texts of new nodes at ``level`` from each one's children's short texts (``kid_texts[i]``) and vectors
+    (``kid_vectors(i)``): summaries (LLM calls driven at the config's ``max_concurrency``, or the children nearest
+    the group's centroid with ``summaries="extractive"``), with child titles appended if configured. ``seen`` maps
+    every summary written so far in the build to the children it summarised (repeats are counted)."""
+    cfg = run.config
+    run.bump("summaries", len(kid_texts))
     if cfg.summaries == "extractive":  # no LLM: the children nearest the group's centroid
         limit = cfg.summary_max_tokens * CHARS_PER_TOKEN
-        texts = [
-            centroid_summary([lv.short[c] for c in kids], np.stack([lv.embeddings[c] for c in kids]), limit)
-            for _, kids in jobs
-        ]
+        texts = [centroid_summary(kids, kid_vectors(i), limit) for i, kids in enumerate(kid_texts)]
     else:
         calls = Trace()
-        step = _summaries_step(lv, jobs, level, calls)
-        texts = drive_build(step, lv.llm, into=lv.run.trace, calls=calls, max_concurrency=cfg.max_concurrency)
-        lv.run.bump("repeated_summaries", _repeats(lv, jobs, texts))
+        step = _summaries_step(run, llm, kid_texts, level, calls)
+        texts = drive_build(step, llm, into=run.trace, calls=calls, max_concurrency=cfg.max_concurrency)
+        run.bump("repeated_summaries", _repeats(seen, kid_texts, texts))
     if cfg.append_child_titles:
-        texts = [
-            f"{t} [{extractive_label([lv.short[c] for c in kids], 160)}]"
-            for t, (_, kids) in zip(texts, jobs, strict=True)
-        ]
+        texts = [f"{t} [{extractive_label(kids, 160)}]" for t, kids in zip(texts, kid_texts, strict=True)]
     return texts
 
 
-def _repeats(lv: _Levels, jobs: list[tuple[str, list[str]]], texts: list[str]) -> int:
+def _repeats(seen: dict[str, tuple[str, ...]], kid_texts: list[list[str]], texts: list[str]) -> int:
     """How many of the new summaries repeat, word for word, one written earlier in the build for other children."""
     n = 0
-    for (_, kids), text in zip(jobs, texts, strict=True):
-        key, inputs = " ".join(text.lower().split()), tuple(lv.short[c] for c in kids)
-        if lv.summaries.setdefault(key, inputs) != inputs:
+    for kids, text in zip(kid_texts, texts, strict=True):
+        key, inputs = " ".join(text.lower().split()), tuple(kids)
+        if seen.setdefault(key, inputs) != inputs:
             n += 1
     return n
+
+
+def _kids(lv: _Levels, jobs: list[tuple[str, list[str]]]) -> tuple[list[list[str]], Callable[[int], np.ndarray]]:
+    """Each new node's children's short texts, and a function giving the ``i``-th node's children's vectors."""
+    return [[lv.short[c] for c in kids] for _, kids in jobs], lambda i: np.stack([lv.embeddings[c] for c in jobs[i][1]])
 
 
 def _set_texts(lv: _Levels, jobs: list[tuple[str, list[str]]], texts: list[str]) -> None:
@@ -229,7 +249,7 @@ def build_bottom_up(
         if len(groups) >= len(level_ids):  # cannot happen with M >= 2; guards an endless loop
             break
         jobs = _open_parents(lv, level, level_ids, groups)
-        _set_texts(lv, jobs, _level_texts(lv, jobs, level))
+        _set_texts(lv, jobs, level_texts(run, llm, *_kids(lv, jobs), level, lv.summaries))
         level_ids = [nid for nid, _ in jobs]
     run.nodes[ROOT] = TreeNode(id=ROOT, text="root", children=list(level_ids))
     lv.embeddings[ROOT] = np.mean(np.stack([lv.embeddings[i] for i in level_ids]), axis=0)

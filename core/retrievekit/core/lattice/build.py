@@ -16,6 +16,7 @@ Examples:
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections.abc import Sequence
@@ -34,7 +35,7 @@ from retrievekit.core.lattice.tree import TreeNode, check_object_ids
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import DataObject
 
-__all__ = ["BuildRun", "embed_texts", "start_build"]
+__all__ = ["LEAF_BATCH", "LEAF_VECTORS", "BuildRun", "embed_leaves", "embed_texts", "open_journal", "start_build"]
 
 # Leaves are embedded from at most this many characters of their index text.
 LEAF_EMBED_CHARS = 2000
@@ -144,6 +145,26 @@ def degraded_summaries(stats: dict[str, int]) -> str | None:
     return f"{what} (the LLM replies were unusable); rebuild with a working LLM"
 
 
+def open_journal(
+    config: TreeBuildConfig,
+    build_dir: str | os.PathLike[str] | None,
+    llm: Any,
+    prompts: Sequence[str],
+    embedder: Embedder,
+) -> BuildJournal:
+    """The resume journal in ``build_dir`` (none without one), scoped to ``llm``'s identity, the builder's
+    ``prompts``, the settings that change results (not ``max_concurrency`` nor ``progress``) and the embedder's
+    identity (:func:`build_scope`): a resumed build reuses only what the same LLM, prompts and settings produced.
+
+    Examples:
+        >>> open_journal(TreeBuildConfig(), None, None, [], None).reused
+        0
+    """
+    settings = {k: v for k, v in vars(config).items() if k not in ("max_concurrency", "progress")}
+    scope = build_scope(llm, prompts, settings, embedder=embedder)
+    return BuildJournal(Path(build_dir) if build_dir is not None else None, scope=scope)
+
+
 def start_build(
     corpus: Sequence[DataObject],
     embedder: Embedder,
@@ -169,15 +190,62 @@ def start_build(
     objects = check_corpus(corpus)
     check_object_ids(o.id for o in objects)
     cfg = config or TreeBuildConfig()
-    settings = {k: v for k, v in vars(cfg).items() if k not in ("max_concurrency", "progress")}  # results don't vary
-    scope = build_scope(llm, prompts, settings, embedder=embedder)
-    journal = BuildJournal(Path(build_dir) if build_dir is not None else None, scope=scope)
-    return BuildRun(
+    run = BuildRun(
         objects=objects,
         config=cfg,
         trace=trace if trace is not None else Trace(),
-        journal=journal,
+        journal=open_journal(cfg, build_dir, llm, prompts, embedder),
         nodes={o.id: TreeNode(id=o.id, text=o.index_text(), is_leaf=True) for o in objects},
-        leaf_vectors=embed_texts(embedder, [o.index_text()[:LEAF_EMBED_CHARS] for o in objects]),
         started=started,
     )
+    batches = [embed_leaves(run, embedder, objects[i : i + LEAF_BATCH]) for i in range(0, len(objects), LEAF_BATCH)]
+    run.leaf_vectors = np.concatenate(batches)
+    return run
+
+
+LEAF_BATCH = 4096
+"""Leaves embedded at a time, and kept at a time in a build folder (:func:`embed_leaves`)."""
+LEAF_VECTORS = "leaf_vectors"
+"""The build folder's subfolder of embedded leaf batches, one ``.npy`` file each."""
+
+
+def embed_leaves(run: BuildRun, embedder: Embedder, objects: Sequence[DataObject]) -> np.ndarray:
+    """The vectors of a batch of leaves (each object's index text, cut to :data:`LEAF_EMBED_CHARS`). With a build
+    folder, a batch is kept there once embedded (``leaf_vectors/<key>.npy``, written whole and renamed into place,
+    keyed by the build's scope, the embedder's included, and the batch's texts), so a build resumed after a crash
+    reads back every batch it had embedded instead of asking the embedder again (counted as
+    ``leaf_batches_reused``); a damaged file is embedded again.
+
+    Examples:
+        >>> import numpy as np, pathlib, tempfile
+        >>> from retrievekit.core.types import Passage
+        >>> class Emb:
+        ...     calls = 0
+        ...     def embed_documents(self, texts): Emb.calls += 1; return np.ones((len(texts), 2))
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> runs = [BuildRun([], TreeBuildConfig(), Trace(), BuildJournal(folder)) for _ in range(2)]
+        >>> [embed_leaves(r, Emb(), [Passage(id="a", text="x")]).shape for r in runs], Emb.calls
+        ([(1, 2), (1, 2)], 1)
+        >>> runs[1].stats
+        {'leaf_batches_reused': 1}
+    """
+    texts = [o.index_text()[:LEAF_EMBED_CHARS] for o in objects]
+    if run.journal.folder is None:
+        return embed_texts(embedder, texts)
+    path = run.journal.folder / LEAF_VECTORS / f"{run.journal.key(LEAF_VECTORS, texts).split(':')[1]}.npy"
+    try:
+        kept = np.load(path, allow_pickle=False)
+        if kept.dtype == np.float32 and kept.ndim == 2 and kept.shape[0] == len(texts):
+            run.bump("leaf_batches_reused")
+            return kept
+    except (OSError, ValueError):
+        pass  # not embedded yet, or a damaged file: embedded again
+    vectors = embed_texts(embedder, texts)
+    path.parent.mkdir(exist_ok=True)
+    part = path.with_name(f"{path.stem}.{os.getpid()}.part")
+    with open(part, "wb") as f:
+        np.save(f, vectors, allow_pickle=False)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, path)
+    return vectors

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.index.row_file import RowFile
 
 __all__ = ["SAMPLE_PER_CENTRE", "SPLIT_BRANCHING", "balanced_groups", "kmeans", "split_labels"]
 
@@ -72,7 +73,7 @@ def kmeans(x: np.ndarray, k: int, *, seed: int = 0, iters: int = 25) -> np.ndarr
     return np.array([order[int(lab)] for lab in labels], dtype=np.int64)
 
 
-def _nearest(x: np.ndarray, c: np.ndarray) -> np.ndarray:
+def _nearest(x: np.ndarray | RowFile, c: np.ndarray) -> np.ndarray:
     """Index of the nearest centre of every row (``|c|^2 - 2 x.c``, in blocks of :data:`_CHUNK` rows)."""
     c_sq = (c * c).sum(1)[None, :]
     out = np.empty(x.shape[0], dtype=np.int64)
@@ -116,7 +117,7 @@ def _lloyd(x: np.ndarray, c: np.ndarray) -> np.ndarray:
     return c
 
 
-def split_labels(x: np.ndarray, k: int, *, seed: int = 0) -> np.ndarray:
+def split_labels(x: np.ndarray | RowFile, k: int, *, seed: int = 0) -> np.ndarray:
     """Labels ``0..k-1`` of one seeded k-means split of the rows of ``x`` (float32), its centres fitted on at most
     :data:`SAMPLE_PER_CENTRE` ``* k`` sampled rows; labels are numbered by first member.
 
@@ -130,7 +131,7 @@ def split_labels(x: np.ndarray, k: int, *, seed: int = 0) -> np.ndarray:
         raise InvalidInputError(f"split_labels needs k >= 1 and at least one point (k={k}, n={n})")
     rng = np.random.default_rng(seed)
     cap = SAMPLE_PER_CENTRE * k
-    sample = x[np.sort(rng.choice(n, size=cap, replace=False))] if n > cap else x
+    sample = x[np.sort(rng.choice(n, size=cap, replace=False))] if n > cap else x[0:n]  # a RowFile: read here
     centres = _lloyd(sample, _plus_plus(sample, min(k, sample.shape[0]), rng))
     labels = _nearest(x, centres)
     _, first = np.unique(labels, return_index=True)  # canonical numbering: by each label's first member
@@ -139,7 +140,7 @@ def split_labels(x: np.ndarray, k: int, *, seed: int = 0) -> np.ndarray:
     return renumber[labels]
 
 
-def _chunk_by_projection(x: np.ndarray, idx: np.ndarray, max_size: int) -> list[np.ndarray]:
+def _chunk_by_projection(x: np.ndarray | RowFile, idx: np.ndarray, max_size: int) -> list[np.ndarray]:
     """``idx`` cut into equal chunks of at most ``max_size`` along the first principal direction of its rows."""
     sub = np.asarray(x[idx], dtype=np.float64)
     sub = sub - sub.mean(0)
@@ -153,12 +154,13 @@ def _chunk_by_projection(x: np.ndarray, idx: np.ndarray, max_size: int) -> list[
     return [np.asarray(part) for part in np.array_split(order, n_chunks)]
 
 
-def _as_rows(x: np.ndarray) -> np.ndarray:
-    """``x`` as a C-contiguous float32 matrix (no copy when it already is one)."""
-    return np.ascontiguousarray(np.asarray(x), dtype=np.float32)
+def _as_rows(x: np.ndarray | RowFile) -> np.ndarray | RowFile:
+    """``x`` as a C-contiguous float32 matrix (no copy when it already is one); a :class:`RowFile` as it is (its
+    rows are read as a split asks for them)."""
+    return x if isinstance(x, RowFile) else np.ascontiguousarray(np.asarray(x), dtype=np.float32)
 
 
-def balanced_groups(x: np.ndarray, max_size: int, *, seed: int = 0) -> list[list[int]]:
+def balanced_groups(x: np.ndarray | RowFile, max_size: int, *, seed: int = 0) -> list[list[int]]:
     """Partition the rows of ``x`` into groups of at most ``max_size`` (sorted members, groups by first member),
     splitting top down with k-means of at most :data:`SPLIT_BRANCHING` centres (see the module docstring).
 

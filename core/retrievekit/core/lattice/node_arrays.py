@@ -45,10 +45,10 @@ import numpy as np
 
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.index.insertion_point import insertion_point
-from retrievekit.core.index.mapped import open_arrays, save_arrays
+from retrievekit.core.index.mapped import open_arrays, release_pages, save_arrays
 from retrievekit.core.lattice.tree_node import TreeNode
 
-__all__ = ["NodeArrays", "SortedIds", "VectorRows", "open_node_arrays", "write_node_arrays"]
+__all__ = ["NodeArrays", "SortedIds", "VectorRows", "open_node_arrays", "write_node_arrays", "write_node_rows"]
 
 IDS, ID_STARTS, ID_HASHES, ID_HASH_ROWS = "node_ids", "node_id_starts", "node_id_hashes", "node_id_hash_rows"
 PARENTS, DEPTHS, LEAVES = "node_parents", "node_depths", "node_leaves"
@@ -270,12 +270,15 @@ class NodeArrays(Mapping[str, TreeNode]):
 
     def leaf_ids(self) -> LeafIds:
         """The leaves' ids, sorted (a sequence read from the arrays: 4 bytes a leaf in memory)."""
-        return LeafIds(self.ids, np.flatnonzero(self._a[LEAVES]).astype(np.int32))
+        rows = np.flatnonzero(self._a[LEAVES]).astype(np.int32)
+        release_pages(self._a[LEAVES])
+        return LeafIds(self.ids, rows)
 
     @property
     def height(self) -> int:
         """The largest depth of a leaf."""
         depths = self._a[DEPTHS][self._a[LEAVES]]
+        release_pages(self._a[DEPTHS], self._a[LEAVES])
         return int(depths.max()) if depths.size else 0
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NodeArrays:
@@ -307,24 +310,54 @@ def write_node_arrays(
             stack.append(c)
     child_starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum([len(c) for c in child_rows], out=child_starts[1:])
-    id_blob, id_starts = _pack(raw)
-    text_blob, text_starts = _pack([_utf8(stored_text(nodes[k])) for k in ids])
+    children = np.fromiter((c for cs in child_rows for c in cs), dtype=np.int32, count=int(child_starts[-1]))
+    leaves = np.array([nodes[k].is_leaf for k in ids], dtype=np.bool_)
+    texts = [_utf8(stored_text(nodes[k])) for k in ids]
+    write_node_rows(folder, raw, parents, depths, leaves, (child_starts, children), texts)
+    return row
+
+
+def write_node_rows(
+    folder: Path,
+    raw_ids: Sequence[bytes],
+    parents: np.ndarray,
+    depths: np.ndarray,
+    leaves: np.ndarray,
+    children: tuple[np.ndarray, np.ndarray],
+    texts: Sequence[bytes],
+) -> None:
+    """Write a tree's nodes given row by row into ``folder`` as the arrays of the module docstring, synced: the ids'
+    UTF-8 bytes in byte order (a node's row is its place there), each row's parent row (-1 for the root), depth,
+    leaf flag, children (``(starts, rows)`` in CSR form) and stored text's UTF-8 bytes. What a build that never holds
+    its nodes as objects writes (:func:`write_node_arrays` does the same from ``{id: TreeNode}``).
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> kids = (np.array([0, 0, 1]), np.array([0], dtype=np.int32))
+        >>> write_node_rows(folder, [b"a", b"root"], np.array([1, -1]), np.array([1, 0]), np.array([True, False]),
+        ...                 kids, [b"", b"root"])
+        >>> open_node_arrays(folder)["root"].children
+        ['a']
+    """
+    id_blob, id_starts = _pack(raw_ids)
+    text_blob, text_starts = _pack(texts)
+    child_starts, child_rows = children
     save_arrays(
         folder,
         {
             IDS: id_blob,
             ID_STARTS: id_starts,
-            **dict(zip((ID_HASHES, ID_HASH_ROWS), _hash_index(raw), strict=True)),
-            PARENTS: parents,
-            DEPTHS: depths,
-            LEAVES: np.array([nodes[k].is_leaf for k in ids], dtype=np.bool_),
-            CHILD_STARTS: child_starts,
-            CHILDREN: np.fromiter((c for cs in child_rows for c in cs), dtype=np.int32, count=int(child_starts[-1])),
+            **dict(zip((ID_HASHES, ID_HASH_ROWS), _hash_index(raw_ids), strict=True)),
+            PARENTS: np.asarray(parents, dtype=np.int32),
+            DEPTHS: np.asarray(depths, dtype=np.int32),
+            LEAVES: np.asarray(leaves, dtype=np.bool_),
+            CHILD_STARTS: np.asarray(child_starts, dtype=np.int64),
+            CHILDREN: np.asarray(child_rows, dtype=np.int32),
             TEXTS: text_blob,
             TEXT_STARTS: text_starts,
         },
     )
-    return row
 
 
 def open_node_arrays(folder: Path) -> NodeArrays:
@@ -366,15 +399,25 @@ def check_structure(folder: Path, a: Mapping[str, np.ndarray]) -> None:
     for name in (DEPTHS, LEAVES, ID_HASHES, ID_HASH_ROWS):
         if len(a[name]) != n:
             raise bad(f"{name}.npy holds {len(a[name])} rows for {n} nodes")
-    for blob, starts in ((IDS, ID_STARTS), (TEXTS, TEXT_STARTS), (CHILDREN, CHILD_STARTS)):
-        s = a[starts]
-        if len(s) != n + 1 or (n and (s[0] != 0 or s[-1] != len(a[blob]) or bool(np.any(np.diff(s) < 0)))):
-            raise bad(f"{starts}.npy does not index {blob}.npy")
+    try:  # each step's arrays leave the resident set once read (release_pages): the page cache keeps them
+        for blob, starts in ((IDS, ID_STARTS), (TEXTS, TEXT_STARTS), (CHILDREN, CHILD_STARTS)):
+            s = a[starts]
+            if len(s) != n + 1 or (n and (s[0] != 0 or s[-1] != len(a[blob]) or bool(np.any(np.diff(s) < 0)))):
+                raise bad(f"{starts}.npy does not index {blob}.npy")
+            release_pages(s)
+        _check_links(a, n, bad)
+    finally:
+        release_pages(*a.values())
+
+
+def _check_links(a: Mapping[str, np.ndarray], n: int, bad: Callable[[str], IndexFormatError]) -> None:
+    """:func:`check_structure`'s checks of the id index, the root, and each node's parent, depth and children."""
     rows, hashes = a[ID_HASH_ROWS], a[ID_HASHES]
     if n and (rows.min() < 0 or rows.max() >= n or bool(np.any(hashes[1:] < hashes[:-1]))):
         raise bad("its id index is not one")
     if n and bool(np.any(np.bincount(rows, minlength=n) != 1)):
         raise bad("its id index does not name every node once")
+    release_pages(rows, hashes)
     root = SortedIds(a[IDS], a[ID_STARTS], hashes, rows).find("root")
     if root is None or a[PARENTS][root] != -1 or a[DEPTHS][root] != 0:
         raise bad("it has no root")
@@ -385,10 +428,12 @@ def check_structure(folder: Path, a: Mapping[str, np.ndarray]) -> None:
     counts[root] += 1
     if bool(np.any(counts != 1)):
         raise bad("a node has no parent or two parents")
-    owner = np.repeat(np.arange(n, dtype=np.int32), np.diff(a[CHILD_STARTS]))
+    del counts
+    sizes = np.diff(a[CHILD_STARTS])
+    owner = np.repeat(np.arange(n, dtype=np.int32), sizes)
     if bool(np.any(a[PARENTS][children] != owner)):
         raise bad("a node's parent is not the node that holds it")
     if bool(np.any(a[DEPTHS][children] != a[DEPTHS][owner] + 1)):
         raise bad("a node's depth is not one more than its parent's")
-    if bool(np.any(np.diff(a[CHILD_STARTS])[a[LEAVES]] != 0)):
+    if bool(np.any(sizes[a[LEAVES]] != 0)):
         raise bad("a leaf has children")

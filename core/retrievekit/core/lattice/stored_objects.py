@@ -29,6 +29,7 @@ import copy
 import json
 import os
 import weakref
+from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from pathlib import Path
@@ -40,7 +41,7 @@ from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.index.store import OBJECTS, write_objects
 from retrievekit.core.types import DataObject, object_from_dict
 
-__all__ = ["OFFSETS", "StoredObjects", "write_sorted_objects"]
+__all__ = ["OFFSETS", "StoredObjects", "copy_sorted_objects", "write_sorted_objects"]
 
 OFFSETS = "object_offsets.npy"
 """Each ``objects.jsonl`` line's byte offset, in the file's order (the objects' ids, sorted)."""
@@ -58,11 +59,50 @@ def write_sorted_objects(folder: Path, objects: Iterable[DataObject]) -> int:
     """
     offsets: list[int] = []
     n = write_objects(folder, sorted(objects, key=lambda o: o.id), offsets=offsets)
+    _save_offsets(folder, offsets)
+    return n
+
+
+def copy_sorted_objects(folder: Path, lines: Path, starts: Sequence[int], order: Iterable[int]) -> int:
+    """Write ``objects.jsonl`` and :data:`OFFSETS` into ``folder`` from a file of object lines in another order
+    (``lines``; line ``i`` is bytes ``[starts[i], starts[i + 1])``): line ``order[0]`` first, and so on, each read
+    with ``os.pread``, so a streamed build writes its objects sorted by id without holding them. Returns how many.
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> from retrievekit.core.types import Passage
+        >>> folder = pathlib.Path(tempfile.mkdtemp()); at: list[int] = []
+        >>> _ = write_objects(folder, [Passage(id="b", text="beta"), Passage(id="a", text="alpha")], offsets=at)
+        >>> (folder / "unsorted.jsonl").write_bytes((folder / OBJECTS).read_bytes()) > 0
+        True
+        >>> copy_sorted_objects(folder, folder / "unsorted.jsonl", at, [1, 0])
+        2
+        >>> StoredObjects.open(folder, ["a", "b"])["a"].text
+        'alpha'
+    """
+    offsets = array("q")  # 8 bytes a line, not a Python int's 36
+    position = 0
+    with open(lines, "rb") as src, open(folder / OBJECTS, "wb") as out:
+        for i in order:
+            a, b = int(starts[i]), int(starts[i + 1])
+            line = os.pread(src.fileno(), b - a, a)
+            if len(line) != b - a:
+                raise OSError(f"{lines}: read {len(line)} of {b - a} bytes at {a}")
+            offsets.append(position)
+            out.write(line)
+            position += len(line)
+        out.flush()
+        os.fsync(out.fileno())
+    offsets.append(position)
+    _save_offsets(folder, offsets)
+    return len(offsets) - 1
+
+
+def _save_offsets(folder: Path, offsets: Sequence[int]) -> None:
     with open(folder / OFFSETS, "wb") as f:
         np.save(f, np.asarray(offsets, dtype=np.int64))  # the end too: line i is [o[i], o[i + 1])
         f.flush()
         os.fsync(f.fileno())
-    return n
 
 
 class _File:
