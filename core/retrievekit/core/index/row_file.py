@@ -45,7 +45,8 @@ class _Handle:
         self.width, self.rows = 0, 0
 
     def __del__(self) -> None:
-        os.close(self.fd)
+        if getattr(self, "fd", None) is not None:  # None when opening the file failed
+            os.close(self.fd)
 
 
 class RowFile:
