@@ -199,19 +199,21 @@ def _run_lattice_saved(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
         row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         del tree
         row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
-        here = str(Path(__file__).resolve().parent)
-        cmd = [sys.executable, "-c", _OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here]
-        opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
-        answers = opened.pop("answers")
+        answers = _open_tree_and_search(folder, queries, into=row)
         row["same_answers"] = answers == in_memory
-        row["answers_digest"] = _digest(answers)
-        row.update(opened)
     return row
 
 
-def _digest(answers: list[list[str]]) -> str:
-    """A short hash of every claim's hits, in order: equal digests, equal answers (runs compared across records)."""
-    return hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16]
+def _open_tree_and_search(folder: Path, queries: list[str], *, into: dict[str, Any]) -> list[list[str]]:
+    """A fresh process opens the tree in ``folder`` and runs ``queries``: its figures go ``into`` the row, with
+    ``answers_digest`` (a short hash of every claim's hits, in order: runs compared across records); returns the
+    hits."""
+    here = str(Path(__file__).resolve().parent)
+    cmd = [sys.executable, "-c", _OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here]
+    opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+    answers = opened.pop("answers")
+    into.update(opened, answers_digest=hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16])
+    return answers
 
 
 def _run_lattice_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, Any]:
@@ -227,11 +229,7 @@ def _run_lattice_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, 
         row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         row.update(tree_nodes=manifest["nodes"], tree_height=manifest["height"])
-        here = str(Path(__file__).resolve().parent)
-        cmd = [sys.executable, "-c", _OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here]
-        opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
-        row["answers_digest"] = _digest(opened.pop("answers"))
-        row.update(opened)
+        _open_tree_and_search(folder, queries, into=row)
         row["ms_per_query"] = row["open_ms_per_query"]  # the table's column: the opened tree's search
     return row
 

@@ -116,7 +116,6 @@ class _Nodes:
     texts: list[bytes] = field(default_factory=list)
     kid_counts: array = field(default_factory=lambda: array("q"))
     kids: array = field(default_factory=lambda: array("q"))
-    levels: list[tuple[int, int]] = field(default_factory=list)  # each level's (first, stop) numbers, leaves first
 
     def add(self, nid: bytes, text: bytes, children: Iterable[int]) -> None:
         before = len(self.kids)
@@ -227,7 +226,7 @@ def _summarise(b: _Build, level: int, first: int, short: _Packed, part: list[lis
 def _grow(b: _Build, leaves: _Leaves, rank: np.ndarray) -> _Nodes:
     """Step 3: levels of parents until at most M nodes remain, then the root over them (its vector their mean)."""
     cfg, n = b.run.config, len(rank)
-    nodes = _Nodes(n=n, levels=[(0, n)])
+    nodes = _Nodes(n=n)
     first, stop, short = 0, n, leaves.short
     leaf_places = (np.arange(n + 1, dtype=np.int64), rank)
     level = 0
@@ -247,7 +246,6 @@ def _grow(b: _Build, leaves: _Leaves, rank: np.ndarray) -> _Nodes:
             for nid, text, g in zip(ids[at : at + CHUNK_GROUPS], texts, part, strict=True):
                 nodes.add(nid, text.encode("utf-8", "surrogatepass"), (first + i for i in g))
         first, stop, short = stop, stop + len(groups), next_short
-        nodes.levels.append((first, stop))
     nodes.add(ROOT.encode("ascii"), b"root", range(first, stop))
     b.vectors.append(np.mean(b.vectors[first:stop], axis=0, keepdims=True))
     return nodes
@@ -255,16 +253,11 @@ def _grow(b: _Build, leaves: _Leaves, rank: np.ndarray) -> _Nodes:
 
 @dataclass(frozen=True)
 class _Rows:
-    """The tree in id order: each row's node number, parent row, depth, leaf flag and children (CSR); the height and
-    the most children of a node."""
+    """The tree in id order: each row's node number, leaf flag and children (CSR)."""
 
     number: np.ndarray
-    parents: np.ndarray
-    depths: np.ndarray
     leaves: np.ndarray
     children: tuple[np.ndarray, np.ndarray]
-    height: int
-    max_branching: int
 
 
 def _tree_rows(nodes: _Nodes, order: list[int], raw: list[bytes]) -> _Rows:
@@ -281,17 +274,11 @@ def _tree_rows(nodes: _Nodes, order: list[int], raw: list[bytes]) -> _Rows:
     starts = np.zeros(total + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     kids = np.frombuffer(nodes.kids, dtype=np.int64)
-    depth = np.zeros(total, dtype=np.int32)
-    for a, b in reversed([*nodes.levels[1:], (total - 1, total)]):  # from the root down: a child is one deeper
-        depth[kids[starts[a] : starts[b]]] = np.repeat(depth[a:b], counts[a:b]) + 1
     row_counts = counts[number]
     row_starts = np.zeros(total + 1, dtype=np.int64)
     np.cumsum(row_counts, out=row_starts[1:])
     children = row[kids[np.repeat(starts[number] - row_starts[:-1], row_counts) + np.arange(int(row_starts[-1]))]]
-    parents = np.full(total, -1, dtype=np.int64)
-    parents[children] = np.repeat(np.arange(total), row_counts)
-    height, widest = int(depth[:n].max()), int(counts.max())
-    return _Rows(number, parents, depth[number], number < n, (row_starts, children), height, widest)
+    return _Rows(number, number < n, (row_starts, children))
 
 
 def _write_vectors(folder: Path, vectors: RowFile, number: np.ndarray) -> None:
@@ -317,7 +304,7 @@ def _write_folder(folder: Path, b: _Build, leaves: _Leaves, nodes: _Nodes, order
     raw = [by_number[c] for c in number]
     del by_number
     texts = [b"" if c < n else nodes.texts[c - n] for c in number]  # a leaf's text is its object's
-    write_node_rows(folder, raw, rows.parents, rows.depths, rows.leaves, rows.children, texts)
+    depths = write_node_rows(folder, raw, rows.leaves, rows.children, texts)
     del raw, texts
     _write_vectors(folder, b.vectors, rows.number)
     b.vectors.path.unlink()  # before the objects are copied: the disk holds one scratch file beside the tree at most
@@ -329,8 +316,8 @@ def _write_folder(folder: Path, b: _Build, leaves: _Leaves, nodes: _Nodes, order
         "nodes": total,
         "leaves": n,
         "internal": total - n,
-        "height": rows.height,
-        "max_branching": rows.max_branching,
+        "height": int(depths[rows.leaves].max()),
+        "max_branching": int(np.diff(rows.children[0]).max()),
         "meta": b.run.meta("bottom_up"),
         RECORD_KEY: leaves.tally.record(),
     }

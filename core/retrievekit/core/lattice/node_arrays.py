@@ -37,6 +37,7 @@ Examples:
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -48,7 +49,15 @@ from retrievekit.core.index.insertion_point import insertion_point
 from retrievekit.core.index.mapped import open_arrays, release_pages, save_arrays
 from retrievekit.core.lattice.tree_node import TreeNode
 
-__all__ = ["NodeArrays", "SortedIds", "VectorRows", "open_node_arrays", "write_node_arrays", "write_node_rows"]
+__all__ = [
+    "NodeArrays",
+    "SortedIds",
+    "VectorRows",
+    "open_node_arrays",
+    "parents_and_depths",
+    "write_node_arrays",
+    "write_node_rows",
+]
 
 IDS, ID_STARTS, ID_HASHES, ID_HASH_ROWS = "node_ids", "node_id_starts", "node_id_hashes", "node_id_hash_rows"
 PARENTS, DEPTHS, LEAVES = "node_parents", "node_depths", "node_leaves"
@@ -299,50 +308,68 @@ def write_node_arrays(
     raw = sorted(_utf8(k) for k in nodes)
     ids = [r.decode("utf-8", "surrogatepass") for r in raw]
     row = {k: i for i, k in enumerate(ids)}
-    n = len(ids)
-    parents, depths = np.full(n, -1, dtype=np.int32), np.zeros(n, dtype=np.int32)
     child_rows: list[list[int]] = [[row[c] for c in nodes[k].children] for k in ids]
-    stack = [row["root"]]
-    while stack:
-        p = stack.pop()
-        for c in child_rows[p]:
-            parents[c], depths[c] = p, depths[p] + 1
-            stack.append(c)
-    child_starts = np.zeros(n + 1, dtype=np.int64)
+    child_starts = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum([len(c) for c in child_rows], out=child_starts[1:])
     children = np.fromiter((c for cs in child_rows for c in cs), dtype=np.int32, count=int(child_starts[-1]))
     leaves = np.array([nodes[k].is_leaf for k in ids], dtype=np.bool_)
     texts = [_utf8(stored_text(nodes[k])) for k in ids]
-    write_node_rows(folder, raw, parents, depths, leaves, (child_starts, children), texts)
+    write_node_rows(folder, raw, leaves, (child_starts, children), texts)
     return row
+
+
+def parents_and_depths(children: tuple[np.ndarray, np.ndarray], root: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's parent row (-1 for ``root`` and any row not under it) and depth, read from the children
+    (``(starts, rows)`` in CSR form) one level at a time from ``root``.
+
+    Examples:
+        >>> parents, depths = parents_and_depths((np.array([0, 0, 1, 2]), np.array([0, 1])), root=2)
+        >>> parents.tolist(), depths.tolist()
+        ([1, 2, -1], [2, 1, 0])
+    """
+    starts, rows = children
+    n = len(starts) - 1
+    sizes = np.diff(starts)
+    parents, depths = np.full(n, -1, dtype=np.int32), np.zeros(n, dtype=np.int32)
+    level, depth = np.array([root], dtype=np.int64), 0
+    while level.size and depth <= n:  # a cycle would never end the walk: at most n levels
+        counts = sizes[level]
+        firsts = np.cumsum(counts) - counts
+        kids = np.asarray(
+            rows[np.repeat(starts[level] - firsts, counts) + np.arange(int(counts.sum()))], dtype=np.int64
+        )
+        depth += 1
+        parents[kids], depths[kids] = np.repeat(level, counts), depth
+        level = kids
+    return parents, depths
 
 
 def write_node_rows(
     folder: Path,
     raw_ids: Sequence[bytes],
-    parents: np.ndarray,
-    depths: np.ndarray,
     leaves: np.ndarray,
     children: tuple[np.ndarray, np.ndarray],
     texts: Sequence[bytes],
-) -> None:
+) -> np.ndarray:
     """Write a tree's nodes given row by row into ``folder`` as the arrays of the module docstring, synced: the ids'
-    UTF-8 bytes in byte order (a node's row is its place there), each row's parent row (-1 for the root), depth,
-    leaf flag, children (``(starts, rows)`` in CSR form) and stored text's UTF-8 bytes. What a build that never holds
-    its nodes as objects writes (:func:`write_node_arrays` does the same from ``{id: TreeNode}``).
+    UTF-8 bytes in byte order (a node's row is its place there; the root's id is ``"root"``), each row's leaf flag,
+    children (``(starts, rows)`` in CSR form) and stored text's UTF-8 bytes; parents and depths are read from the
+    children (:func:`parents_and_depths`); returns the depths. What a build that never holds its nodes as objects
+    writes (:func:`write_node_arrays` does the same from ``{id: TreeNode}``).
 
     Examples:
         >>> import pathlib, tempfile
         >>> folder = pathlib.Path(tempfile.mkdtemp())
         >>> kids = (np.array([0, 0, 1]), np.array([0], dtype=np.int32))
-        >>> write_node_rows(folder, [b"a", b"root"], np.array([1, -1]), np.array([1, 0]), np.array([True, False]),
-        ...                 kids, [b"", b"root"])
-        >>> open_node_arrays(folder)["root"].children
-        ['a']
+        >>> write_node_rows(folder, [b"a", b"root"], np.array([True, False]), kids, [b"", b"root"]).tolist()
+        [1, 0]
+        >>> open_node_arrays(folder)["a"].parent, open_node_arrays(folder)["a"].depth
+        ('root', 1)
     """
     id_blob, id_starts = _pack(raw_ids)
     text_blob, text_starts = _pack(texts)
     child_starts, child_rows = children
+    parents, depths = parents_and_depths(children, root=bisect_left(raw_ids, b"root"))  # the ids are sorted
     save_arrays(
         folder,
         {
@@ -358,6 +385,7 @@ def write_node_rows(
             TEXT_STARTS: text_starts,
         },
     )
+    return depths
 
 
 def open_node_arrays(folder: Path) -> NodeArrays:
