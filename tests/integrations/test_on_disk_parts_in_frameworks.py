@@ -1,7 +1,7 @@
 """The on-disk parts where users put them (issue #63): dense and hybrid on ``store="faiss"`` and a LATTICE tree opened
 from its folder (its objects read from ``objects.jsonl`` per hit), inside LlamaIndex's ``RetrieverQueryEngine``
 (``query`` and ``aquery``) and a LangChain chain (``invoke`` and ``ainvoke``); reopened from their folders, they
-answer the same."""
+answer the same. The tree's folder is made both by the retriever and by the streamed build."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from llama_index.core import Document as LIDocument
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
+from retrievekit.core.lattice import TreeBuildConfig
+from retrievekit.core.lattice.bottom_up_stream import build_bottom_up_into
 from retrievekit.core.lattice.node_overlay import NodeOverlay
 from retrievekit.core.lattice.stored_objects import StoredObjects
 from retrievekit.langchain import LatticeRetriever as LCLattice
@@ -69,11 +71,15 @@ def test_faiss_dense_and_hybrid_in_a_langchain_chain(tmp_path, minilm, method):
     assert all(d.page_content == TEXTS[d.id] for d in docs + adocs)
 
 
-def test_a_lattice_tree_opened_from_its_folder_reads_its_objects_per_hit_in_both_frameworks(tmp_path, minilm):
+@pytest.mark.parametrize("made_by", ["from_documents", "build_bottom_up_into"])
+def test_a_lattice_tree_opened_from_its_folder_reads_its_objects_per_hit_in_both_frameworks(tmp_path, minilm, made_by):
     tree_dir = tmp_path / "tree"
-    LILattice.from_documents(
-        _li_docs(), llm=KeywordLLM(), embedder=minilm, tree_dir=tree_dir, max_children=3, num_iters=6
-    )
+    if made_by == "from_documents":
+        LILattice.from_documents(
+            _li_docs(), llm=KeywordLLM(), embedder=minilm, tree_dir=tree_dir, max_children=3, num_iters=6
+        )
+    else:  # streamed straight into the folder: the corpus a generator, never a list
+        build_bottom_up_into(tree_dir, (p for p in FRUIT), KeywordLLM(), minilm, TreeBuildConfig(max_children=3))
     li = LILattice.from_tree(tree_dir, llm=KeywordLLM(), embedder=minilm, similarity_top_k=2, num_iters=6)
     assert isinstance(li.lattice.tree.objects, StoredObjects)  # opened without reading its objects
     assert isinstance(li.lattice.tree.nodes, NodeOverlay) and not li.lattice.tree.nodes._own  # nor its nodes

@@ -134,6 +134,8 @@ def test_a_resumed_streamed_build_reuses_the_journaled_summaries(tmp_path):
         ([Passage(id="a", text="x"), Passage(id="b", text="y"), Passage(id="a", text="z")], InvalidInputError, "'a'"),
         ([Passage(id="a", text="x"), Passage(id="root", text="y")], InvalidInputError, "reserved"),
         ([Passage(id="a", text="x"), "not an object"], InvalidInputError, "Passage"),
+        ([Passage(id="a", text="x"), Passage(id="b\udc80", text="y")], InvalidInputError, "id holds an unpaired"),
+        ([Passage(id="a", text="x", metadata={"k": "\ud800"})], InvalidInputError, "metadata holds an unpaired"),
         ([Passage(id="a", text=" "), Passage(id="b", text="")], EmptyCorpusError, "empty text"),
         ([], EmptyCorpusError, "empty"),
     ],
@@ -221,3 +223,25 @@ def assert_same_folders_but_meta(a: Path, b: Path) -> None:
         if name == "manifest.json":
             continue
         assert np.array_equal(fa[name], fb[name]) if name.endswith(".npy") else fa[name] == fb[name], name
+
+
+def test_ids_and_texts_with_nul_surrogates_and_non_ascii_build_the_same_folder(tmp_path):
+    odd = ["a\x00b", "\U0010fffd", "naïve", "日本語", "emoji-😀", "sp ace", "quote\"d", "back\\slash", "nl\nid"]
+    docs = [Passage(id=i, text=f"{w} {w} odd{k}", title=w) for k, (i, w) in enumerate(zip(odd, WORDS, strict=False))]
+    docs += list(corpus(40))
+    cfg = TreeBuildConfig(max_children=3, summaries="extractive")
+    saved = build_bottom_up(docs, None, HashedWords(), cfg).save(tmp_path / "saved")
+    streamed = build_bottom_up_into(tmp_path / "streamed", iter(docs), None, HashedWords(), cfg, batch_size=5)
+    assert_same_folders(streamed, saved)
+    opened = SemanticTree.load(streamed)
+    for doc in docs[: len(odd)]:  # every odd id is a leaf of the opened tree, with its text
+        assert opened.objects[doc.id] == doc and opened.is_leaf(doc.id) and opened.text(doc.id) == doc.index_text()
+
+
+def test_a_tree_over_an_id_with_a_lone_surrogate_builds_but_saving_it_is_a_typed_error(tmp_path):
+    docs = [Passage(id="a\udc80", text="apple pear"), *corpus(10)]
+    built = build_bottom_up(docs, None, HashedWords(), TreeBuildConfig(max_children=3, summaries="extractive"))
+    assert "a\udc80" in built.nodes
+    with pytest.raises(InvalidInputError, match="'a\\\\udc80' cannot be saved: its id holds an unpaired surrogate"):
+        built.save(tmp_path / "t")
+    assert not (tmp_path / "t").exists()

@@ -299,7 +299,8 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int, *,
 
 def object_json(obj: DataObject) -> str:
     """One object as a line of JSON; :class:`InvalidInputError` naming the object and the metadata key when a
-    value is not JSON (a ``datetime``, a set, an object).
+    value is not JSON (a ``datetime``, a set, an object), or naming the object when its id or metadata holds an
+    unpaired surrogate (which UTF-8 cannot store).
 
     Examples:
         >>> import datetime
@@ -310,10 +311,14 @@ def object_json(obj: DataObject) -> str:
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.InvalidInputError: object 'a' cannot be saved: metadata['day'] is a date, ...
+        >>> object_json(Passage(id="a\\udc80", text="x"))
+        Traceback (most recent call last):
+        ...
+        retrievekit.core.errors.InvalidInputError: object 'a\\udc80' cannot be saved: its id holds an unpaired ...
     """
     data = object_to_dict(obj)
     try:
-        return json.dumps(data, ensure_ascii=False)
+        line = json.dumps(data, ensure_ascii=False)
     except (TypeError, ValueError) as e:
         bad = [k for k, v in data["metadata"].items() if not _jsonable(v)]
         where = (
@@ -323,6 +328,24 @@ def object_json(obj: DataObject) -> str:
             f"object {obj.id!r} cannot be saved: {where}, which JSON cannot store; "
             "store dates and other values as strings or numbers"
         ) from e
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError as e:  # a lone surrogate (text and title are refused when the object is made)
+            where = "id" if _has_surrogate(obj.id) else "metadata"
+            raise InvalidInputError(
+                f"object {obj.id!r} cannot be saved: its {where} holds an unpaired surrogate, which UTF-8 cannot "
+                "store (undecodable bytes read with errors='surrogateescape'?); decode your input as UTF-8"
+            ) from e
+    return line
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _jsonable(value: Any) -> bool:

@@ -81,7 +81,7 @@ def internal_id(level: int, leaf_ids: Iterable[str]) -> str:
         >>> internal_id(1, ["a"]).startswith("n1-")
         True
     """
-    h = hashlib.sha1("\x1f".join(sorted(leaf_ids)).encode("utf-8")).hexdigest()[:12]
+    h = hashlib.sha1("\x1f".join(sorted(leaf_ids)).encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"n{int(level)}-{h}"
 
 
