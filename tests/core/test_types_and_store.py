@@ -27,6 +27,9 @@ def test_surrogate_escaped_strings_are_rejected():
     bad = b"ok\xff".decode("utf-8", errors="surrogateescape")
     with pytest.raises(InvalidTextError, match="surrogate"):
         ensure_text(bad)
+    for make in (lambda: Passage(id=bad, text="x"), lambda: Table(id=bad, header=["a"], rows=[["1"]])):
+        with pytest.raises(InvalidTextError, match=r"object id 'ok\\udcff' contains an unpaired surrogate"):
+            make()
 
 
 def test_ragged_tables_pad_short_rows_and_reject_long_rows():

@@ -75,7 +75,7 @@ def ensure_text(value: object, *, field_name: str = "text") -> str:
 def _check_id(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"object id must be a non-empty string, got {value!r}")
-    return value
+    return ensure_text(value, field_name=f"object id {value!r}")  # no lone surrogate: no index could store it
 
 
 def _check_metadata(value: object, oid: str) -> Mapping[str, Any]:

@@ -299,8 +299,8 @@ def read_manifest(folder: str | os.PathLike[str], fmt: str, max_version: int, *,
 
 def object_json(obj: DataObject) -> str:
     """One object as a line of JSON; :class:`InvalidInputError` naming the object and the metadata key when a
-    value is not JSON (a ``datetime``, a set, an object), or naming the object when its id or metadata holds an
-    unpaired surrogate (which UTF-8 cannot store).
+    value is not JSON (a ``datetime``, a set, an object), or when a metadata string holds an unpaired surrogate
+    (which UTF-8 cannot store).
 
     Examples:
         >>> import datetime
@@ -311,10 +311,10 @@ def object_json(obj: DataObject) -> str:
         Traceback (most recent call last):
         ...
         retrievekit.core.errors.InvalidInputError: object 'a' cannot be saved: metadata['day'] is a date, ...
-        >>> object_json(Passage(id="a\\udc80", text="x"))
+        >>> object_json(Passage(id="a", text="x", metadata={"who": "\\udc80"}))
         Traceback (most recent call last):
         ...
-        retrievekit.core.errors.InvalidInputError: object 'a\\udc80' cannot be saved: its id holds an unpaired ...
+        retrievekit.core.errors.InvalidInputError: object 'a' cannot be saved: its metadata holds an unpaired ...
     """
     data = object_to_dict(obj)
     try:
@@ -331,21 +331,12 @@ def object_json(obj: DataObject) -> str:
     if not line.isascii():
         try:
             line.encode("utf-8")
-        except UnicodeEncodeError as e:  # a lone surrogate (text and title are refused when the object is made)
-            where = "id" if _has_surrogate(obj.id) else "metadata"
+        except UnicodeEncodeError as e:  # a lone surrogate: ids, texts and titles are refused when the object is made
             raise InvalidInputError(
-                f"object {obj.id!r} cannot be saved: its {where} holds an unpaired surrogate, which UTF-8 cannot "
+                f"object {obj.id!r} cannot be saved: its metadata holds an unpaired surrogate, which UTF-8 cannot "
                 "store (undecodable bytes read with errors='surrogateescape'?); decode your input as UTF-8"
             ) from e
     return line
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _jsonable(value: Any) -> bool:
