@@ -225,7 +225,7 @@ def assert_same_folders_but_meta(a: Path, b: Path) -> None:
 
 
 def test_ids_and_texts_with_nul_surrogates_and_non_ascii_build_the_same_folder(tmp_path):
-    odd = ["a\x00b", "\U0010fffd", "naïve", "日本語", "emoji-😀", "sp ace", "quote\"d", "back\\slash", "nl\nid"]
+    odd = ["a\x00b", "\U0010fffd", "naïve", "日本語", "emoji-😀", "sp ace", 'quote"d', "back\\slash", "nl\nid"]
     docs = [Passage(id=i, text=f"{w} {w} odd{k}", title=w) for k, (i, w) in enumerate(zip(odd, WORDS, strict=False))]
     docs += list(corpus(40))
     cfg = TreeBuildConfig(max_children=3, summaries="extractive")
@@ -235,4 +235,3 @@ def test_ids_and_texts_with_nul_surrogates_and_non_ascii_build_the_same_folder(t
     opened = SemanticTree.load(streamed)
     for doc in docs[: len(odd)]:  # every odd id is a leaf of the opened tree, with its text
         assert opened.objects[doc.id] == doc and opened.is_leaf(doc.id) and opened.text(doc.id) == doc.index_text()
-

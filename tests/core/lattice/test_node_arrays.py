@@ -89,6 +89,23 @@ def test_an_opened_tree_changed_in_place_saves_what_changed(tmp_path):
     assert sorted(again.embeddings) == sorted(opened.embeddings)
 
 
+def test_an_opened_tree_counts_its_widest_node_from_its_arrays_also_after_a_change(tmp_path):
+    built = wide_tree(4)
+    built.nodes["sub-1-1"].children.append("doc-1-2-0")  # one node wider than the rest (5 children)
+    built.nodes["sub-1-2"].children.remove("doc-1-2-0")
+    built.reindex()
+    opened = SemanticTree.load(built.save(tmp_path / "t"))
+    assert opened.stats() == built.stats() and opened.max_branching == 5
+    assert not opened.nodes._own  # no node built for it
+    delete_documents(opened, ["doc-1-1-0", "doc-1-2-0"], None, Dim4(), TreeBuildConfig(summaries="extractive"))
+    opened.nodes["topic-2"].children.extend(["x1", "x2", "x3", "x4", "x5", "x6", "x7"])  # read, changed: counts
+    widths = {n: len(opened.children(n)) for n in opened.nodes}
+    assert opened.max_branching == max(widths.values()) == widths["topic-2"] > 7
+    del opened.nodes["topic-2"]  # removed: its width no longer counts
+    del widths["topic-2"]
+    assert opened.max_branching == max(widths.values()) < 7
+
+
 @pytest.mark.parametrize(
     "ids",
     [

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -289,6 +289,14 @@ class NodeArrays(Mapping[str, TreeNode]):
         depths = self._a[DEPTHS][self._a[LEAVES]]
         release_pages(self._a[DEPTHS], self._a[LEAVES])
         return int(depths.max()) if depths.size else 0
+
+    def widest(self, skip: Iterable[str] = ()) -> int:
+        """The most children of any node but those ids in ``skip``, from the children's offsets (no node built)."""
+        widths = np.diff(self._a[CHILD_STARTS])  # a new array: the mapping is left as it is
+        release_pages(self._a[CHILD_STARTS])
+        rows = [r for r in map(self.ids.find, skip) if r is not None]
+        widths[rows] = 0
+        return int(widths.max()) if widths.size else 0
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NodeArrays:
         return self  # read-only: a copy of the tree shares it

@@ -9,7 +9,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 
 from retrievekit.core.lattice.tree_node import TreeNode
 
@@ -70,6 +70,24 @@ class NodeOverlay(MutableMapping[str, TreeNode]):
 
     def __len__(self) -> int:
         return len(self._base) - len(self._gone) + sum(k not in self._base for k in self._own)
+
+    def widest(self, skip: Iterable[str] = ()) -> int:
+        """The most children of any node but those ids in ``skip``; a base that answers ``widest`` itself (the arrays
+        of an opened tree) is asked for the nodes not read, set or removed here, so no node of it is built.
+
+        Examples:
+            >>> o = NodeOverlay({"a": TreeNode(id="a", text="", children=["x", "y", "z"])}); o["a"].children.pop()
+            'z'
+            >>> o.widest(), o.widest(skip=["a"])
+            (2, 0)
+        """
+        skipped = set(skip)
+        own = max((len(n.children) for k, n in self._own.items() if k not in skipped), default=0)
+        hidden = skipped | self._own.keys() | self._gone  # the base's nodes seen through this overlay: not its own
+        base_widest = getattr(self._base, "widest", None)
+        if base_widest is not None:
+            return max(own, int(base_widest(hidden)))
+        return max(own, max((len(n.children) for k, n in self._base.items() if k not in hidden), default=0))
 
     def settled(self) -> tuple[dict[str, TreeNode], dict[str, TreeNode], list[str]]:
         """The nodes as a plain ``dict`` (``base``'s order, the new ones last), the nodes read, set or added (by id),

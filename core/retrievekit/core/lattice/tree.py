@@ -425,7 +425,10 @@ class SemanticTree:
 
     @property
     def max_branching(self) -> int:
-        """Largest number of children of any node."""
+        """Largest number of children of any node (a tree opened from its folder reads it from its arrays)."""
+        widest = getattr(self.nodes, "widest", None)
+        if widest is not None:
+            return int(widest())
         return max((len(n.children) for n in self.nodes.values()), default=0)
 
     def stats(self) -> dict[str, int]:
