@@ -31,9 +31,10 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   are words hashed into a 50,000-id vocabulary (crc32), so the index, not a tokenizer, is what is timed.
 * ``fm_index_stream``: the same suffix array built from the corpus as a stream into a folder
   (``retrievekit.core.index.suffix_array_folder``: shards of :data:`STREAM_SHARD_TOKENS` tokens, each sorted,
-  written and let go in turn), then a fresh process opens the folder (arrays memory-mapped) and makes
-  ``fm_index``'s lookups (``open_ms``; ``open_peak_rss_mb``, with its own memory and the file pages mapped at the end
-  apart), and ``disk_mb``.
+  written and let go in turn), then a fresh process opens the folder (its text and suffix arrays read with
+  ``pread``, the default) and makes ``fm_index``'s lookups (``open_ms``; ``open_peak_rss_mb``, with its own memory
+  and the file pages mapped at the end apart), and ``disk_mb``; another fresh process does the same with
+  ``open_suffix_array(folder, mapped=True)`` (the same figures prefixed ``mapped_``).
 * ``lattice``: LATTICE's bottom-up build with LLM-free summaries (``summaries="extractive"``, M = 10), then its
   search (beam 2, 20 iterations) with a scripted judge (word overlap, :class:`OverlapJudge`) over the first
   ``--queries`` SciFact dev claims, and the slates it judged a query (``slates_per_query``). LLM time is excluded
@@ -404,9 +405,9 @@ def _run_fm_index(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
 _OPEN_AND_LOOK_UP = """
 import json, sys, time
 from retrievekit.core.index.suffix_array_folder import open_suffix_array
-folder, windows = sys.argv[1], json.loads(sys.argv[2])
+folder, windows, mapped = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "mapped"
 started = time.perf_counter()
-sa = open_suffix_array(folder)
+sa = open_suffix_array(folder, mapped=mapped)
 opened = time.perf_counter() - started
 cpu = time.process_time()
 for ws in windows:
@@ -435,9 +436,10 @@ def _run_fm_index_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str,
         row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
         row["shards"] = len(list(folder.glob("shard-*")))
         windows = [_windows(ids) for ids in map(token_ids, queries)]
-        cmd = [sys.executable, "-c", _OPEN_AND_LOOK_UP, str(folder), json.dumps(windows)]
-        opened = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        row.update(json.loads(opened.stdout.strip().splitlines()[-1]))
+        for how in ("pread", "mapped"):  # the default, then open_suffix_array(folder, mapped=True)
+            cmd = [sys.executable, "-c", _OPEN_AND_LOOK_UP, str(folder), json.dumps(windows), how]
+            opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+            row.update(opened if how == "pread" else {f"mapped_{k}": v for k, v in opened.items()})
     return row
 
 

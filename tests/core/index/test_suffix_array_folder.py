@@ -1,5 +1,5 @@
-"""A suffix array written to a folder shard by shard from a stream, then opened memory-mapped: the same answers as
-the in-memory arrays, one shard held at a time, a typed error for a bad folder, and the old folder kept on a kill."""
+"""A suffix array written to a folder shard by shard from a stream, then opened (its text and suffix array read with
+``pread``, the rest memory-mapped): the same answers as the in-memory arrays, one shard held at a time, a typed error for a bad folder, and the old folder kept on a kill."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.mapped import is_mapped
+from retrievekit.core.index.pread_array import PreadArray
 from retrievekit.core.index.store import write_manifest
 from retrievekit.core.index.suffix_array import ShardedTokenSuffixArray, SuffixArrayTooLargeError, TokenSuffixArray
 from retrievekit.core.index.suffix_array_folder import open_suffix_array, write_suffix_array
@@ -56,8 +57,15 @@ def test_the_opened_folder_answers_as_the_arrays_built_in_memory(tmp_path, seed,
         if p:
             assert opened.locate(p) == whole.locate(p), p
     assert all(opened.document(i).tolist() == d and opened.document(i).dtype == np.int64 for i, d in enumerate(docs))
-    for shard in opened.shards():  # mapped, not read: the text and suffix array as int32 (they fit)
-        assert is_mapped(shard._text) and is_mapped(shard._sa) and shard._text.dtype == shard._sa.dtype == np.int32
+    for shard in opened.shards():  # left in their files, read per lookup: the text and suffix array as int32
+        assert isinstance(shard._text, PreadArray) and isinstance(shard._sa, PreadArray)
+        assert shard._text.dtype == shard._sa.dtype == np.int32 and is_mapped(shard._doc_len)
+    maps = [line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines() if str(folder) in line]
+    assert maps and not [m for m in maps if m.endswith(("/text.npy", "/sa.npy"))]  # the big ones: never mapped
+    mapped = open_suffix_array(folder, mapped=True)  # the faster setting: the same answers
+    assert all(is_mapped(s._text) and is_mapped(s._sa) and s._sa.dtype == np.int32 for s in mapped.shards())
+    for p in _prefixes(docs, seed):
+        assert mapped.allowed(p) == opened.allowed(p) and (not p or mapped.locate(p) == opened.locate(p)), p
 
 
 def test_the_documents_are_read_as_the_shards_are_written(tmp_path):

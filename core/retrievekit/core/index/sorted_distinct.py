@@ -22,7 +22,7 @@ import numpy as np
 
 from retrievekit.core.group_offsets import group_offsets
 
-__all__ = ["BRANCH", "DIRECT", "distinct_sorted"]
+__all__ = ["BRANCH", "DIRECT", "POINT_DIRECT", "distinct_sorted"]
 
 BRANCH = 16
 """Pieces each part with differing ends is split into per round (parts this short are read whole)."""
@@ -30,10 +30,15 @@ BRANCH = 16
 DIRECT = 1 << 18
 """Runs this short are read whole (one gather costs less than the rounds of splitting)."""
 
+POINT_DIRECT = 1 << 8
+""":data:`DIRECT` where every position is a read of its own (a
+:class:`~retrievekit.core.index.pread_array.PreadArray`): splitting reads fewer positions."""
 
-def distinct_sorted(read: Callable[[np.ndarray], np.ndarray], lo: int, hi: int) -> np.ndarray:
+
+def distinct_sorted(read: Callable[[np.ndarray], np.ndarray], lo: int, hi: int, *, direct: int = DIRECT) -> np.ndarray:
     """Sorted distinct values of a non-decreasing sequence whose values at positions ``[lo, hi)`` ``read`` returns
-    (given an ``int64`` array of positions), reading far fewer than ``hi - lo`` positions when values repeat.
+    (given an ``int64`` array of positions), reading far fewer than ``hi - lo`` positions when values repeat; a run
+    of at most ``direct`` positions is read whole.
 
     Examples:
         >>> import numpy as np
@@ -49,7 +54,7 @@ def distinct_sorted(read: Callable[[np.ndarray], np.ndarray], lo: int, hi: int) 
     """
     if hi <= lo:
         return np.zeros(0, dtype=np.int64)
-    if hi - lo <= DIRECT:
+    if hi - lo <= direct:
         run = read(np.arange(lo, hi, dtype=np.int64))
         return run[np.concatenate(([True], run[1:] != run[:-1]))]
     a = np.asarray([lo], dtype=np.int64)  # parts [a, b], both ends read

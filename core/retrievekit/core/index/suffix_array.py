@@ -41,7 +41,8 @@ import numpy as np
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
 from retrievekit.core.index.bigram_followers import Followers
 from retrievekit.core.index.insertion_point import insertion_point
-from retrievekit.core.index.sorted_distinct import distinct_sorted
+from retrievekit.core.index.pread_array import PreadArray
+from retrievekit.core.index.sorted_distinct import DIRECT, POINT_DIRECT, distinct_sorted
 from retrievekit.core.index.token_ids import as_token_ids
 
 __all__ = [
@@ -334,7 +335,8 @@ class TokenSuffixArray:
             return _allowed(self._followers.after(int(prefix[0]) + 1), self.eos_token_id)
         sa, text = self._sa, self._text
         # sorted: the suffixes share their first `depth` tokens; read where the next tokens change
-        return _allowed(distinct_sorted(lambda pos: text[sa[pos] + depth], lo, hi), self.eos_token_id)
+        direct = POINT_DIRECT if isinstance(text, PreadArray) else DIRECT  # a position read costs a pread there
+        return _allowed(distinct_sorted(lambda pos: text[sa[pos] + depth], lo, hi, direct=direct), self.eos_token_id)
 
     def allowed(self, prefix: Sequence[int]) -> list[int]:
         """:meth:`allowed_array` as a list of ints (the ``allowed_tokens`` signature).

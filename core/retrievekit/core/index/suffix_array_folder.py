@@ -6,9 +6,14 @@ loader), one at a time: it gathers them into a shard of at most ``shard_tokens``
 (:class:`~retrievekit.core.index.suffix_array.TokenSuffixArray`), writes its arrays and lets it go, so a build holds
 one shard, never the corpus. The corpus's distinct token pairs and runs of three tokens (one table each for all
 shards, answering one- and two-token prefixes) grow as the shards pass. :func:`open_suffix_array` opens the folder
-as a :class:`~retrievekit.core.index.suffix_array.ShardedTokenSuffixArray` whose arrays are memory-mapped read-only:
-opening reads the files' headers and the documents' lengths, and a lookup reads the pages it searches. It answers
-what the same documents given to ``ShardedTokenSuffixArray(documents, shard_tokens=...)`` answer.
+as a :class:`~retrievekit.core.index.suffix_array.ShardedTokenSuffixArray` that reads its files as it searches:
+opening reads the files' headers and the documents' lengths. Each shard's text and suffix array (nearly all of the
+folder) are :class:`~retrievekit.core.index.pread_array.PreadArray` s: a lookup's binary searches copy the few bytes
+they compare into the process with ``pread``, and the files' pages stay in the kernel's page cache, out of the
+process's resident set (a memory mapping would count each touched page there, and this kernel maps a large
+page-cache folio per touch: scattered probes soon map most of the file). The small arrays and the two tables are
+memory-mapped read-only. It answers what the same documents given to
+``ShardedTokenSuffixArray(documents, shard_tokens=...)`` answer.
 
 Layout (format ``sharded_suffix_array``, version 1): ``after1.npy`` and ``after2.npy`` (the runs of two and three
 tokens, ``int64`` codes; the second absent for token ids too large for its codes), then per shard a
@@ -39,6 +44,7 @@ import numpy as np
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.bigram_followers import Followers
 from retrievekit.core.index.mapped import open_arrays, save_arrays
+from retrievekit.core.index.pread_array import PreadArray
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
 from retrievekit.core.index.suffix_array import (
     DEFAULT_MAX_TOKENS,
@@ -110,14 +116,18 @@ def write_suffix_array(
     return Path(folder)
 
 
-def _open_shard(path: Path, row: dict[str, Any], eos_token_id: int | None) -> TokenSuffixArray:
-    """One shard's arrays, mapped read-only, checked against its manifest row (reads only the documents' lengths)."""
+def _open_shard(path: Path, row: dict[str, Any], eos_token_id: int | None, mapped: bool) -> TokenSuffixArray:
+    """One shard's arrays (its text and suffix array read with ``pread``, or mapped with the rest when ``mapped``; the
+    rest mapped read-only), checked against its manifest row (reads only the documents' lengths)."""
     if row.get("text") not in _DTYPES or row.get("sa") not in _DTYPES:
         raise IndexFormatError(
             f"{path} is corrupt: its manifest row names dtypes {row.get('text')!r}, {row.get('sa')!r}"
         )
-    dtypes = {"text": row["text"], "sa": row["sa"], "lengths": np.int64, "stored": np.int64, "starts": np.int64}
-    arrays = open_arrays(path, dtypes, mode="r")
+    dtypes = {"lengths": np.int64, "stored": np.int64, "starts": np.int64}
+    wanted = {**dtypes, "text": row["text"], "sa": row["sa"]} if mapped else dtypes
+    arrays: dict[str, Any] = open_arrays(path, wanted, mode="r")
+    if not mapped:  # the large ones: read with pread, never mapped (see the module docstring)
+        arrays.update({name: PreadArray.open(path / f"{name}.npy", row[name]) for name in ("text", "sa")})
     text, lengths = arrays["text"], arrays["lengths"]
     ok = lengths.size == row["documents"] and text.size == row["size"] == arrays["sa"].size
     ok = ok and bool((lengths >= 0).all()) and max(1, int(lengths.sum()) + lengths.size) == text.size
@@ -128,9 +138,13 @@ def _open_shard(path: Path, row: dict[str, Any], eos_token_id: int | None) -> To
     return TokenSuffixArray._of_arrays(parts, None, eos_token_id=eos_token_id, max_tokens=held)
 
 
-def open_suffix_array(folder: str | os.PathLike[str]) -> ShardedTokenSuffixArray:
-    """Open a folder written by :func:`write_suffix_array` (checksums checked first), its arrays memory-mapped
-    read-only; :class:`IndexFormatError` for a missing, foreign, damaged or too new folder.
+def open_suffix_array(folder: str | os.PathLike[str], *, mapped: bool = False) -> ShardedTokenSuffixArray:
+    """Open a folder written by :func:`write_suffix_array` (checksums checked first), its shards' text and suffix
+    arrays read with ``pread`` as lookups ask, the rest memory-mapped read-only (the module docstring);
+    :class:`IndexFormatError` for a missing, foreign, damaged or too new folder.
+
+    ``mapped=True`` maps the text and suffix arrays too: lookups run about twice as fast, and the process's resident
+    set grows with the pages they touch, up to the folder's size (the "Scale" section of the benchmarks page has both).
 
     Examples:
         >>> import tempfile
@@ -147,7 +161,7 @@ def open_suffix_array(folder: str | os.PathLike[str]) -> ShardedTokenSuffixArray
             raise ValueError(f"eos_token_id {eos!r}")
         if orders not in (1, 2) or not Followers.fits(base, orders):
             raise ValueError(f"orders {orders} of base {base}")
-        shards = [_open_shard(root / f"shard-{i:05d}", dict(row), eos) for i, row in enumerate(rows)]
+        shards = [_open_shard(root / f"shard-{i:05d}", dict(row), eos, mapped) for i, row in enumerate(rows)]
     except (KeyError, TypeError, ValueError) as e:
         raise IndexFormatError(f"{root} is corrupt: {type(e).__name__}: {e}") from e
     if not shards:
