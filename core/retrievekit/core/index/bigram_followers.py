@@ -18,9 +18,12 @@ Examples:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 import numpy as np
+
+from retrievekit.core.index.pread_array import PreadArray
 
 __all__ = ["Followers"]
 
@@ -44,7 +47,7 @@ class Followers:
         [2, 5]
     """
 
-    def __init__(self, codes: np.ndarray, base: int, order: int = 1) -> None:
+    def __init__(self, codes: np.ndarray | PreadArray, base: int, order: int = 1) -> None:
         self.codes = codes
         self.base = base
         self.order = order
@@ -95,16 +98,17 @@ class Followers:
         base, order = max((p.base for p in parts), default=1), parts[0].order if parts else 1
         if not cls.fits(base, order):
             raise ValueError(f"token ids up to {base - 1} do not fit a code of {order + 1} tokens")
-        codes = []
+        codes: list[np.ndarray] = []
         for p in parts:  # each part's digits again, in the common base
+            held: np.ndarray = p.codes[:]  # a view of an array in memory; a table left in its file is read whole
             if p.base == base:
-                codes.append(p.codes)
+                codes.append(held)
                 continue
-            digits, rest = [], p.codes
+            digits, rest = [], held
             for _ in range(order + 1):
                 digits.append(rest % p.base)
                 rest = rest // p.base
-            code = np.zeros(p.codes.size, dtype=np.int64)
+            code = np.zeros(held.size, dtype=np.int64)
             for d in reversed(digits):
                 code = code * base + d
             codes.append(code)
@@ -125,8 +129,13 @@ class Followers:
             if not 0 <= t < self.base:
                 return np.zeros(0, dtype=np.int64)
             key = key * self.base + int(t)
-        lo, hi = np.searchsorted(self.codes, [key * self.base, (key + 1) * self.base])
-        return self.codes[lo:hi] - key * self.base
+        first, stop, codes = key * self.base, (key + 1) * self.base, self.codes
+        if isinstance(codes, np.ndarray):
+            lo, hi = (int(i) for i in np.searchsorted(codes, [first, stop]))
+        else:  # a table left in its file: a binary search of point reads
+            lo = bisect_left(codes, first)
+            hi = bisect_left(codes, stop, lo)
+        return codes[lo:hi] - first
 
     @classmethod
     def grown(cls, tables: list[Followers] | None, text: np.ndarray, orders: int = 2) -> list[Followers]:

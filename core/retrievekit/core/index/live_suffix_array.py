@@ -38,6 +38,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from retrievekit.core.checks import check_held
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.bigram_followers import Followers
 from retrievekit.core.index.mapped import open_arrays, save_concatenated
+from retrievekit.core.index.pread_array import PreadArray
 from retrievekit.core.index.store import atomic_folder, read_manifest, write_manifest
 from retrievekit.core.index.suffix_array import TokenSuffixArray
 from retrievekit.core.index.token_ids import as_token_ids
@@ -60,6 +62,7 @@ _FORMAT = "live_suffix_array"
 #: 2: the shards' suffix arrays, memory-mapped on load; 1: the documents' tokens only (still read, sorted again).
 _VERSION = 2
 _ARRAYS = ("lengths", "text", "sa", "stored", "starts", "followers", "shards")
+_READ = ("text", "sa", "followers")  # read with pread when a folder is opened; the other (small) arrays are mapped
 """The ``.npy`` files of a version-2 folder (all ``int64``), each the shards' parts one after the other: the
 documents' lengths, each shard's text (token id + 1, 0 after each document) and suffix array, its distinct stored
 tokens and where each one's suffixes start, its distinct token pairs (:class:`Followers` codes), and per shard one
@@ -95,7 +98,7 @@ class _Run:
         return self._docs
 
 
-def _parts(sas: list[TokenSuffixArray]) -> tuple[list[np.ndarray], ...]:
+def _parts(sas: list[TokenSuffixArray]) -> tuple[list[Any], ...]:
     """Each shard's part of each file of :data:`_ARRAYS`, in that order."""
     rows = []
     for sa in sas:
@@ -114,7 +117,7 @@ def _parts(sas: list[TokenSuffixArray]) -> tuple[list[np.ndarray], ...]:
 
 
 def _mapped_shards(
-    folder: Path, arrays: dict[str, np.ndarray], ids: list[str], bounds: list[int], eos_token_id: int | None
+    folder: Path, arrays: dict[str, Any], ids: list[str], bounds: list[int], eos_token_id: int | None
 ) -> list[_Shard | _Run]:
     """The shards of a version-2 folder over its mapped arrays; :class:`IndexFormatError` when the sizes the
     shards' rows give do not add up (reads the rows and the document lengths, nothing else)."""
@@ -136,13 +139,13 @@ def _mapped_shards(
         if int(lengths[d0:d1].sum()) + (d1 - d0) != t1 - t0:
             raise IndexFormatError(f"{folder} is corrupt: shard {i}'s text does not hold its documents")
         parts = (
-            arrays["text"][t0:t1],
-            arrays["sa"][t0:t1],
+            arrays["text"].view(t0, t1),
+            arrays["sa"].view(t0, t1),
             lengths[d0:d1],
             arrays["stored"][s0:s1],
             arrays["starts"][s0 + i : s1 + i + 1],
         )
-        pairs = Followers(arrays["followers"][f0:f1], int(row[4]))
+        pairs = Followers(arrays["followers"].view(f0, f1), int(row[4]))
         held = max(1, t1 - t0 - (d1 - d0))
         sa = TokenSuffixArray._of_arrays(parts, pairs, eos_token_id=eos_token_id, max_tokens=held)
         shards.append(_Shard(ids[bounds[i] : bounds[i + 1]], [], eos_token_id, sa=sa))
@@ -429,8 +432,9 @@ class LiveTokenSuffixArray:
         """Open a folder written by :meth:`save` (checksums checked first); :class:`IndexFormatError` for a missing,
         foreign, damaged or too new folder.
 
-        The shards' arrays are memory-mapped read-only: opening reads the files' headers, the document lengths and
-        ``ids.json``, and a query the pages it searches. A folder of format version 1 (``tokens.npy``,
+        The shards' text, suffix arrays and tables of token pairs are read with ``pread`` as a query asks
+        (:class:`~retrievekit.core.index.pread_array.PreadArray`: nothing of them mapped into the process), the other
+        arrays memory-mapped read-only: opening reads the files' headers, the document lengths and ``ids.json``. A folder of format version 1 (``tokens.npy``,
         ``lengths.npy``) is read into memory and its shards sorted again as they were laid out (the cost of a
         build), as before; the next :meth:`save` writes it as version 2.
 
@@ -443,7 +447,12 @@ class LiveTokenSuffixArray:
         """
         folder = Path(path)
         m = read_manifest(folder, _FORMAT, _VERSION)
-        arrays = open_arrays(folder, dict.fromkeys(_ARRAYS, np.int64), mode="r") if m["format_version"] >= 2 else {}
+        arrays: dict[str, Any] = {}
+        if m["format_version"] >= 2:  # the text and suffix arrays read with pread (the largest), the rest mapped
+            arrays.update(
+                open_arrays(folder, dict.fromkeys([a for a in _ARRAYS if a not in _READ], np.int64), mode="r")
+            )
+            arrays.update({name: PreadArray.open(folder / f"{name}.npy", np.int64) for name in _READ})
         try:
             ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
             out = cls(eos_token_id=m["eos_token_id"], shard_tokens=m["shard_tokens"])

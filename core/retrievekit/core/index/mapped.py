@@ -36,8 +36,11 @@ import numpy as np
 
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.index.pread_array import PreadArray
 
 __all__ = ["is_mapped", "open_arrays", "release_pages", "save_arrays", "save_concatenated"]
+
+_COPY_BLOCK = 1 << 22  # elements of a PreadArray copied at a time by save_concatenated
 
 
 def save_arrays(folder: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -> None:
@@ -57,9 +60,12 @@ def save_arrays(folder: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]
             os.fsync(f.fileno())
 
 
-def save_concatenated(folder: str | os.PathLike[str], name: str, parts: Sequence[np.ndarray], dtype: Any) -> None:
+def save_concatenated(
+    folder: str | os.PathLike[str], name: str, parts: Sequence[np.ndarray | PreadArray], dtype: Any
+) -> None:
     """Write the concatenation of ``parts`` as ``<name>.npy`` without holding it in memory (each part is copied
-    into the file in turn), synced to disk.
+    into the file in turn, a :class:`~retrievekit.core.index.pread_array.PreadArray` a block at a time), synced to
+    disk.
 
     Examples:
         >>> import tempfile, pathlib
@@ -73,7 +79,11 @@ def save_concatenated(folder: str | os.PathLike[str], name: str, parts: Sequence
     out = np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype), shape=(total,))
     at = 0
     for part in parts:
-        out[at : at + part.size] = part.reshape(-1)
+        if isinstance(part, PreadArray):  # read from its file a block at a time, never whole
+            for i in range(0, part.size, _COPY_BLOCK):
+                out[at + i : at + min(part.size, i + _COPY_BLOCK)] = part[i : i + _COPY_BLOCK]
+        else:
+            out[at : at + part.size] = part.reshape(-1)
         at += int(part.size)
     out.flush()
     del out

@@ -1,6 +1,6 @@
 """A read-only one-dimensional array left in its ``.npy`` file and read with ``os.pread``: :class:`PreadArray`.
 
-A memory mapping counts every page a read touches in the process's resident set, and this kernel maps a whole
+A memory mapping counts every page a read touches in the process's resident set, and recent Linux kernels map a whole
 page-cache folio (up to hundreds of kilobytes) per touch, so scattered reads of a large mapped array (a suffix
 array's binary searches) soon map most of the file. A :class:`PreadArray` copies only the bytes asked for into the
 process; the file's pages stay in the kernel's page cache, shared and reclaimable, not in the process.

@@ -10,9 +10,9 @@ as a :class:`~retrievekit.core.index.suffix_array.ShardedTokenSuffixArray` that 
 opening reads the files' headers and the documents' lengths. Each shard's text and suffix array (nearly all of the
 folder) are :class:`~retrievekit.core.index.pread_array.PreadArray` s: a lookup's binary searches copy the few bytes
 they compare into the process with ``pread``, and the files' pages stay in the kernel's page cache, out of the
-process's resident set (a memory mapping would count each touched page there, and this kernel maps a large
-page-cache folio per touch: scattered probes soon map most of the file). The small arrays and the two tables are
-memory-mapped read-only. It answers what the same documents given to
+process's resident set (a memory mapping would count each touched page there, and recent Linux kernels map a whole
+large page-cache folio per touch: scattered probes soon map most of the file). The two tables are read the same
+way; each shard's small arrays are memory-mapped read-only. It answers what the same documents given to
 ``ShardedTokenSuffixArray(documents, shard_tokens=...)`` answer.
 
 Layout (format ``sharded_suffix_array``, version 1): ``after1.npy`` and ``after2.npy`` (the runs of two and three
@@ -109,7 +109,7 @@ def write_suffix_array(
             row, tables = _write_shard(tmp / f"shard-{len(rows):05d}", batch, eos_token_id, tables)
             rows.append(row)
         kept = tables or []
-        save_arrays(tmp, {f"after{t.order}": t.codes for t in kept})
+        save_arrays(tmp, {f"after{t.order}": t.codes[:] for t in kept})
         fields = {"eos_token_id": eos_token_id, "shard_tokens": shard_tokens, "shards": rows, "base": kept[0].base}
         fields["orders"] = len(kept)
         write_manifest(tmp, _FORMAT, _VERSION, fields)
@@ -140,10 +140,11 @@ def _open_shard(path: Path, row: dict[str, Any], eos_token_id: int | None, mappe
 
 def open_suffix_array(folder: str | os.PathLike[str], *, mapped: bool = False) -> ShardedTokenSuffixArray:
     """Open a folder written by :func:`write_suffix_array` (checksums checked first), its shards' text and suffix
-    arrays read with ``pread`` as lookups ask, the rest memory-mapped read-only (the module docstring);
+    arrays and the two tables read with ``pread`` as lookups ask, the rest memory-mapped read-only (the module
+    docstring);
     :class:`IndexFormatError` for a missing, foreign, damaged or too new folder.
 
-    ``mapped=True`` maps the text and suffix arrays too: lookups run about twice as fast, and the process's resident
+    ``mapped=True`` maps the text and suffix arrays and the tables too: lookups run about twice as fast, and the process's resident
     set grows with the pages they touch, up to the folder's size (the "Scale" section of the benchmarks page has both).
 
     Examples:
@@ -166,6 +167,11 @@ def open_suffix_array(folder: str | os.PathLike[str], *, mapped: bool = False) -
         raise IndexFormatError(f"{root} is corrupt: {type(e).__name__}: {e}") from e
     if not shards:
         raise IndexFormatError(f"{root} is corrupt: its manifest lists no shard")
-    codes = open_arrays(root, {f"after{k}": np.int64 for k in range(1, orders + 1)}, mode="r")
-    tables = [Followers(codes[f"after{k}"], base, k) for k in range(1, orders + 1)]
+    names = [f"after{k}" for k in range(1, orders + 1)]
+    codes: dict[str, Any] = (
+        open_arrays(root, dict.fromkeys(names, np.int64), mode="r")
+        if mapped
+        else {name: PreadArray.open(root / f"{name}.npy", np.int64) for name in names}  # read per lookup, unmapped
+    )
+    tables = [Followers(codes[name], base, k) for k, name in enumerate(names, start=1)]
     return ShardedTokenSuffixArray._of_shards(shards, tables, eos_token_id=eos)
