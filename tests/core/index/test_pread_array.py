@@ -78,3 +78,19 @@ def test_a_pickled_or_copied_array_opens_its_file_again(tmp_path):
     a.close()
     with pytest.raises(OSError):
         a[0]
+
+
+def test_a_matrix_reads_whole_rows(tmp_path):
+    rng = np.random.default_rng(5)
+    held = rng.normal(size=(3_000, 7)).astype(np.float32)
+    np.save(tmp_path / "m.npy", held)
+    with pytest.raises(IndexFormatError, match="expected a 1-d float32"):
+        PreadArray.open(tmp_path / "m.npy", np.float32)
+    m = PreadArray.open(tmp_path / "m.npy", np.float32, ndim=2)
+    assert m.shape == held.shape and m.ndim == 2 and len(m) == 3_000 and m.nbytes == held.nbytes
+    assert np.array_equal(m[17], held[17]) and np.array_equal(m[-1], held[-1])
+    assert np.array_equal(m[10:13], held[10:13]) and m[5:5].shape == (0, 7)
+    for positions in (np.array([2_999, 0, 5]), rng.integers(0, 3_000, size=400), np.zeros(0, dtype=np.int64)):
+        assert np.array_equal(m[positions], held[positions])
+    v = m.view(100, 200)
+    assert v.shape == (100, 7) and np.array_equal(v[np.array([0, 99])], held[[100, 199]])

@@ -57,23 +57,29 @@ class _File:
 
 
 class PreadArray:
-    """Elements ``[0, size)`` of one ``dtype`` starting ``offset`` bytes into a file, read on demand.
+    """Entries ``[0, size)`` along the first axis of an array of one ``dtype`` starting ``offset`` bytes into a file
+    (each entry a scalar, or a row of shape ``row_shape``), read on demand.
 
-    ``a[i]`` is an ``int`` for an integer dtype (a numpy scalar for another), ``a[i:j]`` (step 1) and ``a[positions]`` (an integer array) new ``ndarray`` s;
-    :meth:`view` is a sub-array that reads the same file. Open one with :meth:`open`. Example: the module docstring.
+    ``a[i]`` is an ``int`` for a 1-d integer array (a numpy scalar for another dtype, a row's ``ndarray`` for a 2-d
+    array); ``a[i:j]`` (step 1) and ``a[positions]`` (an integer array) are new ``ndarray`` s; :meth:`view` is a
+    sub-array that reads the same file. Open one with :meth:`open`. Example: the module docstring.
     """
 
-    __slots__ = ("_file", "_int", "_signed", "dtype", "offset", "size")
+    __slots__ = ("_file", "_int", "_signed", "_unit", "dtype", "offset", "row_shape", "size")
 
-    def __init__(self, file: _File, dtype: np.dtype[Any], offset: int, size: int) -> None:
-        self._file, self.dtype, self.offset, self.size = file, dtype, offset, size
-        self._int = dtype.kind in "iu" and dtype.byteorder in _LITTLE  # an element: an int straight from its bytes
+    def __init__(
+        self, file: _File, dtype: np.dtype[Any], offset: int, size: int, row_shape: tuple[int, ...] = ()
+    ) -> None:
+        self._file, self.dtype, self.offset, self.size, self.row_shape = file, dtype, offset, size, row_shape
+        self._unit = dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))  # bytes an entry
+        self._int = not row_shape and dtype.kind in "iu" and dtype.byteorder in _LITTLE  # an int from its bytes
         self._signed = dtype.kind == "i"
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], dtype: Any) -> PreadArray:
-        """The 1-d ``dtype`` array of the ``.npy`` file at ``path`` (its header read, its data left in the file);
-        :class:`IndexFormatError` naming the file when it is missing, holds another dtype or shape, or is cut short.
+    def open(cls, path: str | os.PathLike[str], dtype: Any, *, ndim: int = 1) -> PreadArray:
+        """The ``ndim``-d ``dtype`` array of the ``.npy`` file at ``path`` (its header read, its data left in the
+        file); :class:`IndexFormatError` naming the file when it is missing, holds another dtype or shape, or is cut
+        short.
 
         Examples:
             >>> import pathlib, tempfile
@@ -93,24 +99,30 @@ class PreadArray:
                 header = (
                     np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
                 )
-                shape, _, held = header(f)
+                shape, fortran, held = header(f)
                 offset = f.tell()
         except (OSError, ValueError, EOFError) as e:  # a bad header or a truncated file
             raise IndexFormatError(f"{path} is corrupt: {type(e).__name__}: {e}") from e
-        if held != want or len(shape) != 1:
-            raise IndexFormatError(f"{path} is corrupt: it holds {held} of shape {shape}, expected a 1-d {want} array")
-        if path.stat().st_size != offset + int(shape[0]) * want.itemsize:
-            raise IndexFormatError(f"{path} is corrupt: its size is not its header's {shape[0]} elements")
-        return cls(_File(path), want, offset, int(shape[0]))
+        if held != want or len(shape) != ndim or (fortran and ndim > 1):
+            raise IndexFormatError(
+                f"{path} is corrupt: it holds {held} of shape {shape}, expected a {ndim}-d {want} array"
+            )
+        if path.stat().st_size != offset + int(np.prod(shape, dtype=np.int64)) * want.itemsize:
+            raise IndexFormatError(f"{path} is corrupt: its size is not its header's shape {shape}")
+        return cls(_File(path), want, offset, int(shape[0]), tuple(int(d) for d in shape[1:]))
 
     @property
     def nbytes(self) -> int:
         """Bytes the array holds in its file (none of them in memory)."""
-        return self.size * self.dtype.itemsize
+        return self.size * self._unit
 
     @property
-    def shape(self) -> tuple[int]:
-        return (self.size,)
+    def shape(self) -> tuple[int, ...]:
+        return (self.size, *self.row_shape)
+
+    @property
+    def ndim(self) -> int:
+        return 1 + len(self.row_shape)
 
     def __len__(self) -> int:
         return self.size
@@ -120,23 +132,22 @@ class PreadArray:
         self._file.close()
 
     def view(self, start: int, stop: int) -> PreadArray:
-        """Elements ``[start, stop)`` as an array of their own over the same file (nothing read)."""
+        """Entries ``[start, stop)`` as an array of their own over the same file (nothing read)."""
         start, stop, _ = slice(start, stop).indices(self.size)
-        return PreadArray(self._file, self.dtype, self.offset + start * self.dtype.itemsize, max(0, stop - start))
+        offset = self.offset + start * self._unit
+        return PreadArray(self._file, self.dtype, offset, max(0, stop - start), self.row_shape)
 
     def _read(self, first: int, count: int) -> np.ndarray:
-        size = self.dtype.itemsize
-        want = count * size
-        got = os.pread(self._file.fd, want, self.offset + first * size)
+        want = count * self._unit
+        got = os.pread(self._file.fd, want, self.offset + first * self._unit)
         if len(got) != want:
-            raise IndexFormatError(f"an array file was cut short: {len(got)} of {want} bytes at element {first}")
-        return np.frombuffer(got, dtype=self.dtype)
+            raise IndexFormatError(f"an array file was cut short: {len(got)} of {want} bytes at entry {first}")
+        return np.frombuffer(got, dtype=self.dtype).reshape(count, *self.row_shape)
 
     def __getitem__(self, key: Any) -> Any:
         if type(key) is int and self._int and 0 <= key < self.size:  # a binary search's probe: the fast path
-            size = self.dtype.itemsize
-            got = os.pread(self._file.fd, size, self.offset + key * size)
-            if len(got) == size:
+            got = os.pread(self._file.fd, self._unit, self.offset + key * self._unit)
+            if len(got) == self._unit:
                 return int.from_bytes(got, "little", signed=self._signed)
         if isinstance(key, slice):
             start, stop, step = key.indices(self.size)
@@ -144,40 +155,40 @@ class PreadArray:
                 raise IndexError("a PreadArray slice takes step 1")
             return self._read(start, max(0, stop - start)).copy()
         if isinstance(key, np.ndarray):
-            return self._gather(key.ravel()).reshape(key.shape)
+            return self._gather(key.ravel()).reshape(*key.shape, *self.row_shape)
         i = int(key)
         if i < 0:
             i += self.size
         if not 0 <= i < self.size:
             raise IndexError(f"index {int(key)} is out of bounds for size {self.size}")
-        element = self._read(i, 1)[0]
-        return int(element) if self._int else element
+        entry = self._read(i, 1)[0]
+        return int(entry) if self._int else entry
 
     def _gather(self, positions: np.ndarray) -> np.ndarray:
-        """The elements at ``positions``: one read of their span when it is short or dense, else one read each."""
+        """The entries at ``positions``: one read of their span when it is short or dense, else one read each."""
         if not positions.size:
-            return np.zeros(0, dtype=self.dtype)
+            return np.zeros((0, *self.row_shape), dtype=self.dtype)
         pos = positions.astype(np.int64, copy=False)
         lo, hi = int(pos.min()), int(pos.max())
         if lo < 0 or hi >= self.size:
             raise IndexError(f"positions [{lo}, {hi}] are out of bounds for size {self.size}")
-        size = self.dtype.itemsize
-        if (hi - lo + 1) * size <= SPAN or hi - lo < 4 * pos.size:
+        unit = self._unit
+        if (hi - lo + 1) * unit <= SPAN or hi - lo < 4 * pos.size:
             return self._read(lo, hi - lo + 1)[pos - lo]
         fd, base = self._file.fd, self.offset
-        got = b"".join([os.pread(fd, size, base + p * size) for p in pos.tolist()])
-        if len(got) != pos.size * size:
-            raise IndexFormatError(f"an array file was cut short: {len(got)} of {pos.size * size} bytes")
-        return np.frombuffer(got, dtype=self.dtype)
+        got = b"".join([os.pread(fd, unit, base + p * unit) for p in pos.tolist()])
+        if len(got) != pos.size * unit:
+            raise IndexFormatError(f"an array file was cut short: {len(got)} of {pos.size * unit} bytes")
+        return np.frombuffer(got, dtype=self.dtype).reshape(pos.size, *self.row_shape)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (or copied) as its file's path and place: the copy opens the file again (a descriptor number
         means nothing in another process)."""
-        return (_reopened, (str(self._file.path), self.dtype.str, self.offset, self.size))
+        return (_reopened, (str(self._file.path), self.dtype.str, self.offset, self.size, self.row_shape))
 
     def __repr__(self) -> str:
-        return f"PreadArray(<{self.size} {self.dtype}>)"
+        return f"PreadArray(<{'x'.join(map(str, self.shape))} {self.dtype}>)"
 
 
-def _reopened(path: str, dtype: str, offset: int, size: int) -> PreadArray:
-    return PreadArray(_File(Path(path)), np.dtype(dtype), offset, size)
+def _reopened(path: str, dtype: str, offset: int, size: int, row_shape: tuple[int, ...] = ()) -> PreadArray:
+    return PreadArray(_File(Path(path)), np.dtype(dtype), offset, size, row_shape)
