@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,18 +175,20 @@ def _tree():
     return tree
 
 
-def test_a_tree_opens_its_node_vectors_mapped_and_changes_them_in_memory(tmp_path):
+def test_a_tree_reads_its_node_vectors_from_their_file_and_changes_them_in_memory(tmp_path):
     tree = _tree()
     folder = tree.save(tmp_path / "tree")
     assert (folder / "vectors.npy").is_file() and not (folder / "embeddings.npz").exists()
     back = SemanticTree.load(folder)
-    assert isinstance(back.embeddings, NodeVectors) and is_mapped(back.embeddings["p3"])
+    assert isinstance(back.embeddings, NodeVectors) and isinstance(back.embeddings._matrix, PreadArray)
+    assert str(folder / "vectors.npy") not in Path("/proc/self/maps").read_text()  # read per row, never mapped
     assert sorted(back.embeddings) == sorted(tree.embeddings)
     assert all(np.array_equal(back.embeddings[k], v) for k, v in tree.embeddings.items())
     back.embeddings["p3"] = np.ones(8)
     del back.embeddings["p4"]
     back.embeddings["extra"] = np.zeros(8)
-    assert not is_mapped(back.embeddings["p3"]) and "p4" not in back.embeddings and len(back.embeddings) == 7
+    assert back.embeddings.in_memory.keys() == {"p3", "extra"} and "p4" not in back.embeddings
+    assert len(back.embeddings) == 7
     assert np.array_equal(SemanticTree.load(folder).embeddings["p3"], tree.embeddings["p3"])  # the file as saved
     again = SemanticTree.load(back.save(tmp_path / "tree2"))
     assert sorted(again.embeddings) == sorted(back.embeddings) and again.embeddings["p3"].tolist() == [1.0] * 8

@@ -29,6 +29,7 @@ import numpy as np
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import IndexFormatError, InvalidInputError
 from retrievekit.core.index.mapped import open_arrays
+from retrievekit.core.index.pread_array import PreadArray
 
 __all__ = ["NodeVectors", "read_node_vectors", "write_node_vectors"]
 
@@ -41,7 +42,9 @@ class NodeVectors(MutableMapping[str, np.ndarray]):
 
     Args:
         ids: the id of each row of ``matrix`` (distinct).
-        matrix: a 2-d ``float32`` array (a memory-mapped one is read, never written).
+        matrix: a 2-d ``float32`` array (a memory-mapped one, or a
+            :class:`~retrievekit.core.index.pread_array.PreadArray` whose rows are read from its file, is read, never
+            written).
 
     Raises:
         InvalidInputError: ``ids`` and ``matrix`` disagree, or an id repeats.
@@ -52,7 +55,7 @@ class NodeVectors(MutableMapping[str, np.ndarray]):
         ((3,), None)
     """
 
-    def __init__(self, ids: Sequence[str], matrix: np.ndarray) -> None:
+    def __init__(self, ids: Sequence[str], matrix: np.ndarray | PreadArray) -> None:
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
             raise InvalidInputError(f"NodeVectors: {len(ids)} ids for a matrix of shape {matrix.shape}")
         self._row: MutableMapping[str, int] = {k: i for i, k in enumerate(ids)}
@@ -62,7 +65,7 @@ class NodeVectors(MutableMapping[str, np.ndarray]):
         self._set: dict[str, np.ndarray] = {}
 
     @classmethod
-    def over_rows(cls, rows: MutableMapping[str, int], matrix: np.ndarray) -> NodeVectors:
+    def over_rows(cls, rows: MutableMapping[str, int], matrix: np.ndarray | PreadArray) -> NodeVectors:
         """Vectors whose rows ``rows`` names (a row lookup read from the tree's folder instead of a ``dict`` of every
         id: :class:`~retrievekit.core.lattice.node_arrays.VectorRows`).
 

@@ -55,6 +55,7 @@ from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
 from retrievekit.core.index.mapped import open_arrays, save_arrays
+from retrievekit.core.index.pread_array import PreadArray
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest
 from retrievekit.core.lattice.node_arrays import VECTOR_ROWS, VectorRows, open_node_arrays, write_node_arrays
 from retrievekit.core.lattice.node_overlay import NodeOverlay
@@ -559,10 +560,11 @@ class SemanticTree:
             raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")
         vectors: MutableMapping[str, np.ndarray]
         if (path / f"{VECTOR_ROWS}.npy").is_file():
-            arrays = open_arrays(path, {VECTORS: np.float32, VECTOR_ROWS: np.int32}, ndim={VECTORS: 2}, mode="r")
-            if len(arrays[VECTOR_ROWS]) != len(arrays[VECTORS]):
+            rows = open_arrays(path, {VECTOR_ROWS: np.int32}, mode="r")[VECTOR_ROWS]
+            matrix = PreadArray.open(path / f"{VECTORS}.npy", np.float32, ndim=2)  # rows read per search, unmapped
+            if len(rows) != len(matrix):
                 raise IndexFormatError(f"{path / VECTOR_ROWS}.npy does not name the rows of {VECTORS}.npy")
-            vectors = NodeVectors.over_rows(VectorRows(stored.ids, arrays[VECTOR_ROWS]), arrays[VECTORS])
+            vectors = NodeVectors.over_rows(VectorRows(stored.ids, rows), matrix)
         else:  # no vectors, or one naming no node: by id (vector_ids.json)
             vectors = read_node_vectors(path)
         tree = cls.__new__(cls)
