@@ -8,6 +8,7 @@ file by file (the manifest without the build's seconds and its own checksum).
 from __future__ import annotations
 
 import json
+import os
 import zlib
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from retrievekit.core.lattice import Lattice, SemanticTree, TreeBuildConfig
 from retrievekit.core.lattice import bottom_up_stream as stream_module
 from retrievekit.core.lattice.bottom_up import build_bottom_up
 from retrievekit.core.lattice.bottom_up_stream import build_bottom_up_into
+from retrievekit.core.lattice.stored_objects import copy_sorted_objects
 from retrievekit.core.types import Passage
 
 WORDS = "apple pear plum fig kiwi lime stock bond fund rate loan cash dog cat cow hen owl bee ant elk".split()
@@ -235,3 +237,19 @@ def test_ids_and_texts_with_nul_surrogates_and_non_ascii_build_the_same_folder(t
     opened = SemanticTree.load(streamed)
     for doc in docs[: len(odd)]:  # every odd id is a leaf of the opened tree, with its text
         assert opened.objects[doc.id] == doc and opened.is_leaf(doc.id) and opened.text(doc.id) == doc.index_text()
+
+
+def test_the_scratch_vectors_give_their_disk_back_before_the_objects_are_copied(tmp_path, monkeypatch):
+    # a deleted file still open keeps its blocks: at 10M the scratch vectors are 15 GB the copy of the objects needs
+    copied = []
+
+    def copy_then_check(*args, **kwargs):
+        fds = Path("/proc/self/fd")
+        held = [os.readlink(fds / fd) for fd in os.listdir(fds) if (fds / fd).is_symlink()]
+        copied.append([h for h in held if "vectors.f32" in h])
+        return copy_sorted_objects(*args, **kwargs)
+
+    monkeypatch.setattr(stream_module, "copy_sorted_objects", copy_then_check)
+    cfg = TreeBuildConfig(max_children=3, summaries="extractive")
+    folder = build_bottom_up_into(tmp_path / "t", corpus(50), None, HashedWords(), cfg)
+    assert copied == [[]] and SemanticTree.load(folder).num_leaves == 50  # no scratch vectors open, deleted or not

@@ -10,7 +10,8 @@ arrays of its own, so the process holds only what it asked for (the page cache k
    each run of consecutive rows with one call; ``rows.shape`` and ``len(rows)`` are the matrix's.
 3. **Views.** :meth:`RowFile.view` is rows ``start:stop`` as a matrix of its own, sharing the file.
 
-The file is scratch space: it has no header and is removed by whoever made its folder.
+The file is scratch space: it has no header, and :meth:`RowFile.remove` closes and deletes it (or whoever made its
+folder removes it).
 
 Examples:
     >>> import pathlib, tempfile
@@ -41,12 +42,17 @@ class _Handle:
     """The open file and the matrix's width and length, shared by a file and its views."""
 
     def __init__(self, path: Path) -> None:
+        self.fd = -1  # until it opens (a failed open leaves nothing to close)
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         self.width, self.rows = 0, 0
 
-    def __del__(self) -> None:
-        if getattr(self, "fd", None) is not None:  # None when opening the file failed
+    def close(self) -> None:
+        if self.fd >= 0:
             os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class RowFile:
@@ -83,6 +89,19 @@ class RowFile:
         self._h.width = x.shape[1]
         os.pwrite(self._h.fd, x.tobytes(), self._h.rows * x.shape[1] * _ITEM)
         self._h.rows += x.shape[0]
+
+    def remove(self) -> None:
+        """Close the file (this matrix and its views: they read nothing more) and delete it. Deleting alone would not
+        give its disk space back while the file is still open.
+
+        Examples:
+            >>> import pathlib, tempfile
+            >>> rows = RowFile(pathlib.Path(tempfile.mkdtemp()) / "r"); rows.append(np.ones((1, 2))); rows.remove()
+            >>> rows.path.exists()
+            False
+        """
+        self._h.close()
+        self.path.unlink(missing_ok=True)
 
     def view(self, start: int, stop: int) -> RowFile:
         """Rows ``start:stop`` of this matrix as a matrix of their own (the same file)."""

@@ -307,7 +307,7 @@ def _write_folder(folder: Path, b: _Build, leaves: _Leaves, nodes: _Nodes, order
     depths = write_node_rows(folder, raw, rows.leaves, rows.children, texts)
     del raw, texts
     _write_vectors(folder, b.vectors, rows.number)
-    b.vectors.path.unlink()  # before the objects are copied: the disk holds one scratch file beside the tree at most
+    b.vectors.remove()  # closed and deleted before the objects are copied: one scratch file beside the tree at most
     copy_sorted_objects(folder, b.vectors.path.parent / "objects.jsonl", leaves.lines, order)
     shutil.rmtree(b.vectors.path.parent)
     total = len(number)
