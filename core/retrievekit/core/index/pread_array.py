@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.errors import IndexFormatError
+from retrievekit.core.index.file_handle import FileHandle
 
 __all__ = ["PreadArray"]
 
@@ -36,24 +37,6 @@ _LITTLE = "<|=" if sys.byteorder == "little" else "<|"
 
 SPAN = 1 << 16
 """A gather whose positions span at most this many bytes is one read of the span."""
-
-
-class _File:
-    """An open file descriptor, closed when the last array reading it is collected."""
-
-    __slots__ = ("fd", "path")
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def __del__(self) -> None:
-        self.close()
 
 
 class PreadArray:
@@ -68,7 +51,7 @@ class PreadArray:
     __slots__ = ("_file", "_int", "_signed", "_unit", "dtype", "offset", "row_shape", "size")
 
     def __init__(
-        self, file: _File, dtype: np.dtype[Any], offset: int, size: int, row_shape: tuple[int, ...] = ()
+        self, file: FileHandle, dtype: np.dtype[Any], offset: int, size: int, row_shape: tuple[int, ...] = ()
     ) -> None:
         self._file, self.dtype, self.offset, self.size, self.row_shape = file, dtype, offset, size, row_shape
         self._unit = dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))  # bytes an entry
@@ -109,7 +92,7 @@ class PreadArray:
             )
         if path.stat().st_size != offset + int(np.prod(shape, dtype=np.int64)) * want.itemsize:
             raise IndexFormatError(f"{path} is corrupt: its size is not its header's shape {shape}")
-        return cls(_File(path), want, offset, int(shape[0]), tuple(int(d) for d in shape[1:]))
+        return cls(FileHandle(path, os.O_RDONLY), want, offset, int(shape[0]), tuple(int(d) for d in shape[1:]))
 
     @property
     def nbytes(self) -> int:
@@ -191,4 +174,4 @@ class PreadArray:
 
 
 def _reopened(path: str, dtype: str, offset: int, size: int, row_shape: tuple[int, ...] = ()) -> PreadArray:
-    return PreadArray(_File(Path(path)), np.dtype(dtype), offset, size, row_shape)
+    return PreadArray(FileHandle(Path(path), os.O_RDONLY), np.dtype(dtype), offset, size, row_shape)

@@ -32,27 +32,19 @@ from typing import Any
 import numpy as np
 
 from retrievekit.core.errors import InvalidInputError
+from retrievekit.core.index.file_handle import FileHandle
 
 __all__ = ["RowFile"]
 
 _ITEM = np.dtype(np.float32).itemsize
 
 
-class _Handle:
+class _Handle(FileHandle):
     """The open file and the matrix's width and length, shared by a file and its views."""
 
     def __init__(self, path: Path) -> None:
-        self.fd = -1  # until it opens (a failed open leaves nothing to close)
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        super().__init__(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
         self.width, self.rows = 0, 0
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def __del__(self) -> None:
-        self.close()
 
 
 class RowFile:
