@@ -47,6 +47,9 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   (``retrievekit.core.lattice.bottom_up_stream``: the corpus never listed, vectors and objects in scratch files,
   the nodes written as arrays; the folder ``lattice_saved`` writes, file for file), then ``lattice_saved``'s fresh
   process; ``answers_digest`` (a hash of every claim's hits) compares runs, ``build_peak_rss_mb`` is the build's.
+  With ``--keep-dir DIR`` the tree is built in DIR and kept there with its build's figures; a later run given DIR
+  (with another ``--out-dir``) opens that tree again instead of building it: how a change to the opened tree is
+  measured at 10M without the 85-minute build.
 
 Each finished (method, n) is a line of ``<out-dir>/records.jsonl``; a rerun skips what is recorded (the 1M rows
 take long), then prints the table and each method's fitted exponent (least-squares slope of log build CPU seconds
@@ -59,6 +62,7 @@ on log n) and the ratio of its search time at the largest n to the smallest. Tim
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -217,19 +221,43 @@ def _open_tree_and_search(folder: Path, queries: list[str], *, into: dict[str, A
     return answers
 
 
+KEEP_DIR: Path | None = None
+"""``--keep-dir``: the folder ``lattice_stream`` builds its tree in and leaves, with the build's figures beside it
+(``build.json``); a later run given the same folder opens that tree again instead of building it (a 10M build takes
+about 85 minutes), its row marked ``build_reused``. One (method, n) per folder."""
+
+
+@contextlib.contextmanager
+def _work_dir(prefix: str) -> Iterator[Path]:
+    """:data:`KEEP_DIR` when given, else a temporary directory removed afterwards."""
+    if KEEP_DIR is not None:
+        KEEP_DIR.mkdir(parents=True, exist_ok=True)
+        yield KEEP_DIR
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
+
+
 def _run_lattice_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, Any]:
     """The tree built from the stream into a folder (the corpus never a list), then opened and searched by a fresh
     process (``lattice_saved``'s)."""
     from retrievekit.core.lattice.bottom_up_stream import build_bottom_up_into
     from retrievekit.core.lattice.config import TreeBuildConfig
 
-    with tempfile.TemporaryDirectory(prefix="scale-tree-") as tmp:
-        cfg = TreeBuildConfig(summaries="extractive")
-        folder, row = _build(lambda: build_bottom_up_into(Path(tmp) / "tree", corpus, None, HashedWords(), cfg))
-        row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-        row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        row.update(tree_nodes=manifest["nodes"], tree_height=manifest["height"])
+    with _work_dir("scale-tree-") as work:
+        folder, built = work / "tree", work / "build.json"
+        if built.exists():  # kept by an earlier run (--keep-dir): its build's figures, the tree opened again
+            row = {**json.loads(built.read_text(encoding="utf-8")), "build_reused": True}
+        else:
+            cfg = TreeBuildConfig(summaries="extractive")
+            folder, row = _build(lambda: build_bottom_up_into(folder, corpus, None, HashedWords(), cfg))
+            row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+            row["peak_rss_mb"] = row["build_peak_rss_mb"]  # the searches run in another process
+            row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
+            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+            row.update(tree_nodes=manifest["nodes"], tree_height=manifest["height"])
+            if KEEP_DIR is not None:
+                built.write_text(json.dumps(row), encoding="utf-8")
         _open_tree_and_search(folder, queries, into=row)
         row["ms_per_query"] = row["open_ms_per_query"]  # the table's column: the opened tree's search
     return row
@@ -473,7 +501,7 @@ def child(method: str, data_dir: str, n: int, queries: int) -> dict[str, Any]:
     corpus = scale_stream(data_dir, n) if method in _STREAMED else scale_corpus(data_dir, n)
     row = {"method": method, "n": n, "queries": len(claims)}
     row.update(_RUNS[method](corpus, claims, n) if method in _SIZED else _RUNS[method](corpus, claims))
-    row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    row.setdefault("peak_rss_mb", round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
     return row
 
 
@@ -499,9 +527,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--methods", nargs="*", default=list(_RUNS), choices=list(_RUNS))
     p.add_argument("--queries", type=int, default=20, help="SciFact dev claims searched per (method, n)")
     p.add_argument("--out-dir", default="runs/scale")
+    p.add_argument(
+        "--keep-dir", default=None, help="lattice_stream: build in this folder and keep the tree (see KEEP_DIR)"
+    )
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child is not None:
+        global KEEP_DIR
+        KEEP_DIR = None if args.keep_dir is None else Path(args.keep_dir)
         method, n = args.child.split(":")
         print(json.dumps(child(method, args.data_dir, int(n), args.queries)))
         return 0
@@ -513,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
             if any(r["method"] == method and r["n"] == n for r in _recorded(records)):
                 continue
             cmd = [sys.executable, __file__, "--child", f"{method}:{n}", "--data-dir", args.data_dir]
+            cmd += [] if args.keep_dir is None else ["--keep-dir", args.keep_dir]
             out = subprocess.run([*cmd, "--queries", str(args.queries)], env=env, capture_output=True, text=True)
             if out.returncode != 0:
                 print(f"{method} at {n:,} failed:\n{out.stderr[-2000:]}", file=sys.stderr)
