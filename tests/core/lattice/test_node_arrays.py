@@ -224,4 +224,6 @@ def test_opening_checks_the_structure_and_gives_its_pages_back(tmp_path):
     names += ["node_id_hashes.npy", "node_id_hash_rows.npy", "node_id_starts.npy", "node_text_starts.npy"]
     assert [_resident_kb(folder / n) for n in names] == [0] * len(names)  # and keeps none of their pages resident
     hits = Lattice(opened, KeywordLLM()).search(GOLD, k=1)
-    assert [h.id for h in hits] == ["doc-3-5-0"]  # a search maps back the pages it reads
+    assert [h.id for h in hits] == ["doc-3-5-0"]
+    names += ["node_ids.npy", "node_texts.npy", "vectors.npy", "vector_rows.npy"]
+    assert [_resident_kb(folder / n) for n in names] == [0] * len(names)  # a search reads with pread: maps nothing

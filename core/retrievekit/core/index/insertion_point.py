@@ -13,12 +13,15 @@ Examples:
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from typing import Any
+
 import numpy as np
 
 __all__ = ["insertion_point"]
 
 
-def insertion_point(array: np.ndarray, value: int) -> int:
+def insertion_point(array: np.ndarray | Any, value: int) -> int:
     """``np.searchsorted(array, value)`` (the left insertion point in a sorted 1-d integer array), with ``value``
     given as the array's own type so the array is never converted; a value outside that type's range goes before or
     after every element. Example: the module docstring."""
@@ -27,4 +30,6 @@ def insertion_point(array: np.ndarray, value: int) -> int:
         return 0
     if value > info.max:
         return int(array.size)
+    if not isinstance(array, np.ndarray):  # an array read from its file (PreadArray): a binary search of reads
+        return bisect_left(array, value)
     return int(np.searchsorted(array, array.dtype.type(value)))

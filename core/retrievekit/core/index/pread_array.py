@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ from retrievekit.core.index.file_handle import FileHandle
 __all__ = ["PreadArray"]
 
 _LITTLE = "<|=" if sys.byteorder == "little" else "<|"
+
+_ITER_BLOCK = 1 << 16  # entries read at a time when iterating
 
 SPAN = 1 << 16
 """A gather whose positions span at most this many bytes is one read of the span."""
@@ -109,6 +112,12 @@ class PreadArray:
 
     def __len__(self) -> int:
         return self.size
+
+    def __iter__(self) -> Iterator[Any]:
+        """The entries in order, read a block at a time (ints for a 1-d integer array, as :meth:`__getitem__`)."""
+        for at in range(0, self.size, _ITER_BLOCK):
+            block = self[at : at + _ITER_BLOCK]
+            yield from (block.tolist() if self._int else block)
 
     def close(self) -> None:
         """Close the file now (every view of it included); collecting the last array closes it too."""

@@ -47,6 +47,7 @@ import numpy as np
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.index.insertion_point import insertion_point
 from retrievekit.core.index.mapped import open_arrays, release_pages, save_arrays
+from retrievekit.core.index.pread_array import PreadArray
 from retrievekit.core.lattice.tree_node import TreeNode
 
 __all__ = [
@@ -202,7 +203,7 @@ class VectorRows(MutableMapping[str, int]):
         (0, False, ['root'])
     """
 
-    def __init__(self, ids: SortedIds, node_rows: np.ndarray) -> None:
+    def __init__(self, ids: SortedIds, node_rows: np.ndarray | PreadArray) -> None:
         self._ids, self._rows = ids, node_rows
         self._gone: set[str] = set()
 
@@ -248,14 +249,16 @@ class NodeArrays(Mapping[str, TreeNode]):
         (['a', 'root'], 'root', False, 1)
     """
 
-    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
-        self._a = dict(arrays)
-        self.ids = SortedIds(self._a[IDS], self._a[ID_STARTS], self._a[ID_HASHES], self._a[ID_HASH_ROWS])
-        self._texts = Strings(self._a[TEXTS], self._a[TEXT_STARTS])
+    def __init__(self, arrays: Mapping[str, np.ndarray], reads: Mapping[str, Any] | None = None) -> None:
+        self._a = dict(arrays)  # whole-array work (opening checks, leaves, height, widest)
+        self._r = dict(reads) if reads is not None else self._a  # a node's reads
+        r = self._r
+        self.ids = SortedIds(r[IDS], r[ID_STARTS], r[ID_HASHES], r[ID_HASH_ROWS])
+        self._texts = Strings(r[TEXTS], r[TEXT_STARTS])
 
     def node_at(self, row: int) -> TreeNode:
         """The node at ``row``."""
-        a, ids = self._a, self.ids
+        a, ids = self._r, self.ids
         children = [ids[int(c)] for c in a[CHILDREN][int(a[CHILD_STARTS][row]) : int(a[CHILD_STARTS][row + 1])]]
         parent = int(a[PARENTS][row])
         node = TreeNode(ids[row], self._texts[row], children, int(a[DEPTHS][row]), bool(a[LEAVES][row]))
@@ -409,7 +412,8 @@ def open_node_arrays(folder: Path) -> NodeArrays:
     """
     arrays = open_arrays(folder, _DTYPES, mode="r")
     check_structure(folder, arrays)
-    return NodeArrays(arrays)
+    reads = {name: PreadArray.open(folder / f"{name}.npy", dtype) for name, dtype in _DTYPES.items()}
+    return NodeArrays(arrays, reads)
 
 
 def check_structure(folder: Path, a: Mapping[str, np.ndarray]) -> None:

@@ -54,7 +54,7 @@ import numpy as np
 from retrievekit.core.descriptors import check_descriptors
 from retrievekit.core.errors import DegradedTreeWarning, IndexFormatError, InvalidInputError
 from retrievekit.core.index.corpus_record import RECORD_KEY, corpus_record
-from retrievekit.core.index.mapped import open_arrays, save_arrays
+from retrievekit.core.index.mapped import save_arrays
 from retrievekit.core.index.pread_array import PreadArray
 from retrievekit.core.index.store import atomic_folder, read_manifest, read_objects, write_manifest
 from retrievekit.core.lattice.node_arrays import VECTOR_ROWS, VectorRows, open_node_arrays, write_node_arrays
@@ -560,7 +560,7 @@ class SemanticTree:
             raise IndexFormatError(f"{path} is truncated: the manifest counts {manifest['leaves']} leaves")
         vectors: MutableMapping[str, np.ndarray]
         if (path / f"{VECTOR_ROWS}.npy").is_file():
-            rows = open_arrays(path, {VECTOR_ROWS: np.int32}, mode="r")[VECTOR_ROWS]
+            rows = PreadArray.open(path / f"{VECTOR_ROWS}.npy", np.int32)
             matrix = PreadArray.open(path / f"{VECTORS}.npy", np.float32, ndim=2)  # rows read per search, unmapped
             if len(rows) != len(matrix):
                 raise IndexFormatError(f"{path / VECTOR_ROWS}.npy does not name the rows of {VECTORS}.npy")
