@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from retrievekit.core.errors import IndexFormatError
-from retrievekit.core.index.pread_array import SPAN, PreadArray
+from retrievekit.core.index.insertion_point import insertion_point
+from retrievekit.core.index.pread_array import FENCE, SPAN, PreadArray
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint16, np.float32, ">i4"])
@@ -33,6 +34,21 @@ def test_reads_answer_as_the_loaded_array(tmp_path, dtype):
     v = a.view(1_000, 2_000)
     assert v.size == 1_000 and v[0] == held[1_000] and np.array_equal(v[np.array([999, 3])], held[[1_999, 1_003]])
     assert str(tmp_path) not in Path("/proc/self/maps").read_text()  # nothing of the file is mapped
+
+
+@pytest.mark.parametrize("size", [0, 1, FENCE - 1, FENCE, FENCE + 1, 3 * FENCE, (1 << 16) + 5, 200_003])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint64])
+def test_a_sorted_array_in_its_file_finds_where_a_value_goes_as_searchsorted_does(tmp_path, size, dtype):
+    rng = np.random.default_rng(size)
+    held = np.sort(rng.integers(0, max(size // 3, 2), size=size)).astype(dtype)  # runs of equal values
+    np.save(tmp_path / "s.npy", held)
+    a = PreadArray.open(tmp_path / "s.npy", dtype)
+    values = [0, *rng.integers(0, max(size // 3, 2) + 1, size=300).tolist(), *held[:: max(FENCE // 2, 1)].tolist()]
+    for v in values + ([int(held[-1]), int(held[-1]) + 1] if size else []):
+        assert a.insertion_point(dtype(v)) == int(np.searchsorted(held, dtype(v))), v
+        assert insertion_point(a, v) == insertion_point(held, v)
+    assert insertion_point(a, -1) == 0 and insertion_point(a, 2**70) == size  # outside the dtype: no read
+    assert a.view(size // 2, size).insertion_point(dtype(0)) == 0
 
 
 def test_out_of_range_reads_are_index_errors(tmp_path):

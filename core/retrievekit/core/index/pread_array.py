@@ -41,6 +41,10 @@ _ITER_BLOCK = 1 << 16  # entries read at a time when iterating
 SPAN = 1 << 16
 """A gather whose positions span at most this many bytes is one read of the span."""
 
+FENCE = 256
+""":meth:`PreadArray.insertion_point` keeps every ``FENCE``-th entry of a sorted array in memory: a search is one
+read of at most this many entries instead of a read per probe."""
+
 
 class PreadArray:
     """Entries ``[0, size)`` along the first axis of an array of one ``dtype`` starting ``offset`` bytes into a file
@@ -51,13 +55,14 @@ class PreadArray:
     sub-array that reads the same file. Open one with :meth:`open`. Example: the module docstring.
     """
 
-    __slots__ = ("_file", "_int", "_signed", "_unit", "dtype", "offset", "row_shape", "size")
+    __slots__ = ("_fence", "_file", "_int", "_signed", "_unit", "dtype", "offset", "row_shape", "size")
 
     def __init__(
         self, file: FileHandle, dtype: np.dtype[Any], offset: int, size: int, row_shape: tuple[int, ...] = ()
     ) -> None:
         self._file, self.dtype, self.offset, self.size, self.row_shape = file, dtype, offset, size, row_shape
         self._unit = dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))  # bytes an entry
+        self._fence: np.ndarray | None = None  # every FENCE-th entry, read on the first insertion_point
         self._int = not row_shape and dtype.kind in "iu" and dtype.byteorder in _LITTLE  # an int from its bytes
         self._signed = dtype.kind == "i"
 
@@ -155,6 +160,28 @@ class PreadArray:
             raise IndexError(f"index {int(key)} is out of bounds for size {self.size}")
         entry = self._read(i, 1)[0]
         return int(entry) if self._int else entry
+
+    def insertion_point(self, value: Any) -> int:
+        """``np.searchsorted(a, value)`` for a sorted 1-d array: the first call keeps every :data:`FENCE`-th entry in
+        memory (one pass over the file, a block at a time); then each search is one read of at most ``FENCE``
+        entries.
+
+        Examples:
+            >>> import pathlib, tempfile
+            >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.npy"
+            >>> np.save(path, np.arange(1000, dtype=np.int64) * 2)
+            >>> a = PreadArray.open(path, np.int64)
+            >>> a.insertion_point(0), a.insertion_point(513), a.insertion_point(2000)
+            (0, 257, 1000)
+        """
+        if self._fence is None:
+            blocks = [
+                self._read(at, min(_ITER_BLOCK, self.size - at))[::FENCE] for at in range(0, self.size, _ITER_BLOCK)
+            ]
+            self._fence = np.concatenate(blocks) if blocks else np.zeros(0, dtype=self.dtype)
+        block = int(np.searchsorted(self._fence, value))  # entries [0, block * FENCE) before it hold a smaller one
+        lo, hi = max(block - 1, 0) * FENCE, min(block * FENCE, self.size)
+        return lo + int(np.searchsorted(self._read(lo, hi - lo), value))
 
     def _gather(self, positions: np.ndarray) -> np.ndarray:
         """The entries at ``positions``: one read of their span when it is short or dense, else one read each."""

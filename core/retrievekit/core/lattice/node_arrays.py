@@ -115,7 +115,8 @@ class Strings(Sequence[str]):
 
     def raw(self, row: int) -> bytes:
         """The UTF-8 bytes at ``row``."""
-        return self._blob[int(self._starts[row]) : int(self._starts[row + 1])].tobytes()
+        start, stop = self._starts[row : row + 2].tolist()  # one read where the offsets are left in their file
+        return self._blob[start:stop].tobytes()
 
     def __len__(self) -> int:
         return len(self._starts) - 1
@@ -259,7 +260,8 @@ class NodeArrays(Mapping[str, TreeNode]):
     def node_at(self, row: int) -> TreeNode:
         """The node at ``row``."""
         a, ids = self._r, self.ids
-        children = [ids[int(c)] for c in a[CHILDREN][int(a[CHILD_STARTS][row]) : int(a[CHILD_STARTS][row + 1])]]
+        first, stop = a[CHILD_STARTS][row : row + 2].tolist()
+        children = [ids.raw(c).decode("utf-8", "surrogatepass") for c in a[CHILDREN][first:stop].tolist()]
         parent = int(a[PARENTS][row])
         node = TreeNode(ids[row], self._texts[row], children, int(a[DEPTHS][row]), bool(a[LEAVES][row]))
         node.parent = ids[parent] if parent >= 0 else None
