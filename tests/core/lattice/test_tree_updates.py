@@ -9,6 +9,7 @@ judge, the tree folder. The scripted summariser (``KeywordLLM``) is the point of
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 
 import pytest
@@ -223,3 +224,32 @@ def test_a_copy_changed_leaves_the_tree_it_was_copied_from_as_it_was(built, mini
     assert set(built.objects) == {d.id for d in BUILT} and set(built.embeddings) == set(vectors)
     assert all((built.embeddings[n] == v).all() for n, v in vectors.items())
     assert set(copied.objects) != set(built.objects)
+
+
+def test_a_tree_opened_from_its_folder_changes_as_the_built_one_reading_only_what_it_changes(built, minilm, tmp_path):
+    """The first change of an opened tree records the build's values from the arrays and a sample of the nodes, and
+    keeps the leaf ids it read from its folder: it builds a few of the nodes, not every one (as it did before)."""
+    reference = copy.deepcopy(built)
+    opened = SemanticTree.load(built.save(tmp_path / "tree"))
+    assert drift(opened) == drift(reference)  # fill from the arrays; under COHERENCE_SAMPLE: every node
+    doomed = _doomed(reference)
+    for tree in (reference, opened):
+        insert_documents(tree, NEW[:5], None, minilm)
+        delete_documents(tree, doomed, None, minilm)
+    assert opened.meta["baseline"] == reference.meta["baseline"]
+    assert opened.leaf_ids() == reference.leaf_ids() and len(opened.leaf_ids()) == opened.num_leaves == 55
+    assert {n: x.children for n, x in opened.nodes.items()} == {n: x.children for n, x in reference.nodes.items()}
+    assert drift(opened) == drift(reference)
+
+
+def test_the_first_change_of_an_opened_tree_builds_a_sample_of_its_nodes_not_all(minilm, tmp_path, monkeypatch):
+    drift_module = importlib.import_module("retrievekit.core.lattice.drift")  # the package's ``drift`` is the function
+    monkeypatch.setattr(drift_module, "COHERENCE_SAMPLE", 3)
+    tree = _build(DOCS, minilm)
+    opened = SemanticTree.load(tree.save(tmp_path / "tree"))
+    total = len(opened.nodes)
+    delete_documents(opened, [DOCS[0].id], None, minilm)
+    built_nodes = len(opened.nodes._own)  # the nodes the change and the baseline's sample read
+    bound = 3 + 1 + opened.height + 2 * M  # the sample, the root, the leaf's path, a merge's siblings and children
+    assert built_nodes <= bound < total / 4, (built_nodes, bound, total)
+    assert opened.meta["baseline"]["leaves"] == 80 and opened.num_leaves == 79 and DOCS[0].id not in opened.leaf_ids()

@@ -38,7 +38,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -189,7 +189,7 @@ class LiveLattice(LiveIndex):
         if not held:
             new = None
             report["deleted"] = len(removed)
-        elif tree is None or set(removed) >= set(tree.leaf_ids()):  # nothing to keep: a tree built afresh
+        elif tree is None or _removes_every_leaf(tree, removed):  # nothing to keep: a tree built afresh
             new = self._build(held, trace)
             report.update(built=True, inserted=len(held))
         else:
@@ -268,3 +268,9 @@ class LiveLattice(LiveIndex):
             self._log.parts = []
         check_same_corpus((tree.objects[i] for i in tree.leaf_ids()), held, where=f"the tree of {self.path}")
         self._tree = tree
+
+
+def _removes_every_leaf(tree: SemanticTree, removed: Iterable[str]) -> bool:
+    """Whether ``removed`` holds every leaf of ``tree`` (a lookup per removed id, not a set of the leaves)."""
+    gone = {r for r in removed if r in tree.nodes and tree.is_leaf(r)}
+    return len(gone) >= tree.num_leaves

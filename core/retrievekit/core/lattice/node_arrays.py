@@ -303,6 +303,25 @@ class NodeArrays(Mapping[str, TreeNode]):
         widths[rows] = 0
         return int(widths.max()) if widths.size else 0
 
+    def internal(self, skip: Iterable[str] = ()) -> list[tuple[str, int]]:
+        """``(id, number of children)`` of every internal node but those ids in ``skip``, in byte order, read from the
+        leaf flags and the children's offsets (no node built).
+
+        Examples:
+            >>> import pathlib, tempfile
+            >>> nodes = {"root": TreeNode(id="root", text="", children=["n"]),
+            ...          "n": TreeNode(id="n", text="", children=["a", "b"]),
+            ...          "a": TreeNode(id="a", text="", is_leaf=True), "b": TreeNode(id="b", text="", is_leaf=True)}
+            >>> folder = pathlib.Path(tempfile.mkdtemp()); _ = write_node_arrays(folder, nodes, lambda n: n.text)
+            >>> open_node_arrays(folder).internal(), open_node_arrays(folder).internal(skip=["root"])
+            ([('n', 2), ('root', 1)], [('n', 2)])
+        """
+        rows = np.flatnonzero(~np.asarray(self._a[LEAVES]))
+        widths = np.diff(self._a[CHILD_STARTS])[rows]
+        release_pages(self._a[LEAVES], self._a[CHILD_STARTS])
+        hidden = {r for r in map(self.ids.find, skip) if r is not None}
+        return [(self.ids[r], w) for r, w in zip(rows.tolist(), widths.tolist(), strict=True) if r not in hidden]
+
     def __deepcopy__(self, memo: dict[int, Any]) -> NodeArrays:
         return self  # read-only: a copy of the tree shares it
 

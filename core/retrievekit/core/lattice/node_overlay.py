@@ -89,6 +89,26 @@ class NodeOverlay(MutableMapping[str, TreeNode]):
             return max(own, int(base_widest(hidden)))
         return max(own, max((len(n.children) for k, n in self._base.items() if k not in hidden), default=0))
 
+    def internal(self, skip: Iterable[str] = ()) -> list[tuple[str, int]]:
+        """``(id, number of children)`` of every internal node but those ids in ``skip``, sorted by id; a base that
+        answers ``internal`` itself (the arrays of an opened tree) is asked for the nodes not read, set or removed
+        here, so no node of it is built.
+
+        Examples:
+            >>> o = NodeOverlay({"a": TreeNode(id="a", text="", children=["x"]), "x": TreeNode(id="x", text="", is_leaf=True)})
+            >>> o["b"] = TreeNode(id="b", text="", children=["y", "z"]); o.internal(), o.internal(skip=["b"])
+            ([('a', 1), ('b', 2)], [('a', 1)])
+        """
+        skipped = set(skip)
+        hidden = skipped | self._own.keys() | self._gone
+        base_internal = getattr(self._base, "internal", None)
+        if base_internal is not None:
+            seen = list(base_internal(hidden))
+        else:
+            seen = [(k, len(n.children)) for k, n in self._base.items() if k not in hidden and not n.is_leaf]
+        seen += [(k, len(n.children)) for k, n in self._own.items() if k not in skipped and not n.is_leaf]
+        return sorted(seen)
+
     def settled(self) -> tuple[dict[str, TreeNode], dict[str, TreeNode], list[str]]:
         """The nodes as a plain ``dict`` (``base``'s order, the new ones last), the nodes read, set or added (by id),
         and the ids removed from ``base`` (sorted)."""

@@ -36,7 +36,6 @@ Examples:
 
 from __future__ import annotations
 
-import bisect
 import collections
 import copy
 import hashlib
@@ -60,6 +59,7 @@ from retrievekit.core.index.store import atomic_folder, read_manifest, read_obje
 from retrievekit.core.lattice.node_arrays import VECTOR_ROWS, VectorRows, open_node_arrays, write_node_arrays
 from retrievekit.core.lattice.node_overlay import NodeOverlay
 from retrievekit.core.lattice.node_vectors import VECTORS, NodeVectors, read_node_vectors, write_node_vectors
+from retrievekit.core.lattice.sorted_id_overlay import SortedIdOverlay
 from retrievekit.core.lattice.stored_objects import OFFSETS, StoredObjects, write_sorted_objects
 from retrievekit.core.lattice.subtree_leaves import SubtreeLeaves
 from retrievekit.core.lattice.tree_node import TreeNode
@@ -175,9 +175,10 @@ class SemanticTree:
             raise IndexFormatError(
                 f"{len(unreachable)} node(s) are not reachable from the root, e.g. {min(unreachable)!r}"
             )
-        self._leaf_ids = sorted(n for n, node in self.nodes.items() if node.is_leaf)
-        exact = isinstance(self.objects, StoredObjects) and self.objects.holds_exactly(self._leaf_ids)
-        for nid in self._leaf_ids:
+        leaf_ids = sorted(n for n, node in self.nodes.items() if node.is_leaf)
+        exact = isinstance(self.objects, StoredObjects) and self.objects.holds_exactly(leaf_ids)
+        self._leaf_ids = SortedIdOverlay(leaf_ids)
+        for nid in leaf_ids:
             if self.nodes[nid].children:
                 raise IndexFormatError(f"leaf {nid!r} has children")
             if not exact and nid not in self.objects:
@@ -206,10 +207,7 @@ class SemanticTree:
                 child = self.nodes[c]
                 child.parent, child.depth = node.id, node.depth + 1
                 if child.is_leaf:
-                    leaf_ids = self._own_leaf_ids()
-                    at = bisect.bisect_left(leaf_ids, c)
-                    if at == len(leaf_ids) or leaf_ids[at] != c:
-                        leaf_ids.insert(at, c)
+                    self._leaf_ids.add(c)
                     self._height = max(self._height, child.depth)
                 else:
                     stack.append(c)
@@ -230,21 +228,11 @@ class SemanticTree:
             >>> t.leaf_ids(), t.height
             (['a'], 1)
         """
-        leaf_ids = self._own_leaf_ids()
         for lid in ids:
-            at = bisect.bisect_left(leaf_ids, lid)
-            if at < len(leaf_ids) and leaf_ids[at] == lid:
-                del leaf_ids[at]
+            self._leaf_ids.discard(lid)
         self._leaf_sets = {}
         if not any(self.nodes[n].depth == self._height for n in self._leaf_ids):  # stops at the first one there
             self._height = max((self.nodes[n].depth for n in self._leaf_ids), default=0)
-
-    def _own_leaf_ids(self) -> list[str]:
-        """The sorted leaf ids as a list this tree may change (a tree opened from a version-4 folder reads them from
-        its arrays until its first change)."""
-        if not isinstance(self._leaf_ids, list):
-            self._leaf_ids = list(self._leaf_ids)
-        return self._leaf_ids
 
     def copy(self, *, nodes: MutableMapping[str, TreeNode] | None = None) -> SemanticTree:
         """A copy to change while this tree is searched: its own nodes (``nodes`` when given: a draft's, see
@@ -263,7 +251,7 @@ class SemanticTree:
         twin.objects = objects.copy() if isinstance(objects, StoredObjects) else dict(objects)
         twin.embeddings = vectors.copy() if isinstance(vectors, NodeVectors) else dict(vectors)
         twin.meta = copy.deepcopy(self.meta)
-        twin._leaf_ids, twin._leaf_sets, twin._height = list(self._leaf_ids), dict(self._leaf_sets), self._height
+        twin._leaf_ids, twin._leaf_sets, twin._height = self._leaf_ids.copy(), dict(self._leaf_sets), self._height
         return twin
 
     @classmethod
@@ -571,7 +559,7 @@ class SemanticTree:
         tree.nodes = NodeOverlay(stored, is_draft=False)  # type: ignore[assignment]
         tree.objects = StoredObjects.open(path, leaf_ids)
         tree.embeddings, tree.meta = vectors, _meta(path, manifest, stacklevel=4)
-        tree._leaf_ids, tree._leaf_sets, tree._height = leaf_ids, {}, stored.height  # type: ignore[assignment]
+        tree._leaf_ids, tree._leaf_sets, tree._height = SortedIdOverlay(leaf_ids), {}, stored.height
         return tree
 
     def check_ids(self) -> None:
