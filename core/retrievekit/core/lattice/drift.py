@@ -28,6 +28,7 @@ Examples:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,17 +94,20 @@ class TreeDrift:
     reasons: tuple[str, ...]
 
 
-def _fill(tree: SemanticTree) -> list[tuple[str, int]]:
-    """``(id, children)`` of the internal nodes but the root, sorted by id (from an opened tree's arrays)."""
+def _internal(tree: SemanticTree) -> tuple[Sequence[str], list[int]]:
+    """The internal nodes but the root: their ids (read when asked for, from an opened tree's arrays) and their
+    numbers of children."""
     internal = getattr(tree.nodes, "internal", None)
     if internal is not None:
-        return list(internal(skip=[ROOT]))
-    return sorted((n, len(node.children)) for n, node in tree.nodes.items() if n != ROOT and not node.is_leaf)
+        ids, widths = internal(skip=[ROOT])
+        return ids, np.asarray(widths).tolist()
+    seen = sorted((n, len(node.children)) for n, node in tree.nodes.items() if n != ROOT and not node.is_leaf)
+    return [n for n, _ in seen], [w for _, w in seen]
 
 
-def _sampled(ids: list[str]) -> list[str]:
+def _sampled(ids: Sequence[str]) -> list[str]:
     if len(ids) <= COHERENCE_SAMPLE:
-        return ids
+        return list(ids)
     picked = np.random.default_rng(0).choice(len(ids), COHERENCE_SAMPLE, replace=False)
     return [ids[i] for i in np.sort(picked).tolist()]
 
@@ -123,7 +127,7 @@ def group_coherence(tree: SemanticTree) -> float | None:
         1.0
     """
     per_node = []
-    for nid in [ROOT, *_sampled([n for n, _ in _fill(tree)])]:
+    for nid in [ROOT, *_sampled(_internal(tree)[0])]:
         vecs = [v for v in map(tree.embeddings.get, tree.nodes[nid].children) if v is not None]  # one lookup each
         if len(vecs) < 2:
             continue
@@ -179,7 +183,7 @@ def drift(tree: SemanticTree) -> TreeDrift:
     base = tree.meta.get("baseline") or {}
     inserted, deleted = int(tree.meta.get("inserted", 0)), int(tree.meta.get("deleted", 0))
     built = int(base.get("leaves", tree.num_leaves - inserted + deleted))
-    fill = [w for _, w in _fill(tree)]
+    fill = _internal(tree)[1]
     coherence = group_coherence(tree)
     low = min_fill(cfg.max_children)
     d: dict[str, Any] = {

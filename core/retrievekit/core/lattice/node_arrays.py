@@ -168,22 +168,22 @@ class SortedIds(Strings):
         return None
 
 
-class LeafIds(Strings):
-    """The sorted ids of the leaves: the rows of :class:`SortedIds` that are leaves (what the tree's objects are
-    stored by)."""
+class RowIds(Strings):
+    """The sorted ids of some rows of :class:`SortedIds`: the leaves' (what the tree's objects are stored by), the
+    internal nodes'."""
 
     def __init__(self, ids: SortedIds, rows: np.ndarray) -> None:  # reads through ``ids``: no blob of its own
         self._ids, self._rows = ids, rows
 
     def raw(self, row: int) -> bytes:
-        """The UTF-8 bytes of the ``row``-th leaf's id."""
+        """The UTF-8 bytes of the ``row``-th id."""
         return self._ids.raw(int(self._rows[row]))
 
     def __len__(self) -> int:
         return len(self._rows)
 
     def find(self, key: str) -> int | None:
-        """The place of ``key`` among the leaves, or None (its node row found by hash, then among the leaf rows)."""
+        """The place of ``key`` among these ids, or None (its node row found by hash, then among the rows)."""
         row = self._ids.find(key)
         if row is None:
             return None
@@ -282,11 +282,11 @@ class NodeArrays(Mapping[str, TreeNode]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def leaf_ids(self) -> LeafIds:
+    def leaf_ids(self) -> RowIds:
         """The leaves' ids, sorted (a sequence read from the arrays: 4 bytes a leaf in memory)."""
         rows = np.flatnonzero(self._a[LEAVES]).astype(np.int32)
         release_pages(self._a[LEAVES])
-        return LeafIds(self.ids, rows)
+        return RowIds(self.ids, rows)
 
     @property
     def height(self) -> int:
@@ -303,9 +303,9 @@ class NodeArrays(Mapping[str, TreeNode]):
         widths[rows] = 0
         return int(widths.max()) if widths.size else 0
 
-    def internal(self, skip: Iterable[str] = ()) -> list[tuple[str, int]]:
-        """``(id, number of children)`` of every internal node but those ids in ``skip``, in byte order, read from the
-        leaf flags and the children's offsets (no node built).
+    def internal(self, skip: Iterable[str] = ()) -> tuple[RowIds, np.ndarray]:
+        """The ids of the internal nodes but those in ``skip`` (sorted; read when asked for) and their numbers of
+        children, from the leaf flags and the children's offsets (no node built).
 
         Examples:
             >>> import pathlib, tempfile
@@ -313,14 +313,14 @@ class NodeArrays(Mapping[str, TreeNode]):
             ...          "n": TreeNode(id="n", text="", children=["a", "b"]),
             ...          "a": TreeNode(id="a", text="", is_leaf=True), "b": TreeNode(id="b", text="", is_leaf=True)}
             >>> folder = pathlib.Path(tempfile.mkdtemp()); _ = write_node_arrays(folder, nodes, lambda n: n.text)
-            >>> open_node_arrays(folder).internal(), open_node_arrays(folder).internal(skip=["root"])
-            ([('n', 2), ('root', 1)], [('n', 2)])
+            >>> ids, widths = open_node_arrays(folder).internal(skip=["root"]); list(ids), widths.tolist()
+            (['n'], [2])
         """
-        rows = np.flatnonzero(~np.asarray(self._a[LEAVES]))
+        rows = np.flatnonzero(~np.asarray(self._a[LEAVES])).astype(np.int32)
         widths = np.diff(self._a[CHILD_STARTS])[rows]
         release_pages(self._a[LEAVES], self._a[CHILD_STARTS])
-        hidden = {r for r in map(self.ids.find, skip) if r is not None}
-        return [(self.ids[r], w) for r, w in zip(rows.tolist(), widths.tolist(), strict=True) if r not in hidden]
+        keep = ~np.isin(rows, [r for r in map(self.ids.find, skip) if r is not None])
+        return RowIds(self.ids, rows[keep]), widths[keep]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NodeArrays:
         return self  # read-only: a copy of the tree shares it

@@ -9,7 +9,10 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import overload
+
+import numpy as np
 
 from retrievekit.core.lattice.tree_node import TreeNode
 
@@ -89,25 +92,30 @@ class NodeOverlay(MutableMapping[str, TreeNode]):
             return max(own, int(base_widest(hidden)))
         return max(own, max((len(n.children) for k, n in self._base.items() if k not in hidden), default=0))
 
-    def internal(self, skip: Iterable[str] = ()) -> list[tuple[str, int]]:
-        """``(id, number of children)`` of every internal node but those ids in ``skip``, sorted by id; a base that
-        answers ``internal`` itself (the arrays of an opened tree) is asked for the nodes not read, set or removed
-        here, so no node of it is built.
+    def internal(self, skip: Iterable[str] = ()) -> tuple[Sequence[str], np.ndarray]:
+        """The ids of the internal nodes but those in ``skip`` and their numbers of children: ``base``'s first (in
+        its order), then the ones read, set or added here (sorted). A base that answers ``internal`` itself (the
+        arrays of an opened tree) is asked for the nodes not read, set or removed here: no node of it is built, and
+        its ids are read when asked for.
 
         Examples:
             >>> o = NodeOverlay({"a": TreeNode(id="a", text="", children=["x"]), "x": TreeNode(id="x", text="", is_leaf=True)})
-            >>> o["b"] = TreeNode(id="b", text="", children=["y", "z"]); o.internal(), o.internal(skip=["b"])
-            ([('a', 1), ('b', 2)], [('a', 1)])
+            >>> o["b"] = TreeNode(id="b", text="", children=["y", "z"]); ids, widths = o.internal(); list(ids), widths.tolist()
+            (['a', 'b'], [1, 2])
         """
         skipped = set(skip)
         hidden = skipped | self._own.keys() | self._gone
         base_internal = getattr(self._base, "internal", None)
         if base_internal is not None:
-            seen = list(base_internal(hidden))
+            base_ids, base_widths = base_internal(hidden)
         else:
-            seen = [(k, len(n.children)) for k, n in self._base.items() if k not in hidden and not n.is_leaf]
-        seen += [(k, len(n.children)) for k, n in self._own.items() if k not in skipped and not n.is_leaf]
-        return sorted(seen)
+            seen = sorted((k, len(n.children)) for k, n in self._base.items() if k not in hidden and not n.is_leaf)
+            base_ids, base_widths = [k for k, _ in seen], np.array([w for _, w in seen], dtype=np.int64)
+        own = sorted((k, len(n.children)) for k, n in self._own.items() if k not in skipped and not n.is_leaf)
+        ids = _Joined(base_ids, [k for k, _ in own])
+        return ids, np.concatenate(
+            [np.asarray(base_widths, dtype=np.int64), np.array([w for _, w in own], dtype=np.int64)]
+        )
 
     def settled(self) -> tuple[dict[str, TreeNode], dict[str, TreeNode], list[str]]:
         """The nodes as a plain ``dict`` (``base``'s order, the new ones last), the nodes read, set or added (by id),
@@ -117,3 +125,27 @@ class NodeOverlay(MutableMapping[str, TreeNode]):
             del nodes[k]
         nodes.update(self._own)
         return nodes, dict(self._own), sorted(self._gone)
+
+
+class _Joined(Sequence[str]):
+    """Two sequences one after the other, each read when asked for."""
+
+    def __init__(self, first: Sequence[str], second: Sequence[str]) -> None:
+        self._first, self._second = first, second
+
+    def __len__(self) -> int:
+        return len(self._first) + len(self._second)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self._first)
+        if i < 0:
+            i += len(self)
+        return self._first[i] if i < n else self._second[i - n]
