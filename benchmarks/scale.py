@@ -47,6 +47,9 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   (``retrievekit.core.lattice.bottom_up_stream``: the corpus never listed, vectors and objects in scratch files,
   the nodes written as arrays; the folder ``lattice_saved`` writes, file for file), then ``lattice_saved``'s fresh
   process; ``answers_digest`` (a hash of every claim's hits) compares runs, ``build_peak_rss_mb`` is the build's.
+  Then another fresh process opens the tree and makes its first change, in memory: :data:`CHANGED` generated
+  documents deleted in one call, as many claims inserted in another (``change_delete_s``, ``change_insert_s``: CPU
+  seconds; ``change_peak_rss_mb``, ``change_own_mb``).
   With ``--keep-dir DIR`` the tree is built in DIR and kept there with its build's figures; a later run given DIR
   (with another ``--out-dir``) opens that tree again instead of building it: how a change to the opened tree is
   measured at 10M without the 85-minute build.
@@ -221,6 +224,45 @@ def _open_tree_and_search(folder: Path, queries: list[str], *, into: dict[str, A
     return answers
 
 
+_CHANGE_OPENED_TREE = """
+import json, sys, time
+sys.path.insert(0, sys.argv[3])
+from scale import HashedWords
+from retrievekit.core.lattice import SemanticTree, delete_documents, insert_documents
+from retrievekit.core.types import Passage
+folder, plan = sys.argv[1], json.loads(sys.argv[2])
+tree, cpu = SemanticTree.load(folder), time.process_time()
+delete_documents(tree, plan["delete"], None, HashedWords())
+deleted, cpu = time.process_time() - cpu, time.process_time()
+insert_documents(tree, [Passage(id=f"added{k}", text=t) for k, t in enumerate(plan["insert"])], None, HashedWords())
+inserted = time.process_time() - cpu
+status = open("/proc/self/status").read()
+kb = {k: int(status.split(k + ":")[1].split()[0]) for k in ("VmHWM", "RssAnon")}
+print(json.dumps({"change_delete_s": round(deleted, 2), "change_insert_s": round(inserted, 2),
+                  "change_peak_rss_mb": round(kb["VmHWM"] / 1024, 1), "change_own_mb": round(kb["RssAnon"] / 1024, 1)}))
+"""
+SCIFACT_DOCS = 5_183
+"""SciFact's abstracts: the corpus's first documents; the generated ones after them are ``gen0``, ``gen1``, ..."""
+
+CHANGED = 100
+"""The opened tree's first change (``lattice_stream``): this many generated documents deleted in one call, then as
+many claims inserted as documents in another."""
+
+
+def _change_opened_tree(folder: Path, claims: list[str], *, into: dict[str, Any]) -> None:
+    """A fresh process opens the tree in ``folder`` and makes its first change in memory (:data:`CHANGED` deletes,
+    spread over the generated documents, then as many inserts): CPU seconds of each call, peak RSS and own memory
+    go ``into`` the row (the folder is left as it was)."""
+    generated = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["leaves"] - SCIFACT_DOCS
+    plan = {
+        "delete": [f"gen{generated * k // CHANGED}" for k in range(CHANGED)] if generated >= CHANGED else [],
+        "insert": [claims[k % len(claims)] for k in range(CHANGED)],
+    }
+    here = str(Path(__file__).resolve().parent)
+    cmd = [sys.executable, "-c", _CHANGE_OPENED_TREE, str(folder), json.dumps(plan), here]
+    into.update(json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1]))
+
+
 KEEP_DIR: Path | None = None
 """``--keep-dir``: the folder ``lattice_stream`` builds its tree in and leaves, with the build's figures beside it
 (``build.json``); a later run given the same folder opens that tree again instead of building it (a 10M build takes
@@ -260,6 +302,7 @@ def _run_lattice_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, 
                 built.write_text(json.dumps(row), encoding="utf-8")
         _open_tree_and_search(folder, queries, into=row)
         row["ms_per_query"] = row["open_ms_per_query"]  # the table's column: the opened tree's search
+        _change_opened_tree(folder, queries, into=row)
     return row
 
 
