@@ -212,13 +212,18 @@ def _run_lattice_saved(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
     return row
 
 
+def _fresh_process(script: str, *args: str) -> dict[str, Any]:
+    """Run ``script`` (``python -c``) with ``args`` in a fresh process; return the JSON object its last line prints."""
+    out = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
 def _open_tree_and_search(folder: Path, queries: list[str], *, into: dict[str, Any]) -> list[list[str]]:
     """A fresh process opens the tree in ``folder`` and runs ``queries``: its figures go ``into`` the row, with
     ``answers_digest`` (a short hash of every claim's hits, in order: runs compared across records); returns the
     hits."""
     here = str(Path(__file__).resolve().parent)
-    cmd = [sys.executable, "-c", _OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here]
-    opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+    opened = _fresh_process(_OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here)
     answers = opened.pop("answers")
     into.update(opened, answers_digest=hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16])
     return answers
@@ -259,8 +264,7 @@ def _change_opened_tree(folder: Path, claims: list[str], *, into: dict[str, Any]
         "insert": [claims[k % len(claims)] for k in range(CHANGED)],
     }
     here = str(Path(__file__).resolve().parent)
-    cmd = [sys.executable, "-c", _CHANGE_OPENED_TREE, str(folder), json.dumps(plan), here]
-    into.update(json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1]))
+    into.update(_fresh_process(_CHANGE_OPENED_TREE, str(folder), json.dumps(plan), here))
 
 
 KEEP_DIR: Path | None = None
@@ -367,9 +371,7 @@ def _run_bm25_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, Any
         _, row = _build(lambda: BM25Index.build(corpus, BM25Config(engine="tantivy"), folder=folder))
         row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
-        cmd = [sys.executable, "-c", _OPEN_AND_SEARCH, str(folder), json.dumps(queries)]
-        opened = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        row.update(json.loads(opened.stdout.strip().splitlines()[-1]))
+        row.update(_fresh_process(_OPEN_AND_SEARCH, str(folder), json.dumps(queries)))
     return row
 
 
@@ -508,8 +510,7 @@ def _run_fm_index_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str,
         row["shards"] = len(list(folder.glob("shard-*")))
         windows = [_windows(ids) for ids in map(token_ids, queries)]
         for how in ("pread", "mapped"):  # the default, then open_suffix_array(folder, mapped=True)
-            cmd = [sys.executable, "-c", _OPEN_AND_LOOK_UP, str(folder), json.dumps(windows), how]
-            opened = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+            opened = _fresh_process(_OPEN_AND_LOOK_UP, str(folder), json.dumps(windows), how)
             row.update(opened if how == "pread" else {f"mapped_{k}": v for k, v in opened.items()})
     return row
 

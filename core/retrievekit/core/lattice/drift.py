@@ -12,8 +12,9 @@ measures it with the tree's stored vectors (no model call):
 * **changes**: documents inserted and deleted since the build, as a share of the documents built.
 
 Nothing here builds every node of a tree opened from its folder: the children counts come from its arrays, and
-only the sampled nodes are read. The build's values (documents, height, coherence) are recorded in ``meta["baseline"]`` by the first insertion or
-deletion (:func:`record_baseline`), before it changes anything, and saved with the tree. A rebuild is advised when
+only the sampled nodes are read. The build's values (documents, height, coherence) are recorded in
+``meta["baseline"]`` by the first insertion or deletion (:func:`record_baseline`), before it changes anything, and
+saved with the tree. A rebuild is advised when
 more than :data:`REBUILD_CHANGED_SHARE` of the built documents changed, or the coherence fell more than
 :data:`REBUILD_COHERENCE_DROP` below the build's, or the height grew more than :data:`REBUILD_EXTRA_LEVELS` levels.
 

@@ -297,10 +297,7 @@ class NodeArrays(Mapping[str, TreeNode]):
 
     def widest(self, skip: Iterable[str] = ()) -> int:
         """The most children of any node but those ids in ``skip``, from the children's offsets (no node built)."""
-        widths = np.diff(self._a[CHILD_STARTS])  # a new array: the mapping is left as it is
-        release_pages(self._a[CHILD_STARTS])
-        rows = [r for r in map(self.ids.find, skip) if r is not None]
-        widths[rows] = 0
+        widths = self.internal(skip)[1]  # a leaf has no children
         return int(widths.max()) if widths.size else 0
 
     def internal(self, skip: Iterable[str] = ()) -> tuple[RowIds, np.ndarray]:

@@ -75,8 +75,8 @@ class NodeOverlay(MutableMapping[str, TreeNode]):
         return len(self._base) - len(self._gone) + sum(k not in self._base for k in self._own)
 
     def widest(self, skip: Iterable[str] = ()) -> int:
-        """The most children of any node but those ids in ``skip``; a base that answers ``widest`` itself (the arrays
-        of an opened tree) is asked for the nodes not read, set or removed here, so no node of it is built.
+        """The most children of any node but those ids in ``skip``, from :meth:`internal` (so no node of an opened
+        tree's arrays is built).
 
         Examples:
             >>> o = NodeOverlay({"a": TreeNode(id="a", text="", children=["x", "y", "z"])}); o["a"].children.pop()
@@ -84,13 +84,8 @@ class NodeOverlay(MutableMapping[str, TreeNode]):
             >>> o.widest(), o.widest(skip=["a"])
             (2, 0)
         """
-        skipped = set(skip)
-        own = max((len(n.children) for k, n in self._own.items() if k not in skipped), default=0)
-        hidden = skipped | self._own.keys() | self._gone  # the base's nodes seen through this overlay: not its own
-        base_widest = getattr(self._base, "widest", None)
-        if base_widest is not None:
-            return max(own, int(base_widest(hidden)))
-        return max(own, max((len(n.children) for k, n in self._base.items() if k not in hidden), default=0))
+        widths = self.internal(skip)[1]  # a leaf has no children
+        return int(widths.max()) if widths.size else 0
 
     def internal(self, skip: Iterable[str] = ()) -> tuple[Sequence[str], np.ndarray]:
         """The ids of the internal nodes but those in ``skip`` and their numbers of children: ``base``'s first (in
