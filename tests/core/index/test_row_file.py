@@ -8,6 +8,7 @@ import pytest
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.row_file import RowFile
+from retrievekit.core.lattice import clustering
 from retrievekit.core.lattice.clustering import balanced_groups
 
 
@@ -48,3 +49,50 @@ def test_grouping_rows_in_a_file_gives_the_groups_of_the_same_rows_in_memory(tmp
     rows.append(x)
     assert balanced_groups(rows, 10, seed=4) == balanced_groups(x, 10, seed=4)
     assert balanced_groups(rows.view(1000, 4000), 10, seed=1) == balanced_groups(x[1000:4000], 10, seed=1)
+
+
+def _clustered(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((30, 8))
+    return (centres[rng.integers(0, 30, size=n)] + 0.3 * rng.standard_normal((n, 8))).astype(np.float32)
+
+
+def test_a_file_larger_than_memory_is_read_in_order_once_per_depth_and_groups_as_in_memory(tmp_path, monkeypatch):
+    x = _clustered(60_000)
+    monkeypatch.setattr(clustering, "IN_MEMORY_BYTES", 8 * 4 * 100)  # parts over 100 rows stay in files: 3 depths
+    reads: list[tuple[str, int, int]] = []
+    real = RowFile._read_runs
+
+    def logged(self, rows):
+        reads.append((self.path.name, rows.size, int(rows[-1] - rows[0] + 1) if rows.size else 0))
+        return real(self, rows)
+
+    monkeypatch.setattr(RowFile, "_read_runs", logged)
+    rows = RowFile(tmp_path / "x.f32")
+    rows.append(x)
+    assert balanced_groups(rows, 10, seed=4) == balanced_groups(x, 10, seed=4)
+    gathers = [size for _, size, span in reads if size != span]  # reads that are not one run of consecutive rows
+    assert gathers == [clustering.SAMPLE_PER_CENTRE * clustering.SPLIT_BRANCHING]  # only the first split's sample
+    top = sum(size for name, size, _ in reads if name == "x.f32")
+    assert 60_000 < top <= 3 * 60_000  # the sample, the labels' pass and the pass writing the parts out
+    parts = sum(size for name, size, _ in reads if name != "x.f32")
+    assert parts <= 3 * 2 * 60_000  # each deeper file: its labels and its own parts, or read whole once
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.f32"]  # the scratch parts are gone
+
+
+def test_a_grouping_that_fails_leaves_no_scratch_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(clustering, "IN_MEMORY_BYTES", 8 * 4 * 100)
+    rows = RowFile(tmp_path / "x.f32")
+    rows.append(_clustered(30_000))
+    real, calls = clustering.split_labels, []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:  # after the first split wrote its parts out and a part of it wrote its own
+            raise MemoryError("out of memory")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(clustering, "split_labels", failing)
+    with pytest.raises(MemoryError):
+        balanced_groups(rows, 10, seed=0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.f32"]

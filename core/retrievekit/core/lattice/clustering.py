@@ -10,6 +10,11 @@ into equal chunks along its first principal direction, so every group ends up wi
 of groups shrinks level after level. Groups and their members are returned in a canonical order. Vectors are
 processed as float32; only the part being split is copied.
 
+Rows in a :class:`~retrievekit.core.index.row_file.RowFile` are read once per split depth at most, and in order: a
+part of the file of at most :data:`IN_MEMORY_BYTES` is read whole and its sub-splits gather from that copy; a bigger
+one is split reading it block by block, then written out by label in one more sequential pass into scratch files
+beside it (removed as they are read), so no split gathers scattered rows from a file larger than memory.
+
 :func:`kmeans` is the flat k-means the top-down builder uses to repair partitions.
 
 Examples:
@@ -22,13 +27,14 @@ Examples:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from retrievekit.core.errors import InvalidInputError
 from retrievekit.core.index.row_file import RowFile
 
-__all__ = ["SAMPLE_PER_CENTRE", "SPLIT_BRANCHING", "balanced_groups", "kmeans", "split_labels"]
+__all__ = ["IN_MEMORY_BYTES", "SAMPLE_PER_CENTRE", "SPLIT_BRANCHING", "balanced_groups", "kmeans", "split_labels"]
 
 SPLIT_BRANCHING = 200
 """B, the most centres one split uses (*ours*, chosen by measurement: on whole SciFact's MiniLM vectors B = 10 lost
@@ -38,6 +44,10 @@ over the levels, so fewer, wider levels keep the groups tight; ``benchmarks/latt
 SAMPLE_PER_CENTRE = 256
 """A split of more than this many points per centre fits its centres on a seeded sample of that many per centre,
 then assigns all points (faiss's ``max_points_per_centroid`` default; *ours* to adopt it)."""
+IN_MEMORY_BYTES = 256 * 2**20
+"""A part of a row file at most this big (rows x width x 4 bytes) is read whole and split in memory; a bigger one is
+written out by label into scratch files beside it (*ours*: 256 MB is 170k rows of 384 floats, and the parts of a
+10M-row file split 200 ways are 77 MB each)."""
 _ITERS = 25  # Lloyd iterations at most (as :func:`kmeans`)
 _CHUNK = 65_536  # rows per assignment block: the distance matrix stays at most _CHUNK x k
 
@@ -140,9 +150,10 @@ def split_labels(x: np.ndarray | RowFile, k: int, *, seed: int = 0) -> np.ndarra
     return renumber[labels]
 
 
-def _chunk_by_projection(x: np.ndarray | RowFile, idx: np.ndarray, max_size: int) -> list[np.ndarray]:
-    """``idx`` cut into equal chunks of at most ``max_size`` along the first principal direction of its rows."""
-    sub = np.asarray(x[idx], dtype=np.float64)
+def _chunk_by_projection(rows: np.ndarray | RowFile, idx: np.ndarray, max_size: int) -> list[np.ndarray]:
+    """``idx`` cut into equal chunks of at most ``max_size`` along the first principal direction of its rows
+    (``rows``: the matrix of ``idx``'s rows, in its order)."""
+    sub = np.asarray(rows[0 : len(idx)], dtype=np.float64)
     sub = sub - sub.mean(0)
     if np.abs(sub).sum() > 1e-9:
         _, _, vt = np.linalg.svd(sub, full_matrices=False)
@@ -152,6 +163,54 @@ def _chunk_by_projection(x: np.ndarray | RowFile, idx: np.ndarray, max_size: int
     order = idx[np.lexsort((idx, proj))]  # by projection, ties by index
     n_chunks = math.ceil(len(order) / max_size)
     return [np.asarray(part) for part in np.array_split(order, n_chunks)]
+
+
+@dataclass
+class _Part:
+    """A set waiting to be split: its row numbers ``idx`` and where its rows are (``rows[local]``, or all of ``rows``
+    in order when ``local`` is None; ``owned``: ``rows`` is a scratch file of this grouping, removed once read)."""
+
+    idx: np.ndarray
+    rows: np.ndarray | RowFile
+    local: np.ndarray | None = None
+    owned: bool = False
+
+    def read(self) -> np.ndarray | RowFile:
+        """The part's rows: gathered from memory, a small file read whole (and removed when owned), or a big file as
+        it is."""
+        if self.local is not None:
+            return self.rows[self.local]
+        if isinstance(self.rows, RowFile) and self.rows.shape[0] * self.rows.shape[1] * 4 <= IN_MEMORY_BYTES:
+            whole = self.rows[0 : len(self.rows)]
+            self.drop()
+            return whole
+        return self.rows
+
+    def drop(self) -> None:
+        """Remove the part's scratch file, when it owns one."""
+        if self.owned and isinstance(self.rows, RowFile):
+            self.rows.remove()
+
+
+def _children(part: _Part, rows: np.ndarray | RowFile, labels: np.ndarray, tag: str) -> list[_Part]:
+    """The parts of ``part`` by label (``rows``: its rows): views into ``rows`` in memory, or for a file, scratch
+    files named ``<file>.<tag>-<label>`` written in one sequential pass."""
+    count = int(labels.max()) + 1
+    if not isinstance(rows, RowFile):
+        return [_Part(part.idx[m], rows, np.flatnonzero(m)) for m in (labels == j for j in range(count))]
+    files = [RowFile(rows.path.with_name(f"{rows.path.name}.{tag}-{j}")) for j in range(count)]
+    try:
+        for start in range(0, len(rows), _CHUNK):
+            block, lab = rows[start : start + _CHUNK], labels[start : start + _CHUNK]
+            order = np.argsort(lab, kind="stable")
+            bounds = np.searchsorted(lab[order], np.arange(count + 1))
+            for j in np.flatnonzero(np.diff(bounds)).tolist():
+                files[j].append(block[order[bounds[j] : bounds[j + 1]]])
+    except BaseException:
+        for f in files:
+            f.remove()
+        raise
+    return [_Part(part.idx[labels == j], f, owned=True) for j, f in enumerate(files)]
 
 
 def _as_rows(x: np.ndarray | RowFile) -> np.ndarray | RowFile:
@@ -177,21 +236,27 @@ def balanced_groups(x: np.ndarray | RowFile, max_size: int, *, seed: int = 0) ->
     if n == 0:
         return []
     out: list[np.ndarray] = []
-    stack: list[np.ndarray] = [np.arange(n)]
+    stack = [_Part(np.arange(n), x)]
     splits = 0  # the splits so far: each split's seed is (seed, its number), in this fixed depth-first order
-    while stack:
-        idx = stack.pop()
-        if len(idx) <= max_size:
-            out.append(idx)
-            continue
-        k = min(max(SPLIT_BRANCHING, max_size), math.ceil(len(idx) / max_size))
-        labels = split_labels(x if len(idx) == n else x[idx], k, seed=_split_seed(seed, splits))
-        splits += 1
-        parts = [idx[labels == j] for j in range(int(labels.max()) + 1)]
-        if len(parts) < 2:
-            out.extend(_chunk_by_projection(x, idx, max_size))
-            continue
-        stack.extend(reversed(parts))
+    try:
+        while stack:
+            part = stack.pop()
+            if len(part.idx) <= max_size:
+                out.append(part.idx)
+                part.drop()
+                continue
+            rows = part.read()
+            k = min(max(SPLIT_BRANCHING, max_size), math.ceil(len(part.idx) / max_size))
+            labels = split_labels(rows, k, seed=_split_seed(seed, splits))
+            splits += 1
+            if labels.max() < 1:
+                out.extend(_chunk_by_projection(rows, part.idx, max_size))
+            else:
+                stack.extend(reversed(_children(part, rows, labels, f"split{splits}")))
+            part.drop()
+    finally:
+        for waiting in stack:
+            waiting.drop()
     groups = sorted((sorted(g.tolist()) for g in out), key=lambda g: g[0])
     if len(groups) > max(1, math.ceil(0.75 * n)) and n > max_size:
         # k-means shattered the set into tiny groups: fall back to even chunks so the level shrinks.
