@@ -9,6 +9,8 @@ from _lattice import KeywordLLM, planted_tree
 
 from retrievekit.core.errors import IndexFormatError
 from retrievekit.core.lattice import Lattice, LatticeConfig, create_lattice
+from retrievekit.core.lattice.tree import ROOT, SemanticTree
+from retrievekit.core.lattice.tree_node import TreeNode
 from retrievekit.core.trace import Trace
 from retrievekit.core.types import Passage
 
@@ -57,3 +59,27 @@ class _Ones:
         import numpy as np
 
         return np.array([1.0, float(len(text))], dtype=np.float32)
+
+
+def _wide_deep_tree(chains: int = 40, height: int = 6) -> SemanticTree:
+    """root -> ``chains`` chains of internal nodes, each ending in one leaf ``height`` levels down. The chains' heads
+    match the query better than anything below them, so best-first takes every head before any node deeper."""
+    nodes, objects = {ROOT: TreeNode(ROOT, "root", children=[f"c{i:02d}d1" for i in range(chains)])}, {}
+    for i in range(chains):
+        for d in range(1, height):
+            below = f"c{i:02d}d{d + 1}" if d + 1 < height else f"c{i:02d}leaf"
+            text = ("lava magma" + (" ash" if i % 2 else "")) if d == 1 else "lava"
+            nodes[f"c{i:02d}d{d}"] = TreeNode(f"c{i:02d}d{d}", text, children=[below])
+        nodes[f"c{i:02d}leaf"] = TreeNode(f"c{i:02d}leaf", "lava", is_leaf=True)
+        objects[f"c{i:02d}leaf"] = Passage(id=f"c{i:02d}leaf", text="lava")
+    return SemanticTree(nodes, objects)
+
+
+def test_past_its_budget_the_search_descends_to_a_leaf_within_the_height():
+    # a judge that cannot tell the branches apart: best-first would widen the frontier level by level (40 chains)
+    tree = _wide_deep_tree()
+    lat = Lattice(tree, KeywordLLM(), LatticeConfig(num_iters=1, beam_size=2), embedder=None)
+    trace = Trace()
+    assert lat.search("lava magma ash", k=3, trace=trace)
+    assert trace.counters["lattice.leaves_predicted"] > 0
+    assert trace.counters["lattice.iters_extended"] <= 2 * tree.height  # the height, then at most the height again

@@ -276,12 +276,13 @@ class LatticeSearcher:
 
     def _run_iterations(self, run: _SearchRun) -> _Gen:
         """``num_iters`` iterations, extended so that the search reaches the leaves: at least the tree's height, then
-        more while no leaf was reached and the frontier is not empty (a ``lattice.iters_extended`` note says so)."""
+        more while no leaf was reached and the frontier is not empty, each of those expanding the deepest frontier
+        nodes, so a leaf comes within the tree's height (a ``lattice.iters_extended`` note says so)."""
         asked = self.config.num_iters
         budget = max(asked, self.tree.height)
         done = 0
         while run.frontier and (done < budget or not run.state.predicted):
-            yield from self._iterate(run)
+            yield from self._iterate(run, deepest_first=done >= budget)
             done += 1
         if done > asked:
             run.trace.count("lattice.iters_extended", done - asked)
@@ -297,10 +298,12 @@ class LatticeSearcher:
         f = cfg.relevance_chain_factor
         return s if s <= cfg.path_reset else f * s + (1.0 - f) * parent_p
 
-    def _expand_beam(self, run: _SearchRun) -> list[_Job]:
-        """Take the top ``beam_size`` frontier nodes off the frontier; the slates to score for them."""
+    def _expand_beam(self, run: _SearchRun, deepest_first: bool = False) -> list[_Job]:
+        """Take the top ``beam_size`` frontier nodes off the frontier (by path relevance; the deepest first, then by
+        path relevance, with ``deepest_first``); the slates to score for them."""
         cfg, tree, state = self.config, self.tree, run.state
-        beam = sorted(run.frontier, key=lambda n: (-state.path_relevance.get(n, 0.0), n))[: cfg.beam_size]
+        depth = tree.depth if deepest_first else (lambda n: 0)
+        beam = sorted(run.frontier, key=lambda n: (-depth(n), -state.path_relevance.get(n, 0.0), n))[: cfg.beam_size]
         jobs: list[_Job] = []
         for v in beam:
             run.frontier.discard(v)
@@ -356,9 +359,9 @@ class LatticeSearcher:
                 s = cal.scores.get(n, state.local.get(n, 0.0))
                 state.path_relevance[n] = self._chain(s, state.path_relevance.get(parent, 0.0))
 
-    def _iterate(self, run: _SearchRun) -> _Gen:
+    def _iterate(self, run: _SearchRun, deepest_first: bool = False) -> _Gen:
         """One iteration: expand the beam, score its slates (one batch of calls), apply them, recalibrate."""
-        jobs = self._expand_beam(run)
+        jobs = self._expand_beam(run, deepest_first)
         results = yield from self._score_all(run, jobs)
         for job, res in zip(jobs, results, strict=True):
             self._apply_slate(run, job, res)
