@@ -164,6 +164,18 @@ def test_searches_answer_as_today_with_the_same_trace_events_and_ties_by_id():
     assert scores.shape == (3,) and scores[[o.id for o in idx.objects].index("c")] > 0 and np.count_nonzero(scores) == 1
 
 
+def test_a_tie_group_larger_than_the_first_ask_is_broken_by_id_across_segments():
+    ids = [f"t{i:04d}" for i in range(700)]  # 700 equal documents: more than 2k + TIE_ROOM and 8 times that
+    random.Random(3).shuffle(ids)
+    idx = BM25Index.build([Passage(id=i, text="green tea") for i in ids[:300]], TANTIVY)
+    idx.add([Passage(id=i, text="green tea") for i in ids[300:]])  # a second segment, later addresses
+    idx.add([Passage(id="z", text="green tea tea"), Passage(id="c", text="coffee")])
+    got = idx.search("tea", 10)
+    assert [h.id for h in got] == ["z", *sorted(ids)[:9]]
+    assert got[1].score == got[9].score < got[0].score
+    assert [h.id for h in idx.search("green tea", 3)] == ["z", *sorted(ids)[:2]]
+
+
 def test_bad_settings_and_changes_are_refused_typed(tmp_path):
     docs = [Passage(id="a", text="tea"), Passage(id="b", text="coffee")]
     for bad in ({"k1": 1.5}, {"b": 0.5}, {"method": "bm25+"}, {"stemmer": ""}, {"stopwords": ""}):

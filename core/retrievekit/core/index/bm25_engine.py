@@ -77,6 +77,7 @@ from retrievekit.core.index.tantivy_scores import (
     live_frequencies,
     rescored,
     tantivy_average,
+    top_with_ties,
     total_length,
 )
 from retrievekit.core.index.updatable import check_batch, check_ids
@@ -266,17 +267,10 @@ class TantivyEngine:
                     memo,
                 )
                 return [(obj, score / SCORE_SCALE) for score, obj in found]
-            limit = 2 * k + 1  # most ties with the k-th are in at once (as cheap as k + 1 with block-max pruning)
-            while True:  # fetch until every hit tied with the k-th is in: ties are then broken by id
-                hits = searcher.search(query, limit, count=False).hits
-                if len(hits) < limit or hits[-1][0] < hits[k - 1][0]:
-                    break
-                limit *= 2
-            if len(hits) > k:
-                hits = [h for h in hits if h[0] >= hits[k - 1][0]]
-            found = [(float(score), stored_object(searcher.doc(addr))) for score, addr in hits]
-        found.sort(key=lambda h: (-h[0], h[1].id))
-        return [(obj, score / SCORE_SCALE) for score, obj in found[:k]]
+            hits = top_with_ties(lambda m: searcher.search(query, m, count=False).hits, k)
+            docs = [(float(score), searcher.doc(addr)) for score, addr in hits]
+        docs.sort(key=lambda h: (-h[0], str(h[1].get_first("id"))))  # only the k kept are parsed
+        return [(stored_object(doc), score / SCORE_SCALE) for score, doc in docs[:k]]
 
     def scores_of(self, terms: list[str], ids: Iterable[str]) -> dict[str, float]:
         """The scores of the objects ``ids`` for the analyzed ``terms`` (as :meth:`search` gives them; 0.0 where no

@@ -9,7 +9,8 @@ quantised field lengths: :func:`field_norm`) over the live statistics (:class:`S
   matches) and the live documents' total length (kept by the engine as documents come and go);
 - each candidate's term frequencies and length, from its stored text analyzed again (:func:`term_counts`).
 
-:func:`exact_top` asks tantivy for candidates by its stale scores and widens the set until no document outside it
+:func:`top_with_ties` gives tantivy's best hits with every hit tied with the k-th, so that ties are broken by id
+whatever the segments. :func:`exact_top` asks tantivy for candidates by its stale scores and widens the set until no document outside it
 can reach the k-th exact score: a term's exact weight is at most its stale weight times the ratio of the two IDFs
 times the ratio of the average lengths when the live one is larger (:meth:`Stats.bound`). The top k is then a fresh
 build's, to float32 rounding.
@@ -35,6 +36,7 @@ from retrievekit.core.types import DataObject
 
 __all__ = [
     "FIELD_NORMS",
+    "TIE_ROOM",
     "Memo",
     "Stats",
     "average_length",
@@ -44,10 +46,14 @@ __all__ = [
     "rescored",
     "tantivy_average",
     "term_counts",
+    "top_with_ties",
     "total_length",
 ]
 
 K1, B = np.float32(1.2), np.float32(0.75)
+TIE_ROOM = 64
+"""Hits a search asks for beyond ``2k`` at first, room for the hits tied with the ``k``-th (a corpus with
+near-duplicates ties many; with block-max pruning, asking for more costs little)."""
 _ONE, _HALF = np.float32(1.0), np.float32(0.5)
 _SLACK = 1.0 + 1e-5  # float32 rounding in tantivy's scores and ours
 _KEPT_COUNTS = 1 << 16  # documents' term counts a Memo keeps
@@ -251,6 +257,30 @@ def rescored(
             counts = memo.counts[obj.id] = term_counts(obj.index_text())
         out.append(stats.score(terms, *counts))
     return out
+
+
+def top_with_ties(search: Callable[[int], list[tuple[float, Any]]], k: int) -> list[tuple[float, Any]]:
+    """The hits ``search(m)`` gives (its ``m`` best ``(score, address)`` pairs, best first) down to the ``k``-th
+    score, every hit tied with the ``k``-th included, so that ties can be broken by id whatever the segments.
+    ``2k + TIE_ROOM`` hits are asked for at once, then eight times as many while the last one still ties the
+    ``k``-th (each ask is a search of its own).
+
+    Examples:
+        >>> ranked = [(3.0, "a"), (2.0, "b"), (2.0, "c"), (1.0, "d")]
+        >>> top_with_ties(lambda m: ranked[:m], 2)
+        [(3.0, 'a'), (2.0, 'b'), (2.0, 'c')]
+        >>> asked = []
+        >>> many = [(1.0, i) for i in range(500)]
+        >>> len(top_with_ties(lambda m: asked.append(m) or many[:m], 1)), asked
+        (500, [66, 528])
+    """
+    limit = 2 * k + TIE_ROOM
+    while True:
+        hits = search(limit)
+        if len(hits) < limit or hits[-1][0] < hits[k - 1][0]:
+            break
+        limit *= 8
+    return [h for h in hits if h[0] >= hits[k - 1][0]] if len(hits) > k else hits
 
 
 def exact_top(
