@@ -1,7 +1,8 @@
 """BM25 engines side by side in one run (issues #63 and #61): today's :class:`BM25Index`, tantivy, bm25s
-memory-mapped, SQLite FTS5, and :class:`BM25Index` on its tantivy engine (``bm25index_tantivy``: the hits' objects
-read from its doc store), on the corpus of ``benchmarks/scale.py`` (SciFact's abstracts, then seeded generated
-documents of the same length).
+memory-mapped, SQLite FTS5, :class:`BM25Index` on its tantivy engine (``bm25index_tantivy``: the hits' objects
+read from its doc store), and tantivy storing each document's JSON (``tantivy_objects``: each hit's JSON read back
+and parsed, as a user who wants the documents does), on the corpus of ``benchmarks/scale.py`` (SciFact's abstracts,
+then seeded generated documents of the same length).
 
 Every engine sees the same analyzer, today's: words of two or more word characters, lower-cased, bm25s' 33 English
 stop words (Lucene's list) removed, then the Snowball English stemmer. tantivy runs it as its own analyzer
@@ -15,7 +16,8 @@ Rows (each in its own child processes, one BLAS / OpenMP / numba thread):
   RSS above what the corpus took, disk MB: the folder, and the part that is not a copy of the documents); a fresh
   child opens the folder and answers 200 SciFact dev claims (k = 10; its peak RSS, the first query apart, wall ms a
   query p50 / p95 and CPU ms a query). A hit is read as its id (tantivy: a stored field; bm25s: a memory-mapped id
-  array; FTS5: a column), not a whole document, except for :class:`BM25Index`, which holds its objects.
+  array; FTS5: a column), not a whole document, except for :class:`BM25Index`, which holds its objects, and
+  ``tantivy_objects``.
 * ``quality`` (engine): SciFact dev nDCG@10 over the 5,183 abstracts (215 claims), as ``retrievekit bench``
   computes it (0.681 for today's).
 * ``exact`` (engine that updates in place: tantivy, FTS5): over ``--exact-n`` documents, delete every tenth and add
@@ -57,7 +59,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import scale_corpus  # noqa: E402
 
-ENGINES = ("bm25index", "tantivy", "bm25s_mmap", "sqlite_fts5", "bm25index_tantivy")
+ENGINES = ("bm25index", "tantivy", "bm25s_mmap", "sqlite_fts5", "bm25index_tantivy", "tantivy_objects")
 UPDATABLE = ("tantivy", "sqlite_fts5", "bm25index_tantivy")
 _THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
 Searcher = Callable[[str, int], list[tuple[str, float]]]
@@ -85,20 +87,22 @@ def _tokens(tok: Any, texts: list[str]) -> list[list[str]]:
 # --- tantivy -------------------------------------------------------------------------------------------------
 
 
-def _tantivy_schema() -> Any:
+def _tantivy_schema(objects: bool = False) -> Any:
     import tantivy
 
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    if objects:  # the document's JSON, stored to be read back per hit
+        sb.add_bytes_field("obj", stored=True)
     sb.add_text_field("text", stored=False, tokenizer_name="rk_en", index_option="freq")
     return sb.build()
 
 
-def _tantivy_index(folder: Path | None) -> Any:
+def _tantivy_index(folder: Path | None, objects: bool = False) -> Any:
     import tantivy
     from bm25s.stopwords import STOPWORDS_EN
 
-    index = tantivy.Index(_tantivy_schema(), path=None if folder is None else str(folder))
+    index = tantivy.Index(_tantivy_schema(objects), path=None if folder is None else str(folder))
     analyzer = (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"\w\w+"))
         .filter(tantivy.Filter.lowercase())
@@ -110,25 +114,32 @@ def _tantivy_index(folder: Path | None) -> Any:
     return index, analyzer
 
 
-def _tantivy_add(writer: Any, objs: Sequence[Any]) -> None:
+def _tantivy_add(writer: Any, objs: Sequence[Any], objects: bool = False) -> None:
     import tantivy
 
     for o in objs:
-        writer.add_document(tantivy.Document(id=o.id, text=o.index_text()))
+        if objects:
+            obj = json.dumps({"id": o.id, "title": o.title, "text": o.text}).encode("utf-8")
+            writer.add_document(tantivy.Document(id=o.id, obj=obj, text=o.index_text()))
+        else:
+            writer.add_document(tantivy.Document(id=o.id, text=o.index_text()))
 
 
-def build_tantivy(objs: Sequence[Any], folder: Path | None) -> Any:
-    """A tantivy index of ``objs`` in ``folder`` (in memory with None), one segment (one indexing thread)."""
-    index, _ = _tantivy_index(folder)
+def build_tantivy(objs: Sequence[Any], folder: Path | None, objects: bool = False) -> Any:
+    """A tantivy index of ``objs`` in ``folder`` (in memory with None), one segment (one indexing thread);
+    ``objects``: each document's JSON stored too (``tantivy_objects``)."""
+    index, _ = _tantivy_index(folder, objects)
     writer = index.writer(heap_size=1_000_000_000, num_threads=1)
-    _tantivy_add(writer, objs)
+    _tantivy_add(writer, objs, objects)
     writer.commit()
     writer.wait_merging_threads()
     index.reload()
     return index
 
 
-def tantivy_searcher(index: Any) -> Searcher:
+def tantivy_searcher(index: Any, objects: bool = False) -> Searcher:
+    """Top ``k`` ``(id, score)`` pairs; ``objects``: each hit's stored JSON read and parsed, its id taken from it (what
+    a user who wants the documents back does)."""
     import tantivy
 
     _, analyzer = _tantivy_index(None)
@@ -143,18 +154,20 @@ def tantivy_searcher(index: Any) -> Searcher:
             [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", t)) for t in terms]
         )
         hits = searcher.search(query, k, count=False).hits
+        if objects:
+            return [(json.loads(bytes(searcher.doc(a).get_first("obj")))["id"], float(s)) for s, a in hits]
         return [(searcher.doc(a)["id"][0], float(s)) for s, a in hits]
 
     return search
 
 
-def open_tantivy(folder: Path) -> Searcher:
+def open_tantivy(folder: Path, objects: bool = False) -> Searcher:
     import tantivy
 
     index = tantivy.Index.open(str(folder))
     _, analyzer = _tantivy_index(None)
     index.register_tokenizer("rk_en", analyzer)
-    return tantivy_searcher(index)
+    return tantivy_searcher(index, objects)
 
 
 # --- bm25s, memory-mapped --------------------------------------------------------------------------------------
@@ -244,9 +257,9 @@ def build_engine(engine: str, objs: Sequence[Any], folder: Path) -> None:
         from retrievekit.core.index.bm25 import BM25Config, BM25Index
 
         BM25Index.build(objs, BM25Config(engine="tantivy"), folder=folder)
-    elif engine == "tantivy":
+    elif engine in ("tantivy", "tantivy_objects"):
         folder.mkdir(parents=True)
-        build_tantivy(objs, folder)
+        build_tantivy(objs, folder, objects=engine == "tantivy_objects")
     elif engine == "bm25s_mmap":
         folder.mkdir(parents=True)
         build_bm25s(objs, folder)
@@ -259,8 +272,8 @@ def open_engine(engine: str, folder: Path) -> Searcher:
     """Open ``engine``'s index in ``folder`` in this process."""
     if engine in ("bm25index", "bm25index_tantivy"):
         return open_bm25index(folder)
-    if engine == "tantivy":
-        return open_tantivy(folder)
+    if engine in ("tantivy", "tantivy_objects"):
+        return open_tantivy(folder, objects=engine == "tantivy_objects")
     if engine == "bm25s_mmap":
         return open_bm25s(folder)
     return fts_searcher(sqlite3.connect(f"file:{folder / 'fts.sqlite'}?mode=ro", uri=True))

@@ -354,10 +354,11 @@ cpu = time.process_time()
 for q in queries:
     idx.search(q, k=10)
 status = open("/proc/self/status").read()  # VmHWM: this process's peak (ru_maxrss would keep the forking parent's)
-hwm = int(status.split("VmHWM:")[1].split()[0])
+kb = {k: int(status.split(k + ":")[1].split()[0]) for k in ("VmHWM", "RssAnon", "RssFile")}  # RssFile: mapped pages
 print(json.dumps({"open_ms": round(1000 * opened, 1),
                   "ms_per_query": round(1000 * (time.process_time() - cpu) / max(len(queries), 1), 2),
-                  "open_peak_rss_mb": round(hwm / 1024, 1)}))
+                  "open_peak_rss_mb": round(kb["VmHWM"] / 1024, 1), "open_own_mb": round(kb["RssAnon"] / 1024, 1),
+                  "open_file_pages_mb": round(kb["RssFile"] / 1024, 1)}))
 """
 
 

@@ -10,10 +10,10 @@ quantised field lengths: :func:`field_norm`) over the live statistics (:class:`S
 - each candidate's term frequencies and length, from its stored text analyzed again (:func:`term_counts`).
 
 :func:`top_with_ties` gives tantivy's best hits with every hit tied with the k-th, so that ties are broken by id
-whatever the segments. :func:`exact_top` asks tantivy for candidates by its stale scores and widens the set until no document outside it
-can reach the k-th exact score: a term's exact weight is at most its stale weight times the ratio of the two IDFs
-times the ratio of the average lengths when the live one is larger (:meth:`Stats.bound`). The top k is then a fresh
-build's, to float32 rounding.
+whatever the segments. :func:`exact_top` asks tantivy for candidates by its stale scores and widens the set until no
+document outside it can reach the k-th exact score: a term's exact weight is at most its stale weight times the ratio
+of the two IDFs times the ratio of the average lengths when the live one is larger (:meth:`Stats.bound`). The top k
+is then a fresh build's, to float32 rounding.
 
 Examples:
     >>> [field_norm(n) for n in (3, 40, 41, 45, 100)]
