@@ -133,6 +133,20 @@ def test_a_saved_suffix_array_opens_mapped_without_sorting_and_answers_the_same(
     assert _sa_answers(LiveTokenSuffixArray.load(back.save(folder)), live) == _sa_answers(fresh, live)
 
 
+def test_a_saved_suffix_array_opened_with_mapped_maps_its_text_and_answers_the_same(tmp_path):
+    docs = _docs()
+    sa = LiveTokenSuffixArray(docs, eos_token_id=0, shard_tokens=40)
+    folder = sa.save(tmp_path / "sa")
+    back = LiveTokenSuffixArray.load(folder, mapped=True)
+    assert back.num_shards == sa.num_shards > 3
+    assert all(is_mapped(s._text) and is_mapped(s._sa) and is_mapped(s._stored) for s in back.shards())
+    assert not any(isinstance(s._text, PreadArray) for s in back.shards())
+    assert _sa_answers(back, docs) == _sa_answers(LiveTokenSuffixArray.load(folder), docs) == _sa_answers(sa, docs)
+    back.add({"new": [1, 2, 3, 1, 2]})
+    live = docs | {"new": [1, 2, 3, 1, 2]}
+    assert _sa_answers(back, live) == _sa_answers(LiveTokenSuffixArray(live, eos_token_id=0, shard_tokens=40), live)
+
+
 def test_an_empty_suffix_array_saves_and_opens(tmp_path):
     back = LiveTokenSuffixArray.load(LiveTokenSuffixArray().save(tmp_path / "sa"))
     assert len(back) == 0 and back.allowed([]) == [] and back.count([1]) == 0

@@ -116,6 +116,11 @@ def _parts(sas: list[TokenSuffixArray]) -> tuple[list[Any], ...]:
     )
 
 
+def _span(array: Any, start: int, stop: int) -> Any:
+    """Entries ``[start, stop)`` of a mapped array or of a :class:`PreadArray`, nothing read."""
+    return array.view(start, stop) if isinstance(array, PreadArray) else array[start:stop]
+
+
 def _mapped_shards(
     folder: Path, arrays: dict[str, Any], ids: list[str], bounds: list[int], eos_token_id: int | None
 ) -> list[_Shard | _Run]:
@@ -139,13 +144,13 @@ def _mapped_shards(
         if int(lengths[d0:d1].sum()) + (d1 - d0) != t1 - t0:
             raise IndexFormatError(f"{folder} is corrupt: shard {i}'s text does not hold its documents")
         parts = (
-            arrays["text"].view(t0, t1),
-            arrays["sa"].view(t0, t1),
+            _span(arrays["text"], t0, t1),
+            _span(arrays["sa"], t0, t1),
             lengths[d0:d1],
             arrays["stored"][s0:s1],
             arrays["starts"][s0 + i : s1 + i + 1],
         )
-        pairs = Followers(arrays["followers"].view(f0, f1), int(row[4]))
+        pairs = Followers(_span(arrays["followers"], f0, f1), int(row[4]))
         held = max(1, t1 - t0 - (d1 - d0))
         sa = TokenSuffixArray._of_arrays(parts, pairs, eos_token_id=eos_token_id, max_tokens=held)
         shards.append(_Shard(ids[bounds[i] : bounds[i + 1]], [], eos_token_id, sa=sa))
@@ -428,13 +433,15 @@ class LiveTokenSuffixArray:
         return folder
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> LiveTokenSuffixArray:
+    def load(cls, path: str | os.PathLike[str], *, mapped: bool = False) -> LiveTokenSuffixArray:
         """Open a folder written by :meth:`save` (checksums checked first); :class:`IndexFormatError` for a missing,
         foreign, damaged or too new folder.
 
         The shards' text, suffix arrays and tables of token pairs are read with ``pread`` as a query asks
         (:class:`~retrievekit.core.index.pread_array.PreadArray`: nothing of them mapped into the process), the other
-        arrays memory-mapped read-only: opening reads the files' headers, the document lengths and ``ids.json``. A folder of format version 1 (``tokens.npy``,
+        arrays memory-mapped read-only: opening reads the files' headers, the document lengths and ``ids.json``.
+        ``mapped=True`` maps those three too, as ``open_suffix_array(folder, mapped=True)`` does: faster lookups,
+        and the pages they touch count in the process's resident set. A folder of format version 1 (``tokens.npy``,
         ``lengths.npy``) is read into memory and its shards sorted again as they were laid out (the cost of a
         build), as before; the next :meth:`save` writes it as version 2.
 
@@ -449,10 +456,10 @@ class LiveTokenSuffixArray:
         m = read_manifest(folder, _FORMAT, _VERSION)
         arrays: dict[str, Any] = {}
         if m["format_version"] >= 2:  # the text and suffix arrays read with pread (the largest), the rest mapped
-            arrays.update(
-                open_arrays(folder, dict.fromkeys([a for a in _ARRAYS if a not in _READ], np.int64), mode="r")
-            )
-            arrays.update({name: PreadArray.open(folder / f"{name}.npy", np.int64) for name in _READ})
+            kept = [a for a in _ARRAYS if mapped or a not in _READ]
+            arrays.update(open_arrays(folder, dict.fromkeys(kept, np.int64), mode="r"))
+            if not mapped:
+                arrays.update({name: PreadArray.open(folder / f"{name}.npy", np.int64) for name in _READ})
         try:
             ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
             out = cls(eos_token_id=m["eos_token_id"], shard_tokens=m["shard_tokens"])
