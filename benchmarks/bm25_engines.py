@@ -118,11 +118,10 @@ def _tantivy_add(writer: Any, objs: Sequence[Any], objects: bool = False) -> Non
     import tantivy
 
     for o in objs:
+        fields = {"id": o.id, "text": o.index_text()}
         if objects:
-            obj = json.dumps({"id": o.id, "title": o.title, "text": o.text}).encode("utf-8")
-            writer.add_document(tantivy.Document(id=o.id, obj=obj, text=o.index_text()))
-        else:
-            writer.add_document(tantivy.Document(id=o.id, text=o.index_text()))
+            fields["obj"] = json.dumps({"id": o.id, "title": o.title, "text": o.text}).encode("utf-8")
+        writer.add_document(tantivy.Document(**fields))
 
 
 def build_tantivy(objs: Sequence[Any], folder: Path | None, objects: bool = False) -> Any:
