@@ -21,6 +21,12 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   :class:`HybridRetriever`'s reciprocal-rank fusion search (k = 10).
 * ``arm``: ARM's index (:class:`Arm` with no LLM: its BM25 and dense indexes over the corpus), then its search with
   no LLM stages (base objects, drafts and links; LLM time excluded).
+* ``arm_stream``: ARM's index built from the corpus as a stream into a folder, in one pass: BM25 on tantivy straight
+  into its folder, and the dense part in a faiss store (``open_store("faiss")``, HNSW with the store's defaults;
+  its vectors in memory while open) fed 1,024 objects at a time as the stream passes. Then a fresh process opens
+  both and searches with ``Arm.from_indexes`` (no LLM stages; each search reads the objects it needs from the BM25
+  index's store): ``open_ms``, ``first_query_ms`` apart, ``open_peak_rss_mb`` (own memory and file pages apart),
+  ``answers_digest``; ``disk_mb`` is both folders.
 * ``mindref_trie``: MindRef's title trie (:class:`TokenTrie` over every title's token ids), then allowed-next-token
   lookups along the first 8 tokens of seeded titles (what a title beam asks per step).
 * ``mindref_trie_stream``: the same trie built from the corpus as a stream: each title's token ids are read once
@@ -418,6 +424,84 @@ def _run_arm(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
             return {**row, **_first_then_timed(lambda q: arm.search(q, k=10), queries)}
 
 
+_OPEN_ARM_AND_SEARCH = """
+import json, sys, time
+sys.path.insert(0, sys.argv[3])
+from scale import HashedWords, opened_arm
+folder, queries = sys.argv[1], json.loads(sys.argv[2])
+started = time.perf_counter()
+arm = opened_arm(folder)
+opened = time.perf_counter() - started
+cpu = time.process_time()
+arm.search(queries[0], k=10)  # the store's first search (its rows' reader)
+first, cpu = time.process_time() - cpu, time.process_time()
+answers = [[h.id for h in arm.search(q, k=10)] for q in queries]
+spent = time.process_time() - cpu
+status = open("/proc/self/status").read()
+kb = {k: int(status.split(k + ":")[1].split()[0]) for k in ("VmHWM", "RssAnon", "RssFile")}
+print(json.dumps({"open_ms": round(1000 * opened, 1), "first_query_ms": round(1000 * first, 1),
+                  "ms_per_query": round(1000 * spent / max(len(queries), 1), 2),
+                  "open_peak_rss_mb": round(kb["VmHWM"] / 1024, 1), "open_own_mb": round(kb["RssAnon"] / 1024, 1),
+                  "open_file_pages_mb": round(kb["RssFile"] / 1024, 1), "answers": answers}))
+"""
+ARM_BATCH = 1024
+"""Objects embedded and added to the dense store at once as the stream passes (``arm_stream``)."""
+
+
+def _arm_indexes(corpus: Iterator[Any], folder: Path) -> None:
+    """ARM's two indexes from one pass over the stream: BM25 (tantivy) straight into ``folder/bm25``, and the dense
+    part, a faiss store in ``folder/dense`` fed :data:`ARM_BATCH` objects at a time as BM25's build reads them."""
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
+    from retrievekit.core.index.store_kinds import open_store
+    from retrievekit.core.index.store_retriever import StoreRetriever
+
+    dense = StoreRetriever(open_store("faiss", path=folder / "dense", create=True), embedder=HashedWords())
+    batch: list[Any] = []
+
+    def passing() -> Iterator[Any]:
+        for obj in corpus:
+            batch.append(obj)
+            if len(batch) == ARM_BATCH:
+                dense.add(batch, batch_size=ARM_BATCH)
+                batch.clear()
+            yield obj
+        if batch:
+            dense.add(batch, batch_size=ARM_BATCH)
+
+    try:
+        BM25Index.build(passing(), BM25Config(engine="tantivy"), folder=folder / "bm25")
+    finally:
+        dense.close()  # saves the store: its graph file and its rows' commit are part of the build
+
+
+def opened_arm(folder: str | Path) -> Any:
+    """ARM over the indexes :func:`_arm_indexes` wrote, opened from ``folder`` (``Arm.from_indexes``: objects read per
+    search from the BM25 index's store; no LLM stages)."""
+    from retrievekit.core.arm import Arm
+    from retrievekit.core.index.bm25 import BM25Index
+    from retrievekit.core.index.store_kinds import open_store
+    from retrievekit.core.index.store_retriever import StoreRetriever
+
+    dense = StoreRetriever(open_store("faiss", path=Path(folder) / "dense"), embedder=HashedWords())
+    return Arm.from_indexes(BM25Index.load(Path(folder) / "bm25"), dense, None)
+
+
+def _run_arm_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, Any]:
+    """ARM's index built from the stream into a folder (the corpus never listed; :func:`_arm_indexes`), then opened
+    and searched by a fresh process (:func:`opened_arm`)."""
+    with tempfile.TemporaryDirectory(prefix="scale-arm-") as tmp:
+        folder = Path(tmp)
+        _, row = _build(lambda: _arm_indexes(corpus, folder))
+        row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        row["peak_rss_mb"] = row["build_peak_rss_mb"]  # the searches run in another process
+        row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
+        here = str(Path(__file__).resolve().parent)
+        opened = _fresh_process(_OPEN_ARM_AND_SEARCH, str(folder), json.dumps(queries), here)
+        answers = opened.pop("answers")
+        row.update(opened, answers_digest=hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16])
+    return row
+
+
 def token_ids(text: str, vocab: int = 50_000) -> list[int]:
     """Words hashed into ``vocab`` token ids (crc32, the same in every process)."""
     return [zlib.crc32(w.encode("utf-8")) % vocab for w in _WORD.findall(text.lower())]
@@ -522,6 +606,7 @@ _RUNS = {
     "dense": _run_dense,
     "hybrid": _run_hybrid,
     "arm": _run_arm,
+    "arm_stream": _run_arm_stream,
     "mindref_trie": _run_mindref_trie,
     "mindref_trie_stream": _run_mindref_trie_stream,
     "fm_index": _run_fm_index,
@@ -532,7 +617,7 @@ _RUNS = {
 }
 
 
-_STREAMED = {"bm25_stream", "mindref_trie_stream", "fm_index_stream", "lattice_stream"}
+_STREAMED = {"arm_stream", "bm25_stream", "mindref_trie_stream", "fm_index_stream", "lattice_stream"}
 """The methods whose build reads the corpus as a stream (the others take it as a list)."""
 _SIZED = {"mindref_trie_stream"}
 """The methods told the corpus's size (they pick documents from a stream as it passes)."""

@@ -133,3 +133,21 @@ def test_arm_edges_take_a_name_as_llm_and_refuse_what_is_no_model():
     assert r.arm.llm is None
     with pytest.raises(InvalidInputError, match="llm must be a model object"):
         LIArm.from_documents(corpus(), llm=42)
+
+
+def test_arm_over_saved_indexes_in_a_query_engine_and_a_chain_sync_and_awaited(tmp_path):
+    """``Arm.from_indexes`` (the BM25 index opened from its folder, objects read per search) behind both edges."""
+    import asyncio
+
+    from retrievekit.core.index.bm25 import BM25Config, BM25Index
+
+    BM25Index.build(iter(corpus()), BM25Config(engine="tantivy"), folder=tmp_path / "bm25")
+    listed = shared_arm()
+    arm = Arm.from_indexes(BM25Index.load(tmp_path / "bm25"), listed.dense, Chat(), listed.config)
+    want = {"Nonso_Anozie_1", "/wiki/Prime_Suspect"}
+    engine = RetrieverQueryEngine.from_args(LIArm(arm, similarity_top_k=5), llm=MockLLM())
+    assert {n.node.node_id for n in engine.query(QUESTION).source_nodes} == want
+    assert {n.node.node_id for n in asyncio.run(engine.aquery(QUESTION)).source_nodes} == want
+    answer, seen = run_rag_chain(LCArm(retriever=arm, k=5), QUESTION, "Lynda La Plante.")
+    assert answer == "Lynda La Plante." and {d.id for d in seen} == want
+    assert {d.id for d in asyncio.run(LCArm(retriever=arm, k=5).ainvoke(QUESTION))} == want

@@ -20,10 +20,13 @@ from retrievekit.core.arm.keyword_cache import KeywordCache
 from retrievekit.core.arm.keywords import KeywordAlignment, align_keywords, align_keywords_step, has_scoring
 from retrievekit.core.arm.mip import relevance_top_k, solve_mip
 from retrievekit.core.arm.ngrams import NGramIndex
+from retrievekit.core.arm.objects import MAX_LINKED, HeldObjects, ObjectsById, StoredObjects, linked_passages
 from retrievekit.core.arm.recover import recovering
 from retrievekit.core.arm.serialize import serialize_object, unique_names
+from retrievekit.core.arm.vectors import ArmVectors
 from retrievekit.core.arm.verify import Verdict, VerifyAsk, ask_verification, read_verification, verify_draft
 from retrievekit.core.checks import check_corpus, check_k, check_query
+from retrievekit.core.errors import EmptyCorpusError, InvalidInputError
 from retrievekit.core.index.as_embedder import as_embedder
 from retrievekit.core.index.bm25 import BM25Index
 from retrievekit.core.llm.calls import Step
@@ -32,13 +35,9 @@ from retrievekit.core.llm.drivers import adrive, drive
 from retrievekit.core.llm.protocol import RelevanceJudge
 from retrievekit.core.retriever import Retriever
 from retrievekit.core.trace import Trace
-from retrievekit.core.types import DataObject, ScoredHit, Table
+from retrievekit.core.types import DataObject, ScoredHit
 
 __all__ = ["MAX_LINKED", "Arm", "Draft"]
-
-MAX_LINKED = 30
-"""Passages linked from the base tables' cells that are added to the candidate pool, at most."""
-_CACHE_LIMIT = 100_000
 
 
 @dataclass(frozen=True)
@@ -99,19 +98,74 @@ class Arm:
         embedder: Any = None,
         keyword_cache: KeywordCache | None = None,
     ) -> None:
-        self.corpus = check_corpus(corpus)
-        self.keyword_cache = keyword_cache
-        self.config = config or ArmConfig()
-        self.llm = llm
-        self.scoring = has_scoring(llm)
-        self.by_id = {o.id: o for o in self.corpus}
-        self.bm25 = bm25 if bm25 is not None else BM25Index.build(self.corpus)
+        self.corpus: Sequence[DataObject] | None = check_corpus(corpus)
+        bm25 = bm25 if bm25 is not None else BM25Index.build(self.corpus)
         embedder = as_embedder(embedder, where="Arm")
         if dense is None:
             from retrievekit.core.index.dense import DenseIndex
 
             # a unique collection: in-memory Chroma shares one client per process, and a rebuilt name is replaced
             dense = DenseIndex.build(self.corpus, embedder=embedder, collection_name=f"arm-{uuid.uuid4().hex[:16]}")
+        self._setup(HeldObjects(self.corpus), llm, config, dense, bm25, embedder, keyword_cache)
+
+    @classmethod
+    def from_indexes(
+        cls,
+        bm25: BM25Index,
+        dense: Retriever,
+        llm: Any = None,
+        config: ArmConfig | None = None,
+        *,
+        embedder: Any = None,
+        keyword_cache: KeywordCache | None = None,
+    ) -> Arm:
+        """ARM over a BM25 index and a dense index (or store) built before over the same objects, with no corpus
+        listed: a search reads the objects it needs (its candidates and the passages their tables link to) from
+        ``bm25``'s document store, for them alone on the tantivy engine. A BM25 index opened from its folder
+        (:meth:`BM25Index.load <retrievekit.core.index.bm25.BM25Index.load>`) and a vector store then serve millions
+        of objects in a process that holds what one search reads; :attr:`corpus` is None. Candidates the BM25 index
+        does not hold are left out (an ``unknown_candidates`` event). Other arguments as for :class:`Arm`.
+
+        Examples:
+            >>> from retrievekit.core.fakes import OnesEmbedder
+            >>> from retrievekit.core.index.bm25 import BM25Config
+            >>> from retrievekit.core.index.dense import DenseIndex
+            >>> from retrievekit.core.types import Passage
+            >>> docs = [Passage(id="p", text="Prime Suspect was created by Lynda La Plante."),
+            ...         Passage(id="q", text="Tea is grown in Assam.")]
+            >>> bm25 = BM25Index.build(docs, BM25Config(engine="tantivy"))
+            >>> arm = Arm.from_indexes(bm25, DenseIndex.build(docs, embedder=OnesEmbedder()), None)
+            >>> arm.corpus is None, [h.id for h in arm.search("Who created Prime Suspect?", k=1)]
+            (True, ['p'])
+        """
+        if not isinstance(bm25, BM25Index):
+            raise InvalidInputError(f"Arm.from_indexes needs a BM25Index as bm25, not {type(bm25).__name__}")
+        if not callable(getattr(dense, "search", None)):
+            raise InvalidInputError(f"Arm.from_indexes needs a dense index with search(), not {type(dense).__name__}")
+        if len(bm25) == 0:
+            raise EmptyCorpusError("the BM25 index holds no objects: nothing to search")
+        arm = cls.__new__(cls)
+        arm.corpus = None
+        arm._setup(StoredObjects(bm25), llm, config, dense, bm25, as_embedder(embedder, where="Arm"), keyword_cache)
+        return arm
+
+    def _setup(
+        self,
+        objects: ObjectsById,
+        llm: Any,
+        config: ArmConfig | None,
+        dense: Retriever,
+        bm25: BM25Index,
+        embedder: Any,
+        keyword_cache: KeywordCache | None,
+    ) -> None:
+        """What both constructors set: the objects' home, the model, the indexes, the embedder and the caches."""
+        self.objects = objects
+        self.keyword_cache = keyword_cache
+        self.config = config or ArmConfig()
+        self.llm = llm
+        self.scoring = has_scoring(llm)
+        self.bm25 = bm25
         self.dense = dense
         emb = embedder if embedder is not None else getattr(dense, "embedder", None)
         if emb is None:
@@ -119,47 +173,12 @@ class Arm:
 
             emb = MiniLMEmbedder.default()
         self.embedder = emb
-        self._text_vecs: dict[str, np.ndarray] = {}
-        self._obj_vecs: dict[str, np.ndarray] = {}
+        self.vectors = ArmVectors(emb, dense)
 
     @property
     def returns_set(self) -> bool:
         """Whether hits are ARM's selected set (not padded to ``k``)."""
         return not self.config.fill_to_k
-
-    # ------------------------------------------------------------------ vectors
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        vecs = np.asarray(self.embedder.embed_documents(list(texts)), dtype=float)
-        if vecs.ndim != 2:
-            vecs = vecs.reshape(len(texts), -1)
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        return vecs / np.where(norms > 0, norms, 1.0)
-
-    def _vectors(self, ids: Sequence[str]) -> np.ndarray:
-        missing = [i for i in ids if i not in self._obj_vecs]
-        if missing:
-            if len(self._obj_vecs) > _CACHE_LIMIT:
-                self._obj_vecs.clear()
-            col = getattr(self.dense, "collection", None)
-            if col is not None:
-                try:
-                    got = col.get(ids=missing, include=["embeddings"])
-                    for oid, vec in zip(got["ids"], got["embeddings"], strict=True):
-                        v = np.asarray(vec, dtype=float)
-                        self._obj_vecs[oid] = v / (np.linalg.norm(v) or 1.0)
-                except Exception:  # an index without stored vectors: embed below
-                    pass
-            still = [i for i in missing if i not in self._obj_vecs]
-            if still:
-                for oid, v in zip(still, self._embed([self.by_id[i].index_text() for i in still]), strict=True):
-                    self._obj_vecs[oid] = v
-        if not ids:
-            return np.zeros((0, 1))
-        return np.stack([self._obj_vecs[i] for i in ids])
-
-    def _query_vector(self, query: str) -> np.ndarray:
-        v = np.asarray(self.embedder.embed_query(query), dtype=float).reshape(-1)
-        return v / (np.linalg.norm(v) or 1.0)
 
     # ------------------------------------------------------------------ stages
     def align(self, query: str, vocab: Sequence[DataObject], trace: Trace) -> KeywordAlignment:
@@ -286,7 +305,7 @@ class Arm:
         cfg = self.config
         with trace.stage("arm.retrieve"):
             dense_hits = self.dense.search(query, max(cfg.vocab_objects, cfg.pool_size), trace=trace)
-            qvec = self._query_vector(query)
+            qvec = self.vectors.query(query)
         with trace.stage("arm.keywords"):
             alignment = yield from self._align_step(query, [h.obj for h in dense_hits[: cfg.vocab_objects]], trace)
         trace.count("arm.keywords", len(alignment.keywords))
@@ -295,16 +314,20 @@ class Arm:
             base = self._base(query, alignment, dense_hits, qvec, trace)
         if base is None:
             return []
-        pool, fused, base_ids = base
-        objs = [self.by_id[i] for i in pool]
+        pool, fused, base_ids, known = base
+        objs = [known[i] for i in pool]
         R = np.array([fused[i] for i in pool], dtype=float)
         base_idx = [pool.index(b) for b in base_ids]
         trace.count("arm.pool_size", len(pool))
         with trace.stage("arm.compatibility"):
-            if len(self._text_vecs) > _CACHE_LIMIT:
-                self._text_vecs.clear()
+            vecs = self.vectors
             comp = compatibility(
-                objs, self._vectors(pool), query, self._embed, view_rows=cfg.view_rows, cell_cache=self._text_vecs
+                objs,
+                vecs.of_objects(pool, known),
+                query,
+                vecs.embed,
+                view_rows=cfg.view_rows,
+                cell_cache=vecs.text_cache(),
             )
         drafts = self._drafts(base_idx, R, comp.matrix, trace)
         verdicts, min_votes, threshold = yield from self._verify(query, objs, drafts, comp, trace)
@@ -326,9 +349,9 @@ class Arm:
 
     def _base(
         self, query: str, alignment: KeywordAlignment, dense_hits: Sequence[ScoredHit], qvec: np.ndarray, trace: Trace
-    ) -> tuple[list[str], dict[str, float], list[str]] | None:
+    ) -> tuple[list[str], dict[str, float], list[str], dict[str, DataObject]] | None:
         """The candidate pool (dense and BM25 with the keywords, fused; passages linked from the base tables), its
-        fused relevance and the base objects; None (noted) when there is no candidate."""
+        fused relevance, the base objects and the pool's objects by id; None (noted) when there is no candidate."""
         cfg = self.config
         terms = alignment.all_terms()
         bm25_query = " ".join([query, *terms])
@@ -341,44 +364,36 @@ class Arm:
         bm25_hits = self.bm25.search(bm25_query, cfg.pool_size)  # the engine's top hits: no score for every object
         bm25_ids = [h.id for h in bm25_hits]
         cand = list(dict.fromkeys([h.id for h in dense_hits[: cfg.pool_size]] + bm25_ids))
+        known = self.objects.fetch(cand, given={h.id: h.obj for h in bm25_hits})
+        if len(known) < len(cand):
+            missing = [i for i in cand if i not in known]
+            trace.note(
+                "unknown_candidates", f"{len(missing)} dense hit(s) not among ARM's objects left out", ids=missing
+            )
+            cand = [i for i in cand if i in known]
         if not cand:
             trace.note("no_candidates", "neither dense nor BM25 returned a candidate; returning no hits")
             return None
-        vecs = self._vectors(cand)
+        vecs = self.vectors.of_objects(cand, known)
         dense_s = {oid: float(v @ qvec) for oid, v in zip(cand, vecs, strict=True)}
         bm25_s = self.bm25.scores_of(bm25_query, cand)  # ids the BM25 index does not hold: left out
         fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=cand)
         base_ids = top_k(fused, cfg.base_k)
         pool = top_k(fused, cfg.pool_size)
-        linked = self._linked_passages(base_ids, set(pool))
+        linked_objects = (
+            linked_passages([known[b] for b in base_ids], set(pool), self.objects) if cfg.linked_passages else {}
+        )
+        known |= linked_objects
+        linked = list(linked_objects)
         if linked:
-            lv = self._vectors(linked)
+            lv = self.vectors.of_objects(linked, known)
             for oid, v in zip(linked, lv, strict=True):
                 dense_s[oid] = float(v @ qvec)
             bm25_s |= self.bm25.scores_of(bm25_query, linked)
             fused = fuse_scores(dense_s, bm25_s, cfg.dense_weight, cfg.bm25_weight, ids=[*pool, *linked])
             pool = [*pool, *linked]
             trace.count("arm.linked_passages", len(linked))
-        return pool, fused, base_ids
-
-    def _linked_passages(self, base_ids: Sequence[str], have: set[str]) -> list[str]:
-        if not self.config.linked_passages:
-            return []
-        out: list[str] = []
-        for b in base_ids:
-            obj = self.by_id[b]
-            if not isinstance(obj, Table):
-                continue
-            for link in obj.metadata.get("cell_links") or ():
-                try:
-                    target = str(link[2])
-                except (TypeError, IndexError):
-                    continue
-                if target in self.by_id and target not in have and target not in out:
-                    out.append(target)
-                    if len(out) >= MAX_LINKED:
-                        return out
-        return out
+        return pool, fused, base_ids, known
 
     def _drafts(self, base_idx: Sequence[int], R: np.ndarray, C: np.ndarray, trace: Trace) -> list[Draft]:
         cfg = self.config
@@ -577,4 +592,4 @@ class Arm:
 
     def __repr__(self) -> str:
         llm = "none" if self.llm is None else ("scoring" if self.scoring else "chat")
-        return f"Arm(<{len(self.corpus)} objects>, llm={llm}, mip={self.config.mip}, verify={self.config.verify})"
+        return f"Arm(<{len(self.objects)} objects>, llm={llm}, mip={self.config.mip}, verify={self.config.verify})"

@@ -301,14 +301,35 @@ class BM25Index:
         q = check_query(query)
         if self._engine is not None:
             return self._engine.scores_of(analyze(q), ids)
-        if self._positions is None or self._positions[0] is not self._model:
-            self._positions = (self._model, {o.id: i for i, o in enumerate(self._objects)})
-        pos = self._positions[1]
+        pos = self._id_positions()
         held = sorted({(pos[oid], oid) for oid in ids if oid in pos})
         if not held:
             return {}
         scores = self._scores_once(q)
         return {oid: float(scores[i]) for i, oid in held}
+
+    def objects_of(self, ids: Iterable[str]) -> dict[str, DataObject]:
+        """``id -> object`` for those of ``ids`` the index holds (ids it does not hold are left out), in id order: on
+        the tantivy engine read from its document store for them alone, so a caller holds only what it asked for.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> docs = [Passage(id="b", text="x"), Passage(id="a", text="y")]
+            >>> for engine in ("bm25s", "tantivy"):
+            ...     print(list(BM25Index.build(docs, BM25Config(engine=engine)).objects_of(["zz", "b", "a"])))
+            ['a', 'b']
+            ['a', 'b']
+        """
+        if self._engine is not None:
+            return self._engine.objects_of(ids)
+        pos = self._id_positions()
+        return {oid: self._objects[pos[oid]] for oid in sorted(set(ids)) if oid in pos}
+
+    def _id_positions(self) -> dict[str, int]:
+        """bm25s: ``id -> position`` in :attr:`objects`, made once per model."""
+        if self._positions is None or self._positions[0] is not self._model:
+            self._positions = (self._model, {o.id: i for i, o in enumerate(self._objects)})
+        return self._positions[1]
 
     def _scores_once(self, query: str) -> np.ndarray:
         """bm25s: :meth:`scores`, kept for the last query of this model (a search then ``scores_of`` the same query,

@@ -407,12 +407,20 @@ class TantivyEngine:
         self._index.reload()
         return digests_of(self._index, ids, self.folder or "the in-memory BM25 index")
 
-    def _held_objects(self, ids: Sequence[str]) -> list[DataObject]:
-        """The objects ``ids`` (all held), read for them alone."""
-        searcher = self._index.searcher()
-        query = tantivy().Query.term_set_query(self._index.schema, "id", sorted(set(ids)))
+    def objects_of(self, ids: Iterable[str], searcher: Any = None) -> dict[str, DataObject]:
+        """``id -> object`` for those of ``ids`` the index holds (of the current state, or of ``searcher``), read for
+        them alone, in id order.
+
+        Examples:
+            >>> from retrievekit.core.types import Passage
+            >>> list(TantivyEngine.build([Passage(id="b", text="x"), Passage(id="a", text="y")], {}).objects_of("zab"))
+            ['a', 'b']
+        """
+        wanted, searcher = sorted(set(ids)), self._view()[0] if searcher is None else searcher
+        query = tantivy().Query.term_set_query(self._index.schema, "id", wanted)
         with reading(self.folder or "the in-memory BM25 index"):
-            return [stored_object(searcher.doc(addr)) for _, addr in searcher.search(query, len(set(ids))).hits]
+            found = [stored_object(searcher.doc(a)) for _, a in searcher.search(query, max(1, len(wanted))).hits]
+        return {o.id: o for o in sorted(found, key=lambda o: o.id)}
 
     def _tally(self) -> CorpusTally | None:
         """The corpus record as a tally a change updates, when it describes the index's last commit (None: another
@@ -539,7 +547,7 @@ class TantivyEngine:
             gone = [i for i in dict.fromkeys(wanted) if i in held]
             if gone:
                 before, tokens = self._tally(), self._tokens_now()
-                tokens -= total_length(self._held_objects(gone))
+                tokens -= total_length(self.objects_of(gone, self._index.searcher()).values())
                 for i in gone:
                     writer.delete_documents_by_term("id", i)
                 removed = [(i, held[i]) for i in gone]
