@@ -165,12 +165,14 @@ def _linked_cells(table: Table, by_id: dict[str, int]) -> dict[int, list[tuple[i
 
 
 def _cell_vectors(cells: list[str], embed: Embed, cache: dict[str, np.ndarray]) -> np.ndarray:
-    """The cells' vectors (rows), embedding the ones ``cache`` lacks and adding them to it."""
-    todo = [x for x in cells if x not in cache]
+    """The cells' vectors (rows), embedding the ones ``cache`` lacks and adding them to it (read into this call's own
+    result: a search running at once may empty the cache meanwhile)."""
+    got = {x: v for x in cells if (v := cache.get(x)) is not None}
+    todo = [x for x in dict.fromkeys(cells) if x not in got]
     if todo:
-        for x, v in zip(todo, embed(todo), strict=True):
-            cache[x] = np.asarray(v, dtype=float)
-    return np.stack([cache[x] for x in cells])
+        got |= {x: np.asarray(v, dtype=float) for x, v in zip(todo, embed(todo), strict=True)}
+        cache.update((x, got[x]) for x in todo)
+    return np.stack([got[x] for x in cells])
 
 
 def _best_cell(

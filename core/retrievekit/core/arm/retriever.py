@@ -368,7 +368,7 @@ class Arm:
         if len(known) < len(cand):
             missing = [i for i in cand if i not in known]
             trace.note(
-                "unknown_candidates", f"{len(missing)} dense hit(s) not among ARM's objects left out", ids=missing
+                "unknown_candidates", f"{len(missing)} candidate(s) not among ARM's objects left out", ids=missing
             )
             cand = [i for i in cand if i in known]
         if not cand:
