@@ -21,12 +21,14 @@ Methods (rows; each (method, n) runs in its own child process with one BLAS / Op
   :class:`HybridRetriever`'s reciprocal-rank fusion search (k = 10).
 * ``arm``: ARM's index (:class:`Arm` with no LLM: its BM25 and dense indexes over the corpus), then its search with
   no LLM stages (base objects, drafts and links; LLM time excluded).
-* ``arm_stream``: ARM's index built from the corpus as a stream into a folder, in one pass: BM25 on tantivy straight
-  into its folder, and the dense part in a faiss store (``open_store("faiss")``, HNSW with the store's defaults;
-  its vectors in memory while open) fed 1,024 objects at a time as the stream passes. Then a fresh process opens
-  both and searches with ``Arm.from_indexes`` (no LLM stages; each search reads the objects it needs from the BM25
-  index's store): ``open_ms``, ``first_query_ms`` apart, ``open_peak_rss_mb`` (own memory and file pages apart),
-  ``answers_digest``; ``disk_mb`` is both folders.
+* ``arm_stream``: ARM's index, its two parts each built from the corpus as a stream into a folder by a fresh process
+  of its own: BM25 on tantivy straight into its folder (``bm25_*`` figures), and the dense part in a faiss store
+  (``open_store("faiss", dtype="float16")``, HNSW with the store's defaults, its vectors in memory while open) fed
+  1,024 objects at a time (``dense_*``; its graph built on ``--arm-dense-threads`` OpenMP threads, 1 by default).
+  Build seconds and disk are the two parts' sums, the build's peak RSS the larger part's; with ``--keep-dir`` a part
+  an earlier run finished is reused (a 10M row spans sessions). Then a fresh process opens both and searches with
+  ``Arm.from_indexes`` (no LLM stages; each search reads the objects it needs from the BM25 index's store):
+  ``open_ms``, ``first_query_ms`` apart, ``open_peak_rss_mb`` (own memory and file pages apart), ``answers_digest``.
 * ``mindref_trie``: MindRef's title trie (:class:`TokenTrie` over every title's token ids), then allowed-next-token
   lookups along the first 8 tokens of seeded titles (what a title beam asks per step).
 * ``mindref_trie_stream``: the same trie built from the corpus as a stream: each title's token ids are read once
@@ -73,11 +75,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import itertools
 import json
 import math
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -427,13 +431,13 @@ def _run_arm(corpus: list[Any], queries: list[str]) -> dict[str, Any]:
 _OPEN_ARM_AND_SEARCH = """
 import json, sys, time
 sys.path.insert(0, sys.argv[3])
-from scale import HashedWords, opened_arm
+from scale import opened_arm
 folder, queries = sys.argv[1], json.loads(sys.argv[2])
 started = time.perf_counter()
 arm = opened_arm(folder)
 opened = time.perf_counter() - started
 cpu = time.process_time()
-arm.search(queries[0], k=10)  # the store's first search (its rows' reader)
+arm.search(queries[0], k=10)  # the first search (the stores' first reads)
 first, cpu = time.process_time() - cpu, time.process_time()
 answers = [[h.id for h in arm.search(q, k=10)] for q in queries]
 spent = time.process_time() - cpu
@@ -444,39 +448,49 @@ print(json.dumps({"open_ms": round(1000 * opened, 1), "first_query_ms": round(10
                   "open_peak_rss_mb": round(kb["VmHWM"] / 1024, 1), "open_own_mb": round(kb["RssAnon"] / 1024, 1),
                   "open_file_pages_mb": round(kb["RssFile"] / 1024, 1), "answers": answers}))
 """
+_BUILD_ARM_PART = """
+import json, sys
+sys.path.insert(0, sys.argv[5])
+from scale import build_arm_part
+print(json.dumps(build_arm_part(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[6]))))
+"""
 ARM_BATCH = 1024
-"""Objects embedded and added to the dense store at once as the stream passes (``arm_stream``)."""
+"""Objects embedded and added to the dense store at once (``arm_stream``)."""
+ARM_DENSE_THREADS = 1
+"""``--arm-dense-threads``: OpenMP threads of the dense part's graph build (``arm_stream``; the other builds use one)."""
 
 
-def _arm_indexes(corpus: Iterator[Any], folder: Path) -> None:
-    """ARM's two indexes from one pass over the stream: BM25 (tantivy) straight into ``folder/bm25``, and the dense
-    part, a faiss store in ``folder/dense`` fed :data:`ARM_BATCH` objects at a time as BM25's build reads them."""
+def build_arm_part(part: str, folder: str, data_dir: str, n: int, threads: int = 1) -> dict[str, Any]:
+    """One of ARM's two indexes built from the corpus as a stream into ``folder/part`` (``bm25``: tantivy; ``dense``:
+    a ``float16`` faiss store fed :data:`ARM_BATCH` objects at a time, its graph built on ``threads`` OpenMP
+    threads), in this process: its CPU and wall seconds, peak RSS and bytes on disk."""
     from retrievekit.core.index.bm25 import BM25Config, BM25Index
     from retrievekit.core.index.store_kinds import open_store
     from retrievekit.core.index.store_retriever import StoreRetriever
 
-    dense = StoreRetriever(open_store("faiss", path=folder / "dense", create=True), embedder=HashedWords())
-    batch: list[Any] = []
+    corpus, where = scale_stream(data_dir, n), Path(folder) / part
+    if part == "bm25":
+        _, row = _build(lambda: BM25Index.build(corpus, BM25Config(engine="tantivy"), folder=where))
+    else:
+        import faiss
 
-    def passing() -> Iterator[Any]:
-        for obj in corpus:
-            batch.append(obj)
-            if len(batch) == ARM_BATCH:
+        faiss.omp_set_num_threads(threads)
+        dense = StoreRetriever(open_store("faiss", path=where, create=True, dtype="float16"), embedder=HashedWords())
+
+        def fill() -> None:
+            while batch := list(itertools.islice(corpus, ARM_BATCH)):
                 dense.add(batch, batch_size=ARM_BATCH)
-                batch.clear()
-            yield obj
-        if batch:
-            dense.add(batch, batch_size=ARM_BATCH)
+            dense.close()  # saves the store: its graph file and its rows' commit are part of the build
 
-    try:
-        BM25Index.build(passing(), BM25Config(engine="tantivy"), folder=folder / "bm25")
-    finally:
-        dense.close()  # saves the store: its graph file and its rows' commit are part of the build
+        _, row = _build(fill)
+    row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    row["disk_mb"] = round(sum(f.stat().st_size for f in where.rglob("*") if f.is_file()) / 2**20, 1)
+    return row
 
 
 def opened_arm(folder: str | Path) -> Any:
-    """ARM over the indexes :func:`_arm_indexes` wrote, opened from ``folder`` (``Arm.from_indexes``: objects read per
-    search from the BM25 index's store; no LLM stages)."""
+    """ARM over the indexes :func:`build_arm_part` wrote, opened from ``folder`` (``Arm.from_indexes``: objects read
+    per search from the BM25 index's store; no LLM stages)."""
     from retrievekit.core.arm import Arm
     from retrievekit.core.index.bm25 import BM25Index
     from retrievekit.core.index.store_kinds import open_store
@@ -486,17 +500,30 @@ def opened_arm(folder: str | Path) -> Any:
     return Arm.from_indexes(BM25Index.load(Path(folder) / "bm25"), dense, None)
 
 
-def _run_arm_stream(corpus: Iterator[Any], queries: list[str]) -> dict[str, Any]:
-    """ARM's index built from the stream into a folder (the corpus never listed; :func:`_arm_indexes`), then opened
-    and searched by a fresh process (:func:`opened_arm`)."""
-    with tempfile.TemporaryDirectory(prefix="scale-arm-") as tmp:
-        folder = Path(tmp)
-        _, row = _build(lambda: _arm_indexes(corpus, folder))
-        row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-        row["peak_rss_mb"] = row["build_peak_rss_mb"]  # the searches run in another process
-        row["disk_mb"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
-        here = str(Path(__file__).resolve().parent)
-        opened = _fresh_process(_OPEN_ARM_AND_SEARCH, str(folder), json.dumps(queries), here)
+def _run_arm_stream(data_dir: str, n: int, queries: list[str]) -> dict[str, Any]:
+    """ARM's two indexes, each built from the stream in a fresh process of its own (:func:`build_arm_part`; with
+    ``--keep-dir`` a part built by an earlier run is reused), then opened and searched by another
+    (:func:`opened_arm`)."""
+    here = str(Path(__file__).resolve().parent)
+    row: dict[str, Any] = {"dense_threads": ARM_DENSE_THREADS}
+    with _work_dir("scale-arm-") as work:
+        for part in ("bm25", "dense"):
+            kept = work / f"{part}.json"
+            if kept.exists():
+                built = {**json.loads(kept.read_text(encoding="utf-8")), "reused": True}
+            else:
+                shutil.rmtree(work / part, ignore_errors=True)  # a part cut short by an earlier run
+                args = (part, str(work), data_dir, str(n), here, str(ARM_DENSE_THREADS))
+                built = _fresh_process(_BUILD_ARM_PART, *args)
+                if KEEP_DIR is not None:
+                    kept.write_text(json.dumps(built), encoding="utf-8")
+            row.update({f"{part}_{k}": v for k, v in built.items()})
+        for key in ("build_seconds", "build_wall_seconds", "disk_mb"):
+            row[key] = round(row[f"bm25_{key}"] + row[f"dense_{key}"], 2)
+        row["build_peak_rss_mb"] = row["peak_rss_mb"] = max(
+            row["bm25_build_peak_rss_mb"], row["dense_build_peak_rss_mb"]
+        )
+        opened = _fresh_process(_OPEN_ARM_AND_SEARCH, str(work), json.dumps(queries), here)
         answers = opened.pop("answers")
         row.update(opened, answers_digest=hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16])
     return row
@@ -617,10 +644,12 @@ _RUNS = {
 }
 
 
-_STREAMED = {"arm_stream", "bm25_stream", "mindref_trie_stream", "fm_index_stream", "lattice_stream"}
+_STREAMED = {"bm25_stream", "mindref_trie_stream", "fm_index_stream", "lattice_stream"}
 """The methods whose build reads the corpus as a stream (the others take it as a list)."""
 _SIZED = {"mindref_trie_stream"}
 """The methods told the corpus's size (they pick documents from a stream as it passes)."""
+_SOURCED = {"arm_stream"}
+"""The methods given the data folder and the size instead of a corpus (they stream it in processes of their own)."""
 
 
 def child(method: str, data_dir: str, n: int, queries: int) -> dict[str, Any]:
@@ -628,8 +657,11 @@ def child(method: str, data_dir: str, n: int, queries: int) -> dict[str, Any]:
     from retrievekit.core.eval.datasets import load_dataset
 
     claims = [q.text for q in load_dataset("scifact", data_dir, split="dev", limit=queries).queries]
-    corpus = scale_stream(data_dir, n) if method in _STREAMED else scale_corpus(data_dir, n)
     row = {"method": method, "n": n, "queries": len(claims)}
+    if method in _SOURCED:
+        row.update(_RUNS[method](data_dir, n, claims))
+        return row
+    corpus = scale_stream(data_dir, n) if method in _STREAMED else scale_corpus(data_dir, n)
     row.update(_RUNS[method](corpus, claims, n) if method in _SIZED else _RUNS[method](corpus, claims))
     row.setdefault("peak_rss_mb", round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
     return row
@@ -658,13 +690,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=20, help="SciFact dev claims searched per (method, n)")
     p.add_argument("--out-dir", default="runs/scale")
     p.add_argument(
-        "--keep-dir", default=None, help="lattice_stream: build in this folder and keep the tree (see KEEP_DIR)"
+        "--keep-dir", default=None, help="lattice_stream, arm_stream: build in this folder and keep it (see KEEP_DIR)"
     )
+    p.add_argument("--arm-dense-threads", type=int, default=1, help="see ARM_DENSE_THREADS")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child is not None:
-        global KEEP_DIR
+        global KEEP_DIR, ARM_DENSE_THREADS
         KEEP_DIR = None if args.keep_dir is None else Path(args.keep_dir)
+        ARM_DENSE_THREADS = args.arm_dense_threads
         method, n = args.child.split(":")
         print(json.dumps(child(method, args.data_dir, int(n), args.queries)))
         return 0
@@ -677,6 +711,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             cmd = [sys.executable, __file__, "--child", f"{method}:{n}", "--data-dir", args.data_dir]
             cmd += [] if args.keep_dir is None else ["--keep-dir", args.keep_dir]
+            cmd += ["--arm-dense-threads", str(args.arm_dense_threads)]
             out = subprocess.run([*cmd, "--queries", str(args.queries)], env=env, capture_output=True, text=True)
             if out.returncode != 0:
                 print(f"{method} at {n:,} failed:\n{out.stderr[-2000:]}", file=sys.stderr)

@@ -13,6 +13,8 @@ M 16 / ef_construction 100):
   ``DenseIndex.search`` (a query text whose embedding is a lookup: the embedder costs microseconds).
 * ``faiss-store``: :class:`~retrievekit.core.index.faiss_store.FaissStore` (``open_store("faiss", ...)``) in a folder
   behind :class:`StoreRetriever`, filled by ``StoreRetriever.add`` and searched by ``StoreRetriever.search``.
+  ``faiss-store-fp16``: the same with ``dtype="float16"`` (each vector held in 16-bit floats: faiss's
+  ``IndexHNSWSQ``, ``QT_fp16``).
 * ``pgvector`` / ``pgvector-halfvec``: a table of ``vector(dim)`` (``halfvec(dim)``) loaded with binary COPY, then
   ``CREATE INDEX ... USING hnsw (embedding vector_cosine_ops)`` (``halfvec_cosine_ops``) with
   ``maintenance_work_mem`` 4 GB (the graph of 1M fits) and no parallel workers; searched with plain SQL through
@@ -48,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-PATHS = ("faiss", "faiss-store", "chroma", "pgvector", "pgvector-halfvec")
+PATHS = ("faiss", "faiss-store", "faiss-store-fp16", "chroma", "pgvector", "pgvector-halfvec")
 LADDER = (10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 HNSW = {"m": 16, "ef_construction": 100}
 CHUNK = 10_000
@@ -226,7 +228,9 @@ def _corpus(n: int) -> list[Any]:
     return [Passage(id=f"d{i}", text=f"d{i}") for i in range(n)]
 
 
-def run_faiss_store(n: int, a: argparse.Namespace, qs: np.ndarray, want: np.ndarray, folder: Path) -> dict[str, Any]:
+def run_faiss_store(
+    n: int, a: argparse.Namespace, qs: np.ndarray, want: np.ndarray, folder: Path, dtype: str = "float32"
+) -> dict[str, Any]:
     from retrievekit.core.index.store_kinds import open_store
     from retrievekit.core.index.store_retriever import StoreRetriever
 
@@ -234,7 +238,7 @@ def run_faiss_store(n: int, a: argparse.Namespace, qs: np.ndarray, want: np.ndar
     path = folder / "store"
 
     def make() -> Any:
-        r = StoreRetriever(open_store("faiss", path=path, create=True, **HNSW), embedder=emb)
+        r = StoreRetriever(open_store("faiss", path=path, create=True, dtype=dtype, **HNSW), embedder=emb)
         r.add(_corpus(n), batch_size=1024)
         r.close()  # saves: the graph file and the rows' commit are part of the build
 
@@ -387,8 +391,8 @@ def child(path: str, n: int, a: argparse.Namespace) -> dict[str, Any]:
     try:
         if path == "faiss":
             row = run_faiss(n, a, qs, want, folder)
-        elif path == "faiss-store":
-            row = run_faiss_store(n, a, qs, want, folder)
+        elif path in ("faiss-store", "faiss-store-fp16"):
+            row = run_faiss_store(n, a, qs, want, folder, "float16" if path.endswith("fp16") else "float32")
         elif path == "chroma":
             row = run_chroma(n, a, qs, want, folder)
         else:

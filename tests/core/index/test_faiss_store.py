@@ -77,7 +77,12 @@ def test_a_folder_survives_close_and_reopen_with_deletes_and_its_settings(tmp_pa
     q = np.random.default_rng(2).normal(size=16)
     keep = [i not in ("d0001", "d0002") for i in ids]
     with open_store("faiss", path=tmp_path / "v", ef_search=200) as again:
-        assert again.count() == 398 and again.settings == {"m": 12, "ef_construction": 80, "ef_search": 200}
+        assert again.count() == 398 and again.settings == {
+            "m": 12,
+            "ef_construction": 80,
+            "ef_search": 200,
+            "dtype": "float32",
+        }
         assert again.recorded_embedder() == REC
         assert [h.id for h in again.search(q, k=10)] == exact(vecs, ids, q, 10, keep)
     assert sorted(p.name for p in (tmp_path / "v").glob("vectors.*")) == ["vectors.2.faiss"]  # the old one removed
@@ -153,6 +158,31 @@ def test_delete_replace_and_compact():
     assert [[h.id for h in store.search(v, k=10)] for v in vecs[:20]] == before
 
 
+def test_a_float16_store_answers_as_the_float32_one_in_a_smaller_folder_and_keeps_its_dtype(tmp_path, monkeypatch):
+    objs, vecs = corpus(600, dim=64)
+    ids = [o.id for o in objs]
+    for dtype in ("float32", "float16"):
+        with FaissStore.open(tmp_path / dtype, create=True, dtype=dtype) as store:
+            store.add(objs, vecs, record=REC | {"retrievekit_dim": 64})
+            store.delete(["d0005"])
+    keep = [i != "d0005" for i in ids]
+    sizes = {d: (tmp_path / d / "vectors.1.faiss").stat().st_size for d in ("float32", "float16")}
+    assert sizes["float16"] < 0.75 * sizes["float32"]  # 64 dims: 128 bytes a vector instead of 256, links alike
+    with FaissStore.open(tmp_path / "float16", dtype="float32") as half:  # a store keeps the dtype it was made with
+        assert half.settings["dtype"] == "float16" and half.count() == 599
+        for q in np.random.default_rng(4).normal(size=(20, 64)):
+            hits = half.search(q, k=10)
+            assert [h.id for h in hits] == exact(vecs, ids, q, 10, keep)
+            best = vecs[int(hits[0].id[1:])]
+            assert hits[0].score == pytest.approx(float(best @ q / np.linalg.norm(best) / np.linalg.norm(q)), abs=2e-3)
+            monkeypatch.setattr(faiss_store, "EXACT_BELOW", 10_000)  # a filter ranked exactly from decoded vectors
+            tenant_b = [o.metadata["tenant"] == "b" and k for o, k in zip(objs, keep, strict=True)]
+            assert [h.id for h in half.search(q, k=5, where={"tenant": "b"})] == exact(vecs, ids, q, 5, tenant_b)
+        half.delete(["d0006"])
+        half.compact()
+        assert half._index.ntotal == 598 and half.search(vecs[6], k=1)[0].id != "d0006"
+
+
 @pytest.mark.parametrize(
     "where",
     [{"tenant": "b"}, {"year": 2022}, {"flag": True}, {"tenant": ["a", "c"], "year": [2020, 2021]}, {"score": 1.5}],
@@ -189,6 +219,7 @@ def test_bad_input_is_a_typed_error_naming_what(tmp_path):
         (lambda: store.delete(["a\x00"]), "NUL"),
         (lambda: FaissStore.in_memory(ef_search=0), "ef_search"),
         (lambda: FaissStore.in_memory(M=4), "unknown faiss store setting 'M'"),
+        (lambda: FaissStore.in_memory(dtype="int8"), "dtype must be one of float32, float16"),
     ]
     for call, words in cases:
         with pytest.raises(InvalidInputError, match=None) as info:

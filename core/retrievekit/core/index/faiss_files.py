@@ -85,7 +85,7 @@ class FaissFiles:
 
     # ------------------------------------------------------------------ open
     @classmethod
-    def in_memory(cls, settings: Mapping[str, int]) -> FaissFiles:
+    def in_memory(cls, settings: Mapping[str, Any]) -> FaissFiles:
         """A store's database in memory.
 
         Examples:
@@ -97,7 +97,7 @@ class FaissFiles:
         return cls(conn, None)
 
     @classmethod
-    def open(cls, folder: Path, *, create: bool, settings: Mapping[str, int]) -> FaissFiles:
+    def open(cls, folder: Path, *, create: bool, settings: Mapping[str, Any]) -> FaissFiles:
         """The files of the store in ``folder`` (made when ``create`` and missing).
 
         Examples:
@@ -133,9 +133,11 @@ class FaissFiles:
         return files
 
     # ------------------------------------------------------------------ meta
-    def settings(self) -> dict[str, int]:
-        """The graph settings recorded at creation: ``m``, ``ef_construction``, ``ef_search``."""
-        return {key: int(self._meta[key]) for key in ("m", "ef_construction", "ef_search")}
+    def settings(self) -> dict[str, Any]:
+        """The graph settings recorded at creation: ``m``, ``ef_construction``, ``ef_search`` and ``dtype`` (how a
+        vector is held: ``"float32"``, a store made before the setting, or ``"float16"``)."""
+        out: dict[str, Any] = {key: int(self._meta[key]) for key in ("m", "ef_construction", "ef_search")}
+        return {**out, "dtype": str(self._meta.get("dtype", "float32"))}
 
     def record(self) -> dict[str, Any] | None:
         """The embedder record of the first add, or None."""
@@ -232,7 +234,8 @@ class FaissFiles:
             index = faiss.read_index(str(path))
         except RuntimeError as e:
             raise IndexFormatError(f"{self.folder} is damaged: its graph {path.name} cannot be read ({e})") from e
-        if index.d != dim or not isinstance(index, faiss.IndexHNSWFlat):
+        kind = faiss.IndexHNSWSQ if self.settings()["dtype"] == "float16" else faiss.IndexHNSWFlat
+        if index.d != dim or not isinstance(index, kind):
             raise IndexFormatError(f"{self.folder} is damaged: {path.name} is not an HNSW graph of dimension {dim}")
         return index
 
@@ -301,7 +304,7 @@ class FaissFiles:
             )
 
 
-def _initialise(conn: sqlite3.Connection, settings: Mapping[str, int]) -> None:
+def _initialise(conn: sqlite3.Connection, settings: Mapping[str, Any]) -> None:
     """The tables and the format, in one transaction (a crash leaves no half-made store)."""
     conn.execute("BEGIN IMMEDIATE")
     for statement in _SCHEMA:

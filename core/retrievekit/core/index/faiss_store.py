@@ -50,10 +50,14 @@ from retrievekit.core.index.vector_store import DIM_KEY, check_vectors, check_wh
 from retrievekit.core.retriever import ClosesOnExit
 from retrievekit.core.types import DataObject, ScoredHit, object_from_dict
 
-__all__ = ["EXACT_BELOW", "FaissStore", "HNSW_DEFAULTS", "UnsavedWritesWarning"]
+__all__ = ["DTYPES", "EXACT_BELOW", "FaissStore", "HNSW_DEFAULTS", "UnsavedWritesWarning"]
 
 HNSW_DEFAULTS = {"m": 16, "ef_construction": 100, "ef_search": 100}
 """The graph's settings when none are given: Chroma's defaults, so the two stores build the same graph."""
+DTYPES = ("float32", "float16")
+"""How a store holds each vector (``dtype=``, chosen at creation): ``float32`` (the default, faiss's
+``IndexHNSWFlat``) or ``float16`` (``IndexHNSWSQ`` with ``QT_fp16``: half the memory and the graph file; the recall
+it costs is in ``docs/benchmarks.md``, "Vector paths")."""
 EXACT_BELOW = 10_000
 """A filtered search over at most this many matching objects ranks them exactly (no graph)."""
 
@@ -113,9 +117,11 @@ class FaissStore(ClosesOnExit):
         m: int | None = None,
         ef_construction: int | None = None,
         ef_search: int | None = None,
+        dtype: str | None = None,
     ) -> FaissStore:
         """The store in folder ``path``; ``create`` makes it when missing (with graph settings ``m`` and
-        ``ef_construction``; a store that exists keeps its own). ``ef_search`` sets this handle's search breadth.
+        ``ef_construction`` and the vectors' ``dtype``, one of :data:`DTYPES`; a store that exists keeps its own).
+        ``ef_search`` sets this handle's search breadth.
 
         A folder that is not a store, or a damaged one, raises :class:`~retrievekit.core.errors.IndexFormatError`;
         one another process is writing raises :class:`~retrievekit.core.errors.IndexLockedError` at the first write.
@@ -127,11 +133,11 @@ class FaissStore(ClosesOnExit):
             Traceback (most recent call last):
             ...
             retrievekit.core.errors.IndexFormatError: no faiss store at ...vectors (pass create=True to make one)
-            >>> FaissStore.open(d, create=True, m=8).settings["m"]
-            8
+            >>> FaissStore.open(d, create=True, m=8).settings["m"], FaissStore.open(d).settings["dtype"]
+            (8, 'float32')
         """
         faiss_module()  # a missing package is said before any folder is made
-        wanted = _settings({"m": m, "ef_construction": ef_construction})
+        wanted = _settings({"m": m, "ef_construction": ef_construction, "dtype": dtype})
         return cls(FaissFiles.open(Path(path), create=create, settings=wanted), ef_search=ef_search)
 
     # ------------------------------------------------------------------ the interface
@@ -286,7 +292,11 @@ class FaissStore(ClosesOnExit):
             raise InvalidInputError(f"the {self.label} is closed")
 
     def _new_index(self, dim: int) -> Any:
-        index = self._faiss.IndexHNSWFlat(int(dim), int(self.settings["m"]), self._faiss.METRIC_INNER_PRODUCT)
+        faiss, m = self._faiss, int(self.settings["m"])
+        if self.settings["dtype"] == "float16":
+            index = faiss.IndexHNSWSQ(int(dim), faiss.ScalarQuantizer.QT_fp16, m, faiss.METRIC_INNER_PRODUCT)
+        else:
+            index = faiss.IndexHNSWFlat(int(dim), m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = int(self.settings["ef_construction"])
         return index
 
@@ -382,12 +392,16 @@ def _positive(name: str, value: Any) -> int:
     return value
 
 
-def _settings(given: Mapping[str, Any]) -> dict[str, int]:
-    unknown = sorted(set(given) - set(HNSW_DEFAULTS))
+def _settings(given: Mapping[str, Any]) -> dict[str, Any]:
+    known = [*HNSW_DEFAULTS, "dtype"]
+    unknown = sorted(set(given) - set(known))
     if unknown:
-        raise InvalidInputError(f"unknown faiss store setting {unknown[0]!r}; known: {', '.join(HNSW_DEFAULTS)}")
-    out = dict(HNSW_DEFAULTS)
-    out.update({k: _positive(k, v) for k, v in given.items() if v is not None})
+        raise InvalidInputError(f"unknown faiss store setting {unknown[0]!r}; known: {', '.join(known)}")
+    dtype = given.get("dtype") or DTYPES[0]
+    if dtype not in DTYPES:
+        raise InvalidInputError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    out: dict[str, Any] = dict(HNSW_DEFAULTS)
+    out.update({k: _positive(k, v) for k, v in given.items() if v is not None and k != "dtype"})
     if out["m"] < 2:
         raise InvalidInputError(f"m must be at least 2, got {out['m']}")
-    return out
+    return {**out, "dtype": dtype}
