@@ -72,7 +72,7 @@ class StoredObjects:
         given = given or {}
         need = [i for i in wanted if i not in given]
         read = self.bm25.objects_of(need) if need else {}
-        return {i: o for i in wanted if (o := given.get(i) or read.get(i)) is not None}
+        return {i: o for i in wanted if (o := given[i] if i in given else read.get(i)) is not None}
 
 
 ObjectsById = HeldObjects | StoredObjects

@@ -1,7 +1,7 @@
 """The registry of vector store kinds: one name per kind of store, and the function that opens one.
 
 Core registers ``chroma`` (an embedded Chroma folder: ``path=``), ``chroma-server`` (``host=``, ``port=``) and
-``chroma-memory``, and ``faiss`` (an in-process HNSW graph in a folder: ``path=``, ``create=``, ``ef_search=``; the
+``chroma-memory``, and ``faiss`` (an in-process HNSW graph in a folder: ``path=``, ``create=``, ``ef_search=``, ``dtype=``; the
 fastest vector path on one machine, ``docs/benchmarks.md``) and ``faiss-memory``; each framework edge registers its own when its ``vector_store`` module is imported (``llama-index``: a LlamaIndex
 ``BasePydanticVectorStore`` or ``VectorStoreIndex``, ``langchain``: a LangChain ``VectorStore``, both as
 ``store=``). Installed packages add theirs as entry points of the group ``retrievekit.stores`` (``name =
