@@ -4,6 +4,7 @@ same meaning as Chroma's, typed errors for bad input, and the store as the dense
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -250,6 +251,15 @@ def test_a_folder_that_is_not_a_whole_store_is_refused(tmp_path):
     (tmp_path / "w" / "objects.sqlite3").write_bytes(b"not a database at all, just bytes" * 40)
     with pytest.raises(IndexFormatError, match="cannot be read"):
         FaissStore.open(tmp_path / "w")
+    for dtype, words in (('"int8"', "its dtype 'int8' is not known"), ('"float16"', "is not an HNSW graph")):
+        with FaissStore.open(tmp_path / dtype, create=True) as store:  # a float32 graph
+            store.add(objs, vecs, record=REC)
+        conn = sqlite3.connect(tmp_path / dtype / "objects.sqlite3")
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('dtype', ?)", (dtype,))
+        conn.commit()
+        conn.close()
+        with pytest.raises(IndexFormatError, match=words):
+            FaissStore.open(tmp_path / dtype)
 
 
 def test_two_writers_never_lose_a_save(tmp_path):

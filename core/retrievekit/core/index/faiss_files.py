@@ -137,7 +137,10 @@ class FaissFiles:
         """The graph settings recorded at creation: ``m``, ``ef_construction``, ``ef_search`` and ``dtype`` (how a
         vector is held: ``"float32"``, a store made before the setting, or ``"float16"``)."""
         out: dict[str, Any] = {key: int(self._meta[key]) for key in ("m", "ef_construction", "ef_search")}
-        return {**out, "dtype": str(self._meta.get("dtype", "float32"))}
+        dtype = self._meta.get("dtype", "float32")
+        if dtype not in ("float32", "float16"):
+            raise IndexFormatError(f"the faiss store {self.label} is damaged: its dtype {dtype!r} is not known")
+        return {**out, "dtype": dtype}
 
     def record(self) -> dict[str, Any] | None:
         """The embedder record of the first add, or None."""

@@ -4,7 +4,8 @@ the fastest vector path on one machine (``docs/benchmarks.md``, "Vector paths"),
 
 A folder holds ``objects.sqlite3`` (one row per object: its id, the object as JSON, its filterable metadata as JSON,
 and the label of its vector) and ``vectors.<generation>.faiss`` (a faiss ``IndexHNSWFlat`` over unit vectors, inner
-product: cosine; with ``dtype="float16"`` an ``IndexHNSWSQ`` holding each vector in 16-bit floats). Vectors live in memory while the store is open; objects stay in SQLite and are read per hit.
+product: cosine; with ``dtype="float16"`` an ``IndexHNSWSQ`` holding each vector in 16-bit floats). Vectors live in
+memory while the store is open; objects stay in SQLite and are read per hit.
 
 Writes (:meth:`FaissStore.add`, :meth:`FaissStore.delete`) change the open store at once and reach the folder at
 :meth:`FaissStore.save` (and at :meth:`FaissStore.close`): the graph is written to a new generation's file (temp
