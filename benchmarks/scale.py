@@ -228,6 +228,11 @@ def _fresh_process(script: str, *args: str) -> dict[str, Any]:
     return json.loads(out.stdout.splitlines()[-1])
 
 
+def _digest(answers: list[list[str]]) -> str:
+    """A short hash of every claim's hits, in order (``answers_digest``: runs compared across records)."""
+    return hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16]
+
+
 def _open_tree_and_search(folder: Path, queries: list[str], *, into: dict[str, Any]) -> list[list[str]]:
     """A fresh process opens the tree in ``folder`` and runs ``queries``: its figures go ``into`` the row, with
     ``answers_digest`` (a short hash of every claim's hits, in order: runs compared across records); returns the
@@ -235,7 +240,7 @@ def _open_tree_and_search(folder: Path, queries: list[str], *, into: dict[str, A
     here = str(Path(__file__).resolve().parent)
     opened = _fresh_process(_OPEN_TREE_AND_SEARCH, str(folder), json.dumps(queries), here)
     answers = opened.pop("answers")
-    into.update(opened, answers_digest=hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16])
+    into.update(opened, answers_digest=_digest(answers))
     return answers
 
 
@@ -483,6 +488,7 @@ def build_arm_part(part: str, folder: str, data_dir: str, n: int, threads: int =
             dense.close()  # saves the store: its graph file and its rows' commit are part of the build
 
         _, row = _build(fill)
+        row["threads"] = threads  # kept with the part's figures: a part reused later says how it was built
     row["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     row["disk_mb"] = round(sum(f.stat().st_size for f in where.rglob("*") if f.is_file()) / 2**20, 1)
     return row
@@ -505,7 +511,7 @@ def _run_arm_stream(data_dir: str, n: int, queries: list[str]) -> dict[str, Any]
     ``--keep-dir`` a part built by an earlier run is reused), then opened and searched by another
     (:func:`opened_arm`)."""
     here = str(Path(__file__).resolve().parent)
-    row: dict[str, Any] = {"dense_threads": ARM_DENSE_THREADS}
+    row: dict[str, Any] = {}
     with _work_dir("scale-arm-") as work:
         for part in ("bm25", "dense"):
             kept = work / f"{part}.json"
@@ -525,7 +531,7 @@ def _run_arm_stream(data_dir: str, n: int, queries: list[str]) -> dict[str, Any]
         )
         opened = _fresh_process(_OPEN_ARM_AND_SEARCH, str(work), json.dumps(queries), here)
         answers = opened.pop("answers")
-        row.update(opened, answers_digest=hashlib.sha256(json.dumps(answers).encode("utf-8")).hexdigest()[:16])
+        row.update(opened, answers_digest=_digest(answers))
     return row
 
 
