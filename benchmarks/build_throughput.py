@@ -4,7 +4,8 @@ served embedder and whose summaries come from a served LLM, against a scripted O
 
 The server (``tests/_async_llm_server.py``, a process of its own) serves at most ``--slots`` chat calls and
 ``--slots`` embedding requests at a time (its ``"words"`` model), each for ``--delay`` seconds, more waiting their
-turn. The build runs over the first ``--docs`` SciFact abstracts with ``TreeBuildConfig(max_concurrency=slots)``,
+turn. The build runs over ``--docs`` documents (SciFact's 5,183 abstracts first, then the seeded generated documents
+of ``benchmarks/scale.py``) with ``TreeBuildConfig(max_concurrency=slots)``,
 the served LLM (``openai:scripted@URL``) at ``max_concurrency`` = the slots and a
 :class:`~retrievekit.core.index.served_embedder.ServedEmbedder` of ``--embed-batch`` texts a request, also at the
 slots, journaling its summaries in a build folder as a real build does. Each embedding call of the build (the leaves, then each level's summaries) and each level's summary stage is
@@ -47,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _async_llm_server import llm_server, stats  # noqa: E402
 from _records import keep_row, recorded_rows  # noqa: E402
+from scale import scale_corpus  # noqa: E402
 
 KINDS = ("embedding requests", "summary calls")
 
@@ -112,13 +114,12 @@ def timed_stages(drive_build: Callable[..., Any], phases: Phases) -> Callable[..
 
 def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
     """One build through a fresh server; a row per kind."""
-    from retrievekit.core.eval.datasets import load_dataset
     from retrievekit.core.index.served_embedder import ServedEmbedder
     from retrievekit.core.lattice import bottom_up, summarize
     from retrievekit.core.lattice.config import TreeBuildConfig
     from retrievekit.core.llm.served_spec import load_served_llm, parse_served_spec
 
-    corpus = list(load_dataset("scifact", args.data_dir).corpus)[: args.docs]
+    corpus = scale_corpus(args.data_dir, args.docs)
     phases = Phases()
     summarize.ROUNDS_PER_BATCH = args.rounds
     bottom_up.drive_build = timed_stages(bottom_up.drive_build, phases)  # type: ignore[attr-defined]
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     """Measure (or read back) the rows and print them."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", required=True)
-    p.add_argument("--docs", type=int, default=5183, help="the first abstracts (default: all 5,183)")
+    p.add_argument("--docs", type=int, default=5183, help="documents: SciFact's, then scale.py's generated ones")
     p.add_argument("--slots", type=int, default=64)
     p.add_argument("--delay", type=float, default=1.0, help="seconds the server takes for each call")
     p.add_argument("--embed-batch", type=int, default=4, help="texts per embedding request")
