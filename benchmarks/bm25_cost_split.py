@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bm25_engines import _claims, build_engine, open_engine  # noqa: E402
+from _records import append_row, recorded_rows  # noqa: E402
+from bm25_engines import _THREADS, _claims, build_engine, open_engine  # noqa: E402
 from scale import scale_corpus  # noqa: E402
 
 K = 10
@@ -90,7 +91,7 @@ def split(data_dir: str, folder: Path, queries: int) -> dict[str, Any]:
 
 
 def _child(argv: Sequence[str]) -> dict[str, Any]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env = {**os.environ, **dict.fromkeys(_THREADS, "1")}
     out = subprocess.run([sys.executable, __file__, *argv], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"{argv[:2]} failed:\n{out.stderr[-3000:]}")
@@ -130,19 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(split(args.data_dir, Path(args.folder), args.queries)))
         return 0
     records = Path(args.records)
-    records.parent.mkdir(parents=True, exist_ok=True)
-    done = (
-        {json.loads(line)["n"] for line in records.read_text().splitlines() if line.strip()}
-        if records.exists()
-        else set()
-    )
+    done = {r["n"] for r in recorded_rows(records)}
     for n in args.sizes:
         if n not in done:
-            row = run_size(args.data_dir, n, args.queries, args.work_dir)
-            with open(records, "a", encoding="utf-8") as f:
-                f.write(json.dumps(row) + "\n")
-    for line in records.read_text().splitlines():
-        print(line)
+            append_row(run_size(args.data_dir, n, args.queries, args.work_dir), records)
+    for row in recorded_rows(records):
+        print(json.dumps(row))
     return 0
 
 

@@ -1,5 +1,5 @@
-"""benchmarks/bm25_cost_split.py over 6,000 documents and 20 claims: both folders are built, every part is timed,
-the tie counts agree with the index's own answers, and a rerun resumes (runs nothing)."""
+"""benchmarks/bm25_cost_split.py over 6,000 documents and 20 claims: both folders are built and removed, every part is
+timed, the tie count agrees with the hits kept, and a rerun resumes (runs nothing, prints the same row)."""
 
 from __future__ import annotations
 
