@@ -157,10 +157,11 @@ class TantivyEngine:
 
         Examples:
             >>> import tempfile
-            >>> TantivyEngine.open(tempfile.mkdtemp())
-            Traceback (most recent call last):
-            ...
-            retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+            >>> from retrievekit.core.types import Passage
+            >>> with tempfile.TemporaryDirectory() as tmp:
+            ...     _ = TantivyEngine.build([Passage(id="a", text="red"), Passage(id="b", text="sky")], {}, folder=tmp + "/t")
+            ...     print(sorted(TantivyEngine.open(tmp + "/t").objects_of(["b", "a"])))
+            ['a', 'b']
         """
         path = Path(folder)
         manifest = read_manifest(path)

@@ -19,14 +19,18 @@ parameters); few matches (at most :data:`EXACT_BELOW`) are ranked exactly, more 
 ``IDSelectorBitmap``.
 
 Examples:
+    >>> import tempfile, pathlib
     >>> import numpy as np
     >>> from retrievekit.core.types import Passage
-    >>> store = FaissStore.in_memory()
-    >>> rec = {"retrievekit_embedder": "toy", "retrievekit_dim": 2}
-    >>> store.add([Passage(id="a", text="cats"), Passage(id="b", text="stocks")], np.eye(2), record=rec)
-    >>> store.count(), store.search(np.array([1.0, 0.1]), k=1)[0].id
-    (2, 'a')
-    >>> store.close()
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "vectors"
+    >>> store = FaissStore.open(folder, create=True, dtype="float16")
+    >>> docs = [Passage(id="a", text="cats"), Passage(id="b", text="stocks")]
+    >>> store.add(docs, np.eye(2), record={"retrievekit_embedder": "toy", "retrievekit_dim": 2})
+    >>> store.close()  # saves: the graph's new generation, then the rows in one transaction
+    >>> again = FaissStore.open(folder)
+    >>> again.count(), again.search(np.array([1.0, 0.1]), k=1)[0].id, again.settings["dtype"]
+    (2, 'a', 'float16')
+    >>> again.close()
 """
 
 from __future__ import annotations

@@ -446,11 +446,10 @@ class LiveTokenSuffixArray:
         build), as before; the next :meth:`save` writes it as version 2.
 
         Examples:
-            >>> import tempfile
-            >>> LiveTokenSuffixArray.load(tempfile.mkdtemp())
-            Traceback (most recent call last):
-            ...
-            retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+            >>> import tempfile, pathlib
+            >>> saved = LiveTokenSuffixArray({"a": [1, 2], "b": [1, 3]}).save(pathlib.Path(tempfile.mkdtemp()) / "sa")
+            >>> LiveTokenSuffixArray.load(saved, mapped=True).locate([1])
+            [('a', 0), ('b', 0)]
         """
         folder = Path(path)
         m = read_manifest(folder, _FORMAT, _VERSION)

@@ -257,11 +257,11 @@ class DocumentCatalog:
         missing, foreign, damaged or too new folder.
 
         Examples:
-            >>> import tempfile
-            >>> DocumentCatalog.load(tempfile.mkdtemp())
-            Traceback (most recent call last):
-            ...
-            retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
+            >>> import tempfile, pathlib
+            >>> folder = pathlib.Path(tempfile.mkdtemp()) / "catalog"
+            >>> _ = DocumentCatalog([DocumentInfo(doc_id="f", title="Fund Rules")]).save(folder)
+            >>> len(DocumentCatalog.load(folder)), (folder / "manifest.json").exists()
+            (1, True)
         """
         folder = Path(path)
         manifest = read_manifest(folder, CATALOG_FORMAT, _CATALOG_VERSION)
