@@ -141,6 +141,8 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         retrievekit.core.errors.IndexFormatError: ... is not a retrievekit index folder (no manifest.json)
     """
     restore_interrupted_swap(folder)
+    if not folder.is_dir():  # as the other folders' readers say it (index.store.read_manifest)
+        raise IndexFormatError(f"index folder {folder} does not exist")
     if not (folder / MANIFEST).is_file():
         raise IndexFormatError(f"{folder} is not a retrievekit index folder (no {MANIFEST})")
     data = read_versioned_json(
