@@ -168,7 +168,9 @@ class LlamaIndexChatLLM(ServedChatLLM):
             max_concurrency=max_concurrency,
             forward_generation_kwargs=forward_generation_kwargs,
         )
-        self.adopt_client(llm, endpoint=_endpoint_of(llm), model=_single_request_copy(llm), openai=_openai_family(llm))
+        model = _single_request_copy(llm)
+        sdk = model._get_client() if _openai_family(llm) and hasattr(model, "_get_client") else None
+        self.adopt_client(llm, endpoint=_endpoint_of(llm), model=model, openai=_openai_family(llm), sdk_client=sdk)
         self._loop_models: PerLoop[Any] = PerLoop(
             self._loop_model, _close_loop_model, shards=shards_for(self.max_concurrency) if self._openai else 1
         )

@@ -166,6 +166,7 @@ def run_exchange(llm: ServedModel, call: ModelCall, trace: Trace | None = None) 
     exchange = served_exchange(llm, call, trace)
     send = llm.sync_transport()  # asked in the thread that waits (it may hand the request to the caller's loop)
     grace = llm.policy.deadline_grace
+    bounded = llm.sync_bound(send)
     try:
         ask = next(exchange)
         while True:
@@ -174,7 +175,7 @@ def run_exchange(llm: ServedModel, call: ModelCall, trace: Trace | None = None) 
                 time.sleep(ask.seconds)
             else:
                 try:
-                    with llm.slots:
+                    with llm.slots, bounded:  # a place in the model's budget, then in its client's pool
                         got = run_with_deadline(functools.partial(send, ask), ask.timeout + grace)
                 except Exception as e:  # the exchange decides: a typed error or a retry
                     got = e

@@ -48,11 +48,13 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
 import warnings
 from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -72,6 +74,7 @@ from retrievekit.core.llm.calls import ModelCall
 from retrievekit.core.llm.exchange import SendRequest, check_prompt_size
 from retrievekit.core.llm.json_output import schema_to_json
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
+from retrievekit.core.llm.sdk_pool import keepalive_limit
 from retrievekit.core.llm.slots import SharedSlots
 from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace
@@ -193,25 +196,54 @@ class ServedChatLLM(ChatLLMBase):
         self.structured_output = structured_output
         self.max_concurrency = int(max_concurrency)
         self.slots = SharedSlots(self.max_concurrency)  # one budget for every thread and event loop
+        self.sync_calls: threading.BoundedSemaphore | None = None  # bound_sync_calls
         self._mode_lock = threading.Lock()
         self._refused_modes: set[str] = set()
         self.limits_sent = True
 
-    def adopt_client(self, llm: Any, *, endpoint: str, model: Any, openai: bool) -> None:
+    def adopt_client(self, llm: Any, *, endpoint: str, model: Any, openai: bool, sdk_client: Any = None) -> None:
         """Keep a framework adapter's client: ``llm`` as given (``self.llm``), where it sends (``endpoint``, named
         in errors), the copy that sends each request once (``model``; retrievekit retries instead) and whether it is
-        of the OpenAI family (takes a per-request timeout and ``response_format``).
+        of the OpenAI family (takes a per-request timeout and ``response_format``). An OpenAI-family model's sync
+        calls are bounded by its SDK client's (``sdk_client``) keep-alive pool: :meth:`bound_sync_calls`.
 
         Examples:
-            >>> llm = ServedChatLLM()
+            >>> llm = ServedChatLLM(max_concurrency=256)
             >>> llm.adopt_client("client", endpoint="http://127.0.0.1:8080/v1", model="client", openai=True)
-            >>> llm
-            ServedChatLLM(str)
+            >>> llm, llm.sync_calls is not None
+            (ServedChatLLM(str), True)
         """
         self.llm = llm
         self.endpoint = endpoint
         self._model = model
         self._openai = openai
+        if openai:
+            self.bound_sync_calls(keepalive_limit(sdk_client))
+
+    def bound_sync_calls(self, limit: int) -> None:
+        """Send at most ``limit`` of this model's sync calls at once through its client (they wait for a place; the
+        awaited path is not bounded): a client whose connection pool keeps ``limit`` connections alive
+        (:mod:`retrievekit.core.llm.sdk_pool`). No bound when ``max_concurrency`` is within it.
+
+        Examples:
+            >>> llm = ServedChatLLM(max_concurrency=512)
+            >>> llm.bound_sync_calls(100)
+            >>> llm.sync_calls._value, ServedChatLLM(max_concurrency=8).sync_calls is None
+            (100, True)
+        """
+        self.sync_calls = threading.BoundedSemaphore(int(limit)) if int(limit) < self.max_concurrency else None
+
+    def sync_bound(self, send: Callable[[SendRequest], Completion]) -> AbstractContextManager[Any]:
+        """The place the sync driver holds while ``send`` (from :meth:`sync_transport`) is in flight:
+        :attr:`sync_calls` for the client's own sync call, nothing for a request handed to the caller's loop.
+
+        Examples:
+            >>> llm = ServedChatLLM(max_concurrency=512)
+            >>> llm.bound_sync_calls(100)
+            >>> llm.sync_bound(llm._send) is llm.sync_calls, type(llm.sync_bound(print)).__name__
+            (True, 'nullcontext')
+        """
+        return self.sync_calls if self.sync_calls is not None and send == self._send else contextlib.nullcontext()
 
     def __repr__(self) -> str:
         inner = getattr(self, "llm", None)
