@@ -33,6 +33,14 @@ are left empty; ``vs_ideal`` still compares with ``min(slots, concurrency)`` tim
 
 Each finished row is a line of ``--records``; a rerun skips the rows recorded there (same mode, concurrency,
 queries, slots and server) and prints the whole table.
+
+The CPU a query counts the probes too: the loop's 20 ms ticker (``async``) or the thread sampler (``threads``) wakes
+50 times a second for the whole run, and each wake-up costs CPU whether or not queries are running. In a row that
+lasts two hours this is most of the figure. ``--probe-cost SECONDS`` measures it on this machine, now: the CPU of a
+bare ``asyncio.sleep(0.02)`` loop, of the ticker's own tick (its ``schedstat`` read and thread count) and of the
+sampler thread, each run alone for ``SECONDS``, per tick and per second of wall.
+
+    python benchmarks/async_load.py --probe-cost 30
 """
 
 from __future__ import annotations
@@ -139,6 +147,47 @@ async def _awaited(engine: Any, queries: list[str], width: int) -> dict[str, Any
     }
 
 
+def probe_cost(seconds: float) -> dict[str, float]:
+    """The CPU (this process, ``time.process_time``) of a bare 20 ms ``asyncio.sleep`` loop, of the same loop with
+    the ticker's reads and of the threads rows' sampler thread, each run alone for ``seconds``: microseconds a tick
+    and milliseconds a second of wall."""
+    out: dict[str, float] = {}
+    for name, probe in (("bare", False), ("ticker", True)):
+
+        async def ticks(probe: bool = probe) -> int:
+            n, end = 0, time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                await asyncio.sleep(0.02)
+                if probe:
+                    _waited_for_a_cpu(), threading.active_count()
+                n += 1
+            return n
+
+        cpu, start = time.process_time(), time.perf_counter()
+        n = asyncio.run(ticks())
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - start
+        out[f"{name}_us_a_tick"] = round(1e6 * cpu / n, 1)
+        out[f"{name}_ms_a_second"] = round(1e3 * cpu / wall, 2)
+    stop, count = threading.Event(), [0]
+
+    def sampler() -> None:  # the threads rows' probe
+        while not stop.wait(0.02):
+            threading.active_count()
+            count[0] += 1
+
+    cpu, start = time.process_time(), time.perf_counter()
+    watcher = threading.Thread(target=sampler, daemon=True)
+    watcher.start()
+    time.sleep(seconds)
+    stop.set()
+    watcher.join()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - start
+    out["sampler_us_a_tick"] = round(1e6 * cpu / max(count[0], 1), 1)
+    out["sampler_ms_a_second"] = round(1e3 * cpu / wall, 2)
+    out["load_average"] = round(os.getloadavg()[0], 2)
+    return out
+
+
 def _threaded(engine: Any, queries: list[str], width: int) -> dict[str, Any]:
     latencies, threads, stop = [], [threading.active_count()], threading.Event()
 
@@ -219,7 +268,11 @@ def main() -> None:
         "--serve", action="store_true", help="against `retrievekit serve` (SmolLM2, --slots slots of one thread)"
     )
     parser.add_argument("--row", nargs=3, metavar=("URL", "MODE", "WIDTH"), help=argparse.SUPPRESS)
+    parser.add_argument("--probe-cost", type=float, metavar="SECONDS", help="only measure the probes' CPU, then exit")
     args = parser.parse_args()
+    if args.probe_cost:
+        print(json.dumps(probe_cost(args.probe_cost)))
+        return
     if args.row:
         url, mode, width = args.row
         print(json.dumps(_row(url, args.slots, mode, int(width), args.queries, args.delay, args.serve)))

@@ -21,9 +21,11 @@ MODEL = "smollm2"
 
 
 @contextlib.contextmanager
-def llama_server(parallel: int = 2, *, embedding: bool = False) -> Iterator[LlamaCppServer]:
-    """Start the server (``parallel`` slots; ``embedding``: serving ``/v1/embeddings``), yield it, stop it by its PID
-    on exit."""
+def llama_server(
+    parallel: int = 2, *, embedding: bool = False, cache_ram_mib: int | None = None
+) -> Iterator[LlamaCppServer]:
+    """Start the server (``parallel`` slots; ``embedding``: serving ``/v1/embeddings``; ``cache_ram_mib``: its
+    prompt cache's memory), yield it, stop it by its PID on exit."""
     if importlib.util.find_spec("xllamacpp") is None:
         pytest.skip("xllamacpp is not installed (pip install xllamacpp)")
     try:
@@ -32,7 +34,7 @@ def llama_server(parallel: int = 2, *, embedding: bool = False) -> Iterator[Llam
         gguf = locate_gguf(MODEL)
     except MissingDependencyError as e:
         pytest.skip(str(e))
-    server = LlamaCppServer.start(gguf, parallel=parallel, threads=1, embedding=embedding)
+    server = LlamaCppServer.start(gguf, parallel=parallel, threads=1, embedding=embedding, cache_ram_mib=cache_ram_mib)
     try:
         yield server
     finally:

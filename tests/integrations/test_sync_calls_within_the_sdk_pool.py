@@ -7,6 +7,8 @@ sync driver now holds at most the client's keep-alive limit of a model's calls i
 (:mod:`retrievekit.core.llm.sdk_pool`): 150 threads calling a model with ``max_concurrency=512`` reach the scripted
 server (3 s a call, so that a slow machine still has them all in flight together) at most 100 at once through the LlamaIndex, LangChain and served-judge edges; a client built with a pool of
 1,000 kept-alive connections is read and not held back; awaited calls (retrievekit's own transport) are not bounded.
+The places are the pool's: three models (one per edge) given one ``http_client`` keeping 100 connections alive
+reach the server at most 100 at once together, not 100 each.
 """
 
 from __future__ import annotations
@@ -81,6 +83,24 @@ def test_a_client_with_a_wider_pool_is_read_and_not_held_back(edge):
     peak, replies = _peak_of_sync_calls(EDGES[edge], wide=True)
     assert replies == [REPLY[edge]] * CALLERS
     assert peak > 100, peak
+
+
+def test_models_sharing_one_http_client_share_its_100_places():
+    """One user's ``http_client`` (keeping 100 connections alive) given to a LlamaIndex model, a LangChain model and a
+    served judge: 150 sync callers, 50 a model, each model allowing 512 in flight, reach the server at most 100 at
+    once together (each holding 100 of its own would let all 150 through)."""
+    shared = httpx.Client(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+    with llm_server(DELAY) as server:
+        models = [EDGES[edge](server.url, shared) for edge in sorted(EDGES)]
+
+        def call(i: int) -> str:
+            return models[i % 3].complete(f"question {i}", max_tokens=8).text
+
+        with ThreadPoolExecutor(CALLERS) as pool:
+            replies = list(pool.map(call, range(CALLERS)))
+        peak = stats(server)["peak_chat"]
+    assert replies == [REPLY[sorted(EDGES)[i % 3]] for i in range(CALLERS)]
+    assert 50 < peak <= 100, peak
 
 
 def test_awaited_calls_are_not_bounded_by_the_sdk_pool():

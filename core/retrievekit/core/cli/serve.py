@@ -3,6 +3,7 @@
 Examples:
     $ retrievekit serve --port 8080 --parallel 2   # then --llm openai:smollm2@http://127.0.0.1:8080/v1
     $ retrievekit serve --gguf qwen1.5b --port 8081   # a model from the registry, by name
+    $ retrievekit serve --parallel 4 --cache-ram 1024   # llama.cpp's prompt cache held to 1 GiB of memory
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         >>> p = argparse.ArgumentParser(); add_arguments(p)
         >>> p.parse_args(["--port", "9000"]).parallel
         2
+        >>> p.parse_args(["--cache-ram", "1024"]).cache_ram
+        1024
     """
     p.add_argument(
         "--gguf", default=None, help="GGUF file or a model name (smollm2, qwen0.5b, qwen1.5b; default: smollm2)"
@@ -30,6 +33,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=1, help="CPU threads (1 on a 2-core machine)")
     p.add_argument("--ctx-per-slot", type=int, default=4096, help="context tokens per slot")
     p.add_argument("--embedding", action="store_true", help="serve /v1/embeddings (mean pooling), not completions")
+    p.add_argument(
+        "--cache-ram",
+        type=int,
+        default=None,
+        metavar="MIB",
+        help="most memory llama.cpp's prompt cache may hold, in MiB (default: llama.cpp's 8192; 0: off; -1: no limit)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,4 +57,5 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         ctx_per_slot=args.ctx_per_slot,
         embedding=getattr(args, "embedding", False),
+        cache_ram_mib=getattr(args, "cache_ram", None),
     )

