@@ -11,14 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 
 import pytest
 from _llama_server import MODEL, llama_server
 
 from retrievekit.core.errors import InvalidInputError, MissingDependencyError
-from retrievekit.core.llm.llamacpp_server import LlamaCppServer, free_port
+from retrievekit.core.llm.llamacpp_server import LlamaCppServer, _health, free_port
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
 
@@ -57,14 +56,8 @@ def test_serve_cache_ram_0_turns_the_cache_off():
     process = subprocess.Popen([*cmd, "--cache-ram", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 180
-        while True:
+        while not _health(f"http://127.0.0.1:{port}/health"):  # the check LlamaCppServer.start waits on
             assert process.poll() is None, "retrievekit serve exited while starting"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
             assert time.monotonic() < deadline, "retrievekit serve did not come up in 180 s"
             time.sleep(0.25)
         first, _, again = _reused(f"http://127.0.0.1:{port}/v1")
